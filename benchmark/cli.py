@@ -1,0 +1,62 @@
+"""The `benchmark` console script: parses arguments and dispatches to command modules.
+
+Each module in COMMAND_MODULES has `register(subparsers)`, which adds its parser(s) and sets
+`handler` on them. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
+nothing else ever prints a traceback unless ATLAS_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from atlas_data.errors import InputError
+
+COMMAND_MODULES = (
+    "benchmark.commands.data",
+    "benchmark.commands.run",
+    "benchmark.commands.perf",
+    "benchmark.commands.demo",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        sys.stderr.write(f"error: {self.prog}: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="benchmark", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.handler(args)
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except Exception as exc:  # the user must never see a traceback
+        if os.environ.get("ATLAS_DEBUG") == "1":
+            raise
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set ATLAS_DEBUG=1 for details)\n")
+        return 1
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""Placeholder until implemented."""
+
+
+def register(data_subparsers) -> None:
+    pass

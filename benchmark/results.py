@@ -1,0 +1,75 @@
+"""The one results schema (SPEC §8): results.json + results.csv in an output folder.
+
+Every task builds a list of row dicts and calls `write_results`; plots and leaderboards are
+derived from these rows. May import numpy/pandas only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def default_output_dir(task: str, objective: str | None = None) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    parts = [task] + ([objective] if objective else []) + [stamp]
+    return Path("results") / "-".join(parts)
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe value: numpy scalars to Python, NaN/inf to None."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_results(
+    out_dir: Path,
+    *,
+    task: str,
+    objective: str | None,
+    n_jobs: int,
+    dataset: dict[str, Any],
+    rows: list[dict[str, Any]],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write results.json and results.csv; return the JSON document."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"task": task, "objective": objective, "n_jobs": int(n_jobs), "dataset": dataset, "rows": rows}
+    if extra:
+        doc.update(extra)
+    doc = _clean(doc)
+    (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
+    pd.DataFrame(doc["rows"]).to_csv(out_dir / "results.csv", index=False)
+    return doc
+
+
+def format_table(rows: list[dict[str, Any]], columns: list[str], floatfmt: str = "{:.4g}") -> str:
+    """A plain aligned text table for stdout."""
+    cells = [[_fmt(r.get(c), floatfmt) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
+    sep = "  ".join("-" * w for w in widths)
+    body = ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join([line, sep, *body])
+
+
+def _fmt(value: Any, floatfmt: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (float, np.floating)):
+        return "-" if not math.isfinite(value) else floatfmt.format(value)
+    return str(value)
