@@ -1,0 +1,96 @@
+"""JobSet: the simulator's read-only view of a jobs table, as numpy arrays.
+
+Rows are sorted by (submit_time, job_id) — the tie rule of SPEC §6 — so a job's index is its
+rank in that order and comparing indices breaks ties. Times are shifted so that the earliest
+submit is 0; true and predicted sizes are floored at 1 s. May import numpy/pandas only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+SIZE_FLOOR_S = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class JobSet:
+    job_id: np.ndarray  # object (str)
+    submit_time: np.ndarray  # float64, shifted: min == 0
+    size: np.ndarray  # float64, true size p_j, floored at 1 s
+    predicted: np.ndarray | None  # float64 p̂_j floored at 1 s, or None
+    gpus: np.ndarray  # int64 >= 1
+    tenant: np.ndarray  # int64 codes into tenant_names
+    tenant_names: tuple[str, ...]
+    weight: np.ndarray  # float64 > 0
+    time_offset: float  # original earliest submit time (added back on output)
+
+    @property
+    def n(self) -> int:
+        return len(self.size)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, *, batch: bool = False) -> "JobSet":
+        """Build from a validated jobs table (columns of SPEC §3).
+
+        `batch=True` releases every job at time 0 (the P||Cmax setting of the makespan task).
+        """
+        frame = pd.DataFrame(
+            {
+                "job_id": df["job_id"].astype(str).to_numpy(object),
+                "submit_time": 0.0 if batch else df["submit_time"].to_numpy(np.float64),
+            }
+        )
+        order = _tie_order(frame["job_id"].to_numpy(object), frame["submit_time"].to_numpy(np.float64))
+        submit = frame["submit_time"].to_numpy(np.float64)[order]
+        offset = float(submit[0]) if len(submit) else 0.0
+        take = lambda col, default, dtype: (  # noqa: E731
+            df[col].to_numpy(dtype)[order] if col in df.columns else np.full(len(order), default, dtype)
+        )
+        tenants = df["tenant"].astype(str).to_numpy(object)[order] if "tenant" in df.columns else np.full(len(order), "default", object)
+        names, codes = np.unique(tenants, return_inverse=True) if len(order) else (np.array([], object), np.array([], np.int64))
+        predicted = None
+        if "predicted_duration" in df.columns:
+            predicted = np.maximum(df["predicted_duration"].to_numpy(np.float64)[order], SIZE_FLOOR_S)
+        return cls(
+            job_id=frame["job_id"].to_numpy(object)[order],
+            submit_time=submit - offset,
+            size=np.maximum(df["duration"].to_numpy(np.float64)[order], SIZE_FLOOR_S),
+            predicted=predicted,
+            gpus=take("gpus", 1, np.int64),
+            tenant=codes.astype(np.int64),
+            tenant_names=tuple(str(t) for t in names),
+            weight=take("weight", 1.0, np.float64),
+            time_offset=offset,
+        )
+
+    @classmethod
+    def from_arrays(cls, submit_time, size, predicted=None, *, gpus=None, tenant=None, weight=None, job_id=None) -> "JobSet":
+        """Convenience for tests and generated instances."""
+        n = len(size)
+        data = {
+            "job_id": job_id if job_id is not None else [f"{i:07d}" for i in range(n)],
+            "submit_time": submit_time,
+            "duration": size,
+        }
+        for name, value in (("predicted_duration", predicted), ("gpus", gpus), ("tenant", tenant), ("weight", weight)):
+            if value is not None:
+                data[name] = value
+        return cls.from_frame(pd.DataFrame(data))
+
+    def with_predictions(self, predicted: np.ndarray) -> "JobSet":
+        """Same jobs, new p̂ (in this JobSet's row order), floored at 1 s."""
+        from dataclasses import replace
+
+        return replace(self, predicted=np.maximum(np.asarray(predicted, np.float64), SIZE_FLOOR_S))
+
+
+def _tie_order(job_id: np.ndarray, submit: np.ndarray) -> np.ndarray:
+    """Stable order by submit time, then job_id (numerically if every id is an integer)."""
+    ids = pd.Series(job_id, dtype=object)
+    numeric = pd.to_numeric(ids, errors="coerce")
+    key = numeric if not numeric.isna().any() else ids.astype(str)
+    frame = pd.DataFrame({"submit": submit, "key": key.to_numpy()})
+    return frame.sort_values(["submit", "key"], kind="mergesort").index.to_numpy(np.int64)

@@ -1,0 +1,295 @@
+"""Single-machine policies (one unit-speed machine, release dates), SPEC §6.
+
+Every policy is O(log n) per event: one-job-at-a-time policies keep a heap of waiting jobs; the
+sharing policies (rr, prr, las) put jobs into engine service groups, whose virtual clocks make
+processor sharing exact without touching every job at every event. Ties are broken by job index,
+which is (submit time, job_id) order. May import schedulers.policy only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from schedulers.policy import IDLE, Allocation, Policy, register
+
+
+class _OneAtATime(Policy):
+    """Base for policies that run exactly one job at full rate; subclasses choose the key."""
+
+    preemptive = False
+
+    def reset(self, view) -> None:
+        self.group = view.new_group(1.0)
+        self.waiting: list[tuple[float, int]] = []
+        self.running = IDLE
+
+    def key(self, view, j: int) -> float:
+        raise NotImplementedError
+
+    def allocate(self, view) -> Allocation | None:
+        alloc = Allocation()
+        if self.running != IDLE and view.is_done(self.running):
+            self.running = IDLE
+        for j in view.arrived:
+            heapq.heappush(self.waiting, (self.key(view, j), j))
+        if self.running != IDLE and self.preemptive and self.waiting:
+            current = (self.key(view, self.running), self.running)
+            if self.waiting[0] < current:
+                heapq.heappush(self.waiting, current)
+                alloc.assign(self.running, IDLE)
+                self.running = IDLE
+        if self.running == IDLE and self.waiting:
+            _, self.running = heapq.heappop(self.waiting)
+            alloc.assign(self.running, self.group)
+        return self.after(view, alloc)
+
+    def after(self, view, alloc: Allocation) -> Allocation:
+        return alloc
+
+
+@register
+class FIFO(_OneAtATime):
+    name = "fifo"
+    description = "non-preemptive, submit order"
+
+    def key(self, view, j):
+        return 0.0  # the index tie-break is submit order
+
+
+@register
+class SJF(_OneAtATime):
+    name = "sjf"
+    clairvoyant = True
+    description = "non-preemptive, smallest true size first"
+
+    def key(self, view, j):
+        return view.jobs.size[j]
+
+
+@register
+class SPJF(_OneAtATime):
+    name = "spjf"
+    needs_prediction = True
+    description = "non-preemptive, smallest predicted size first"
+
+    def key(self, view, j):
+        return view.jobs.predicted[j]
+
+
+@register
+class SRPT(_OneAtATime):
+    name = "srpt"
+    clairvoyant = True
+    preemptive = True
+    description = "preemptive, smallest true remaining size (optimal for total completion)"
+
+    def key(self, view, j):
+        return view.remaining(j)
+
+
+@register
+class SPRPT(_OneAtATime):
+    name = "sprpt"
+    needs_prediction = True
+    preemptive = True
+    description = "preemptive, smallest predicted remaining max(0, p̂ - attained)"
+
+    def key(self, view, j):
+        return max(0.0, view.jobs.predicted[j] - view.attained(j))
+
+
+@register
+class PSPJF(_OneAtATime):
+    name = "pspjf"
+    needs_prediction = True
+    preemptive = True
+    description = "preemptive, smallest predicted size (fixed key p̂)"
+
+    def key(self, view, j):
+        return view.jobs.predicted[j]
+
+
+@register
+class EDF(_OneAtATime):
+    """Preemptive EDF on deadlines r_j + S·p_j with true sizes; at S = S* it is optimal for max stretch."""
+
+    name = "edf"
+    clairvoyant = True
+    preemptive = True
+    description = "preemptive EDF on r + S*·p (true sizes; the max-stretch optimum)"
+
+    def __init__(self, stretch: float = 1.0):
+        self.stretch = float(stretch)
+
+    def key(self, view, j):
+        return view.jobs.submit_time[j] + self.stretch * view.jobs.size[j]
+
+
+@register
+class EDFP(_OneAtATime):
+    """Preemptive EDF on predicted deadlines d_j = r_j + S·p̂_j, S estimated online by doubling.
+
+    S starts at `initial_stretch` and doubles whenever a job is still unfinished at its predicted
+    deadline — the only online evidence that S is too small. On a doubling all pending deadlines
+    are recomputed (O(n log n), at most log2(S_final) times). True sizes are never read.
+    """
+
+    name = "edf-p"
+    needs_prediction = True
+    preemptive = True
+    description = "preemptive EDF on r + S·p̂, S doubled online on a missed predicted deadline"
+
+    def __init__(self, initial_stretch: float = 1.0):
+        self.initial_stretch = float(initial_stretch)
+
+    def reset(self, view) -> None:
+        super().reset(view)
+        self.stretch = self.initial_stretch
+        self.doublings = 0
+
+    def key(self, view, j):
+        return view.jobs.submit_time[j] + self.stretch * view.jobs.predicted[j]
+
+    def after(self, view, alloc: Allocation) -> Allocation:
+        while self.running != IDLE and view.now >= self.key(view, self.running):
+            self.stretch *= 2.0
+            self.doublings += 1
+            self.waiting = [(self.key(view, j), j) for _, j in self.waiting]
+            heapq.heapify(self.waiting)
+            if self.waiting and self.waiting[0] < (self.key(view, self.running), self.running):
+                heapq.heappush(self.waiting, (self.key(view, self.running), self.running))
+                alloc.assign(self.running, IDLE)
+                _, self.running = heapq.heappop(self.waiting)
+                alloc.assign(self.running, self.group)
+        if self.running != IDLE:
+            alloc.wake_at(self.key(view, self.running))
+        return alloc
+
+
+@register
+class RoundRobin(Policy):
+    name = "rr"
+    description = "processor sharing: every active job at rate 1/k"
+
+    def reset(self, view) -> None:
+        self.group = view.new_group(1.0)
+
+    def allocate(self, view):
+        alloc = Allocation()
+        for j in view.arrived:
+            alloc.assign(j, self.group)
+        return alloc
+
+
+@register
+class PRR(Policy):
+    """Preferential round robin: (1 − λ)/k to every active job, plus λ to the smallest predicted."""
+
+    name = "prr"
+    needs_prediction = True
+    description = "every job (1-λ)/k, the smallest-predicted job additionally λ"
+
+    def __init__(self, lam: float = 0.7):
+        if not 0.0 <= lam <= 1.0:
+            raise ValueError("prr lambda must be in [0, 1]")
+        self.lam = float(lam)
+
+    def reset(self, view) -> None:
+        self.shared = view.new_group(0.0)  # everyone except the favourite
+        self.favourite_group = view.new_group(0.0)
+        self.by_prediction: list[tuple[float, int]] = []
+        self.favourite = IDLE
+
+    def allocate(self, view):
+        alloc = Allocation()
+        for j in view.arrived:
+            heapq.heappush(self.by_prediction, (view.jobs.predicted[j], j))
+            alloc.assign(j, self.shared)
+        while self.by_prediction and view.is_done(self.by_prediction[0][1]):
+            heapq.heappop(self.by_prediction)
+        best = self.by_prediction[0][1] if self.by_prediction else IDLE
+        if best != self.favourite:
+            if self.favourite != IDLE and not view.is_done(self.favourite):
+                alloc.assign(self.favourite, self.shared)
+            if best != IDLE:
+                alloc.assign(best, self.favourite_group)
+            self.favourite = best
+        # active jobs after this change: engine group sizes (completions removed) + arrivals
+        k = view.group_size(self.shared) + view.group_size(self.favourite_group) + len(view.arrived)
+        if k:
+            alloc.set_rate(self.shared, (1.0 - self.lam) * (k - 1) / k)
+            alloc.set_rate(self.favourite_group, (1.0 - self.lam) / k + self.lam)
+        return alloc
+
+
+@register
+class LAS(Policy):
+    """Least attained service (foreground-background), exact.
+
+    The jobs tied at the lowest attained level share the machine equally. Frozen cohorts (jobs
+    tied at a higher level) wait on a stack whose top is the lowest frozen level; when the running
+    cohort reaches it, the two merge (smaller moved into larger, so O(n log² n) in total). A new
+    arrival (attained 0) freezes the running cohort. A job never runs past the next-lowest level.
+    """
+
+    name = "las"
+    description = "least attained service: the lowest-attained jobs share the machine"
+
+    def reset(self, view) -> None:
+        self.running = IDLE  # group id of the running (lowest) cohort
+        self.offset: dict[int, float] = {}  # level(g) = offset[g] + clock(g)
+        self.members: dict[int, list[int]] = {}  # may hold finished jobs; pruned when iterated
+        self.count: dict[int, int] = {}  # live members per cohort
+        self.where: list[int] = [IDLE] * view.jobs.n
+        self.frozen: list[tuple[float, int]] = []  # stack of (level, group); top = lowest level
+
+    def _level(self, view, g: int) -> float:
+        return self.offset[g] + view.group_clock(g)
+
+    def allocate(self, view):
+        alloc = Allocation()
+        for j in view.completed:
+            self.count[self.where[j]] -= 1
+        if self.running != IDLE and self.count[self.running] == 0:
+            alloc.set_rate(self.running, 0.0)
+            self.running = self.frozen.pop()[1] if self.frozen else IDLE
+            if self.running != IDLE:
+                alloc.set_rate(self.running, 1.0)
+        if view.arrived:
+            if self.running != IDLE and self._level(view, self.running) > 0.0:
+                alloc.set_rate(self.running, 0.0)
+                self.frozen.append((self._level(view, self.running), self.running))
+                self.running = IDLE
+            if self.running == IDLE:
+                self.running = view.new_group(0.0)
+                self.offset[self.running] = -view.group_clock(self.running)
+                self.members[self.running], self.count[self.running] = [], 0
+                alloc.set_rate(self.running, 1.0)
+            for j in view.arrived:
+                self._join(alloc, j, self.running)
+        # merge with the frozen cohort the running one has caught up with (smaller into larger)
+        while self.frozen and self.running != IDLE:
+            level, g = self.frozen[-1]
+            if self._level(view, self.running) < level - 1e-9 * max(1.0, level):
+                break
+            self.frozen.pop()
+            small, big = (g, self.running) if self.count[g] <= self.count[self.running] else (self.running, g)
+            for j in self.members[small]:
+                if not view.is_done(j) and self.where[j] == small:
+                    self.count[small] -= 1
+                    self._join(alloc, j, big)
+            self.members[small] = []
+            alloc.set_rate(small, 0.0)
+            alloc.set_rate(big, 1.0)
+            self.running = big
+        if self.frozen and self.running != IDLE:
+            gap = self.frozen[-1][0] - self._level(view, self.running)
+            alloc.wake_at(view.now + max(gap, 0.0) * self.count[self.running])
+        return alloc
+
+    def _join(self, alloc: Allocation, j: int, g: int) -> None:
+        alloc.assign(j, g)
+        self.members[g].append(j)
+        self.count[g] += 1
+        self.where[j] = g

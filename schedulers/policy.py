@@ -1,0 +1,91 @@
+"""Policy base class, the Allocation a policy returns, and the registry of policies by name.
+
+A policy owns only its decision (STYLE.md, after Gavel): at each event the engine calls
+`allocate(view)` and applies the returned Allocation, which is a *change*: jobs moved into or out
+of service groups, group rates, and an optional wake-up time. Keeping decisions incremental is what
+lets processor-sharing policies run in O(log n) per event. May import numpy only.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, ClassVar
+
+IDLE = -1  # group id meaning "not in service"
+
+
+class PolicyError(RuntimeError):
+    """A policy broke the engine's rules (ran an unreleased job, exceeded capacity, ...)."""
+
+
+class Allocation:
+    """A change to the current allocation, applied by the engine after `allocate` returns."""
+
+    __slots__ = ("moves", "rates", "wake")
+
+    def __init__(self) -> None:
+        self.moves: list[tuple[int, int]] = []
+        self.rates: dict[int, float] = {}
+        self.wake: float | None = None
+
+    def assign(self, job: int, group: int) -> "Allocation":
+        """Put `job` into service group `group` (IDLE to take it out of service)."""
+        self.moves.append((job, group))
+        return self
+
+    def set_rate(self, group: int, rate: float) -> "Allocation":
+        """Set a group's rate: its total rate if shared, else each member's rate."""
+        self.rates[group] = rate
+        return self
+
+    def wake_at(self, time: float) -> "Allocation":
+        """Ask to be called again at `time` even if nothing else happens."""
+        self.wake = time if self.wake is None else min(self.wake, time)
+        return self
+
+
+class Policy:
+    """Base class. Subclasses set `name`, and `needs_prediction` / `clairvoyant` when true."""
+
+    name: ClassVar[str] = ""
+    needs_prediction: ClassVar[bool] = False  # reads view.jobs.predicted; refused without p̂
+    clairvoyant: ClassVar[bool] = False  # may read true sizes (view.jobs.size, view.remaining)
+    kind: ClassVar[str] = "single"  # "single" (one machine), "parallel" (m machines), "cluster"
+    description: ClassVar[str] = ""
+
+    def reset(self, view) -> None:
+        """Called once before the first event; build empty per-run state here."""
+
+    def allocate(self, view) -> Allocation | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, type[Policy]] = {}
+
+
+def register(cls: type[Policy]) -> type[Policy]:
+    """Class decorator: make a policy available by its `name`."""
+    if not cls.name or cls.name in _REGISTRY:
+        raise ValueError(f"policy name {cls.name!r} empty or already registered")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def policy_names(kind: str | None = None) -> list[str]:
+    _load_builtin()
+    return [n for n, c in _REGISTRY.items() if kind is None or c.kind == kind]
+
+
+def get_policy(name: str) -> type[Policy]:
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(name) from None
+
+
+def _load_builtin() -> None:
+    # Imported lazily so that `schedulers.policy` itself has no dependency on the policy modules.
+    import schedulers.policies  # noqa: F401
+
+
+PolicyFactory = Callable[..., Policy]
