@@ -21,7 +21,8 @@ class Progress:
     def update(self, k: int = 1) -> None:
         self.done += k
         now = time.perf_counter()
-        if not self.quiet and now - self._last > 0.5:
+        # a terminal gets a line redrawn twice a second; a log file a new line every 10 s
+        if not self.quiet and now - self._last > (0.5 if sys.stderr.isatty() else 10.0):
             self._last = now
             self._print(final=False)
 
@@ -35,7 +36,7 @@ class Progress:
             text = f"{self.label}: {self.done}/{self.total} ({100 * self.done / self.total:.0f}%) {elapsed:.1f}s"
         else:
             text = f"{self.label}: {self.done} {elapsed:.1f}s"
-        sys.stderr.write(text + ("\n" if final else "\r"))
+        sys.stderr.write(text + ("\r" if sys.stderr.isatty() and not final else "\n"))
         sys.stderr.flush()
 
     def __exit__(self, *exc) -> None:
