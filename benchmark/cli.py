@@ -19,6 +19,8 @@ COMMAND_MODULES = (
     "benchmark.commands.run",
     "benchmark.commands.perf",
     "benchmark.commands.demo",
+    "benchmark.commands.compare",
+    "benchmark.commands.sweep",
 )
 
 

@@ -252,11 +252,13 @@ class Engine:
             if wakes and wakes[0] < t_next:
                 t_next = wakes[0]
             best_g, best_finish = -1, 0.0
+            due: list[tuple[float, int]] = []  # (completion time, group) of every active group
             for g in active:
                 top = self._top(g)
                 if top is None:
                     continue
                 t = self.now + (top[0] - g_V[g]) / member_rate(g)
+                due.append((t, g))
                 if t < t_next or (t == t_next and best_g < 0):
                     t_next, best_g, best_finish = t, g, top[0]
             if math.isinf(t_next):
@@ -275,7 +277,10 @@ class Engine:
             events += 1
             # completions
             completed: list[int] = []
-            for g in list(active):
+            horizon = t_next + _REL_TOL * max(1.0, t_next)
+            for t, g in due:
+                if t > horizon:
+                    continue
                 V = g_V[g]
                 tol = _REL_TOL * max(1.0, abs(V))
                 while True:

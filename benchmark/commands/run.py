@@ -27,10 +27,41 @@ def register(subparsers) -> None:
     parser.add_argument("--output", help="output folder (default results/<task>-<objective>-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log this run to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")
+    parser.add_argument("--plugins", help="modules to import first (comma-separated), e.g. ones registering policies")
     for module in TASKS.values():
         importlib.import_module(module).add_arguments(parser)
     parser.set_defaults(handler=_run)
 
 
 def _run(args) -> int:
-    return importlib.import_module(TASKS[args.task]).run(args)
+    load_plugins(args.plugins)
+    code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
+    if code == 0 and not args.no_mlflow:
+        from pathlib import Path
+
+        from benchmark.progress import say
+        from benchmark.tracking import log_run, tracking_uri_for
+
+        options = {k: v for k, v in vars(args).items() if k not in ("handler",)}
+        run_id = log_run(Path(args.output), options)
+        say(f"MLflow run {run_id} in {tracking_uri_for(Path(args.output).parent)}", args.quiet)
+    return code
+
+
+def load_plugins(modules: str | None) -> None:
+    """Import user modules (which register policies with @schedulers.policy.register)."""
+    import os
+    import sys
+
+    from atlas_data.errors import InputError
+
+    if not modules:
+        return
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # a module next to the user's working directory
+    importlib.invalidate_caches()
+    for name in [m.strip() for m in (modules or "").split(",") if m.strip()]:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise InputError(f"cannot import plugin module '{name}': {exc}", where="--plugins") from None

@@ -271,7 +271,9 @@ class LAS(Policy):
         # merge with the frozen cohort the running one has caught up with (smaller into larger)
         while self.frozen and self.running != IDLE:
             level, g = self.frozen[-1]
-            if self._level(view, self.running) < level - 1e-9 * max(1.0, level):
+            gap = level - self._level(view, self.running)
+            # merge when level with it, or when the gap is below what the clock can resolve
+            if gap > 1e-9 * max(1.0, level) and view.now + gap * self.count[self.running] > view.now:
                 break
             self.frozen.pop()
             small, big = (g, self.running) if self.count[g] <= self.count[self.running] else (self.running, g)

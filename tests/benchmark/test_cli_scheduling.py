@@ -119,3 +119,35 @@ def test_bad_options_exit_2(tmp_path, capsys):
     assert _run("--objective", "total_completion", "--jobs", tmp_path / "missing.csv") == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 4 and all(line.startswith("error:") for line in lines)
+
+
+def test_user_policy_plugged_in_by_module(tmp_path, monkeypatch):
+    (tmp_path / "longest_first_plugin.py").write_text(
+        "import heapq\n"
+        "from schedulers.policy import IDLE, Allocation, Policy, register\n"
+        "@register\n"
+        "class LongestPredictedFirst(Policy):\n"
+        "    name = 'test-lpjf'\n"
+        "    needs_prediction = True\n"
+        "    def reset(self, view):\n"
+        "        self.g, self.q, self.run = view.new_group(1.0), [], IDLE\n"
+        "    def allocate(self, view):\n"
+        "        a = Allocation()\n"
+        "        for j in view.arrived:\n"
+        "            heapq.heappush(self.q, (-view.jobs.predicted[j], j))\n"
+        "        if self.run != IDLE and view.is_done(self.run):\n"
+        "            self.run = IDLE\n"
+        "        if self.run == IDLE and self.q:\n"
+        "            self.run = heapq.heappop(self.q)[1]\n"
+        "            a.assign(self.run, self.g)\n"
+        "        return a\n"
+    )
+    jobs = _jobs_csv(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "plug"
+    assert _run("--objective", "total_completion", "--jobs", jobs, "--noise", "0", "--plugins", "longest_first_plugin",
+                "--policies", "test-lpjf", "--output", out, "--quiet") == 0
+    row = json.loads((out / "results.json").read_text())["rows"][0]
+    # longest predicted (= true, σ=0) first, non-preemptive: j0 (3) [0,3], then j2 (2) [3,5],
+    # then j1, j3 (1 each, index order) [5,6], [6,7] → ΣC = 3 + 5 + 6 + 7 = 21
+    assert row["policy"] == "test-lpjf" and row["value"] == 21

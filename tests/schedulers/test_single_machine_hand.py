@@ -163,3 +163,43 @@ def test_parallel_lpt_hand_schedule():
     c = simulate(jobs, get_policy("lppt")(machines=2), machines=2).completion_time
     assert c.tolist() == [12, 7, 6, 3, 3]
     assert np.isfinite(c).all()
+
+
+# Instance B with distinct predictions (r, p, p̂): j0 (0, 4, 3.5), j1 (1, 1, 3), j2 (2, 2, 2)
+JOBS_B = JobSet.from_arrays([0, 1, 2], [4, 1, 2], [3.5, 3, 2])
+EXPECTED_B = {
+    # non-preemptive: j0 [0,4]; then p̂ 2 < 3 → j2 [4,6], j1 [6,7]
+    "spjf": [4, 7, 6],
+    # fixed key p̂: j1 (3) preempts j0 (3.5) at 1 → [1,2]; j2 (2) at 2 → [2,4]; j0 resumes [4,7]
+    "pspjf": [7, 2, 4],
+    # predicted remaining of j0: 2.5 at t=1 (< 3) and 1.5 at t=2 (< 2) → never preempted
+    "sprpt": [4, 7, 6],
+    # PRR: j0 alone [0,1] at rate 1; j1 favourite at .85 (j0 .15) on [1,2]; j2 favourite at .8 from 2
+    # (others .1): j1 needs .15 → done 3.5; then j2 at .85 needs .8 → 3.5 + .8/.85; j0 alone after → 7
+    "prr": [7, 3.5, 3.5 + 0.8 / 0.85],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_B))
+def test_hand_schedule_with_distinct_predictions(name):
+    result = simulate(JOBS_B, get_policy(name)())
+    np.testing.assert_allclose(result.completion_time, EXPECTED_B[name], rtol=1e-12)
+
+
+def test_parallel_spt_and_sppt_hand_schedules():
+    import pandas as pd
+
+    jobs = JobSet.from_frame(
+        pd.DataFrame({"job_id": list("abcde"), "submit_time": 0.0, "duration": [5, 4, 3, 3, 3],
+                      "predicted_duration": [1, 2, 3, 4, 5]}),
+        batch=True,
+    )
+    # SPT: c→M0 (3), d→M1 (3), e→M0 (6), b→M1 (7), a→M0 (11)
+    assert simulate(jobs, get_policy("spt")(machines=2), machines=2).completion_time.tolist() == [11, 7, 3, 3, 6]
+    # SPPT by p̂ a,b,c,d,e, balanced by p̂: a→M0 (1) b→M1 (2) c→M0 (4) d→M1 (6) e→M0 (9);
+    # true times M0: a 5, c 8, e 11; M1: b 4, d 7
+    assert simulate(jobs, get_policy("sppt")(machines=2), machines=2).completion_time.tolist() == [5, 4, 8, 7, 11]
+    # random: a seeded permutation, reproducible, never worse than list scheduling's 2 - 1/m bound
+    first = simulate(jobs, get_policy("random")(machines=2, seed=7), machines=2).completion_time
+    again = simulate(jobs, get_policy("random")(machines=2, seed=7), machines=2).completion_time
+    assert first.tolist() == again.tolist() and first.max() <= (2 - 1 / 2) * 9

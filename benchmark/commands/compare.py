@@ -1,0 +1,64 @@
+"""`benchmark compare`: MLflow runs side by side, one row per run, key metrics as columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atlas_data.errors import InputError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("compare", help="show tracked MLflow runs side by side")
+    parser.add_argument("--experiment", help="experiment name (default: every atlas-* experiment)")
+    parser.add_argument("--results", default="results", help="results folder holding mlflow.db (default results)")
+    parser.add_argument("--metrics", default="ratio,rmsle,cov25,sharing_loss_jobs",
+                        help="metric suffixes to show as columns (default ratio,rmsle,cov25,sharing_loss_jobs)")
+    parser.add_argument("--csv", help="also write the table to this CSV file")
+    parser.set_defaults(handler=_compare)
+
+
+def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
+    """DataFrame with one row per run: run id, experiment, start time, run name, chosen metrics."""
+    import pandas as pd
+
+    from benchmark.tracking import import_mlflow, tracking_uri_for
+
+    mlflow = import_mlflow()
+
+    mlflow.set_tracking_uri(tracking_uri_for(results))
+    client = mlflow.MlflowClient()
+    experiments = [e for e in client.search_experiments() if e.name.startswith("atlas-")]
+    if experiment:
+        experiments = [e for e in experiments if e.name == experiment]
+        if not experiments:
+            raise InputError(f"no experiment named '{experiment}' in {tracking_uri_for(results)}", where="--experiment")
+    if not experiments:
+        return pd.DataFrame()
+    runs = mlflow.search_runs(experiment_ids=[e.experiment_id for e in experiments], order_by=["attributes.start_time ASC"])
+    names = {e.experiment_id: e.name for e in experiments}
+    keep = [c for c in runs.columns if c.startswith("metrics.") and c.rsplit(".", 1)[-1] in suffixes]
+    table = pd.DataFrame(
+        {
+            "run": runs["run_id"].str.slice(0, 8),
+            "experiment": runs["experiment_id"].map(names),
+            "start": runs["start_time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
+            "name": runs.get("tags.mlflow.runName"),
+        }
+    )
+    for column in sorted(keep):
+        table[column[len("metrics."):]] = runs[column]
+    return table.dropna(axis=1, how="all")
+
+
+def _compare(args) -> int:
+    from benchmark.results import format_table
+
+    suffixes = [s.strip() for s in args.metrics.split(",") if s.strip()]
+    table = compare_runs(Path(args.results), args.experiment, suffixes)
+    if table.empty:
+        print("no tracked runs found")
+        return 0
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+    print(format_table(table.to_dict("records"), list(table.columns)))
+    return 0
