@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "benchmark.commands.demo",
     "benchmark.commands.compare",
     "benchmark.commands.sweep",
+    "benchmark.commands.leaderboard",
 )
 
 
@@ -43,7 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (2) and --help (0) return like every other outcome
+        return int(exc.code or 0)
     try:
         code = args.handler(args)
     except InputError as exc:

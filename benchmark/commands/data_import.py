@@ -1,5 +1,40 @@
-"""Placeholder until implemented."""
+"""`benchmark data import --format openb|helios|jobs FILE --out JOBS.parquet`: a real trace to a jobs table.
+
+Prints what was read, kept and dropped (by reason) on stdout unless --quiet; bad input raises
+InputError (exit 2, one line) and writes nothing. May import atlas_data.
+"""
+
+from __future__ import annotations
+
+from atlas_data.adapters import FORMATS, convert
 
 
 def register(data_subparsers) -> None:
-    pass
+    parser = data_subparsers.add_parser(
+        "import",
+        help="convert a real trace (openb pod list, Helios/Philly job log, jobs table) to a jobs parquet",
+        description=(
+            "Convert a trace to the jobs table (job_id, submit_time, duration, gpus, tenant, weight "
+            "[, predicted_duration]). Dropped rows are counted by reason."
+        ),
+    )
+    parser.add_argument("--format", required=True, choices=FORMATS, help="input format")
+    parser.add_argument("file", metavar="FILE", help="input trace (.csv, .csv.gz, .parquet)")
+    parser.add_argument("--out", required=True, metavar="JOBS.parquet", help="output jobs table (parquet)")
+    parser.add_argument(
+        "--tenant-column",
+        default=None,
+        metavar="COLUMN",
+        help="input column used as tenant (openb default: qos; helios default: vc, tenant or user)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print nothing on success")
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args) -> int:
+    report = convert(args.format, args.file, args.out, tenant_column=args.tenant_column)
+    if not args.quiet:
+        for line in report.summary_lines():
+            print(line)
+        print(f"wrote {report.kept} jobs to {args.out}")
+    return 0

@@ -1,0 +1,360 @@
+"""Adapters from real GPU-cluster traces to the jobs table (SPEC §3), and the shipped default trace.
+
+- `import_openb`: Alibaba cluster-trace-gpu-v2023 pod lists (`openb_pod_list_*.csv`).
+- `import_helios`: Helios-style job logs (SenseTime, `cluster_log.csv`) and runtime-only Philly
+  files (`philly_runtime.csv`).
+- `import_jobs`: a jobs table already in our format (passthrough to `read_jobs`).
+- `convert(format, path, out)`: any of the above to a parquet jobs table, written atomically.
+- `default_pod_trace_path()` / `default_jobs()`: the openb trace shipped in
+  `atlas_data/resources/openb/` (attribution in the README.md there), the embedded default data.
+
+Each importer returns `(jobs, report)`; `report.dropped` counts dropped rows by reason (each row
+is counted once, under the first reason that applies, in the order listed by the importer).
+Malformed input (missing column, text where a number belongs, duplicate id) raises InputError
+naming the file, the row (with its file line) or column, and the problem.
+
+May import only numpy, pandas and other `atlas_data` modules.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from atlas_data.errors import InputError
+from atlas_data.jobs_table import Places, read_jobs, read_table, row_label, validate_jobs
+
+FORMATS = ("openb", "helios", "jobs")
+
+OPENB_COLUMNS = ("name", "num_gpu", "creation_time", "deletion_time", "scheduled_time")
+OPENB_RESOURCE_DIR = Path(__file__).resolve().parent / "resources" / "openb"
+OPENB_DEFAULT_POD_LIST = "openb_pod_list_default.csv"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an importer read, kept and dropped (by reason), plus notes on kept-but-special rows."""
+
+    source: str
+    path: str
+    rows_read: int
+    kept: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def dropped_total(self) -> int:
+        return int(sum(self.dropped.values()))
+
+    def summary_lines(self) -> list[str]:
+        lines = [f"{self.source}: read {self.rows_read} rows from {self.path}: kept {self.kept}, dropped {self.dropped_total}"]
+        lines += [f"  dropped {count}: {reason}" for reason, count in self.dropped.items()]
+        lines += [f"  note: {note}" for note in self.notes]
+        return lines
+
+
+def _require_columns(df: pd.DataFrame, columns, path: str, what: str) -> None:
+    for column in columns:
+        if column not in df.columns:
+            present = ", ".join(map(str, df.columns)) or "none"
+            raise InputError(
+                f"{what} needs this column (columns present: {present})", path=path, where=f"column '{column}'"
+            )
+
+
+def _numbers(df: pd.DataFrame, column: str, path: str, places: Places) -> np.ndarray:
+    """Column as float64, NaN where empty; text that is not a number is an error."""
+    raw = df[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(values) & raw.notna().to_numpy()
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{column} is not a number: {raw.iloc[i]!r}", path=path, where=row_label(i, places))
+    return values
+
+
+def _times(df: pd.DataFrame, column: str, path: str, places: Places) -> np.ndarray:
+    """Seconds (float64, NaN where empty) from numbers or datetime strings (naive strings = UTC)."""
+    raw = df[column]
+    if pd.api.types.is_numeric_dtype(raw.dtype):
+        return raw.to_numpy(dtype=np.float64, na_value=np.nan)
+    present = raw.notna().to_numpy()
+    numeric = pd.to_numeric(raw, errors="coerce")
+    first = int(np.argmax(present)) if present.any() else 0
+    # the first non-empty cell decides: seconds throughout, or date-times throughout
+    if not present.any() or not np.isnan(numeric.iloc[first]):
+        bad = numeric.isna().to_numpy() & present
+        kind = "a number (the column holds seconds)"
+        values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        parsed = pd.to_datetime(raw, errors="coerce", utc=True, format="mixed")
+        bad = (parsed.isna().to_numpy() | ~numeric.isna().to_numpy()) & present
+        kind = "a date-time (the column holds date-times)"
+        values = None
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{column} is not {kind}: {raw.iloc[i]!r}", path=path, where=row_label(i, places))
+    if values is not None:
+        return values
+    seconds = (parsed - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+    return seconds.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _drop_by_reason(reasons: list[tuple[str, np.ndarray]], n: int) -> tuple[np.ndarray, dict[str, int]]:
+    """keep mask and {reason: count}; a row is counted under the first reason that matches."""
+    dropped = np.zeros(n, dtype=bool)
+    counts: dict[str, int] = {}
+    for reason, mask in reasons:
+        new = mask & ~dropped
+        counts[reason] = int(new.sum())
+        dropped |= new
+    return ~dropped, counts
+
+
+def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series, int]:
+    """Tenant per row as text; empty cells become "default" (returned count goes into the notes)."""
+    if column is None:
+        return pd.Series(["default"] * len(df), dtype=str), 0
+    if column not in df.columns:
+        present = ", ".join(map(str, df.columns))
+        raise InputError(
+            f"tenant column not found (columns present: {present}); choose one with --tenant-column",
+            path=path,
+            where=f"column '{column}'",
+        )
+    raw = df[column]
+    empty = raw.isna().to_numpy().copy()
+    text = raw.astype(str).str.strip().to_numpy(dtype=object).copy()
+    empty |= text == ""
+    text[empty] = "default"
+    return pd.Series(text, dtype=str), int(empty.sum())
+
+
+def import_openb(path: str | os.PathLike, tenant_column: str = "qos") -> tuple[pd.DataFrame, ImportReport]:
+    """Alibaba GPU v2023 pod list -> jobs table.
+
+    job_id = name, submit_time = creation_time, duration = deletion_time − scheduled_time,
+    gpus = num_gpu, tenant = `tenant_column` (qos by default: LS / BE / Burstable / Guaranteed).
+    Dropped, in this order: `no_gpu` (num_gpu 0 or empty: CPU-only pods), `never_scheduled`
+    (scheduled_time or deletion_time empty: Pending pods), `non_positive_duration`.
+    Kept as they are: GPU-sharing pods (num_gpu = 1 with gpu_milli < 1000) count as gpus = 1,
+    because the jobs table has whole-GPU gangs only; Failed pods (they held their GPUs); pods still
+    Running at the end of the trace (deletion_time = last deletion time), whose durations are
+    right-censored — both counted in the notes.
+    """
+    path_s = str(path)
+    df, kind = read_table(path, string_columns=("name",) + ((tenant_column,) if tenant_column else ()))
+    if len(df) == 0:
+        raise InputError("the pod list has no rows", path=path_s)
+    _require_columns(df, OPENB_COLUMNS, path_s, "an openb pod list")
+    places = Places.for_file(kind, len(df))
+    num_gpu = _numbers(df, "num_gpu", path_s, places)
+    creation = _numbers(df, "creation_time", path_s, places)
+    deletion = _numbers(df, "deletion_time", path_s, places)
+    scheduled = _numbers(df, "scheduled_time", path_s, places)
+    duration = deletion - scheduled
+    with np.errstate(invalid="ignore"):
+        keep, dropped = _drop_by_reason(
+            [
+                ("no_gpu", ~(num_gpu > 0)),
+                ("never_scheduled", np.isnan(scheduled) | np.isnan(deletion)),
+                ("non_positive_duration", ~(duration > 0)),
+            ],
+            len(df),
+        )
+    tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
+    jobs = pd.DataFrame(
+        {
+            "job_id": df["name"].to_numpy()[keep],
+            "submit_time": creation[keep],
+            "duration": duration[keep],
+            "gpus": num_gpu[keep],
+            "tenant": tenant.to_numpy()[keep],
+        }
+    )
+    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
+
+    notes = []
+    if "gpu_milli" in df.columns:
+        milli = pd.to_numeric(df["gpu_milli"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        shared = int((keep & (num_gpu == 1) & (milli < 1000)).sum())
+        notes.append(f"{shared} kept pods share a GPU (gpu_milli < 1000) and count as gpus = 1")
+    last = np.nanmax(deletion) if np.isfinite(deletion).any() else np.nan
+    censored = int((keep & (deletion == last)).sum())
+    notes.append(f"{censored} kept pods end at the last deletion_time of the trace (durations right-censored)")
+    if tenant_defaulted:
+        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    report = ImportReport("openb", path_s, len(df), len(jobs), dropped, tuple(notes))
+    return jobs, report
+
+
+_HELIOS_ID = ("job_id", "jobid", "job_name", "id")
+_HELIOS_GPUS = ("gpu_num", "num_gpu", "gpus", "gpu")
+_HELIOS_TENANT = ("vc", "tenant", "user")
+
+
+def _first_present(df: pd.DataFrame, names) -> str | None:
+    return next((n for n in names if n in df.columns), None)
+
+
+def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> tuple[pd.DataFrame, ImportReport]:
+    """Helios / Philly-style job log -> jobs table.
+
+    Helios (`cluster_log.csv`: job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,
+    start_time,end_time,duration,...): job_id = job_id, submit_time = submit_time (seconds or a
+    date-time string, read as UTC), duration = `duration` when the column exists, else
+    end_time − start_time; gpus = gpu_num (1 when absent); tenant = `tenant_column`, by default
+    the first of vc / tenant / user present. Jobs of every state are kept (they held GPUs).
+    Dropped, in order: `no_gpu` (gpu_num 0 or empty: CPU jobs), `no_duration` (empty), `non_positive_duration`.
+
+    Runtime-only files (a `runtime` column and no submit_time, e.g. Philly's philly_runtime.csv)
+    become a batch instance: every job submitted at 0, gpus = 1, tenant "default",
+    job_id = "philly-<row>" with <row> the 1-based data row; runtimes that are empty or <= 0 are
+    dropped as `no_duration` / `non_positive_duration`.
+    """
+    path_s = str(path)
+    df, kind = read_table(path, string_columns=_HELIOS_ID + _HELIOS_TENANT + ((tenant_column,) if tenant_column else ()))
+    if len(df) == 0:
+        raise InputError("the job log has no rows", path=path_s)
+    places = Places.for_file(kind, len(df))
+    n = len(df)
+    notes: list[str] = []
+
+    if "submit_time" not in df.columns and "runtime" in df.columns:
+        duration = _numbers(df, "runtime", path_s, places)
+        job_id = np.array([f"philly-{i + 1}" for i in range(n)], dtype=object)
+        submit = np.zeros(n)
+        gpus = np.ones(n)
+        tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
+        reasons = []
+        source = "helios (runtime-only: batch at time 0)"
+        notes.append("runtime-only file: all jobs submitted at time 0, gpus = 1")
+    else:
+        _require_columns(df, ("submit_time",), path_s, "a Helios job log")
+        id_column = _first_present(df, _HELIOS_ID)
+        if id_column is None:
+            raise InputError("a Helios job log needs a job id column", path=path_s, where="column 'job_id'")
+        job_id = df[id_column].to_numpy(dtype=object)
+        submit = _times(df, "submit_time", path_s, places)
+        if "duration" in df.columns:
+            duration = _numbers(df, "duration", path_s, places)
+        elif "start_time" in df.columns and "end_time" in df.columns:
+            duration = _times(df, "end_time", path_s, places) - _times(df, "start_time", path_s, places)
+        else:
+            raise InputError(
+                "a Helios job log needs 'duration' or both 'start_time' and 'end_time'",
+                path=path_s,
+                where="column 'duration'",
+            )
+        gpu_column = _first_present(df, _HELIOS_GPUS)
+        gpus = _numbers(df, gpu_column, path_s, places) if gpu_column else np.ones(n)
+        if tenant_column is None:
+            tenant_column = _first_present(df, _HELIOS_TENANT)
+        tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
+        with np.errstate(invalid="ignore"):
+            reasons = [("no_gpu", ~(gpus > 0))]
+        source = "helios"
+    with np.errstate(invalid="ignore"):
+        keep, dropped = _drop_by_reason(
+            reasons + [("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))], n
+        )
+    jobs = pd.DataFrame(
+        {
+            "job_id": job_id[keep],
+            "submit_time": submit[keep],
+            "duration": duration[keep],
+            "gpus": gpus[keep],
+            "tenant": tenant.to_numpy()[keep],
+        }
+    )
+    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
+    if tenant_defaulted:
+        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    return jobs, ImportReport(source, path_s, n, len(jobs), dropped, tuple(notes))
+
+
+def import_jobs(path: str | os.PathLike) -> tuple[pd.DataFrame, ImportReport]:
+    """A jobs table in our own format: read and validated, nothing dropped."""
+    jobs = read_jobs(path)
+    return jobs, ImportReport("jobs", str(path), len(jobs), len(jobs), {}, ())
+
+
+IMPORTERS = {"openb": import_openb, "helios": import_helios, "jobs": import_jobs}
+
+
+def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | None = None):
+    """Dispatch by format name; `tenant_column` None means the importer's default."""
+    if format not in IMPORTERS:
+        raise InputError(f"unknown format {format!r} (choose one of {', '.join(FORMATS)})", where="--format")
+    if format == "jobs":
+        if tenant_column is not None:
+            raise InputError("--tenant-column applies to openb and helios only", where="--tenant-column")
+        return import_jobs(path)
+    if tenant_column is None:
+        return IMPORTERS[format](path)
+    return IMPORTERS[format](path, tenant_column=tenant_column)
+
+
+def _check_output(out: Path) -> None:
+    if not out.name.lower().endswith(".parquet"):
+        raise InputError("output must be a .parquet file", path=str(out), where="--out")
+    if out.is_dir():
+        raise InputError("output is a directory", path=str(out), where="--out")
+    if not out.parent.is_dir():
+        raise InputError("output folder does not exist", path=str(out), where="--out")
+
+
+def write_parquet_atomic(jobs: pd.DataFrame, out: str | os.PathLike) -> Path:
+    """Write `jobs` to `out` via a temporary file in the same folder and a rename: a reader never
+    sees a half-written file, and on any error nothing is left behind."""
+    out = Path(out)
+    _check_output(out)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    try:
+        jobs.to_parquet(tmp_name, index=False)
+        os.replace(tmp_name, out)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    return out
+
+
+def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, tenant_column: str | None = None):
+    """Import `path` in `format` and write the jobs table to `out` (parquet, atomically).
+
+    Returns the ImportReport. Bad input or a bad output path raise InputError before anything
+    is written; an existing `out` is replaced only by a complete new file.
+    """
+    out_path = Path(out)
+    _check_output(out_path)
+    jobs, report = import_trace(format, path, tenant_column=tenant_column)
+    write_parquet_atomic(jobs, out_path)
+    return report
+
+
+def default_pod_trace_path() -> Path:
+    """The openb v2023 pod list shipped with the package (8,152 real pods)."""
+    return OPENB_RESOURCE_DIR / OPENB_DEFAULT_POD_LIST
+
+
+@functools.lru_cache(maxsize=4)
+def _default_jobs_cached(tenant_column: str) -> pd.DataFrame:
+    return import_openb(default_pod_trace_path(), tenant_column=tenant_column)[0]
+
+
+def default_jobs(tenant_column: str = "qos") -> pd.DataFrame:
+    """The shipped openb trace as a jobs table (the embedded default data of the scheduling runs).
+
+    Parsed once per tenant column; every call returns a fresh copy the caller may modify.
+    """
+    return _default_jobs_cached(tenant_column).copy()
