@@ -59,28 +59,38 @@ class Policy:
         raise NotImplementedError
 
 
-_REGISTRY: dict[str, type[Policy]] = {}
+_REGISTRY: dict[tuple[str, str], type[Policy]] = {}  # (kind, name) -> class: one registry per kind
+_LOOKUP_ORDER = ("single", "parallel", "cluster")  # get_policy(name) without a kind
 
 
 def register(cls: type[Policy]) -> type[Policy]:
-    """Class decorator: make a policy available by its `name`."""
-    if not cls.name or cls.name in _REGISTRY:
-        raise ValueError(f"policy name {cls.name!r} empty or already registered")
-    _REGISTRY[cls.name] = cls
+    """Class decorator: make a policy available by its `name` within its `kind`.
+
+    Names are unique per kind only: the cluster task has its own `fifo` beside the single-machine one.
+    """
+    key = (cls.kind, cls.name)
+    if not cls.name or key in _REGISTRY:
+        raise ValueError(f"policy name {cls.name!r} empty or already registered for kind {cls.kind!r}")
+    _REGISTRY[key] = cls
     return cls
 
 
 def policy_names(kind: str | None = None) -> list[str]:
+    """Registered names of one kind (registration order); all kinds, without duplicates, if None."""
     _load_builtin()
-    return [n for n, c in _REGISTRY.items() if kind is None or c.kind == kind]
+    names = [n for (k, n) in _REGISTRY if kind is None or k == kind]
+    return list(dict.fromkeys(names))
 
 
-def get_policy(name: str) -> type[Policy]:
+def get_policy(name: str, kind: str | None = None) -> type[Policy]:
+    """The policy class called `name`: of `kind` if given, else the first of single, parallel, cluster."""
     _load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(name) from None
+    kinds = (kind,) if kind is not None else _LOOKUP_ORDER
+    for k in kinds:
+        cls = _REGISTRY.get((k, name))
+        if cls is not None:
+            return cls
+    raise KeyError(name)
 
 
 def _load_builtin() -> None:

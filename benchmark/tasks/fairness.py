@@ -1,9 +1,397 @@
-"""Task 'fairness' (placeholder until implemented)."""
+"""`benchmark run --task fairness`: ASTRAEA / LTGF and the baselines on a multi-tenant GPU cluster.
+
+Jobs come from (first that applies):
+- `--scenario venus`: the seeded Venus-like workload of `schedulers.scenarios` (100 × 8 GPUs,
+  16 tenants with quotas, 11,304 jobs over two weeks, synthetic p̂); the paper's Venus figures
+  are printed beside ours and stored in results.json under `paper`;
+- `--jobs FILE`: a jobs table (SPEC §3; gpus, tenant, weight, predicted_duration are used);
+- `--data DS`: the test split of an ATLAS dataset (duration = p_star, gpus = ⌈requested GPUs⌉ =
+  ⌈Σ plan_gpu/100 · instances⌉ read back from `log_gpu`, at least 1 — jobs asking for more than the
+  cluster are capped at its size and counted in results.json `dataset.gpus_capped`; tenant =
+  `--tenant-column`, default `user`), p̂ from `--predictor NAME` (predictors.api.predict_test);
+- nothing: the embedded real Alibaba v2023 pod trace, tenant = `--tenant-column` (default qos).
+
+p̂ for `astraea-p` and `themis`: the table's `predicted_duration`, or `--noise σ` (one value;
+p̂ = p·exp(σZ), seeded, the same noise model as the scheduling task), or `--predictor` with
+`--data`. Without p̂ these two policies are skipped when not asked for, and refused (exit 2)
+when named in `--policies`.
+
+Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the scenario's 100 × 8), or the
+real node list of `--node-list openb|pai` (GPU nodes of the v2023 / PAI-2020 clusters).
+Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: weight}; every tenant
+of the jobs must be listed) or equal weights. `--n N` schedules N consecutive jobs from a seeded
+start (as the scheduling task).
+
+Output folder: results.json / results.csv (one row per policy: the SPEC §7 metrics), jobs/<policy>.parquet,
+tenant_intervals/<policy>.parquet, rho_cdf.png (CDF of ρ_job, the paper's main figure),
+tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png.
+May import atlas_data, predictors, schedulers and benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from atlas_data.errors import InputError
+from benchmark.progress import Progress, say
+from benchmark.results import default_output_dir, format_table, write_results
+from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.jobs import JobSet
+from schedulers.ltgf import FAIR_SHARES
+from schedulers.policies.cluster import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.policy import PolicyError, get_policy, policy_names
+from schedulers.scenarios import PAPER_VENUS, SCENARIOS
+
+DEFAULT_NODES = 8
+DEFAULT_GPUS_PER_NODE = 8
+TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+                 "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "sim_seconds"]
 
 
 def add_arguments(parser) -> None:
-    pass
+    g = parser.add_argument_group("fairness task")
+    g.add_argument("--scenario", choices=sorted(SCENARIOS), help="synthetic workload instead of a trace (fairness)")
+    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, venus 100)")
+    g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
+    g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
+                   help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
+    g.add_argument("--lease", type=float, default=LEASE_S, help=f"lease length, s (fairness; default {LEASE_S:g})")
+    g.add_argument("--interval", type=float, default=INTERVAL_S, help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})")
+    g.add_argument("--cold-start", type=float, default=COLD_START_S,
+                   help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})")
+    g.add_argument("--tenant-weights", help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)")
+    g.add_argument("--fair-share", choices=FAIR_SHARES, default="eq16",
+                   help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)")
+    g.add_argument("--fair-window", type=float, default=FAIR_WINDOW_S,
+                   help=f"window for tenant_loss_intervals, s (fairness; default {FAIR_WINDOW_S:g})")
+    g.add_argument("--job-rho-from", choices=RHO_FROM, default="tick",
+                   help="a job's ρ counts from the first scheduling tick after its submit (default, as the "
+                        "paper's simulator) or from its submit time (fairness)")
+    g.add_argument("--tenant-column", help="tenant column of the embedded trace (default qos) or of --data (default user)")
+
+
+# ----- inputs ---------------------------------------------------------------------------------------
+def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None]:
+    """(jobs table, dataset card, tenant weights, (nodes, gpus) default, predictor label)."""
+    sources = [s for s in ("scenario", "jobs", "data") if getattr(args, s)]
+    if len(sources) > 1:
+        raise InputError(f"give only one of --scenario, --jobs, --data (got {', '.join('--' + s for s in sources)})",
+                         where="--" + sources[1])
+    if args.scenario:
+        sc = SCENARIOS[args.scenario](seed=args.seed)
+        card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": args.seed}
+        return sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))"
+    if args.jobs:
+        if args.tenant_column:
+            raise InputError("--tenant-column applies to the embedded trace and --data, not to --jobs", where="--tenant-column")
+        from atlas_data.jobs_table import read_jobs
+
+        table = read_jobs(args.jobs)
+        label = "column" if "predicted_duration" in table.columns else None
+        return table, {"source": "jobs", "path": str(args.jobs)}, None, None, label
+    if args.data:
+        return _load_dataset(args)
+    from atlas_data.adapters import default_jobs, default_pod_trace_path
+
+    column = args.tenant_column or "qos"
+    table = default_jobs(tenant_column=column)
+    card = {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path()), "tenant_column": column}
+    return table, card, None, None, None
+
+
+def _load_dataset(args):
+    from atlas_data.build import load_dataset
+
+    frame, card = load_dataset(args.data)
+    test = frame[frame["split"] == "test"].reset_index(drop=True)
+    column = args.tenant_column or "user"
+    if column not in test.columns:
+        raise InputError(f"dataset has no column '{column}' for tenants", path=str(args.data), where="--tenant-column")
+    if "gpu" in test.columns:
+        requested = pd.to_numeric(test["gpu"], errors="coerce").fillna(0).to_numpy(np.float64)
+    elif "log_gpu" in test.columns:
+        requested = np.expm1(pd.to_numeric(test["log_gpu"], errors="coerce").fillna(0).to_numpy(np.float64))
+    else:
+        requested = np.zeros(len(test))
+    gpus = np.maximum(1, np.ceil(requested - 1e-6)).astype(np.int64)
+    jobs = pd.DataFrame({
+        "job_id": test["job_id"].astype(str), "submit_time": test["submit_time"].astype(float),
+        "duration": test["p_star"].astype(float), "gpus": gpus, "tenant": test[column].astype(str),
+    })
+    label = None
+    if args.predictor:
+        methods = [m.strip() for m in str(args.predictor).split(",") if m.strip()]
+        if len(methods) != 1:
+            raise InputError("the fairness task takes one predictor", where="--predictor")
+        from predictors.api import method_names, predict_test
+
+        if methods[0] not in method_names():
+            raise InputError(f"unknown predictor '{methods[0]}' (choose from {', '.join(method_names())})", where="--predictor")
+        p_hat = predict_test(Path(args.data), methods[0], seed=args.seed, quiet=args.quiet)
+        lookup = p_hat.set_index(p_hat["job_id"].astype(str))["p_hat"]
+        predicted = lookup.reindex(jobs["job_id"]).to_numpy(np.float64)
+        if np.isnan(predicted).any():
+            raise InputError(f"predictor '{methods[0]}' did not predict every test job", path=str(args.data), where="--predictor")
+        jobs["predicted_duration"] = predicted
+        label = methods[0]
+    from atlas_data.jobs_table import validate_jobs
+
+    jobs = validate_jobs(jobs, str(args.data))
+    return jobs, {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}, None, None, label
+
+
+def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
+    mapping = scenario_weights
+    if args.tenant_weights:
+        path = Path(args.tenant_weights)
+        if not path.is_file():
+            raise InputError("file not found", path=str(path), where="--tenant-weights")
+        try:
+            if path.suffix.lower() == ".json":
+                mapping = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
+            else:
+                frame = pd.read_csv(path, dtype={"tenant": str})
+                if not {"tenant", "weight"} <= set(frame.columns):
+                    raise InputError("needs columns tenant,weight", path=str(path), where="--tenant-weights")
+                mapping = dict(zip(frame["tenant"].astype(str), pd.to_numeric(frame["weight"], errors="coerce")))
+        except (ValueError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read tenant weights: {exc}", path=str(path)) from None
+    if mapping is None:
+        return None
+    weights = []
+    for name in names:
+        if name not in mapping:
+            raise InputError(f"tenant '{name}' has no weight", path=args.tenant_weights, where="--tenant-weights")
+        w = float(mapping[name])
+        if not (w > 0 and math.isfinite(w)):
+            raise InputError(f"tenant '{name}' weight must be > 0, got {mapping[name]}", path=args.tenant_weights)
+        weights.append(w)
+    return np.asarray(weights)
+
+
+def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None) -> tuple[JobSet, str | None]:
+    noise = getattr(args, "noise", None)
+    if noise:
+        try:
+            sigmas = [float(s) for s in str(noise).split(",") if s.strip()]
+        except ValueError:
+            raise InputError(f"cannot read noise from {noise!r}", where="--noise") from None
+        if len(sigmas) != 1 or not (sigmas[0] >= 0 and math.isfinite(sigmas[0])):
+            raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
+        z = np.random.default_rng([args.seed, 0x5EED]).standard_normal(jobs.n)
+        return jobs.with_predictions(jobs.size * np.exp(sigmas[0] * z)), f"noise:{sigmas[0]:g}"
+    return jobs, label if jobs.predicted is not None else None
+
+
+def _policies(args, have_predictions: bool, source: str) -> list[str]:
+    valid = policy_names("cluster")
+    if args.policies:
+        chosen = [p.strip() for p in str(args.policies).split(",") if p.strip()]
+        for name in chosen:
+            if name not in valid:
+                raise InputError(f"unknown policy '{name}' for fairness (choose from {', '.join(valid)})", where="--policies")
+        needing = [p for p in chosen if get_policy(p, "cluster").needs_prediction]
+        if needing and not have_predictions:
+            raise InputError(
+                f"policy '{needing[0]}' needs predicted durations: no predicted_duration column "
+                "(add it, or use --noise σ, or --data DS --predictor NAME)", path=source, where="--policies")
+        return chosen
+    if have_predictions:
+        return valid
+    dropped = [p for p in valid if get_policy(p, "cluster").needs_prediction]
+    say(f"no predictions (no predicted_duration, --noise or --predictor): skipping {', '.join(dropped)}", args.quiet)
+    return [p for p in valid if p not in dropped]
+
+
+def _capacities(args, default_shape) -> tuple[list[int], str]:
+    if args.node_list != "none":
+        if args.nodes is not None or args.gpus_per_node is not None:
+            raise InputError("--node-list replaces --nodes/--gpus-per-node; give one or the other", where="--node-list")
+        from schedulers.cluster import node_capacities
+
+        caps = node_capacities(args.node_list).tolist()
+        return caps, f"{args.node_list} node list ({len(caps)} nodes, {sum(caps)} GPUs)"
+    nodes, gpn = default_shape or (DEFAULT_NODES, DEFAULT_GPUS_PER_NODE)
+    nodes = args.nodes if args.nodes is not None else nodes
+    gpn = args.gpus_per_node if args.gpus_per_node is not None else gpn
+    if nodes < 1 or gpn < 1:
+        raise InputError(f"--nodes and --gpus-per-node must be >= 1, got {nodes} x {gpn}", where="--nodes")
+    return [gpn] * nodes, f"{nodes} x {gpn} GPUs"
+
+
+# ----- the task ------------------------------------------------------------------------------------
+def execute(args) -> tuple[Path, dict, dict[str, object]]:
+    for opt, value, low in (("--lease", args.lease, 0.0), ("--interval", args.interval, 0.0), ("--fair-window", args.fair_window, 0.0)):
+        if not (value > low and math.isfinite(value)):
+            raise InputError(f"{opt} must be > 0, got {value:g}", where=opt)
+    if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
+        raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
+    table, card, scenario_weights, shape, label = _load(args)
+    from benchmark.tasks.scheduling import sample_window
+
+    window = sample_window(table, args.n, args.seed)
+    jobs = JobSet.from_frame(window)
+    jobs, predictor = _predictions(args, window, jobs, label)
+    capacities, cluster_text = _capacities(args, shape)
+    if args.data and int(jobs.gpus.max()) > sum(capacities):
+        from dataclasses import replace
+
+        capped = int((jobs.gpus > sum(capacities)).sum())
+        card = {**card, "gpus_capped": capped}
+        say(f"{capped} dataset jobs ask for more than {sum(capacities)} GPUs: capped at the cluster size", args.quiet)
+        jobs = replace(jobs, gpus=np.minimum(jobs.gpus, sum(capacities)))
+    if int(jobs.gpus.max()) > sum(capacities):
+        raise InputError(f"a job asks for {int(jobs.gpus.max())} GPUs, the cluster has {sum(capacities)}", where="--nodes")
+    weights = _tenant_weights(args, jobs.tenant_names, scenario_weights)
+    source = card.get("path") or card.get("source")
+    policies = _policies(args, jobs.predicted is not None, str(source))
+    out = Path(args.output) if args.output else default_output_dir("fairness")
+    (out / "jobs").mkdir(parents=True, exist_ok=True)
+    (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)
+    runs = {}
+    rows = []
+    with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
+        for name in policies:
+            cls = get_policy(name, "cluster")
+            policy = cls(node_capacities=capacities, lease_s=args.lease, interval_s=args.interval,
+                         cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
+                         fair_window_s=args.fair_window, rho_from=args.job_rho_from)
+            try:
+                run = simulate_fairness(jobs, policy)
+            except PolicyError as exc:
+                raise InputError(str(exc), where=f"policy {name}") from None
+            runs[name] = run
+            run.jobs.to_parquet(out / "jobs" / f"{name}.parquet", index=False)
+            run.tenant_intervals.to_parquet(out / "tenant_intervals" / f"{name}.parquet", index=False)
+            row = {"policy": name, "predictor": predictor if cls.needs_prediction else None,
+                   "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
+            row.update(run.metrics)
+            rows.append(row)
+            progress.update()
+    extra = {
+        "options": {
+            "cluster": cluster_text, "gpus": sum(capacities), "lease_s": args.lease, "interval_s": args.interval,
+            "cold_start_s": args.cold_start, "fair_share": args.fair_share, "fair_window_s": args.fair_window,
+            "job_rho_from": args.job_rho_from,
+            "tenant_weights": dict(zip(jobs.tenant_names, (weights.tolist() if weights is not None else [1.0] * len(jobs.tenant_names)))),
+            "policies": policies, "n": args.n, "seed": args.seed, "predictor": predictor, "scenario": args.scenario,
+        },
+        "value": "sharing_loss_jobs",
+    }
+    if args.scenario == "venus":
+        extra["paper"] = PAPER_VENUS
+    dataset = {**card, "n_total": int(len(table)), "sample": "window" if jobs.n < len(table) else "all"}
+    doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
+    _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
+    return out, doc, runs
 
 
 def run(args) -> int:
-    raise NotImplementedError("task 'fairness' is not implemented yet")
+    out, doc, _ = execute(args)
+    if not args.quiet:
+        print(render(doc))
+        print(f"\nresults: {out}")
+    return 0
+
+
+def render(doc: dict) -> str:
+    opts = doc["options"]
+    head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
+            f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
+            f"job ρ from {opts['job_rho_from']}")
+    text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS)
+    if "paper" in doc:
+        text += "\n\n" + paper_table(doc["rows"], doc["paper"])
+    return text
+
+
+def paper_table(rows: list[dict], paper: dict) -> str:
+    """Ours beside the paper's Venus figures (SPEC §7)."""
+    lines = []
+    ours = {r["policy"]: r for r in rows}
+    for name in list(ours) + [p for p in paper if p not in ours]:
+        fig = paper.get(name, {})
+        r = ours.get(name, {})
+        lines.append({
+            "policy": name,
+            "sharing_loss ours": _pct(r.get("sharing_loss_jobs")), "paper": _pct(fig.get("sharing_loss_jobs")),
+            "tenant_loss ours": _pct(r.get("tenant_loss_intervals")), "paper ": _pct(fig.get("tenant_loss_intervals")),
+            "overhead% ours": _num(r.get("overhead_pct")), "paper  ": _num(fig.get("overhead_pct")),
+        })
+    cols = list(lines[0]) if lines else []
+    return "Venus: ours vs the paper (ASTRAEA, SPEC §7)\n" + format_table(lines, cols)
+
+
+def _pct(v):
+    return None if v is None else f"{100 * v:.1f}%"
+
+
+def _num(v):
+    return None if v is None else f"{v:.2f}"
+
+
+# ----- figures (derived from the per-policy tables) ----------------------------------------------------
+def _plots(out: Path, runs: dict, *, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not runs:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, run in runs.items():
+        rho = np.sort(np.clip(run.jobs["rho"].to_numpy(np.float64), 0, 10))
+        ax.step(rho, np.arange(1, len(rho) + 1) / len(rho), where="post", label=name)
+    ax.axvline(0.95, color="k", ls="--", lw=0.8)
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("ρ_job (attained / fair GPU·s), clipped at 10")
+    ax.set_ylabel("CDF of jobs")
+    ax.set_title(f"ρ_job CDF — {title}", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "rho_cdf.png", dpi=110)
+    plt.close(fig)
+
+    n = len(runs)
+    cols = min(3, n)
+    rows_ = int(math.ceil(n / cols))
+    fig, axes = plt.subplots(rows_, cols, figsize=(4.2 * cols, 2.8 * rows_), squeeze=False, sharey=True)
+    for ax, (name, run) in zip(axes.ravel(), runs.items()):
+        win = run.tenant_intervals
+        for tenant, part in win.groupby("tenant", sort=True):
+            ax.plot(part["start_s"].to_numpy() / 86400.0, np.clip(part["rho"].to_numpy(np.float64), 0, 3), lw=0.6, label=tenant)
+        ax.axhline(1.0, color="k", ls="--", lw=0.6)
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("day", fontsize=7)
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    axes[0][0].set_ylabel("ρ_tenant per window (eq8), ≤ 3")
+    fig.suptitle(f"ρ_tenant over time — {title}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "tenant_rho.png", dpi=100)
+    plt.close(fig)
+
+    names = list(runs)
+    jct = [runs[p].metrics["avg_jct"] / 3600.0 for p in names]
+    slow = [runs[p].metrics["avg_slowdown"] for p in names]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    a1.bar(range(n), jct, color="#4C72B0")
+    a1.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
+    a1.set_ylabel("average JCT (h)")
+    a2.bar(range(n), slow, color="#DD8452")
+    a2.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
+    a2.set_ylabel("average slowdown")
+    a2.set_yscale("log")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "jct_slowdown.png", dpi=110)
+    plt.close(fig)
+
+
+__all__ = ["add_arguments", "run", "execute", "render", "paper_table", "JOB_COLUMNS", "METRICS"]

@@ -1,0 +1,101 @@
+"""`benchmark run --task fairness` end to end: outputs, the venus scenario, bad input as exit 2."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+from schedulers.fairness_metrics import JOB_COLUMNS, METRICS
+
+ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p"]
+
+
+def _jobs_csv(tmp_path, n=40, predicted=True, name="jobs.csv"):
+    rng = np.random.default_rng(1)
+    size = rng.integers(30, 4000, n)
+    frame = pd.DataFrame({
+        "job_id": [f"j{i}" for i in range(n)], "submit_time": np.sort(rng.integers(0, 3000, n)),
+        "duration": size, "gpus": rng.choice([1, 2, 4, 8], n), "tenant": rng.choice(["t1", "t2", "t3"], n),
+    })
+    if predicted:
+        frame["predicted_duration"] = size * 1.5
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _run(*argv):
+    return main(["run", "--task", "fairness", "--no-mlflow", "--quiet", *map(str, argv)])
+
+
+def test_all_policies_outputs(tmp_path):
+    out = tmp_path / "out"
+    assert _run("--jobs", _jobs_csv(tmp_path), "--nodes", "2", "--lease", "300", "--output", out) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["task"] == "fairness" and doc["n_jobs"] == 40 and doc["options"]["fair_share"] == "eq16"
+    assert [r["policy"] for r in doc["rows"]] == ALL
+    for row in doc["rows"]:
+        assert set(METRICS) <= set(row) and row["completed"] == 40
+        assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p") else None)
+    for name in ALL:
+        jobs = pd.read_parquet(out / "jobs" / f"{name}.parquet")
+        assert list(jobs.columns[: len(JOB_COLUMNS)]) == list(JOB_COLUMNS) and len(jobs) == 40
+        assert (jobs["gpu_seconds"] == jobs["gpus"] * jobs["run_time"]).all()
+        assert (out / "tenant_intervals" / f"{name}.parquet").is_file()
+    for png in ("rho_cdf.png", "tenant_rho.png", "jct_slowdown.png"):
+        assert (out / png).stat().st_size > 1000
+
+
+def test_options_and_tenant_weights(tmp_path, capsys):
+    weights = tmp_path / "w.csv"
+    weights.write_text("tenant,weight\nt1,2\nt2,1\nt3,1\n")
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", "--no-mlflow", "--jobs", str(_jobs_csv(tmp_path)), "--policies",
+                 "astraea,yarn-cs", "--gpus-per-node", "4", "--nodes", "4", "--tenant-weights", str(weights),
+                 "--fair-share", "eq8", "--cold-start", "0", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "astraea" in printed and "fair share eq8" in printed
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["options"]["tenant_weights"] == {"t1": 2.0, "t2": 1.0, "t3": 1.0}
+    assert doc["options"]["gpus"] == 16 and all(r["overhead_pct"] == 0 for r in doc["rows"])
+
+
+def test_venus_scenario_prints_the_paper_table(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", "--no-mlflow", "--scenario", "venus", "--n", "600",
+                 "--policies", "astraea,yarn-cs", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Venus: ours vs the paper" in printed and "73.6%" in printed and "7.1%" in printed
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["paper"]["astraea"]["sharing_loss_jobs"] == 0.071
+    assert doc["options"]["gpus"] == 800 and all(r["completed"] == 600 for r in doc["rows"])
+
+
+def test_default_trace(tmp_path):
+    out = tmp_path / "out"
+    assert _run("--n", "300", "--policies", "astraea,fifo", "--output", out) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["dataset"]["tenant_column"] == "qos" and doc["n_jobs"] == 300
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--policies", "astraea,nope"], "unknown policy 'nope'"),
+    (["--policies", "astraea-p"], "predict"),
+    (["--lease", "0"], "--lease must be > 0"),
+    (["--nodes", "0"], "--nodes"),
+    (["--scenario", "venus"], "only one of"),
+])
+def test_bad_input_exit_2(tmp_path, capsys, argv, message):
+    jobs = _jobs_csv(tmp_path, predicted=False)
+    code = _run("--jobs", jobs, "--output", tmp_path / "o", *argv)
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_missing_tenant_weight_exit_2(tmp_path, capsys):
+    weights = tmp_path / "w.json"
+    weights.write_text(json.dumps({"t1": 1}))
+    assert _run("--jobs", _jobs_csv(tmp_path), "--tenant-weights", weights, "--output", tmp_path / "o") == 2
+    assert "tenant 't2' has no weight" in capsys.readouterr().err

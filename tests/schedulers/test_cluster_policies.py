@@ -1,0 +1,153 @@
+"""Every cluster policy on the shared engine: invariants on a random workload, small exact cases."""
+
+import numpy as np
+import pytest
+
+from schedulers.engine import Engine
+from schedulers.fairness_metrics import simulate_fairness
+from schedulers.jobs import JobSet
+from schedulers.policy import IDLE, PolicyError, get_policy, policy_names
+
+CLUSTER_POLICIES = ["astraea", "astraea-p", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "fifo", "srtf-oracle"]
+KW = dict(nodes=3, gpus_per_node=8, lease_s=300, interval_s=10, cold_start_s=30, check=True)
+
+
+def _workload(seed=3, n=60):
+    rng = np.random.default_rng(seed)
+    size = rng.integers(20, 3000, n).astype(float)
+    return JobSet.from_arrays(
+        np.sort(rng.integers(0, 5000, n)).astype(float), size,
+        predicted=size * np.exp(rng.normal(0, 0.8, n)),
+        gpus=rng.choice([1, 1, 2, 4, 8, 12], n), tenant=rng.choice(["a", "b", "c"], n),
+    )
+
+
+class Invariants:
+    """Checked on every stretch of constant allocation."""
+
+    def __init__(self, policy, work_conserving=False):
+        self.policy, self.work_conserving, self.checked = policy, work_conserving, 0
+
+    def on_interval(self, engine, t0, t1):
+        p = self.policy
+        used = [0] * len(p.capacities)
+        for j in p.holding:
+            placement = p.placement[j]
+            assert sum(k for _, k in placement) == p.gpus[j]  # gang: all GPUs, never part of them
+            for node, k in placement:
+                used[node] += k
+        assert all(u <= c for u, c in zip(used, p.capacities))  # no node over-committed
+        for j in range(engine.jobs.n):
+            if engine.group_of[j] != IDLE:
+                assert j in p.holding  # a job progresses (or cold-starts) only on its GPUs
+        if self.work_conserving and abs(t0 / p.interval_s - round(t0 / p.interval_s)) < 1e-9 and not p.arrivals:
+            for j in p.waiting:
+                assert p.cluster.find(p.gpus[j]) is None, f"GPU idle at {t0} while job {j} waits"
+        self.checked += 1
+
+
+@pytest.mark.parametrize("name", CLUSTER_POLICIES)
+def test_invariants_and_gpu_seconds(name):
+    jobs = _workload()
+    policy = get_policy(name, "cluster")(**KW)
+    inv = Invariants(policy, work_conserving=name == "astraea")
+    result = Engine(jobs, policy, machines=None, observers=[inv]).run()
+    assert inv.checked > 50
+    assert np.isfinite(result.completion_time).all()
+    held = np.asarray(policy.ltgf.job_att)
+    resumes = np.asarray(policy.resumes)
+    cold = np.asarray(policy.cold_spent)
+    # GPU-seconds = gpus × run time; run time = work + time spent cold-starting (≤ 30 s per resume)
+    assert held == pytest.approx(jobs.gpus * (jobs.size + cold))
+    assert (cold <= resumes * 30.0 + 1e-9).all()
+    if name in ("fifo", "yarn-cs"):
+        assert resumes.sum() == 0 and sum(policy.preempted) == 0
+
+
+def test_registry_is_kind_scoped():
+    assert set(CLUSTER_POLICIES) == set(policy_names("cluster"))
+    assert get_policy("fifo").kind == "single"  # the single-machine fifo keeps its name
+    assert get_policy("fifo", "cluster").kind == "cluster"
+    assert get_policy("astraea").kind == "cluster"
+    with pytest.raises(KeyError):
+        get_policy("astraea", "single")
+
+
+def test_predictive_policy_refused_without_predictions():
+    jobs = JobSet.from_arrays([0], [10.0])
+    with pytest.raises(PolicyError, match="predicted"):
+        simulate_fairness(jobs, get_policy("astraea-p", "cluster")())
+    with pytest.raises(PolicyError, match="needs 16 GPUs"):
+        simulate_fairness(JobSet.from_arrays([0], [10.0], gpus=[16]), get_policy("astraea", "cluster")(nodes=1))
+
+
+def test_fifo_blocks_head_of_line():
+    # one 8-GPU node: J1 (4 GPUs, 100 s) at 0, J2 (8 GPUs) at 1, J3 (1 GPU) at 2
+    jobs = JobSet.from_arrays([0, 1, 2], [100, 100, 100], gpus=[4, 8, 1])
+    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8))
+    assert run.jobs["start_time"].tolist() == [0, 100, 200]  # J3 waits behind J2
+    # ASTRAEA skips what cannot be placed: J3 starts at the 10 s tick beside J1, J2 when both end
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8))
+    assert run.jobs["start_time"].tolist() == [0, 110, 10]
+
+
+def test_cold_start_on_resume_renewal_is_free():
+    # one 1-GPU node, lease 100, cold start 20. Tenants a, b, one 300 s job each at 0.
+    jobs = JobSet.from_arrays([0, 0], [300, 300], tenant=["a", "b"])
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
+    # 0-100 a; 100-200 b (first start, no cold start); 200-300 a resumes: 20 s cold + 80 s work ...
+    t = run.jobs
+    assert t["start_time"].tolist() == [0, 100]
+    assert t["preemptions"].sum() >= 2
+    assert t["run_time"].tolist() == pytest.approx((300 + t["overhead_s"]).tolist())
+    assert run.metrics["overhead_pct"] == pytest.approx(100 * t["overhead_s"].mean() / t["jct"].mean())
+
+
+def test_astraea_p_helps_with_good_predictions_and_hurts_with_bad_ones():
+    # one GPU, one tenant, lease 100: L (1000 s) submitted just before S (50 s)
+    def run(name, p_hat):
+        jobs = JobSet.from_arrays([0, 0], [1000, 50], predicted=p_hat, job_id=["L", "S"])
+        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0))
+
+    plain = run("astraea", [1000, 50])
+    good = run("astraea-p", [1000, 50])
+    # astraea: L 0-100, S (new-job bonus) 100-150, L 150-1050: JCTs 1050, 150
+    assert plain.jobs["completion_time"].tolist() == [1050, 150]
+    # astraea-p: S first (shorter p̂): S 0-50, L 50-1050
+    assert good.jobs["completion_time"].tolist() == [1050, 50]
+    assert good.metrics["avg_jct"] < plain.metrics["avg_jct"]
+    # bad p̂ (S predicted long): with S submitted first, plain astraea runs S first, astraea-p does not
+    def run_s_first(name, p_hat):
+        jobs = JobSet.from_arrays([0, 0], [50, 1000], predicted=p_hat, job_id=["S", "T"])
+        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0))
+
+    plain = run_s_first("astraea", [5000, 40])
+    bad = run_s_first("astraea-p", [5000, 40])
+    assert plain.jobs["completion_time"].tolist() == [50, 1050]
+    assert bad.jobs["completion_time"].tolist() == [150, 1050]  # T 0-100, S 100-150, T 150-1050
+    assert bad.metrics["avg_jct"] > plain.metrics["avg_jct"]
+
+
+def test_eq16_lets_a_bursting_tenant_catch_up_eq8_does_not():
+    # 8 GPUs, quotas 4 + 4; x has eight 1-GPU jobs from 0, y eight 1-GPU jobs from 1000; 4000 s each
+    sub = [0.0] * 8 + [1000.0] * 8
+    jobs = JobSet.from_arrays(sub, [4000.0] * 16, tenant=["x"] * 8 + ["y"] * 8)
+
+    def y_gpu_s(mode):
+        run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, lease_s=100,
+                                                                       cold_start_s=0, fair_share=mode, fair_window_s=100))
+        win = run.tenant_intervals
+        y = win[win.tenant == "y"].set_index("window")["attained_gpu_s"]
+        return y[10], y[11], y.loc[10:19].sum()
+
+    # round at 1000, eq16: ρ_x = 8000/(4·1000) = 2, ρ_y = 0/4000 = 0; each y pick pre-charges 100, and
+    # even 8 picks leave ρ_y = 800/4000 = 0.2 < 2: y takes all 8 GPUs, and keeps them for the whole
+    # [1000, 2000) window (ρ_y = a_y/(4t) stays below ρ_x = 8000/(4t) until a_y = 8000).
+    assert y_gpu_s("eq16") == pytest.approx((800.0, 800.0, 8000.0))
+    # eq8: y's fair share is 0 at 1000 (no past demand), so one pre-charged pick makes ρ_y infinite and
+    # x takes the other 7 GPUs (ρ_x = 8700/4000 < ∞): y runs 1 GPU on [1000, 1100). At 1100:
+    # ρ_y = 100/400 = 0.25, ρ_x = 8700/4400 = 1.977; y picks while (100 + 100k)/400 <= 1.977, i.e. 7
+    # jobs, then x (tie-free) takes the last GPU: y runs 7 GPUs on [1100, 1200).
+    eq8 = y_gpu_s("eq8")
+    assert eq8[:2] == pytest.approx((100.0, 700.0))
+    assert eq8[2] < 0.7 * 8000.0  # no pay-back of the lent quota

@@ -1,0 +1,66 @@
+"""Metrics of SPEC §7 on hand-computed cases."""
+
+import math
+
+import pytest
+
+from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.jobs import JobSet
+from schedulers.policy import get_policy
+
+
+def _fifo(jobs, **kw):
+    return simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, **kw))
+
+
+def test_one_tenant_two_gangs():
+    # two 8-GPU, 100 s jobs at 0 on one 8-GPU node: J1 0-100, J2 100-200
+    run = _fifo(JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8]))
+    m = run.metrics
+    assert set(METRICS) <= set(m) and set(JOB_COLUMNS) <= set(run.jobs.columns)
+    assert m["avg_jct"] == 150.0
+    assert m["avg_slowdown"] == 1.5
+    assert m["p99_slowdown"] == pytest.approx(1.99)  # linear interpolation between 1 and 2
+    assert m["makespan"] == 200.0
+    assert m["utilisation"] == 1.0
+    assert m["preemptions"] == 0 and m["overhead_pct"] == 0.0 and m["completed"] == 2
+    # ρ: both active on [0,100): share min(8, 8/2) = 4 each. J1: 800/400 = 2.
+    # J2: fair 400 + 8·100 = 1200, attained 800 -> 2/3 < 0.95
+    assert run.jobs["rho"].tolist() == pytest.approx([2.0, 2 / 3])
+    assert m["sharing_loss_jobs"] == 0.5
+    assert run.jobs["gpu_seconds"].tolist() == [800.0, 800.0]
+    assert run.jobs["run_time"].tolist() == [100.0, 100.0]
+
+
+def test_tenant_loss_intervals():
+    # same jobs, tenants X (J1) and Y (J2), quota 4 each, windows of 100 s
+    run = _fifo(JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8], tenant=["X", "Y"]), fair_window_s=100)
+    # ρ_job: J1 800 / (min(8, 4)·100) = 2; J2 800 / (4·200) = 1 -> no sharing loss
+    assert run.jobs["rho"].tolist() == pytest.approx([2.0, 1.0])
+    assert run.metrics["sharing_loss_jobs"] == 0.0
+    w = run.tenant_intervals.set_index(["tenant", "window"])
+    # X: window 0 800/400 = 2; window 1 no demand (not counted). Y: window 0 0/400 = 0 (loss); window 1 2
+    assert w.loc[("X", 0), "rho"] == 2.0 and math.isnan(w.loc[("X", 1), "rho"])
+    assert w.loc[("Y", 0), "rho"] == 0.0 and w.loc[("Y", 1), "rho"] == 2.0
+    assert run.metrics["tenant_loss_intervals"] == pytest.approx(1 / 3)
+
+
+def test_overhead_is_cold_start_over_average_jct():
+    # one GPU, two tenants, one 300 s job each, lease 100, cold start 20 (ASTRAEA alternates them)
+    jobs = JobSet.from_arrays([0, 0], [300, 300], tenant=["a", "b"])
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
+    t = run.jobs
+    # a: 0-100; b: 100-200 (first start: no cold start); then every resume pays 20 s
+    assert t["overhead_s"].sum() == pytest.approx(20.0 * (run.metrics["preemptions"] - 0))
+    assert (t["completion_time"].max()) == pytest.approx(600 + t["overhead_s"].sum())  # one GPU, always busy
+    assert run.metrics["utilisation"] == pytest.approx(1.0)
+    assert run.metrics["overhead_pct"] == pytest.approx(100 * t["overhead_s"].mean() / t["jct"].mean())
+
+
+@pytest.mark.parametrize("rho_from, rho", [("tick", 1.0), ("submit", 100 / 105)])
+def test_job_rho_counts_from_the_tick_or_the_submit(rho_from, rho):
+    # a 1-GPU, 100 s job submitted at 5 on an idle 8-GPU node is seen (and started) at the 10 s tick
+    jobs = JobSet.from_arrays([0, 5], [1, 100], job_id=["a", "b"])
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, rho_from=rho_from))
+    b = run.jobs.set_index("job_id").loc["b"]
+    assert b["start_time"] == 10 and b["completion_time"] == 110 and b["rho"] == pytest.approx(rho)
