@@ -5,7 +5,8 @@ fingerprint, package version and git commit; metrics = every numeric field of ev
 named `<policy>.<metric>` (`<policy>/<predictor>.<metric>` when a predictor is set,
 `<policy>.m<machines>.<metric>` for makespan rows, `<method>.<metric>` for prediction rows);
 artifacts = the output folder. Store: $MLFLOW_TRACKING_URI if set, else SQLite at
-`<parent of the output folder>/mlflow.db` (so `results/mlflow.db` by default).
+`<parent of the output folder>/mlflow.db` (so `results/mlflow.db` by default), artifacts in
+`<parent>/mlartifacts`.
 May import mlflow and the standard library; mlflow is imported lazily (it is slow to import).
 """
 
@@ -94,7 +95,13 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
     doc = json.loads((out_dir / "results.json").read_text())
     mlflow = import_mlflow()
     mlflow.set_tracking_uri(tracking_uri_for(out_dir.parent))
-    mlflow.set_experiment(experiment_name(doc["task"], doc.get("objective")))
+    name = experiment_name(doc["task"], doc.get("objective"))
+    if mlflow.get_experiment_by_name(name) is None:
+        # with the default local store, artifacts sit beside mlflow.db, not in ./mlruns of the cwd
+        local = not os.environ.get("MLFLOW_TRACKING_URI")
+        where = (out_dir.parent.resolve() / "mlartifacts").as_uri() if local else None
+        mlflow.create_experiment(name, artifact_location=where)
+    mlflow.set_experiment(name)
     with mlflow.start_run(run_name=run_name or out_dir.name) as run:
         mlflow.log_params(params_of(options, doc))
         metrics = metrics_of(doc)

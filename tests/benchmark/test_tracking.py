@@ -26,12 +26,16 @@ def test_metric_names():
 
 def test_runs_are_logged_and_compared(tmp_path, jobs_csv, monkeypatch, capsys):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     results = tmp_path / "results"
     for name, noise in (("first", "0"), ("second", "1")):
         code = main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs_csv),
                      "--noise", noise, "--output", str(results / name), "--quiet"])
         assert code == 0
     assert (results / "mlflow.db").exists()
+    assert (results / "mlartifacts").is_dir() and not any(cwd.iterdir())  # no ./mlruns left behind
     capsys.readouterr()
     csv = tmp_path / "compare.csv"
     assert main(["compare", "--results", str(results), "--experiment", "atlas-scheduling-total_completion", "--csv", str(csv)]) == 0

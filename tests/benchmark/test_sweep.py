@@ -1,0 +1,207 @@
+"""`benchmark sweep`: config validation, the cross product, local vs Dask tables, failed cells, MLflow.
+
+The jobs are the 4-job hand case of test_cli_scheduling (SRPT ΣC = 15, FIFO ΣC = 20), so every
+cell's values are known exactly; seeds only change the noise draw Z.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+from benchmark.sweeps import cells, load_config
+
+JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
+
+TINY = """\
+task: scheduling
+jobs: jobs.csv
+objectives: [total_completion]
+policies: [fifo, sjf, srpt, spjf, rr]
+noise: [0, 1]
+seeds: [0, 1]
+mlflow: false
+"""
+
+
+def _write(folder, text, name="sweep.yaml"):
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny sweep (4 cells × 5 policies) run once with the local executor."""
+    folder = tmp_path_factory.mktemp("tiny")
+    pd.DataFrame(JOBS).to_csv(folder / "jobs.csv", index=False)
+    config = _write(folder, TINY)
+    out = folder / "local"
+    assert main(["sweep", str(config), "--executor", "local", "--workers", "2", "--output", str(out), "--quiet"]) == 0
+    return config, out, pd.read_parquet(out / "sweep.parquet")
+
+
+# ----- config ---------------------------------------------------------------------------------
+BAD = [
+    ("unknown key", "task: scheduling\npolices: [fifo]\n", "polices"),
+    ("missing task", "objectives: [makespan]\n", "task"),
+    ("unknown task", "task: juggling\n", "task"),
+    ("jobs and data", "task: scheduling\njobs: a.csv\ndata: ds\n", "jobs"),
+    ("empty list", "task: scheduling\nseeds: []\n", "seeds"),
+    ("wrong type", "task: scheduling\nnoise: [0, fast]\n", "noise"),
+    ("bool is no int", "task: scheduling\nn: [true]\n", "n"),
+    ("negative noise", "task: scheduling\nnoise: [-1]\n", "noise"),
+    ("duplicate seed", "task: scheduling\nseeds: [1, 1]\n", "seeds"),
+    ("unknown objective", "task: scheduling\nobjectives: [latency]\n", "objectives"),
+    ("mixed policy lists", "task: scheduling\npolicies: [fifo, [srpt]]\n", "policies"),
+    ("no objectives", "task: scheduling\npolicies: [fifo]\n", "objectives"),
+    ("option run rejects", "task: scheduling\nobjectives: makespan\noptions: {bogus-flag: 3}\n", "options"),
+    ("managed option", "task: scheduling\noptions: {seed: 3}\n", "options"),
+    ("mlflow not bool", "task: scheduling\nmlflow: maybe\n", "mlflow"),
+    ("not a mapping", "- task\n- scheduling\n", "mapping"),
+    ("bad yaml", "task: [scheduling\n", "YAML"),
+]
+
+
+@pytest.mark.parametrize("label,text,word", BAD, ids=[b[0] for b in BAD])
+def test_bad_config_exits_2_with_one_line(tmp_path, capsys, label, text, word):
+    config = _write(tmp_path, text, name="bad.yaml")
+    out = tmp_path / "never"
+    assert main(["sweep", str(config), "--output", str(out), "--no-mlflow"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:"), err
+    assert "bad.yaml" in err[0] and word in err[0] and "Traceback" not in err[0]
+    assert not out.exists()
+
+
+def test_missing_config_and_bad_options_exit_2(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "nope.yaml"), "--output", str(tmp_path / "o")]) == 2
+    config = _write(tmp_path, "task: scheduling\n")
+    assert main(["sweep", str(config), "--address", "tcp://127.0.0.1:1", "--output", str(tmp_path / "o")]) == 2
+    assert main(["sweep", str(config), "--workers", "0", "--output", str(tmp_path / "o")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and "nope.yaml" in lines[0] and "--executor dask" in lines[1] and "--workers" in lines[2]
+    assert not (tmp_path / "o").exists()
+
+
+# ----- the cross product ----------------------------------------------------------------------
+def test_cross_product_size_and_argv(tmp_path):
+    config = load_config(_write(tmp_path, """\
+task: scheduling
+jobs: [traces/a.csv, /abs/b.parquet]
+objectives: [total_completion, makespan]
+policies: [[fifo, srpt], ["spjf,sprpt"]]
+noise: [0, 0.5, 2]
+seeds: [0, 1]
+n: 100
+machines: [5, [10, 20]]
+options: {prr-lambda: 0.5}
+mlflow: false
+"""))
+    assert config.mlflow is False and config.policies == ("fifo,srpt", "spjf,sprpt")
+    grid = cells(config)
+    assert len(grid) == 2 * 2 * 2 * 3 * 2 * 1 * 2  # datasets × objectives × policy lists × σ × seeds × n × machines
+    assert len({c.id for c in grid}) == len(grid) and [c.index for c in grid] == list(range(len(grid)))
+    first = grid[0]
+    assert first.argv == ("run", "--task", "scheduling", "--jobs", str(tmp_path / "traces" / "a.csv"),
+                          "--objective", "total_completion", "--policies", "fifo,srpt", "--noise", "0.0",
+                          "--seed", "0", "--n", "100", "--machines", "5", "--prr-lambda", "0.5")
+    assert first.id == "0000-a-total_completion-p0-noise0-seed0-m5"
+    assert grid[1].machines == "10,20" and "10,20" in grid[1].argv
+    assert {c.dataset for c in grid} == {"traces/a.csv", "/abs/b.parquet"}
+    assert sorted({c.noise for c in grid}) == [0.0, 0.5, 2.0]
+    # predictors and noise are one axis (the source of p̂), not crossed with each other
+    both = load_config(_write(tmp_path, "task: scheduling\nobjectives: max_stretch\npredictors: [lgbm-meta, oracle]\nnoise: [0, 1]\n", "b.yaml"))
+    sources = [(c.predictor, c.noise) for c in cells(both)]
+    assert sources == [("lgbm-meta", None), ("oracle", None), (None, 0.0), (None, 1.0)]
+    # no sweep keys at all: one cell, the task's defaults
+    (only,) = cells(load_config(_write(tmp_path, "task: scheduling\nobjectives: makespan\n", "c.yaml")))
+    assert only.argv == ("run", "--task", "scheduling", "--objective", "makespan") and only.id == "0000"
+
+
+# ----- running: local and Dask ----------------------------------------------------------------
+def test_local_sweep_values(tiny):
+    config, out, table = tiny
+    assert len(table) == 4 * 5 and table["cell"].nunique() == 4
+    assert list(table.columns[:15]) == ["cell", "task", "objective", "dataset", "policies", "policy", "predictor",
+                                        "noise", "seed", "n", "machines", "nodes", "value", "reference", "ratio"]
+    assert (table["task"] == "scheduling").all() and (table["objective"] == "total_completion").all()
+    assert (table["dataset"] == "jobs.csv").all() and (table["policies"] == "fifo,sjf,srpt,spjf,rr").all()
+    # cell order = config order (noise outer, seeds inner), then the run's policy order
+    assert table.groupby("cell", sort=False)[["noise", "seed"]].first().values.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert table["policy"].tolist()[:5] == ["fifo", "sjf", "srpt", "spjf", "rr"]
+    assert str(table["seed"].dtype) == "Int64" and table["n"].isna().all() and table["nodes"].isna().all()
+    np.testing.assert_allclose(table["ratio"], table["value"] / table["reference"], rtol=1e-12)
+    by = {(r.policy, r.noise, r.seed): r for r in table.itertuples()}
+    for noise in (0.0, 1.0):
+        for seed in (0, 1):
+            assert by[("srpt", noise, seed)].value == 15 and by[("srpt", noise, seed)].ratio == 1
+            assert by[("fifo", noise, seed)].value == 20 and by[("fifo", noise, seed)].ratio == pytest.approx(20 / 15)
+            assert by[("spjf", noise, seed)].predictor == f"noise:{noise:g}"
+            assert pd.isna(by[("srpt", noise, seed)].predictor)
+    # σ = 0 gives p̂ = p, so SPJF is SJF
+    assert by[("spjf", 0.0, 0)].value == by[("sjf", 0.0, 0)].value
+    # a sweep row is exactly the row of the same standalone `benchmark run`
+    cell_doc = json.loads((out / "cells" / "0003-noise1-seed1" / "results.json").read_text())
+    spjf = next(r for r in cell_doc["rows"] if r["policy"] == "spjf")
+    assert by[("spjf", 1.0, 1)].value == spjf["value"] and by[("spjf", 1.0, 1)].ratio == spjf["ratio"]
+    for png in ("sweep_ratios.png", "sweep_robustness.png"):
+        assert (out / png).stat().st_size > 1000
+    assert not (out / "failures.json").exists() and not (out / "cells" / "mlflow.db").exists()  # mlflow: false
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["n_failed"] == 0 and [c["ok"] for c in manifest["cells"]] == [True] * 4
+
+
+def test_dask_local_cluster_gives_the_same_table(tiny):
+    pytest.importorskip("distributed")
+    config, local_out, local = tiny
+    out = local_out.parent / "dask"
+    assert main(["sweep", str(config), "--executor", "dask", "--workers", "2", "--output", str(out), "--quiet"]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "sweep.parquet"), local)
+
+
+def test_dask_existing_cluster_gives_the_same_table_and_stays_up(tiny):
+    distributed = pytest.importorskip("distributed")
+    config, local_out, local = tiny
+    out = local_out.parent / "dask-address"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        code = main(["sweep", str(config), "--executor", "dask", "--address", cluster.scheduler_address,
+                     "--output", str(out), "--quiet"])
+        assert code == 0
+        assert len(cluster.scheduler.workers) == 2  # the sweep closed its client, not the user's cluster
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "sweep.parquet"), local)
+
+
+# ----- failures and MLflow --------------------------------------------------------------------
+def test_failed_cells_are_reported_and_the_rest_complete(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)  # MLflow's default artifact root is ./mlruns
+    pd.DataFrame(JOBS).to_csv(tmp_path / "jobs.csv", index=False)
+    config = _write(tmp_path, """\
+task: scheduling
+jobs: [jobs.csv, missing.csv]
+objectives: total_completion
+policies: [[fifo, srpt], [spjf]]   # spjf needs p̂: no noise and no predicted_duration column
+""")
+    out = tmp_path / "out"
+    assert main(["sweep", str(config), "--workers", "2", "--output", str(out)]) == 1
+    captured = capsys.readouterr()
+    failures = json.loads((out / "failures.json").read_text())
+    assert [f["cell"] for f in failures] == ["0001-jobs-p1", "0002-missing-p0", "0003-missing-p1"]
+    assert "needs predicted durations" in failures[0]["error"] and "jobs.csv" in failures[0]["error"]
+    assert "missing.csv" in failures[1]["error"] and failures[1]["argv"][:2] == ["benchmark", "run"]
+    err = captured.err.strip().splitlines()
+    assert "3 of 4 cells failed" in err[-4] and [line.split(":")[0].strip() for line in err[-3:]] == [
+        "0001-jobs-p1", "0002-missing-p0", "0003-missing-p1"]
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert table["policy"].tolist() == ["fifo", "srpt"] and table["value"].tolist() == [20, 15]
+    assert "sweep: 1/4 cells" in captured.out
+    # only the finished cell was logged, by the parent, into OUT/cells/mlflow.db
+    import mlflow
+
+    mlflow.set_tracking_uri(f"sqlite:///{out / 'cells' / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["atlas-scheduling-total_completion"])
+    assert runs["params.sweep_cell"].tolist() == ["0000-jobs-p0"]
+    assert runs["metrics.srpt.ratio"].tolist() == [1.0] and runs["metrics.fifo.value"].tolist() == [20.0]
