@@ -94,11 +94,11 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
     out_dir = Path(out_dir)
     doc = json.loads((out_dir / "results.json").read_text())
     mlflow = import_mlflow()
-    mlflow.set_tracking_uri(tracking_uri_for(out_dir.parent))
+    local = not os.environ.get("MLFLOW_TRACKING_URI")
+    use_store(mlflow, tracking_uri_for(out_dir.parent))
     name = experiment_name(doc["task"], doc.get("objective"))
     if mlflow.get_experiment_by_name(name) is None:
         # with the default local store, artifacts sit beside mlflow.db, not in ./mlruns of the cwd
-        local = not os.environ.get("MLFLOW_TRACKING_URI")
         where = (out_dir.parent.resolve() / "mlartifacts").as_uri() if local else None
         mlflow.create_experiment(name, artifact_location=where)
     mlflow.set_experiment(name)
@@ -110,6 +110,20 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
         mlflow.set_tags({"task": doc["task"], "objective": str(doc.get("objective")), "output": str(out_dir.resolve())})
         mlflow.log_artifacts(str(out_dir))
         return run.info.run_id
+
+
+def use_store(mlflow, uri: str) -> None:
+    """Point mlflow at `uri` without leaving it in os.environ.
+
+    mlflow.set_tracking_uri also exports MLFLOW_TRACKING_URI, which would pin every later run in
+    this process (tests, sweeps, the demo) to the first store and hide the user's own setting.
+    """
+    previous = os.environ.get("MLFLOW_TRACKING_URI")
+    mlflow.set_tracking_uri(uri)
+    if previous is None:
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
+    else:
+        os.environ["MLFLOW_TRACKING_URI"] = previous
 
 
 def import_mlflow():

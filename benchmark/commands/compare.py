@@ -21,11 +21,11 @@ def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
     """DataFrame with one row per run: run id, experiment, start time, run name, chosen metrics."""
     import pandas as pd
 
-    from benchmark.tracking import import_mlflow, tracking_uri_for
+    from benchmark.tracking import import_mlflow, tracking_uri_for, use_store
 
     mlflow = import_mlflow()
 
-    mlflow.set_tracking_uri(tracking_uri_for(results))
+    use_store(mlflow, tracking_uri_for(results))
     client = mlflow.MlflowClient()
     experiments = [e for e in client.search_experiments() if e.name.startswith("atlas-")]
     if experiment:

@@ -69,3 +69,16 @@ def test_compare_unknown_experiment_exits_2(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     assert main(["compare", "--results", str(tmp_path), "--experiment", "atlas-nothing"]) == 2
     assert "atlas-nothing" in capsys.readouterr().err
+
+
+def test_each_results_folder_keeps_its_own_store(tmp_path, jobs_csv, monkeypatch):
+    import os
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    for folder in ("one", "two"):
+        assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs_csv),
+                     "--policies", "fifo", "--output", str(tmp_path / folder / "run"), "--quiet"]) == 0
+        assert (tmp_path / folder / "mlflow.db").exists()
+        assert "MLFLOW_TRACKING_URI" not in os.environ  # mlflow must not pin later runs to this store
+    assert not (tmp_path / "mlruns").exists()

@@ -1,0 +1,125 @@
+"""`benchmark submit` and `benchmark leaderboard` (SPEC §10).
+
+    benchmark submit DIR --track prediction|scheduling [--data DS] [--entries-dir D] [--quiet]
+    benchmark submit --template DIR [--method constant] [--track T] [--data DS]
+    benchmark leaderboard [--track T] [--format md|html] [--output FILE] [--entries-dir D]
+    benchmark leaderboard --rebuild-builtin [--data DS] [--methods a,b] [--entries-dir D]
+
+`submit` validates the folder against the dataset (default: the embedded default dataset), scores
+it and stores one JSON entry under the entries dir (default: leaderboards/entries/ in the
+package); any problem exits 2 with one line and writes nothing. `--template` writes an example
+submission folder from a built-in method's predictions. `leaderboard` renders the ranking(s).
+There is no --seed: every entry is scored with seed 0 (scheduling windows, built-in predictors),
+so all entries on a dataset are comparable.
+May import leaderboards, predictors.api (method names), atlas_data.errors and benchmark.progress.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from atlas_data.errors import InputError
+from leaderboards.schema import TRACKS
+
+
+def register(subparsers) -> None:
+    sub = subparsers.add_parser("submit", help="validate, score and store a leaderboard submission")
+    sub.add_argument("dir", nargs="?", help="submission folder: submission.yaml + predictions.parquet")
+    sub.add_argument("--track", choices=TRACKS, help="leaderboard track (must match submission.yaml)")
+    sub.add_argument("--data", help="ATLAS dataset folder (default: the embedded default dataset)")
+    sub.add_argument("--entries-dir", help="where entries are stored (default: the package's leaderboards/entries)")
+    sub.add_argument("--template", metavar="DIR", help="write an example submission folder to DIR instead")
+    sub.add_argument("--method", default="constant", help="built-in method whose predictions --template uses (default constant)")
+    sub.add_argument("--quiet", action="store_true", help="print nothing on success")
+    sub.set_defaults(handler=_submit)
+
+    board = subparsers.add_parser("leaderboard", help="render the leaderboard ranking(s)")
+    board.add_argument("--track", choices=TRACKS, help="one track (default: both)")
+    board.add_argument("--format", choices=("md", "html"), default="md", help="output format (default md)")
+    board.add_argument("--output", help="write to this file instead of stdout")
+    board.add_argument("--entries-dir", help="entries folder (default: the package's leaderboards/entries)")
+    board.add_argument("--rebuild-builtin", action="store_true",
+                       help="score the built-in prediction methods for both tracks and write their entries first")
+    board.add_argument("--data", help="dataset for --rebuild-builtin (default: the embedded default dataset)")
+    board.add_argument("--methods", help="methods for --rebuild-builtin, comma-separated (default: all)")
+    board.add_argument("--quiet", action="store_true", help="no progress lines")
+    board.set_defaults(handler=_leaderboard)
+
+
+def _submit(args) -> int:
+    from benchmark.progress import say
+    from leaderboards.pipeline import submit, write_template
+
+    if args.template:
+        if args.dir:
+            raise InputError("give a submission folder DIR or --template DIR, not both", where="--template")
+        out = write_template(args.template, args.data, method=args.method, track=args.track or "prediction",
+                             quiet=args.quiet)
+        say(f"wrote an example submission to {out} (edit submission.yaml, replace predictions.parquet, then "
+            f"`benchmark submit {out} --track {args.track or 'prediction'}`)", args.quiet)
+        return 0
+    if not args.dir:
+        raise InputError("missing the submission folder DIR (or use --template DIR to get an example)", where="submit")
+    if not args.track:
+        raise InputError("--track is required (prediction or scheduling)", where="--track")
+    entry, path, replaced = submit(args.dir, args.track, args.data, args.entries_dir, quiet=args.quiet)
+    if not args.quiet:
+        p = entry["prediction"]
+        line = (f"{entry['name']} ({entry['track']}): cov25 {_pct(p.get('cov25'))}, cov50 {_pct(p.get('cov50'))}, "
+                f"rmsle {_fmt(p.get('rmsle'))}, spearman {_fmt(p.get('spearman'))}")
+        if entry["track"] == "scheduling":
+            line += f"; scheduling score {_fmt(entry['score'], 4)} (geometric mean of ratios, lower is better)"
+        print(line)
+        print(f"{'replaced' if replaced else 'wrote'} entry {path}")
+    return 0
+
+
+def _leaderboard(args) -> int:
+    from benchmark.progress import say
+    from leaderboards.render import render
+    from leaderboards.store import default_entries_dir, load_entries
+
+    entries_dir = Path(args.entries_dir) if args.entries_dir else default_entries_dir()
+    if args.rebuild_builtin:
+        from leaderboards.builtin import rebuild_builtin
+
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+        if methods:
+            from predictors.api import method_names
+
+            unknown = [m for m in methods if m not in method_names()]
+            if unknown:
+                raise InputError(f"unknown method '{unknown[0]}' (choose from {', '.join(method_names())})", where="--methods")
+        paths = rebuild_builtin(args.data, entries_dir, methods=methods, quiet=args.quiet,
+                                note=lambda m: say(m, args.quiet))
+        say(f"wrote {len(paths)} built-in entries under {entries_dir}", args.quiet)
+    elif args.data or args.methods:
+        raise InputError("--data and --methods apply only with --rebuild-builtin", where="--data" if args.data else "--methods")
+    tracks = [args.track] if args.track else list(TRACKS)
+    text = render({t: load_entries(entries_dir, t) for t in tracks}, args.format)
+    if args.output:
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        say(f"wrote {out}", args.quiet)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _fmt(v, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"

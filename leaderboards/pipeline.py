@@ -1,0 +1,138 @@
+"""Submission end to end: dataset -> validate -> score -> entry -> store, and the starter template.
+
+`submit(sub_dir, track, ds_dir, entries_dir)` is what `benchmark submit DIR` runs. Nothing is
+written unless validation and scoring both succeed; the entry is then written atomically
+(leaderboards.store). `write_template(out_dir, ds_dir, method)` writes a valid example submission
+folder (submission.yaml + predictions.parquet of a built-in method) to start from.
+
+May import yaml, pandas, atlas_data, predictors.api, benchmark.tracking and leaderboards.*.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from atlas_data.errors import InputError
+from leaderboards import score as scoring
+from leaderboards.schema import PREDICTIONS_FILE, SUBMISSION_FILE, TRACKS, Submission
+from leaderboards.store import build_entry, default_entries_dir, sha256_file, sha256_predictions, write_entry
+from leaderboards.validate import validate_submission
+
+
+@dataclass(frozen=True)
+class Dataset:
+    path: Path
+    card: dict
+    test: pd.DataFrame
+    default: bool
+
+    @property
+    def info(self) -> dict:
+        return {
+            "fingerprint": self.card.get("fingerprint"),
+            "source": self.card.get("source"),
+            "n_test": int(len(self.test)),
+            "default": self.default,
+        }
+
+
+def resolve_dataset(ds_dir: Path | str | None, quiet: bool = True) -> Path:
+    if ds_dir is not None:
+        return Path(ds_dir)
+    from atlas_data.build import ensure_default_dataset
+
+    return Path(ensure_default_dataset(quiet=quiet))
+
+
+def load_test(ds_dir: Path | str | None, quiet: bool = True) -> Dataset:
+    """The dataset (default: the embedded default dataset) and its test split."""
+    from atlas_data.build import default_dataset_dir, load_dataset
+
+    path = resolve_dataset(ds_dir, quiet)
+    frame, card = load_dataset(path)
+    test = scoring.test_split(frame)
+    if test.empty:
+        raise InputError("the dataset has no test split rows", path=str(path))
+    is_default = path.resolve() == default_dataset_dir().resolve()
+    return Dataset(path, card, test, is_default)
+
+
+def score_entry(submission: Submission, preds: pd.DataFrame, dataset: Dataset, *, seed: int = 0,
+                file_sha256: str | None = None, builtin: bool = False, reference: bool = False,
+                scheduling: dict | None = None) -> dict:
+    """Score validated predictions for the submission's track and build the entry document."""
+    prediction = scoring.score_prediction(preds, dataset.test)
+    if submission.track == "scheduling" and scheduling is None:
+        scheduling = scoring.score_scheduling(preds, dataset.test, seed=seed)
+    return build_entry(
+        submission, dataset=dataset.info, prediction=prediction, scheduling=scheduling,
+        predictions_sha256=sha256_predictions(preds), predictions_file_sha256=file_sha256, seed=seed,
+        builtin=builtin, reference=reference,
+    )
+
+
+def submit(sub_dir: Path | str, track: str, ds_dir: Path | str | None = None, entries_dir: Path | str | None = None,
+           *, seed: int = 0, quiet: bool = True) -> tuple[dict, Path, bool]:
+    """Validate, score and store one submission folder; return (entry, path, replaced)."""
+    if track not in TRACKS:
+        raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
+    dataset = load_test(ds_dir, quiet)
+    submission, preds = validate_submission(sub_dir, dataset.card, dataset.test["job_id"], track=track,
+                                            ds_label=str(dataset.path))
+    entry = score_entry(submission, preds, dataset, seed=seed, file_sha256=sha256_file(Path(sub_dir) / PREDICTIONS_FILE))
+    path, replaced = write_entry(entry, entries_dir if entries_dir is not None else default_entries_dir())
+    return entry, path, replaced
+
+
+def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, method: str = "constant",
+                   track: str = "prediction", seed: int = 0, quiet: bool = True) -> Path:
+    """An example submission folder with a built-in method's test predictions."""
+    import yaml
+
+    from predictors.api import method_names, predict_test
+
+    if method not in method_names():
+        raise InputError(f"unknown method '{method}' (choose from {', '.join(method_names())})", where="--method")
+    if track not in TRACKS:
+        raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
+    out_dir = Path(out_dir)
+    existing = [p.name for p in (out_dir / SUBMISSION_FILE, out_dir / PREDICTIONS_FILE) if p.exists()]
+    if existing:
+        raise InputError(f"{', '.join(existing)} already exist(s); choose an empty folder", path=str(out_dir))
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("exists and is not a folder", path=str(out_dir))
+    dataset = load_test(ds_dir, quiet)
+    preds = predict_test(dataset.path, method, seed=seed, quiet=quiet)
+    cols = [c for c in ("job_id", "p_hat", "lo", "hi") if c in preds.columns]
+    preds = preds[cols].assign(job_id=preds["job_id"].astype(str))
+    meta = {
+        "name": f"my-{method}",
+        "authors": ["Your Name"],
+        "description": f"Starter submission: the built-in '{method}' predictor. Replace predictions.parquet with yours.",
+        "url": "",
+        "track": track,
+        "dataset_fingerprint": dataset.card["fingerprint"],
+    }
+    header = ("# ATLAS-Bench leaderboard submission (SPEC §10). Keys: name, authors, description, url, track,\n"
+              "# dataset_fingerprint (= 'fingerprint' in the dataset's dataset.json). predictions.parquet: job_id, p_hat\n"
+              "# (seconds, > 0), optional lo, hi; exactly one row per test job. Then: benchmark submit DIR --track T\n")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out_dir / PREDICTIONS_FILE, lambda p: preds.to_parquet(p, index=False))
+    _atomic_write(out_dir / SUBMISSION_FILE, lambda p: p.write_text(header + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)))
+    return out_dir
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,134 @@
+"""Leaderboard entries on disk: one JSON file per (track, submission name, dataset).
+
+Layout: `<entries dir>/<track>/<slug>.json`, slug = slugified name + '-' + the first 8 hex digits
+of the dataset fingerprint, so the same name on another dataset is another entry and a
+resubmission under the same name on the same dataset replaces the old one. The default entries
+dir is `leaderboards/entries/` inside the package (shipped as package data, committed with the
+built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename): a
+reader never sees half an entry, and a failure before the rename leaves nothing behind.
+
+`build_entry(...)` assembles the document (schema in leaderboards.schema.ENTRY_KEYS) with its
+provenance: `predictions_sha256` = sha256 of a canonical CSV of the predictions (sorted by
+job_id, 17 significant digits — the same for the same numbers whatever the parquet encoding, and
+defined for built-in methods, which have no file), `predictions_file_sha256` = sha256 of the
+submitted predictions.parquet (what `sha256sum` prints; null for built-ins), package version,
+UTC time, seed.
+
+May import the standard library, pandas, atlas_data.errors, benchmark.results / tracking and leaderboards.*.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from atlas_data.errors import InputError
+from leaderboards.schema import ENTRY_KEYS, ENTRY_SCHEMA, TRACKS, Submission, slugify
+
+
+def default_entries_dir() -> Path:
+    return Path(__file__).resolve().parent / "entries"
+
+
+def sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_predictions(preds: pd.DataFrame) -> str:
+    """sha256 of a canonical CSV of the predictions (sorted by job_id, 17 significant digits)."""
+    cols = [c for c in ("job_id", "p_hat", "lo", "hi") if c in preds.columns]
+    frame = preds[cols].assign(job_id=preds["job_id"].astype(str)).sort_values("job_id", kind="mergesort")
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False, float_format="%.17g", lineterminator="\n")
+    return hashlib.sha256(buf.getvalue().encode()).hexdigest()
+
+
+def entry_slug(name: str, fingerprint: str) -> str:
+    return f"{slugify(name)}-{fingerprint[:8]}"
+
+
+def entry_path(entries_dir: Path | str, track: str, slug: str) -> Path:
+    return Path(entries_dir) / track / f"{slug}.json"
+
+
+def build_entry(submission: Submission, *, dataset: dict, prediction: dict, scheduling: dict | None,
+                predictions_sha256: str, seed: int, predictions_file_sha256: str | None = None, builtin: bool = False, reference: bool = False,
+                now: _dt.datetime | None = None) -> dict:
+    from benchmark.tracking import package_version
+
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    score = (scheduling or {}).get("score") if submission.track == "scheduling" else prediction.get("cov25")
+    entry = {
+        "schema": ENTRY_SCHEMA,
+        "track": submission.track,
+        "name": submission.name,
+        "slug": entry_slug(submission.name, submission.dataset_fingerprint),
+        "authors": list(submission.authors),
+        "description": submission.description,
+        "url": submission.url,
+        "builtin": bool(builtin),
+        "reference": bool(reference),
+        "dataset": dataset,
+        "prediction": prediction,
+        "scheduling": scheduling if submission.track == "scheduling" else None,
+        "score": score,
+        "provenance": {
+            "predictions_sha256": predictions_sha256,
+            "predictions_file_sha256": predictions_file_sha256,
+            "package_version": package_version(),
+            "created": now.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seed": int(seed),
+        },
+    }
+    assert tuple(entry) == ENTRY_KEYS
+    return entry
+
+
+def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
+    """Write atomically; return (path, replaced an existing entry)."""
+    from benchmark.results import _clean  # NaN/inf -> null, numpy -> Python: the one JSON rule
+
+    path = entry_path(entries_dir, entry["track"], entry["slug"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replaced = path.exists()
+    text = json.dumps(_clean(entry), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path, replaced
+
+
+def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
+    """Every entry of a track; a malformed file is an InputError naming it."""
+    if track not in TRACKS:
+        raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
+    folder = Path(entries_dir) / track
+    entries = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(f"not a valid entry (invalid JSON: {exc})", path=str(path)) from None
+        missing = [k for k in ENTRY_KEYS if not isinstance(entry, dict) or k not in entry]
+        if missing:
+            raise InputError(f"not a valid entry (missing key(s) {', '.join(missing)})", path=str(path))
+        if entry["track"] != track:
+            raise InputError(f"entry of track '{entry['track']}' in the '{track}' folder", path=str(path))
+        entries.append(entry)
+    return entries

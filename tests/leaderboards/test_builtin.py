@@ -1,0 +1,44 @@
+"""Built-in entries and the starter template, on the tiny hand-made dataset."""
+
+import json
+
+import pytest
+import yaml
+
+from benchmark.cli import main
+
+
+def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_cpsat):
+    ds, fingerprint, test = dataset
+    entries = tmp_path / "entries"
+    assert main(["leaderboard", "--rebuild-builtin", "--methods", "constant,oracle", "--data", str(ds),
+                 "--entries-dir", str(entries), "--track", "scheduling", "--quiet"]) == 0
+    board = capsys.readouterr().out
+    names = sorted(p.relative_to(entries).as_posix() for p in entries.rglob("*.json"))
+    assert names == [f"{t}/{m}-{fingerprint[:8]}.json" for t in ("prediction", "scheduling") for m in ("constant", "oracle")]
+    oracle = json.loads((entries / "scheduling" / f"oracle-{fingerprint[:8]}.json").read_text())
+    constant = json.loads((entries / "scheduling" / f"constant-{fingerprint[:8]}.json").read_text())
+    assert oracle["reference"] is True and oracle["builtin"] is True and constant["reference"] is False
+    assert oracle["prediction"]["rmsle"] == 0.0 and oracle["prediction"]["cov25"] == 1.0
+    assert oracle["scheduling"]["total_completion"]["sprpt"]["ratio"] == pytest.approx(1.0)
+    # the constant predictor ties every job: SPJF = FIFO, which is worse than SJF (= oracle SPJF) here
+    spjf = lambda e: e["scheduling"]["total_completion"]["spjf"]["ratio"]  # noqa: E731
+    assert spjf(constant) > spjf(oracle) >= 1.0
+    assert board.index("| 1 | constant |") < board.index("| ref | oracle |")
+
+    # the template is the constant method's predictions: submitting it reproduces the built-in numbers
+    sub = tmp_path / "starter"
+    assert main(["submit", "--template", str(sub), "--data", str(ds), "--track", "scheduling", "--quiet"]) == 0
+    meta = yaml.safe_load((sub / "submission.yaml").read_text())
+    assert meta["dataset_fingerprint"] == fingerprint and meta["track"] == "scheduling" and meta["name"] == "my-constant"
+    assert main(["submit", str(sub), "--track", "scheduling", "--data", str(ds), "--entries-dir", str(entries), "--quiet"]) == 0
+    mine = json.loads((entries / "scheduling" / f"my-constant-{fingerprint[:8]}.json").read_text())
+    assert mine["provenance"]["predictions_sha256"] == constant["provenance"]["predictions_sha256"]
+    assert mine["score"] == constant["score"] and mine["prediction"] == constant["prediction"]
+    assert mine["builtin"] is False
+
+    # the template never overwrites an existing submission
+    capsys.readouterr()
+    assert main(["submit", "--template", str(sub), "--data", str(ds)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "submission.yaml, predictions.parquet already exist(s)" in err[0]
