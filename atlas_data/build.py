@@ -1,0 +1,255 @@
+"""Build, write and load the ATLAS dataset: raw tables -> jobs -> labels -> splits -> features.
+
+`build_frame(raw)` is the pure pipeline (raw tables in, dataset frame + card out);
+`build_dataset(out, ...)` adds I/O: reads a raw folder (`source="pai"`) or synthesises one
+(`source="synthetic"`), writes `atlas.parquet` and `dataset.json` into a temporary folder next to
+`out` and renames it into place, so a failed build never leaves a half-written dataset.
+
+atlas.parquet: `job_id` (the raw job_name), `submit_time`, `user`, `group` ("" when the job has
+no group tag), `is_recurrent`, the FEATURES columns (float), `p_star`, `y` = log1p(p_star),
+`split`; rows in (submit_time, job_id) order.
+
+dataset.json: `source`, `counts{kept, dropped{reason: n}, train, val, test}`, `features`,
+`splits{train: [t0, t1], ...}` (submit-time range of each split), `fingerprint` (sha256 of
+atlas.parquet), plus `source_detail`, `raw_tables` (rows / bad rows per raw table),
+`raw_stats` (calibration figures of the raw trace) and `version`.
+
+`ensure_default_dataset()` builds the embedded default dataset (synthetic, seed 0, 30,000 jobs)
+once into the user cache (`$ATLAS_BENCH_CACHE` or `~/.cache/atlas-bench`), in a folder named
+`default-<package version>-<pipeline revision>` (a hash of the pipeline source), so a code
+change never serves a stale dataset.
+
+May import: numpy, pandas, pyarrow, atlas_data.* (never predictors/schedulers/benchmark).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from atlas_data.assemble import jobs_from_raw
+from atlas_data.errors import InputError
+from atlas_data.features import FEATURES, FORBIDDEN, add_features
+from atlas_data.labels import fork_join_spans, keep_labelled, label_jobs
+from atlas_data.raw import RawTables, read_raw_dir
+from atlas_data.split import assign_split, split_boundaries, split_ranges
+
+DATASET_FILE = "atlas.parquet"
+CARD_FILE = "dataset.json"
+ID_COLUMNS = ["job_id", "submit_time", "user", "group", "is_recurrent"]
+LABEL_COLUMNS = ["p_star", "y", "split"]
+DEFAULT_JOBS = 30_000
+DEFAULT_SEED = 0
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("atlas-bench")
+    except Exception:  # not installed (running from a source tree)
+        return "0.0.0"
+
+
+def raw_stats(raw: RawTables | dict, jobs: pd.DataFrame) -> dict:
+    """Calibration figures of the raw trace (compared with the targets by `describe`)."""
+    task = raw["task"]
+    inst = task.column("inst_num").to_numpy(zero_copy_only=False) if hasattr(task, "column") else task["inst_num"].to_numpy()
+    inst = np.nan_to_num(np.asarray(inst, dtype=float), nan=1.0)
+    n_jobs = len(jobs)
+    status = jobs["status"].fillna("").astype(str).value_counts()
+    submit = jobs["submit_time"].to_numpy(dtype=float)
+    submit = submit[np.isfinite(submit)]
+    hours = np.floor(np.mod(submit + 8 * 3600, 86400) / 3600).astype(int)
+    days = np.mod(np.floor((submit + 8 * 3600) / 86400) + 3, 7).astype(int)
+    by_dow = np.bincount(days, minlength=7)
+    n_weeks = max((submit.max() - submit.min()) / (7 * 86400), 1e-9) if len(submit) else 1.0
+    inst_rows = raw["instance"].num_rows if hasattr(raw["instance"], "num_rows") else len(raw["instance"])
+    spec = jobs["gpu_type_spec"].astype(str).replace("", "(none)").value_counts(normalize=True)
+    return {
+        "jobs": int(n_jobs),
+        "instance_rows": int(inst_rows),
+        "instances_per_job": float(inst_rows / max(n_jobs, 1)),
+        "gang_instance_share": float(inst[inst >= 2].sum() / max(inst.sum(), 1.0)),
+        "status_share": {str(k): float(v / max(n_jobs, 1)) for k, v in status.items()},
+        "span_days": float((submit.max() - submit.min()) / 86400) if len(submit) else 0.0,
+        "hour_of_day_share": [float(x) for x in np.bincount(hours, minlength=24) / max(len(hours), 1)],
+        "weekend_to_weekday_daily_ratio": float((by_dow[5:].sum() / 2) / max(by_dow[:5].sum() / 5, 1e-9)) if n_weeks else 0.0,
+        "gpu_type_spec_share": {str(k): float(v) for k, v in spec.items()},
+    }
+
+
+def build_frame(raw: RawTables | dict, *, source: str = "pai",
+                note: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, dict]:
+    """The pure pipeline. Returns the dataset frame (contract columns only) and the card (no fingerprint)."""
+    note = note or (lambda message: None)
+    t0 = time.perf_counter()
+    timings = {}
+    jobs = jobs_from_raw(raw)
+    timings["jobs_s"] = time.perf_counter() - t0
+    note(f"{len(jobs):,} jobs assembled")
+
+    t = time.perf_counter()
+    labelled = label_jobs(jobs, fork_join_spans(raw["instance"]))
+    # boundaries from the submit times of successful jobs, before any label-based filter
+    candidates = labelled.loc[(labelled["status"] == "Terminated") & labelled["submit_time"].notna(), "submit_time"]
+    kept, dropped = keep_labelled(labelled)
+    timings["labels_s"] = time.perf_counter() - t
+    if len(kept) < 3:
+        raise InputError(f"only {len(kept)} jobs survive labelling (dropped: {dropped})")
+    note(f"{len(kept):,} kept, dropped {dropped}")
+
+    t = time.perf_counter()
+    t_val, t_test = split_boundaries(candidates.to_numpy())
+    kept = assign_split(kept, t_val, t_test)
+    kept = kept.sort_values(["submit_time", "job_name"], kind="stable").reset_index(drop=True)
+    timings["split_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    featured = add_features(kept)
+    timings["features_s"] = time.perf_counter() - t
+    note(f"features done in {timings['features_s']:.1f}s")
+
+    ds = featured.rename(columns={"job_name": "job_id"})
+    ds = ds[ID_COLUMNS + FEATURES + LABEL_COLUMNS].copy()
+    for c in ("job_id", "user", "group", "split"):
+        ds[c] = ds[c].astype("str")
+    ds["submit_time"] = ds["submit_time"].astype(float)
+    ds["is_recurrent"] = ds["is_recurrent"].astype(bool)
+    assert not set(FORBIDDEN) & set(ds.columns)
+
+    counts = {"kept": int(len(ds)), "dropped": dropped}
+    counts.update({s: int((ds["split"] == s).sum()) for s in ("train", "val", "test")})
+    reports = getattr(raw, "reports", {}) or {}
+    card = {
+        "source": source,
+        "counts": counts,
+        "features": list(FEATURES),
+        "splits": split_ranges(ds),
+        "split_thresholds": {"val_from": t_val, "test_from": t_test},
+        "raw_tables": {k: r.as_dict() for k, r in reports.items()},
+        "raw_stats": raw_stats(raw, jobs),
+        "timings": timings,
+    }
+    return ds, card
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_dataset(ds: pd.DataFrame, card: dict, out: Path | str) -> dict:
+    """Write atlas.parquet + dataset.json atomically (temp folder, then rename); return the card."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; a dataset folder is an ordinary folder
+    try:
+        table = pa.Table.from_pandas(ds, preserve_index=False)
+        pq.write_table(table, tmp / DATASET_FILE, compression="zstd")
+        card = {k: v for k, v in card.items() if k != "timings"}  # keep dataset.json reproducible
+        card["fingerprint"] = _sha256(tmp / DATASET_FILE)
+        card["version"] = _version()
+        (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return card
+
+
+def build_dataset(out: Path | str, *, source: str = "synthetic", raw_dir: Path | str | None = None,
+                  jobs: int = DEFAULT_JOBS, seed: int = DEFAULT_SEED, quiet: bool = True,
+                  note: Callable[[str], None] | None = None) -> dict:
+    """Build a dataset folder from a raw PAI folder or from a fresh synthetic trace; return the card."""
+    note = note or (lambda message: None)
+    if source == "pai":
+        if raw_dir is None:
+            raise InputError("--source pai needs --raw-dir")
+        raw = read_raw_dir(raw_dir)
+        detail = {"raw_dir": str(raw_dir)}
+    elif source == "synthetic":
+        from atlas_data.synth import synthesize
+
+        t = time.perf_counter()
+        tables = synthesize(int(jobs), int(seed))
+        note(f"synthesised {jobs:,} jobs in {time.perf_counter() - t:.1f}s")
+        raw = RawTables(tables, {})
+        detail = {"jobs": int(jobs), "seed": int(seed), "generator": "atlas_data.synth"}
+    else:
+        raise InputError(f"unknown --source {source!r} (choose synthetic or pai)")
+    for name, report in getattr(raw, "reports", {}).items():
+        if report.bad_rows:
+            note(f"{report.path}: {report.bad_rows} bad row(s) dropped, e.g. {report.examples[0] if report.examples else ''}")
+    ds, card = build_frame(raw, source=source, note=note)
+    card = {"source": card.pop("source"), "source_detail": detail, **card}
+    return write_dataset(ds, card, out)
+
+
+def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
+    """Read a dataset folder: (frame, card). Checks the files exist and the fingerprint matches."""
+    ds_dir = Path(ds_dir)
+    pq_path, card_path = ds_dir / DATASET_FILE, ds_dir / CARD_FILE
+    for p in (pq_path, card_path):
+        if not p.exists():
+            raise InputError("not an ATLAS dataset folder (missing file)", path=str(p))
+    try:
+        card = json.loads(card_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc})", path=str(card_path)) from None
+    if card.get("fingerprint") and card["fingerprint"] != _sha256(pq_path):
+        raise InputError("fingerprint mismatch: atlas.parquet changed after the build", path=str(pq_path))
+    df = pd.read_parquet(pq_path)
+    missing = [c for c in ID_COLUMNS + card.get("features", []) + LABEL_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", path=str(pq_path))
+    return df, card
+
+
+PIPELINE_MODULES = ("raw", "assemble", "labels", "split", "features", "synth", "build")
+
+
+def pipeline_revision() -> str:
+    """Short hash of the pipeline's source: a cached default dataset is rebuilt when the code changes."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for name in PIPELINE_MODULES:
+        h.update((here / f"{name}.py").read_bytes())
+    return h.hexdigest()[:10]
+
+
+def default_dataset_dir() -> Path:
+    """Cache folder of the embedded default dataset: `<cache>/default-<version>-<pipeline revision>`."""
+    root = os.environ.get("ATLAS_BENCH_CACHE")
+    base = Path(root) if root else Path.home() / ".cache" / "atlas-bench"
+    return base / f"default-{_version()}-{pipeline_revision()}"
+
+
+def ensure_default_dataset(quiet: bool = True) -> Path:
+    """Build the default dataset (synthetic, seed 0, 30,000 jobs) once; return its folder."""
+    out = default_dataset_dir()
+    if (out / DATASET_FILE).exists() and (out / CARD_FILE).exists():
+        return out
+    build_dataset(out, source="synthetic", jobs=DEFAULT_JOBS, seed=DEFAULT_SEED, quiet=quiet)
+    return out

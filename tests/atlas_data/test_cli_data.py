@@ -1,0 +1,81 @@
+"""`benchmark data synth | build | describe` end to end on small traces, and the dataset API."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from atlas_data.build import build_dataset, default_dataset_dir, ensure_default_dataset, load_dataset
+from atlas_data.errors import InputError
+from benchmark.cli import main
+
+CONTRACT_KEYS = {"source", "counts", "features", "splits", "fingerprint"}
+
+
+def test_synth_build_describe(tmp_path, capsys):
+    raw, ds = tmp_path / "raw", tmp_path / "ds"
+    assert main(["data", "synth", "--jobs", "2500", "--seed", "5", "--out", str(raw), "--quiet"]) == 0
+    assert main(["data", "build", "--source", "pai", "--raw-dir", str(raw), "--out", str(ds), "--quiet"]) == 0
+    card = json.loads((ds / "dataset.json").read_text())
+    assert CONTRACT_KEYS <= set(card)
+    assert set(card["counts"]) >= {"kept", "dropped", "train", "val", "test"}
+    assert card["counts"]["kept"] == card["counts"]["train"] + card["counts"]["val"] + card["counts"]["test"]
+    assert set(card["splits"]) == {"train", "val", "test"}
+    capsys.readouterr()
+    assert main(["data", "describe", str(ds)]) == 0
+    out = capsys.readouterr().out
+    for needle in ("jobs kept", "calibration", "test_recurrent_share", "p_star_skew", "top features", "train"):
+        assert needle in out
+    assert (ds / "durations.png").stat().st_size > 1000
+
+    # synth + build in one gives the same dataset as synth then build from the CSVs
+    ds2 = tmp_path / "ds2"
+    assert main(["data", "build", "--source", "synthetic", "--jobs", "2500", "--seed", "5", "--out", str(ds2),
+                 "--quiet"]) == 0
+    card2 = json.loads((ds2 / "dataset.json").read_text())
+    assert card2["fingerprint"] == card["fingerprint"]
+
+
+def test_load_dataset_contract_and_tamper_check(tmp_path):
+    ds = tmp_path / "ds"
+    card = build_dataset(ds, source="synthetic", jobs=1500, seed=2)
+    df, card2 = load_dataset(ds)
+    assert card2["fingerprint"] == card["fingerprint"]
+    assert list(df.columns[:5]) == ["job_id", "submit_time", "user", "group", "is_recurrent"]
+    assert list(df.columns[-3:]) == ["p_star", "y", "split"]
+    assert set(df["split"]) == {"train", "val", "test"}
+    df.head(3).to_parquet(ds / "atlas.parquet")
+    with pytest.raises(InputError, match="fingerprint mismatch"):
+        load_dataset(ds)
+    with pytest.raises(InputError, match="not an ATLAS dataset"):
+        load_dataset(tmp_path / "nothing")
+
+
+def _exit_code(argv) -> int:
+    """main() returns usage errors (or raises SystemExit on older CLIs): the status either way."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def test_bad_options_exit_2(tmp_path, capsys):
+    assert main(["data", "build", "--source", "pai", "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    assert "--raw-dir" in capsys.readouterr().err
+    assert _exit_code(["data", "synth", "--jobs", "-5", "--out", str(tmp_path / "r")]) == 2
+    assert "must be positive" in capsys.readouterr().err
+    assert main(["data", "describe", str(tmp_path / "missing")]) == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_default_dataset_is_built_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_BENCH_CACHE", str(tmp_path / "cache"))
+    folder = default_dataset_dir()
+    assert folder.parent == tmp_path / "cache" and folder.name.startswith("default-")
+    assert ensure_default_dataset() == folder
+    mtime = (folder / "atlas.parquet").stat().st_mtime_ns
+    assert ensure_default_dataset() == folder
+    assert (folder / "atlas.parquet").stat().st_mtime_ns == mtime
+    df, card = load_dataset(folder)
+    assert card["source_detail"] == {"jobs": 30000, "seed": 0, "generator": "atlas_data.synth"}
+    assert len(df) == card["counts"]["kept"] > 15000

@@ -1,0 +1,142 @@
+"""Raw PAI reader: the three published layouts, projection, bad-row reports, one-line errors."""
+
+import shutil
+import tarfile
+
+import pytest
+
+from atlas_data.errors import InputError
+from atlas_data.raw import COLUMNS, STEMS, read_raw_dir, read_table
+from benchmark.cli import main
+
+JOB_ROWS = [
+    "j1,i1,u1,Terminated,100,400",
+    "j2,i2,u1,Failed,150,200",
+    "j3,i3,u2,Terminated,160,",
+]
+TASK_ROWS = ["j1,worker,2,Terminated,110,400,600,30,100,V100", "j2,worker,1,Failed,151,200,600,30,,",
+             "j3,ps,1,Terminated,161,300,400,10,,"]
+INST_ROWS = ["j1,worker,a,w1,i1,Terminated,110,390,m1", "j1,worker,b,w2,i1,Terminated,112,400,m2",
+             "j2,worker,c,w3,i2,Failed,151,200,m3", "j3,ps,d,w4,i3,Terminated,161,300,m4"]
+TAG_ROWS = ["i1,u1,V100,g1,bert", "i3,u2,,g2,"]
+
+
+def _write(folder, table, rows, header="sibling"):
+    stem = STEMS[table]
+    text = "\n".join(rows) + "\n"
+    if header == "row":
+        text = ",".join(COLUMNS[table]) + "\n" + text
+    (folder / f"{stem}.csv").write_text(text)
+    if header == "sibling":
+        (folder / f"{stem}.header").write_text(",".join(COLUMNS[table]) + "\n")
+
+
+def _raw(folder, header="sibling", job_rows=JOB_ROWS):
+    folder.mkdir(exist_ok=True)
+    _write(folder, "job", job_rows, header)
+    _write(folder, "task", TASK_ROWS, header)
+    _write(folder, "instance", INST_ROWS, header)
+    _write(folder, "group_tag", TAG_ROWS, header)
+    return folder
+
+
+@pytest.mark.parametrize("header", ["sibling", "row", "none"])
+def test_layouts_read_the_same(tmp_path, header):
+    raw = read_raw_dir(_raw(tmp_path / header, header))
+    job = raw["job"]
+    assert job.num_rows == 3
+    # projection: only the needed columns are materialised
+    assert job.column_names == ["job_name", "inst_id", "user", "status", "start_time"]
+    assert raw["instance"].column_names == ["job_name", "start_time", "end_time"]
+    assert raw["instance"].column("end_time").to_pylist() == [390, 400, 200, 300]
+    assert raw["group_tag"].column("gpu_type_spec").to_pylist() == ["V100", None]
+    assert raw.reports["job"].bad_rows == 0
+
+
+def test_tar_gz_as_published(tmp_path):
+    src = _raw(tmp_path / "src")
+    dst = tmp_path / "tgz"
+    dst.mkdir()
+    for table in ("job", "task", "instance", "group_tag"):
+        stem = STEMS[table]
+        with tarfile.open(dst / f"{stem}.tar.gz", "w:gz") as tar:
+            tar.add(src / f"{stem}.csv", arcname=f"{stem}.csv")
+        shutil.copy(src / f"{stem}.header", dst / f"{stem}.header")
+    raw = read_raw_dir(dst)
+    assert raw["task"].num_rows == 3
+    assert raw["task"].column("plan_gpu").to_pylist() == [100, None, None]
+
+
+def test_bad_rows_are_counted_and_dropped(tmp_path):
+    rows = JOB_ROWS + ["j4,i4,u1,Terminated", "j5,i5,u1,Terminated,soon,9", ",i6,u1,Terminated,1,2",
+                       "j1,i7,u1,Terminated,5,6"] + [f"k{i},x{i},u,Terminated,{i},{i + 1}" for i in range(10)]
+    folder = _raw(tmp_path / "bad", job_rows=rows)
+    raw = read_raw_dir(folder)
+    report = raw.reports["job"]
+    assert raw["job"].num_rows == 13
+    assert report.bad_rows == 4
+    text = " | ".join(report.examples)
+    assert "4 fields, expected 6" in text
+    assert "column start_time: not a number 'soon'" in text
+    assert "empty job_name" in text
+    assert "duplicate job_name" in text
+
+
+def test_instance_end_before_start_is_bad(tmp_path):
+    folder = _raw(tmp_path / "inst")
+    _write(folder, "instance", INST_ROWS + ["j3,ps,e,w5,i3,Terminated,500,100,m5"])
+    raw = read_raw_dir(folder)
+    assert raw.reports["instance"].bad_rows == 1
+    assert "end_time before start_time" in raw.reports["instance"].examples[0]
+
+
+def test_missing_column_is_an_input_error(tmp_path):
+    folder = _raw(tmp_path / "col")
+    (folder / "pai_job_table.header").write_text("job_name,inst_id,user,status,end_time\n")
+    with pytest.raises(InputError, match=r"pai_job_table.csv: table job: missing column\(s\) start_time"):
+        read_raw_dir(folder)
+
+
+def test_missing_file_empty_file_and_garbage(tmp_path):
+    folder = _raw(tmp_path / "f")
+    (folder / "pai_task_table.csv").unlink()
+    with pytest.raises(InputError, match="missing pai_task_table.csv"):
+        read_raw_dir(folder)
+    (folder / "pai_task_table.csv").write_text("")
+    with pytest.raises(InputError, match="file is empty"):
+        read_raw_dir(folder)
+    (folder / "pai_task_table.csv").write_text("a;b;c\nd;e;f\n")
+    with pytest.raises(InputError, match="rows are bad|no valid rows"):
+        read_raw_dir(folder)
+    with pytest.raises(InputError, match="raw folder not found"):
+        read_raw_dir(tmp_path / "nope")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "pai_job_table.tar.gz").write_bytes(b"not a tarball")
+    with pytest.raises(InputError, match="cannot open archive"):
+        read_table(tmp_path / "broken" / "pai_job_table.tar.gz", "job")
+
+
+def test_cli_malformed_raw_exits_2_with_one_line(tmp_path, capsys):
+    folder = _raw(tmp_path / "cli")
+    (folder / "pai_instance_table.header").write_text("job_name,task_name\n")
+    code = main(["data", "build", "--source", "pai", "--raw-dir", str(folder), "--out", str(tmp_path / "ds"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "pai_instance_table.csv" in err and "start_time" in err
+    assert not (tmp_path / "ds").exists()
+
+
+def test_tar_gz_with_header_inside(tmp_path):
+    src = _raw(tmp_path / "src")
+    # reorder columns in the inner header to prove it is used
+    (src / "pai_job_table.header").write_text("user,job_name,inst_id,status,start_time,end_time\n")
+    (src / "pai_job_table.csv").write_text("u1,j1,i1,Terminated,100,400\nu2,j3,i3,Terminated,160,\n")
+    dst = tmp_path / "inner"
+    dst.mkdir()
+    with tarfile.open(dst / "pai_job_table.tar.gz", "w:gz") as tar:
+        tar.add(src / "pai_job_table.header", arcname="pai_job_table.header")
+        tar.add(src / "pai_job_table.csv", arcname="pai_job_table.csv")
+    data, report = read_table(dst / "pai_job_table.tar.gz", "job")
+    assert data.column("user").to_pylist() == ["u1", "u2"]
+    assert data.column("job_name").to_pylist() == ["j1", "j3"]
+    assert report.rows == 2 and report.bad_rows == 0
