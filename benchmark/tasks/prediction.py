@@ -1,9 +1,185 @@
-"""Task 'prediction' (placeholder until implemented)."""
+"""Task 'prediction': fit LASched prediction methods, score them on the test split, write the run.
+
+`benchmark run --task prediction [--data DS] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
+writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
+fit/predict seconds), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
+the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png, and prints the paper-style table.
+Without --data it uses the embedded default dataset. `--predictor` is accepted as a synonym of
+`--methods`; `--n`, `--jobs`, `--policies` do not apply to this task.
+
+May import predictors, benchmark.results, benchmark.progress, matplotlib.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from atlas_data.errors import InputError
+from benchmark.progress import Progress, say
+from benchmark.results import default_output_dir, format_table, write_results
+
+DEFAULT_METHODS = (
+    "constant",
+    "single-stage",
+    "crr++",
+    "hras",
+    "quantile-median",
+    "cqr-stack",
+    "isotonic",
+    "two-stage",
+    "lgbm-meta",
+    "oracle",
+)
 
 
 def add_arguments(parser) -> None:
-    pass
+    parser.add_argument(
+        "--methods",
+        help="prediction methods, comma-separated (prediction task; default: all). "
+        "A 'package.module:Class' sklearn regressor is accepted too",
+    )
+
+
+def _method_list(args) -> list[str]:
+    from predictors.methods import check_method_name
+
+    text = getattr(args, "methods", None) or getattr(args, "predictor", None)
+    names = [m.strip() for m in text.split(",") if m.strip()] if text else list(DEFAULT_METHODS)
+    if not names:
+        raise InputError("--methods: no method given")
+    for name in names:
+        check_method_name(name)
+    return list(dict.fromkeys(names))
+
+
+def _safe_name(method: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", method)
 
 
 def run(args) -> int:
-    raise NotImplementedError("task 'prediction' is not implemented yet")
+    from predictors.data import SplitData, default_dataset_dir
+    from predictors.methods import MethodConfig, run_method
+    from predictors.metrics import evaluate
+
+    methods = _method_list(args)  # validate names before any expensive work
+    quiet = bool(getattr(args, "quiet", False))
+    ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
+    out_dir = Path(args.output) if args.output else default_output_dir("prediction")
+    split, card = SplitData.from_folder(ds_dir)
+    truth = split.test_truth()
+    config = MethodConfig(seed=int(args.seed or 0))
+
+    rows, frames = [], {}
+    (out_dir / "predictions").mkdir(parents=True, exist_ok=True)
+    with Progress("prediction methods", total=len(methods), quiet=quiet) as progress:
+        for name in methods:
+            progress.note(f"fitting {name}")
+            pred = run_method(split, name, config)
+            frame = pred.to_frame()
+            _check_covers_test(frame, truth, name)
+            frame.to_parquet(out_dir / "predictions" / f"{_safe_name(name)}.parquet", index=False)
+            p = truth.loc[frame["job_id"], "p_star"].to_numpy(float)
+            rec = truth.loc[frame["job_id"], "is_recurrent"].to_numpy(bool)
+            metrics = evaluate(frame["p_hat"], p, rec, frame.get("lo"), frame.get("hi"))
+            rows.append(
+                {
+                    "method": name,
+                    "predictor": name,
+                    **metrics,
+                    "fit_seconds": pred.fit_seconds,
+                    "predict_seconds": pred.predict_seconds,
+                    **{f"stage2_{k}": v for k, v in pred.info.items()},
+                }
+            )
+            frames[name] = (frame, p)
+            progress.update()
+
+    dataset = {k: card.get(k) for k in ("source", "counts", "features", "splits", "fingerprint")}
+    dataset["path"] = str(ds_dir)
+    write_results(
+        out_dir, task="prediction", objective=None, n_jobs=len(truth), dataset=dataset, rows=rows,
+        extra={"seed": config.seed, "n_estimators": config.n_estimators},
+    )
+    _plots(out_dir, frames)
+    if not quiet:
+        print(paper_table(rows))
+        say(f"wrote {out_dir}", quiet)
+    return 0
+
+
+def _check_covers_test(frame, truth, name: str) -> None:
+    ids = frame["job_id"].astype(str)
+    if ids.duplicated().any() or set(ids) != set(truth.index):
+        raise RuntimeError(f"method {name!r} did not predict exactly the test split")
+    if not np.all(np.isfinite(frame["p_hat"].to_numpy(float)) & (frame["p_hat"].to_numpy(float) > 0)):
+        raise RuntimeError(f"method {name!r} produced non-finite or non-positive p_hat")
+
+
+def paper_table(rows: list[dict]) -> str:
+    """Method | Cov@25 All/Rec | Cov@50 All/Rec | RMSLE | ρ, coverages in %, as in the paper."""
+
+    def pct(a, b):
+        fmt = lambda v: "-" if v is None or not np.isfinite(v) else f"{100 * v:.1f}"  # noqa: E731
+        return f"{fmt(a)} / {fmt(b)}"
+
+    table = [
+        {
+            "Method": r["method"],
+            "Cov@25 (%) All/Rec": pct(r["cov25"], r["cov25_recurrent"]),
+            "Cov@50 (%) All/Rec": pct(r["cov50"], r["cov50_recurrent"]),
+            "RMSLE": r["rmsle"],
+            "Spearman": r["spearman"],
+            "PI cov": r["interval_coverage"],
+            "PI width": r["interval_width"],
+            "fit s": r["fit_seconds"],
+        }
+        for r in rows
+    ]
+    return format_table(table, list(table[0]), floatfmt="{:.3f}")
+
+
+def _plots(out_dir: Path, frames: dict) -> None:
+
+    from benchmark.plots import subplots
+
+    names = list(frames)
+    cols = min(4, len(names))
+    rows = int(np.ceil(len(names) / cols))
+    fig, axes = subplots(rows, cols, figsize=(3.2 * cols, 3.2 * rows), squeeze=False)
+    rng = np.random.default_rng(0)
+    for ax, name in zip(axes.flat, names):
+        frame, p = frames[name]
+        p_hat = frame["p_hat"].to_numpy(float)
+        show = rng.choice(len(p), size=min(len(p), 5000), replace=False)
+        ax.scatter(p[show], p_hat[show], s=2, alpha=0.3)
+        lo, hi = max(1.0, min(p.min(), p_hat.min())), max(p.max(), p_hat.max())
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("true p (s)", fontsize=8)
+        ax.set_ylabel("predicted p̂ (s)", fontsize=8)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(out_dir / "pred_vs_true.png", dpi=100)
+
+    from predictors.metrics import coverage_curve
+
+    taus = np.linspace(0.0, 1.0, 101)
+    fig, ax = subplots(figsize=(6, 4))
+    for name in names:
+        frame, p = frames[name]
+        ax.plot(taus, coverage_curve(frame["p_hat"].to_numpy(float), p, taus), label=name)
+    ax.set_xlabel("τ (relative error |p̂ − p| / p)")
+    ax.set_ylabel("Cov@τ")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "coverage_curve.png", dpi=100)

@@ -1,0 +1,102 @@
+"""The three-stage runner (Algorithm 1 of ATLAS/LASched) and the prediction result type.
+
+`ThreeStage(stage1={name: learner}, stage2=combiner).fit(split)`:
+  Stage 1 — each learner is cloned and fitted on `split.train()` only (X_train, y_train);
+  Stage 2 — the Stage-1 learners predict the validation inputs, and the combiner is fitted on
+            that table of predictions and y_val only;
+  Stage 3 — `predict(split.test_inputs())` gets test inputs without label columns.
+The runner is the only code that takes a `SplitData` apart, so which split a component sees is
+fixed by this structure: a learner never gets validation labels, a combiner never gets train or
+test rows, nobody but the `oracle` reference path (predictors.methods) reads test labels.
+
+May import numpy, pandas, scikit-learn and predictors.{data, stage1, stage2}.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from predictors.data import LABEL_COLUMNS, SplitData, Unlabelled
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Stage-3 output for the test split; ŷ, lo, hi in log space (log1p seconds)."""
+
+    job_id: np.ndarray
+    y_hat: np.ndarray
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    fit_seconds: float = 0.0
+    predict_seconds: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """job_id, p_hat (seconds, p̂ = expm1(ŷ), kept > 0), and lo, hi in seconds if any."""
+        out = pd.DataFrame({"job_id": pd.array(self.job_id, dtype="str"), "p_hat": to_seconds(self.y_hat)})
+        if self.lo is not None and self.hi is not None:
+            out["lo"] = to_seconds(self.lo)
+            out["hi"] = to_seconds(self.hi)
+        return out
+
+
+def to_seconds(y_log: np.ndarray) -> np.ndarray:
+    """p = expm1(y), clipped to stay strictly positive (flooring to 1 s is the scheduler's job)."""
+    return np.maximum(np.expm1(np.asarray(y_log, float)), 1e-3)
+
+
+class ThreeStage:
+    """Fit Stage 1 on train, Stage 2 on validation predictions, predict test. See module doc."""
+
+    def __init__(self, stage1: dict, stage2):
+        if not stage1:
+            raise ValueError("ThreeStage needs at least one Stage-1 learner")
+        self.stage1 = dict(stage1)
+        self.stage2 = stage2
+
+    def fit(self, split: SplitData) -> "ThreeStage":
+        t0 = time.perf_counter()
+        train = split.train()
+        self.stage1_ = {name: clone(est).fit(train.X, train.y) for name, est in self.stage1.items()}
+        del train
+        val = split.val()
+        P_val = self.stage1_outputs(val.X)
+        self.stage2_ = clone(self.stage2).fit(P_val, val.y)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def stage1_outputs(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The Stage-1 table: one column of ŷ per learner, indexed like X."""
+        leaked = set(LABEL_COLUMNS) & set(X.columns)
+        if leaked:
+            raise ValueError(f"label column(s) {sorted(leaked)} must not reach a learner's predict")
+        return pd.DataFrame({name: np.asarray(est.predict(X), float) for name, est in self.stage1_.items()}, index=X.index)
+
+    def predict(self, inputs: Unlabelled) -> Prediction:
+        t0 = time.perf_counter()
+        P = self.stage1_outputs(inputs.X)
+        y_hat = np.asarray(self.stage2_.predict(P), float)
+        interval = self.stage2_.predict_interval(P) if hasattr(self.stage2_, "predict_interval") else None
+        lo, hi = (None, None) if interval is None else (np.asarray(interval[0], float), np.asarray(interval[1], float))
+        return Prediction(
+            job_id=inputs.X.index.to_numpy(),
+            y_hat=y_hat,
+            lo=lo,
+            hi=hi,
+            fit_seconds=getattr(self, "fit_seconds_", 0.0),
+            predict_seconds=time.perf_counter() - t0,
+            info=_diagnostics(self.stage2_),
+        )
+
+
+def _diagnostics(stage2) -> dict:
+    info = {}
+    for attr in ("oof_rmse_", "oof_linear_rmse_", "k_", "n_trees_"):
+        if hasattr(stage2, attr):
+            info[attr.rstrip("_")] = float(getattr(stage2, attr))
+    return info

@@ -1,0 +1,377 @@
+"""Stage 1 base learners: fitted on the train split only, each predicts y = log1p(p*).
+
+Every learner is a scikit-learn regressor (`fit(X, y)` / `predict(X)`, constructor parameters
+stored unchanged, learned state ending in `_`), so `sklearn.base.clone` works and a user's own
+regressor can take any learner's place. X is the frame handed out by `predictors.data.SplitData`:
+the numeric model features plus the context columns (`submit_time`, `user`, `group`,
+`is_recurrent`). A learner uses `features` (None = every numeric model feature) and only reads
+context columns where its idea requires it (recency weights, signature keys).
+
+May import numpy, pandas, scikit-learn, lightgbm and predictors.data.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+
+from predictors.data import CONTEXT_COLUMNS
+
+DAY_S = 86_400.0
+
+
+def default_n_jobs(n_rows: int | None = None) -> int:
+    """Threads for LightGBM: at most 2 (the machines are shared), never more than the idle CPUs.
+
+    OpenMP threads spin-wait: on a busy shared machine two threads were measured 4–7× slower
+    than one (210 k rows), and on small problems too. So: one thread below 100 k rows or when
+    the 1-minute load average leaves no second CPU idle; otherwise min(2, CPUs).
+    `ATLAS_N_JOBS` overrides.
+    """
+    env = os.environ.get("ATLAS_N_JOBS")
+    if env:
+        return max(1, int(env))
+    cpus = os.cpu_count() or 1
+    if n_rows is not None and n_rows < 100_000:
+        return 1
+    try:
+        idle = cpus - os.getloadavg()[0]
+    except OSError:
+        idle = cpus
+    return max(1, min(2, cpus, int(idle + 0.5)))
+
+
+def is_frozen_train_statistic(name: str) -> bool:
+    """Features such as `sig_train_mean_eb`: label statistics over train jobs only.
+
+    On a train row such a statistic is as fresh as the history features (both use the train jobs
+    finished before it), but on validation/test rows it is frozen at the end of train. A learner
+    fitted on train cannot see that difference and over-trusts it, so Stage-1 learners leave these
+    out by default; Stage 2, fitted on validation where they are out of sample, may use them
+    through `FeatureLearner`.
+    """
+    return "train_" in name.lower()
+
+
+def model_features(X: pd.DataFrame, features=None) -> list[str]:
+    if features is not None:
+        return list(features)
+    return [
+        c
+        for c in X.columns
+        if c not in CONTEXT_COLUMNS and pd.api.types.is_numeric_dtype(X[c]) and not is_frozen_train_statistic(c)
+    ]
+
+
+def _time_holdout(X: pd.DataFrame, fraction: float) -> np.ndarray | None:
+    """Boolean mask of the latest `fraction` of train rows by submit time (None if too few)."""
+    n_hold = int(len(X) * fraction)
+    if fraction <= 0 or n_hold < 50 or len(X) - n_hold < 50:
+        return None
+    order = np.argsort(X["submit_time"].to_numpy(float), kind="stable")
+    mask = np.zeros(len(X), bool)
+    mask[order[-n_hold:]] = True
+    return mask
+
+
+REFIT_BELOW_ROWS = 100_000
+
+
+def fit_lgbm(make, M: np.ndarray, y: np.ndarray, weights, holdout: np.ndarray | None, n_estimators: int):
+    """Fit a LightGBM model made by `make(n_trees)`; with a holdout (rows of train only), pick the
+    number of trees by early stopping on it, then refit on all rows with that many trees — on
+    train sets below REFIT_BELOW_ROWS only: above, the early-stopped model is kept, as the refit
+    would double the cost for 10 % more rows."""
+    import lightgbm as lgb
+
+    if holdout is None:
+        return make(n_estimators).fit(M, y, sample_weight=weights), n_estimators
+    keep = ~holdout
+    w_keep = None if weights is None else weights[keep]
+    w_hold = None if weights is None else weights[holdout]
+    probe = make(n_estimators)
+    probe.fit(
+        M[keep], y[keep], sample_weight=w_keep,
+        eval_X=(M[holdout],), eval_y=(y[holdout],),
+        **({"eval_sample_weight": [w_hold]} if w_hold is not None else {}),
+        callbacks=[lgb.early_stopping(max(10, n_estimators // 10), verbose=False)],
+    )
+    best = int(probe.best_iteration_ or n_estimators)
+    if len(y) >= REFIT_BELOW_ROWS:
+        return probe, best  # LightGBM's predict() uses the best iteration of an early-stopped model
+    # More rows in the refit support slightly more trees.
+    n_trees = max(1, min(n_estimators, int(round(best * len(y) / max(1, keep.sum())))))
+    return make(n_trees).fit(M, y, sample_weight=weights), n_trees
+
+
+def feature_matrix(X: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    return X[columns].to_numpy(dtype=np.float32, na_value=np.nan)
+
+
+def recency_weights(submit_time: np.ndarray, half_life_s: float | None) -> np.ndarray | None:
+    """Time-decay sample weights 2^(−age/half_life), age measured from the latest train job."""
+    if not half_life_s:
+        return None
+    age = float(np.max(submit_time)) - np.asarray(submit_time, float)
+    return np.power(0.5, age / float(half_life_s))
+
+
+def _lgbm_params(est, objective: str, n_rows: int | None = None, n_estimators: int | None = None, **extra) -> dict:
+    params = dict(
+        objective=objective,
+        n_estimators=n_estimators or est.n_estimators,
+        learning_rate=est.learning_rate,
+        num_leaves=est.num_leaves,
+        min_child_samples=est.min_child_samples,
+        reg_lambda=est.reg_lambda,
+        subsample=est.subsample,
+        subsample_freq=1 if est.subsample < 1 else 0,
+        colsample_bytree=est.colsample_bytree,
+        random_state=est.seed,
+        n_jobs=est.n_jobs or default_n_jobs(n_rows),
+        deterministic=True,
+        force_row_wise=True,
+        verbose=-1,
+    )
+    params.update(extra)
+    return params
+
+
+class LGBMLearner(RegressorMixin, BaseEstimator):
+    """LightGBM regressor on y: objective 'l2', 'huber' or 'quantile' (with `alpha`).
+
+    `reg_lambda` > 0 gives the regularised regressor; `half_life_days` makes it a recency model
+    (train rows weighted by 2^(−age/half-life) in submit time). `holdout_fraction` > 0 picks the
+    number of trees by early stopping on the latest part of *train* (never validation), then
+    refits on all train rows.
+    """
+
+    def __init__(
+        self,
+        objective: str = "l2",
+        alpha: float = 0.5,
+        features=None,
+        half_life_days: float | None = None,
+        n_estimators: int = 300,
+        learning_rate: float = 0.05,
+        num_leaves: int = 63,
+        min_child_samples: int = 20,
+        reg_lambda: float = 0.0,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
+        huber_delta: float = 1.0,
+        holdout_fraction: float = 0.1,
+        seed: int = 0,
+        n_jobs: int | None = None,
+    ):
+        self.holdout_fraction = holdout_fraction
+        self.objective = objective
+        self.alpha = alpha
+        self.features = features
+        self.half_life_days = half_life_days
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.min_child_samples = min_child_samples
+        self.reg_lambda = reg_lambda
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.huber_delta = huber_delta
+        self.seed = seed
+        self.n_jobs = n_jobs
+
+    def fit(self, X: pd.DataFrame, y):
+        import lightgbm as lgb
+
+        self.features_ = model_features(X, self.features)
+        extra = {}
+        if self.objective == "quantile":
+            extra["alpha"] = self.alpha
+        elif self.objective == "huber":
+            extra["alpha"] = self.huber_delta  # LightGBM names Huber's delta `alpha`
+        elif self.objective != "l2":
+            raise ValueError(f"unknown objective {self.objective!r}")
+        weights = None
+        if self.half_life_days:
+            weights = recency_weights(X["submit_time"].to_numpy(float), self.half_life_days * DAY_S)
+        make = lambda n: lgb.LGBMRegressor(**_lgbm_params(self, self.objective, len(X), n_estimators=n, **extra))  # noqa: E731
+        self.model_, self.n_trees_ = fit_lgbm(
+            make, feature_matrix(X, self.features_), np.asarray(y, float), weights,
+            _time_holdout(X, self.holdout_fraction), self.n_estimators,
+        )
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.model_.predict(feature_matrix(X, self.features_))
+
+
+class ConstantLearner(RegressorMixin, BaseEstimator):
+    """Predicts one number learned on train: the median of y (= log1p of the median p*)."""
+
+    def __init__(self, statistic: str = "median"):
+        self.statistic = statistic
+
+    def fit(self, X, y):
+        y = np.asarray(y, float)
+        self.value_ = float(np.median(y) if self.statistic == "median" else np.mean(y))
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        return np.full(len(X), self.value_)
+
+
+class SignatureStatsLearner(RegressorMixin, BaseEstimator):
+    """Mean y per recurrence signature with empirical-Bayes shrinkage (SPEC §4, λ = 5).
+
+    Keys are tried from the finest (`keys[0]`, default `group`) to the coarsest; each level
+    shrinks toward the next one: μ̄ = (n μ + λ μ_parent)/(n + λ), the top parent being the train
+    mean. An unseen key falls back to its parent's estimate.
+    """
+
+    def __init__(self, keys=("group", "user"), shrinkage: float = 5.0):
+        self.keys = keys
+        self.shrinkage = shrinkage
+
+    def fit(self, X: pd.DataFrame, y):
+        y = pd.Series(np.asarray(y, float), index=X.index)
+        self.global_mean_ = float(y.mean())
+        self.tables_ = []
+        # Coarsest first: each finer level needs its parent's estimate per row.
+        parent = pd.Series(self.global_mean_, index=X.index)
+        tables = []
+        for key in reversed(list(self.keys)):
+            k = X[key].astype(str)
+            stats = pd.DataFrame({"k": k, "y": y, "prior": parent}).groupby("k", sort=False).agg(
+                n=("y", "size"), s=("y", "sum"), prior=("prior", "mean")
+            )
+            est = (stats["s"] + self.shrinkage * stats["prior"]) / (stats["n"] + self.shrinkage)
+            tables.append((key, est))
+            parent = k.map(est).astype(float)
+        self.tables_ = tables
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        out = np.full(len(X), self.global_mean_)
+        for key, est in self.tables_:  # coarse to fine: finer known keys overwrite
+            mapped = X[key].astype(str).map(est).to_numpy(dtype=float, na_value=np.nan)
+            out = np.where(np.isnan(mapped), out, mapped)
+        return out
+
+
+class FeatureLearner(RegressorMixin, BaseEstimator):
+    """A statistic the dataset already carries (e.g. `sig_train_mean_eb`, the EB-shrunk train mean
+    of y per recurrence signature) used as a prediction of y; missing values -> train mean of y.
+    Nothing but that mean is fitted here: the statistic was fitted on train by the pipeline.
+    With `fill` set, the column is context for Stage 2 (e.g. a support count), missing -> fill."""
+
+    def __init__(self, column: str = "sig_train_mean_eb", fill: float | None = None):
+        self.column = column
+        self.fill = fill
+
+    def fit(self, X: pd.DataFrame, y):
+        self.fallback_ = float(np.mean(np.asarray(y, float))) if self.fill is None else float(self.fill)
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        v = X[self.column].astype(float).to_numpy(dtype=float, na_value=np.nan)
+        return np.where(np.isfinite(v), v, self.fallback_)
+
+
+class TwoStageLearner(RegressorMixin, BaseEstimator):
+    """Classifier into duration bands (train-y tertiles) + one LightGBM L2 expert per band.
+
+    `routing='soft'` returns Σ_b P(b|x)·expert_b(x); 'hard' uses the most probable band's expert.
+    """
+
+    def __init__(
+        self,
+        n_bands: int = 3,
+        routing: str = "soft",
+        features=None,
+        n_estimators: int = 300,
+        learning_rate: float = 0.05,
+        num_leaves: int = 63,
+        min_child_samples: int = 20,
+        reg_lambda: float = 0.0,
+        subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
+        holdout_fraction: float = 0.1,
+        seed: int = 0,
+        n_jobs: int | None = None,
+    ):
+        self.holdout_fraction = holdout_fraction
+        self.n_bands = n_bands
+        self.routing = routing
+        self.features = features
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.min_child_samples = min_child_samples
+        self.reg_lambda = reg_lambda
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.seed = seed
+        self.n_jobs = n_jobs
+
+    def fit(self, X: pd.DataFrame, y):
+        import lightgbm as lgb
+
+        y = np.asarray(y, float)
+        self.features_ = model_features(X, self.features)
+        M = feature_matrix(X, self.features_)
+        self.edges_ = np.quantile(y, np.linspace(0, 1, self.n_bands + 1)[1:-1])
+        band = np.searchsorted(self.edges_, y, side="right")
+        holdout = _time_holdout(X, self.holdout_fraction)
+        make = lambda n: lgb.LGBMClassifier(**_lgbm_params(self, "multiclass", len(M), n_estimators=n))  # noqa: E731
+        self.classifier_, _ = fit_lgbm(make, M, band, None, holdout, self.n_estimators)
+        self.experts_ = []
+        for b in range(self.n_bands):
+            rows = band == b
+            make = lambda n: lgb.LGBMRegressor(**_lgbm_params(self, "l2", int(rows.sum()), n_estimators=n))  # noqa: E731
+            sub_holdout = None if holdout is None else holdout[rows]
+            if sub_holdout is not None and (sub_holdout.sum() < 20 or (~sub_holdout).sum() < 20):
+                sub_holdout = None
+            expert, _ = fit_lgbm(make, M[rows], y[rows], None, sub_holdout, self.n_estimators)
+            self.experts_.append(expert)
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        M = feature_matrix(X, self.features_)
+        proba = np.zeros((len(M), self.n_bands))
+        proba[:, self.classifier_.classes_] = self.classifier_.predict_proba(M)
+        experts = np.column_stack([e.predict(M) for e in self.experts_])
+        if self.routing == "hard":
+            return experts[np.arange(len(M)), proba.argmax(axis=1)]
+        return (proba * experts).sum(axis=1)
+
+
+class SklearnLearner(RegressorMixin, BaseEstimator):
+    """Any scikit-learn regressor as a Stage-1 learner on y (missing features imputed by the
+    train median, since most sklearn models reject NaN)."""
+
+    def __init__(self, estimator=None, features=None):
+        self.estimator = estimator
+        self.features = features
+
+    def fit(self, X: pd.DataFrame, y):
+        from sklearn.impute import SimpleImputer
+        from sklearn.pipeline import make_pipeline
+
+        if self.estimator is None:
+            raise ValueError("SklearnLearner needs an estimator")
+        self.features_ = model_features(X, self.features)
+        M = feature_matrix(X, self.features_).astype(np.float64)
+        all_nan = np.all(np.isnan(M), axis=0)
+        M[:, all_nan] = 0.0  # SimpleImputer would drop such columns
+        self.model_ = make_pipeline(SimpleImputer(strategy="median"), clone(self.estimator))
+        self.model_.fit(M, np.asarray(y, float))
+        self.all_nan_ = all_nan
+        return self
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        M = feature_matrix(X, self.features_).astype(np.float64)
+        M[:, self.all_nan_] = 0.0
+        return np.asarray(self.model_.predict(M), float).ravel()

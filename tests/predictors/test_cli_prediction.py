@@ -1,0 +1,121 @@
+"""`benchmark run --task prediction` end to end on a small dataset folder, and the cached
+`predictors.api.predict_test` used by the scheduling task."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmark.cli import main
+from predictors import api
+from predictors.synthetic import make_frame, write_dataset
+
+METHODS = "constant,single-stage,cqr-stack,lgbm-meta,oracle"
+
+
+@pytest.fixture(scope="module")
+def small_ds(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ds") / "ds"
+    write_dataset(make_frame(1500, seed=11), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def run_dir(small_ds, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "out"
+    code = main(["run", "--task", "prediction", "--data", str(small_ds), "--methods", METHODS,
+                 "--output", str(out), "--no-mlflow", "--quiet"])
+    assert code == 0
+    return out
+
+
+def test_results_json_has_one_row_per_method(run_dir, small_ds):
+    doc = json.loads((run_dir / "results.json").read_text())
+    assert doc["task"] == "prediction" and doc["objective"] is None
+    test_rows = pd.read_parquet(small_ds / "atlas.parquet").query("split == 'test'")
+    assert doc["n_jobs"] == len(test_rows)
+    assert doc["dataset"]["fingerprint"] == json.loads((small_ds / "dataset.json").read_text())["fingerprint"]
+    rows = {r["method"]: r for r in doc["rows"]}
+    assert list(rows) == METHODS.split(",")
+    for r in rows.values():
+        for key in ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",
+                    "interval_coverage", "interval_width", "fit_seconds", "predict_seconds"):
+            assert key in r
+    assert rows["oracle"]["rmsle"] == 0.0 and rows["oracle"]["cov25"] == 1.0
+    assert rows["lgbm-meta"]["rmsle"] < rows["single-stage"]["rmsle"] < rows["constant"]["rmsle"]
+    assert rows["cqr-stack"]["interval_coverage"] is not None and rows["lgbm-meta"]["interval_coverage"] is None
+    assert (run_dir / "results.csv").is_file()
+
+
+def test_prediction_files_cover_exactly_the_test_split(run_dir, small_ds):
+    test_ids = set(pd.read_parquet(small_ds / "atlas.parquet").query("split == 'test'")["job_id"])
+    for name in METHODS.split(","):
+        frame = pd.read_parquet(run_dir / "predictions" / f"{name}.parquet")
+        assert set(frame["job_id"]) == test_ids and len(frame) == len(test_ids)
+        assert np.all(frame["p_hat"] > 0)
+        assert ({"lo", "hi"} <= set(frame.columns)) == (name == "cqr-stack")
+
+
+def test_plots_are_written(run_dir):
+    for png in ("pred_vs_true.png", "coverage_curve.png"):
+        data = (run_dir / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_table_on_stdout_unless_quiet(small_ds, tmp_path, capsys):
+    assert main(["run", "--task", "prediction", "--data", str(small_ds), "--methods", "constant,oracle",
+                 "--output", str(tmp_path / "o"), "--no-mlflow"]) == 0
+    out = capsys.readouterr().out
+    assert "Cov@25 (%) All/Rec" in out and "oracle" in out and "100.0 / 100.0" in out
+
+
+def test_unknown_method_exits_2_with_one_line(small_ds, tmp_path, capsys):
+    code = main(["run", "--task", "prediction", "--data", str(small_ds), "--methods", "constant,bogus",
+                 "--output", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "'bogus'" in err and "lgbm-meta" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_dataset_folder_exits_2(tmp_path, capsys):
+    code = main(["run", "--task", "prediction", "--data", str(tmp_path / "nowhere"), "--methods", "constant", "--quiet"])
+    assert code == 2 and "nowhere" in capsys.readouterr().err
+
+
+def test_predict_test_api_caches_and_invalidates_on_new_fingerprint(tmp_path, monkeypatch):
+    ds = tmp_path / "ds"
+    write_dataset(make_frame(800, seed=5), ds)
+    first = api.predict_test(ds, "single-stage", seed=0, n_estimators=20)
+    assert list(first.columns) == ["job_id", "p_hat"]
+    assert api.cache_path(ds, "single-stage", 0).is_file()
+
+    calls = []
+    real = api.run_method
+    monkeypatch.setattr(api, "run_method", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = api.predict_test(ds, "single-stage", seed=0, n_estimators=20)
+    pd.testing.assert_frame_equal(first, again)
+    assert calls == []  # served from the cache
+
+    write_dataset(make_frame(800, seed=6), ds)  # rebuilt dataset: new fingerprint
+    rebuilt = api.predict_test(ds, "single-stage", seed=0, n_estimators=20)
+    assert calls == [1]
+    assert not rebuilt["p_hat"].equals(first["p_hat"])
+
+
+def test_method_names_for_the_scheduling_task():
+    assert "lgbm-meta" in api.method_names() and "oracle" in api.method_names()
+
+
+def test_perf_section_times_each_method(tmp_path):
+    out = tmp_path / "perf.json"
+    assert main(["perf", "--predictors", "--predictor-train-jobs", "1400", "--predictor-methods",
+                 "constant,single-stage", "--output", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())["predictors"]
+    assert doc["counts"]["train"] == 1400
+    assert [r["method"] for r in doc["rows"]] == ["constant", "single-stage"]
+    assert all(r["fit_seconds"] >= 0 and r["predict_seconds"] >= 0 for r in doc["rows"])
+    assert doc["rows"][1]["rmsle"] < doc["rows"][0]["rmsle"]
