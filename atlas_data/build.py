@@ -253,3 +253,16 @@ def ensure_default_dataset(quiet: bool = True) -> Path:
         return out
     build_dataset(out, source="synthetic", jobs=DEFAULT_JOBS, seed=DEFAULT_SEED, quiet=quiet)
     return out
+
+
+def requested_gpus(frame: pd.DataFrame) -> np.ndarray:
+    """Whole GPUs a dataset job asked for at submit time: ⌈Σ_t plan_gpu_t/100 · inst_num_t⌉, at least 1.
+
+    Read back from `log_gpu` = log1p(GPUs) (a submit-time feature, so no label is involved); a job
+    that asked for a fraction of a GPU, or none, counts as one GPU in the cluster model.
+    """
+    if "log_gpu" in frame.columns:
+        requested = np.expm1(pd.to_numeric(frame["log_gpu"], errors="coerce").fillna(0).to_numpy(np.float64))
+    else:
+        requested = np.zeros(len(frame))
+    return np.maximum(1, np.ceil(requested - 1e-6)).astype(np.int64)

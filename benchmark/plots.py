@@ -1,4 +1,7 @@
-"""Figures derived from the tidy result tables (never from anything else). Matplotlib, Agg backend.
+"""Figures derived from the tidy result tables (never from anything else).
+
+Figures are built with matplotlib's object API (`Figure`, no pyplot): no global backend is
+switched, so the library works the same in a terminal, a worker process or a notebook.
 
 May import numpy/pandas/matplotlib only.
 """
@@ -7,12 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+
+def subplots(*args, figsize=None, **kwargs):
+    """Like pyplot.subplots, without pyplot's global state: (figure, axes)."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(*args, **kwargs)
 
 
 def _label(policy: str, predictor) -> str:
@@ -24,7 +30,7 @@ def ratio_bars(rows: list[dict], path: Path, *, title: str, value: str = "ratio"
     frame = pd.DataFrame(rows)
     frame["label"] = [_label(p, q) for p, q in zip(frame["policy"], frame["predictor"])]
     means = frame.groupby("label", sort=False)[value].mean().sort_values()
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(means) + 2), 4.2))
+    fig, ax = subplots(figsize=(max(6, 0.45 * len(means) + 2), 4.2))
     ax.bar(range(len(means)), means.to_numpy(), color="#4C72B0")
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xticks(range(len(means)), means.index, rotation=60, ha="right", fontsize=8)
@@ -34,13 +40,12 @@ def ratio_bars(rows: list[dict], path: Path, *, title: str, value: str = "ratio"
     ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
 def stretch_cdf(per_job: pd.DataFrame, path: Path, *, title: str, s_star: float | None = None) -> Path:
     """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = subplots(figsize=(7, 4.5))
     for (policy, predictor), group in per_job.groupby(["policy", "predictor"], dropna=False, sort=False):
         s = np.sort(group["stretch"].to_numpy())
         ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", label=_label(policy, predictor), lw=1.1)
@@ -53,7 +58,6 @@ def stretch_cdf(per_job: pd.DataFrame, path: Path, *, title: str, s_star: float 
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
@@ -62,7 +66,7 @@ def robustness_curve(rows: list[dict], path: Path, *, title: str) -> Path:
     frame = pd.DataFrame(rows)
     noisy = frame[frame["predictor"].astype(str).str.startswith("noise:")].copy()
     noisy["sigma"] = noisy["predictor"].str.slice(6).astype(float)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = subplots(figsize=(7, 4.5))
     for policy, group in noisy.groupby("policy", sort=False):
         curve = group.groupby("sigma")["ratio"].mean()
         ax.plot(curve.index, curve.to_numpy(), marker="o", label=policy)
@@ -77,5 +81,4 @@ def robustness_curve(rows: list[dict], path: Path, *, title: str) -> Path:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path

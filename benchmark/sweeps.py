@@ -663,13 +663,10 @@ def _per_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def _figure(n_panels: int, width: float):
-    import matplotlib
+    from benchmark.plots import subplots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, n_panels, figsize=(width * n_panels, 4.5), squeeze=False)
-    return plt, fig, axes[0]
+    fig, axes = subplots(1, n_panels, figsize=(width * n_panels, 4.5), squeeze=False)
+    return fig, axes[0]
 
 
 def ratio_plot(table: pd.DataFrame, path: Path) -> Path:
@@ -677,7 +674,7 @@ def ratio_plot(table: pd.DataFrame, path: Path) -> Path:
     frame = table[table["ratio"].notna()].assign(label=lambda f: _labels(f), objective=lambda f: f["objective"].fillna(f["task"]))
     objectives = list(dict.fromkeys(frame["objective"]))
     n_labels = frame.groupby("objective")["label"].nunique().max()
-    plt, fig, axes = _figure(len(objectives), max(5.0, 0.42 * n_labels + 2))
+    fig, axes = _figure(len(objectives), max(5.0, 0.42 * n_labels + 2))
     for ax, objective in zip(axes, objectives):
         stats = _per_seed(frame[frame["objective"] == objective], ["label"])
         x = np.arange(len(stats))
@@ -691,7 +688,6 @@ def ratio_plot(table: pd.DataFrame, path: Path) -> Path:
     fig.suptitle(f"sweep: {frame['cell'].nunique()} cells, {frame['seed'].nunique()} seed(s)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
@@ -700,7 +696,7 @@ def robustness_plot(table: pd.DataFrame, path: Path) -> Path:
     frame = table[table["ratio"].notna() & table["noise"].notna()]
     frame = frame.assign(objective=frame["objective"].fillna(frame["task"]))
     objectives = list(dict.fromkeys(frame["objective"]))
-    plt, fig, axes = _figure(len(objectives), 6.0)
+    fig, axes = _figure(len(objectives), 6.0)
     for ax, objective in zip(axes, objectives):
         part = frame[frame["objective"] == objective]
         for policy, group in part.groupby("policy", sort=False):
@@ -716,5 +712,4 @@ def robustness_plot(table: pd.DataFrame, path: Path) -> Path:
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path

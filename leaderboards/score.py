@@ -33,6 +33,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from atlas_data.build import requested_gpus
 from benchmark.tasks.scheduling import DATA_DEFAULT_N, sample_window
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, run_objective
@@ -143,15 +144,9 @@ def scheduling_score(result: dict) -> float | None:
 
 def fairness_jobs(preds: pd.DataFrame, test: pd.DataFrame, tenant_column: str = FAIRNESS_TENANT_COLUMN) -> pd.DataFrame:
     """Test split as a cluster jobs table; gpus from the requested-GPU column, the rule of --task fairness."""
-    if "gpu" in test.columns:
-        plan = pd.to_numeric(test["gpu"], errors="coerce").fillna(0).to_numpy(np.float64)
-    elif "log_gpu" in test.columns:
-        plan = np.expm1(pd.to_numeric(test["log_gpu"], errors="coerce").fillna(0).to_numpy(np.float64))
-    else:
-        plan = np.zeros(len(test))
     tenants = test[tenant_column].astype(str).to_numpy(object) if tenant_column in test.columns else np.full(len(test), "default", object)
     table = scheduling_jobs(preds, test)
-    table["gpus"] = np.maximum(1, np.ceil(plan / 100.0 - 1e-9)).astype(np.int64)
+    table["gpus"] = requested_gpus(test)
     table["tenant"] = tenants
     return table
 

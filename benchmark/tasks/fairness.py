@@ -16,7 +16,8 @@ p̂ = p·exp(σZ), seeded, the same noise model as the scheduling task), or `--p
 `--data`. Without p̂ these two policies are skipped when not asked for, and refused (exit 2)
 when named in `--policies`.
 
-Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the scenario's 100 × 8), or the
+Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the embedded trace 4 × 8, which
+contends enough for the policies to differ; the scenario's 100 × 8), or the
 real node list of `--node-list openb|pai` (GPU nodes of the v2023 / PAI-2020 clusters).
 Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: weight}; every tenant
 of the jobs must be listed) or equal weights. `--n N` schedules N consecutive jobs from a seeded
@@ -49,6 +50,9 @@ from schedulers.scenarios import PAPER_VENUS, SCENARIOS
 
 DEFAULT_NODES = 8
 DEFAULT_GPUS_PER_NODE = 8
+# The embedded pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
+# default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
+EMBEDDED_TRACE_SHAPE = (4, 8)
 TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "sim_seconds"]
 
@@ -56,7 +60,7 @@ TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jc
 def add_arguments(parser) -> None:
     g = parser.add_argument_group("fairness task")
     g.add_argument("--scenario", choices=sorted(SCENARIOS), help="synthetic workload instead of a trace (fairness)")
-    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, venus 100)")
+    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, embedded trace {EMBEDDED_TRACE_SHAPE[0]}, venus 100)")
     g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
     g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
                    help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
@@ -101,24 +105,18 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
     column = args.tenant_column or "qos"
     table = default_jobs(tenant_column=column)
     card = {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path()), "tenant_column": column}
-    return table, card, None, None, None
+    return table, card, None, EMBEDDED_TRACE_SHAPE, None
 
 
 def _load_dataset(args):
-    from atlas_data.build import load_dataset
+    from atlas_data.build import load_dataset, requested_gpus
 
     frame, card = load_dataset(args.data)
     test = frame[frame["split"] == "test"].reset_index(drop=True)
     column = args.tenant_column or "user"
     if column not in test.columns:
         raise InputError(f"dataset has no column '{column}' for tenants", path=str(args.data), where="--tenant-column")
-    if "gpu" in test.columns:
-        requested = pd.to_numeric(test["gpu"], errors="coerce").fillna(0).to_numpy(np.float64)
-    elif "log_gpu" in test.columns:
-        requested = np.expm1(pd.to_numeric(test["log_gpu"], errors="coerce").fillna(0).to_numpy(np.float64))
-    else:
-        requested = np.zeros(len(test))
-    gpus = np.maximum(1, np.ceil(requested - 1e-6)).astype(np.int64)
+    gpus = requested_gpus(test)
     jobs = pd.DataFrame({
         "job_id": test["job_id"].astype(str), "submit_time": test["submit_time"].astype(float),
         "duration": test["p_star"].astype(float), "gpus": gpus, "tenant": test[column].astype(str),
@@ -293,6 +291,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
 
 def run(args) -> int:
     out, doc, _ = execute(args)
+    args.output = str(out)  # the run command logs this folder to MLflow
     if not args.quiet:
         print(render(doc))
         print(f"\nresults: {out}")
@@ -337,14 +336,12 @@ def _num(v):
 
 # ----- figures (derived from the per-policy tables) ----------------------------------------------------
 def _plots(out: Path, runs: dict, *, title: str) -> None:
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from benchmark.plots import subplots
 
     if not runs:
         return
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = subplots(figsize=(7, 4.5))
     for name, run in runs.items():
         rho = np.sort(np.clip(run.jobs["rho"].to_numpy(np.float64), 0, 10))
         ax.step(rho, np.arange(1, len(rho) + 1) / len(rho), where="post", label=name)
@@ -356,12 +353,11 @@ def _plots(out: Path, runs: dict, *, title: str) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "rho_cdf.png", dpi=110)
-    plt.close(fig)
 
     n = len(runs)
     cols = min(3, n)
     rows_ = int(math.ceil(n / cols))
-    fig, axes = plt.subplots(rows_, cols, figsize=(4.2 * cols, 2.8 * rows_), squeeze=False, sharey=True)
+    fig, axes = subplots(rows_, cols, figsize=(4.2 * cols, 2.8 * rows_), squeeze=False, sharey=True)
     for ax, (name, run) in zip(axes.ravel(), runs.items()):
         win = run.tenant_intervals
         for tenant, part in win.groupby("tenant", sort=True):
@@ -375,12 +371,11 @@ def _plots(out: Path, runs: dict, *, title: str) -> None:
     fig.suptitle(f"ρ_tenant over time — {title}", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "tenant_rho.png", dpi=100)
-    plt.close(fig)
 
     names = list(runs)
     jct = [runs[p].metrics["avg_jct"] / 3600.0 for p in names]
     slow = [runs[p].metrics["avg_slowdown"] for p in names]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2) = subplots(1, 2, figsize=(10, 4))
     a1.bar(range(n), jct, color="#4C72B0")
     a1.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
     a1.set_ylabel("average JCT (h)")
@@ -391,7 +386,6 @@ def _plots(out: Path, runs: dict, *, title: str) -> None:
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "jct_slowdown.png", dpi=110)
-    plt.close(fig)
 
 
 __all__ = ["add_arguments", "run", "execute", "render", "paper_table", "JOB_COLUMNS", "METRICS"]

@@ -69,6 +69,7 @@ def run(args) -> int:
     quiet = bool(getattr(args, "quiet", False))
     ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
     out_dir = Path(args.output) if args.output else default_output_dir("prediction")
+    args.output = str(out_dir)  # the run command logs this folder to MLflow
     split, card = SplitData.from_folder(ds_dir)
     truth = split.test_truth()
     config = MethodConfig(seed=int(args.seed or 0))

@@ -28,7 +28,7 @@ def make_dataset(folder, seed: int = 7):
         "user": [f"u{i % 3}" for i in range(n)],
         "group": [f"g{i % 5}" for i in range(n)],
         "is_recurrent": np.arange(n) % 4 != 0,
-        "log_gpu": np.log1p(np.where(np.arange(n) % 7 == 0, 200.0, 100.0)),  # every 7th job is a 2-GPU gang
+        "log_gpu": np.log1p(np.where(np.arange(n) % 7 == 0, 2.0, 1.0)),  # log1p(GPUs): every 7th job a 2-GPU gang
         "p_star": p_star,
         "y": np.log1p(p_star),
         "split": ["train"] * N_TRAIN + ["val"] * N_VAL + ["test"] * N_TEST,

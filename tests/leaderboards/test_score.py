@@ -93,7 +93,7 @@ def test_fairness_part(dataset, no_cpsat):
     _, _, test = dataset
     fair = score_fairness(_preds(test, test["p_star"]), test)
     assert fair["n_jobs"] == 40 and fair["tenant_column"] == "user" and fair["fair_share"] == "eq16"
-    # every 7th job asks for 200 % GPU -> a 2-GPU gang; offered load Σ gpus·p / span
+    # every 7th job asks for 2 GPUs -> a 2-GPU gang; offered load Σ gpus·p / span
     ids = test["job_id"].str.slice(1).astype(int).to_numpy()
     gpus = np.where(ids % 7 == 0, 2, 1)
     span = test["submit_time"].max() - test["submit_time"].min()
