@@ -96,12 +96,11 @@ def format_summary(s: dict) -> str:
 
 
 def plot_durations(df: pd.DataFrame, path: Path) -> Path:
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig = Figure(figsize=(10, 3.8))
+    axes = fig.subplots(1, 2)
     p = df["p_star"].to_numpy(dtype=float)
     bins = np.logspace(0, np.log10(max(p.max(), 10)), 60)
     for name in ("train", "val", "test"):
@@ -119,7 +118,6 @@ def plot_durations(df: pd.DataFrame, path: Path) -> Path:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
-    plt.close(fig)
     return path
 
 
