@@ -1,0 +1,51 @@
+"""`benchmark demo`: its steps are valid command lines and its README block is regenerated from results."""
+
+import pandas as pd
+import pytest
+
+from benchmark.cli import build_parser, main
+from benchmark.commands.demo import END, START, demo_steps, replace_block, summary_markdown
+
+
+def test_every_demo_step_is_a_valid_command_line(tmp_path):
+    parser = build_parser()
+    steps = demo_steps(tmp_path)
+    assert [s[1][:2] for s in steps][:3] == [["data", "build"], ["data", "describe"], ["run", "--task"]]
+    for _, argv in steps:
+        parser.parse_args(argv)  # raises SystemExit on a bad option
+    tasks = [argv[argv.index("--task") + 1] for _, argv in steps if argv[0] == "run"]
+    assert tasks.count("scheduling") == 6 and tasks.count("fairness") == 2 and tasks.count("prediction") == 1
+
+
+def test_summary_is_read_from_results_and_replaces_the_readme_block(tmp_path):
+    jobs = tmp_path / "jobs.csv"
+    pd.DataFrame({"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}).to_csv(jobs, index=False)
+    out = tmp_path / "demo"
+    assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
+                 "--policies", "fifo,srpt", "--output", str(out / "trace-total_completion"), "--quiet", "--no-mlflow"]) == 0
+    summary = summary_markdown(out)
+    # FIFO ΣC = 20, SRPT ΣC = 15 (hand schedules in tests/schedulers) → 1.333
+    assert "| fifo | – | 1.333 | – | – |" in summary and "| srpt | – | 1.000 | – | – |" in summary
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{START}\nold\n{END}\noutro\n")
+    replace_block(readme, summary)
+    text = readme.read_text()
+    assert text.startswith("intro\n" + START) and text.endswith(END + "\noutro\n")
+    assert "old" not in text and "| fifo | – | 1.333" in text
+
+
+def test_readme_without_markers_is_refused(tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("no block here\n")
+    (tmp_path / "demo").mkdir()
+    assert main(["demo", "--summary-only", "--output", str(tmp_path / "demo"), "--readme", str(readme), "--no-mlflow"]) == 2
+    assert "demo-results:start" in capsys.readouterr().err
+    assert readme.read_text() == "no block here\n"
+
+
+def test_the_committed_readme_has_a_generated_block():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = text.split(START, 1)[1].split(END, 1)[0]
+    assert "Produced by `benchmark demo`" in block and "| lgbm-meta |" in block and "| astraea |" in block
