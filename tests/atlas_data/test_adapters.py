@@ -19,7 +19,11 @@ from atlas_data.adapters import (
 from atlas_data.errors import InputError
 from atlas_data.jobs_table import read_jobs
 
-SHARED = Path("/work/shared/data")
+# shared/ sits beside the checkout (CI clones elsewhere with a copy of shared/ next to it)
+SHARED = next(
+    (p for p in (Path(__file__).resolve().parents[3] / "shared" / "data", Path("/work/shared/data")) if p.is_dir()),
+    Path("/work/shared/data"),
+)
 RESOURCES = Path(__file__).resolve().parents[2] / "atlas_data" / "resources" / "openb"
 
 
