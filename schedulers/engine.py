@@ -134,7 +134,7 @@ class Engine:
         self.done: list[bool] = [False] * n
         self.released: list[bool] = [False] * n
         self.completion = np.full(n, np.nan)
-        self.start = np.full(n, np.nan)
+        self.start: list[float] = [math.nan] * n
         self.preemptions = np.zeros(n, np.int64)
         # groups
         self.g_V: list[float] = []
@@ -143,6 +143,7 @@ class Engine:
         self.g_count: list[int] = []
         self.g_heap: list[list] = []
         self.active: set[int] = set()  # groups with members and positive rate
+        self._dirty: set[int] = set()  # groups whose membership changed since the last refresh
         self.now = 0.0
 
     # ----- groups -------------------------------------------------------------------------
@@ -183,7 +184,7 @@ class Engine:
         if old != IDLE:
             self.base[j] += self.g_V[old] - self.vjoin[j]
             self.g_count[old] -= 1
-            self._refresh(old)
+            self._dirty.add(old)
             if self.g_rate[old] > 0.0 and (g == IDLE or self.g_rate[g] <= 0.0):
                 self.preemptions[j] += 1
         self.stamp[j] += 1
@@ -193,7 +194,7 @@ class Engine:
             self.vjoin[j] = V
             self.g_count[g] += 1
             heapq.heappush(self.g_heap[g], (V + self.size[j] - self.base[j], j, self.stamp[j]))
-            self._refresh(g)
+            self._dirty.add(g)
 
     def _top(self, g: int):
         heap = self.g_heap[g]
@@ -208,15 +209,19 @@ class Engine:
     def _apply(self, alloc: Allocation | None, wakes: list[float]) -> None:
         if alloc is None:
             return
+        g_rate, start, dirty = self.g_rate, self.start, self._dirty
         for g, rate in alloc.rates.items():
             if not rate >= 0.0 or math.isinf(rate):
                 raise PolicyError(f"policy '{self.policy.name}' set an invalid rate {rate!r}")
-            self.g_rate[g] = float(rate)
-            self._refresh(g)
+            g_rate[g] = float(rate)
+            dirty.add(g)
         for j, g in alloc.moves:
             self._move(j, g)
-            if g != IDLE and self.g_rate[g] > 0.0 and math.isnan(self.start[j]):
-                self.start[j] = self.now
+            if g != IDLE and g_rate[g] > 0.0 and start[j] != start[j]:  # NaN: never served yet
+                start[j] = self.now
+        for g in dirty:
+            self._refresh(g)
+        dirty.clear()
         if alloc.wake is not None:
             if alloc.wake < self.now:
                 raise PolicyError(f"policy '{self.policy.name}' asked to wake in the past")
@@ -227,10 +232,11 @@ class Engine:
     def _check_capacity(self) -> None:
         total = 0.0
         for g in self.active:
-            r = self.member_rate(g)
-            if r > 1.0 + 1e-9:
-                raise PolicyError(f"policy '{self.policy.name}' ran a job at rate {r} > 1")
-            total += r * self.g_count[g]
+            rate, k = self.g_rate[g], self.g_count[g]
+            member = rate / k if self.g_shared[g] else rate
+            if member > 1.0 + 1e-9:
+                raise PolicyError(f"policy '{self.policy.name}' ran a job at rate {member} > 1")
+            total += member * k
         if total > self.machines * (1.0 + 1e-9):
             raise PolicyError(f"policy '{self.policy.name}' used capacity {total} > {self.machines}")
 
@@ -252,13 +258,14 @@ class Engine:
             if wakes and wakes[0] < t_next:
                 t_next = wakes[0]
             best_g, best_finish = -1, 0.0
-            due: list[tuple[float, int]] = []  # (completion time, group) of every active group
+            due: list[tuple[float, int, float]] = []  # (completion time, group, member rate)
             for g in active:
                 top = self._top(g)
                 if top is None:
                     continue
-                t = self.now + (top[0] - g_V[g]) / member_rate(g)
-                due.append((t, g))
+                rate = member_rate(g)
+                t = self.now + (top[0] - g_V[g]) / rate
+                due.append((t, g, rate))
                 if t < t_next or (t == t_next and best_g < 0):
                     t_next, best_g, best_finish = t, g, top[0]
             if math.isinf(t_next):
@@ -269,8 +276,8 @@ class Engine:
             if dt > 0.0:
                 for obs in self.observers:
                     obs.on_interval(self, self.now, t_next)
-                for g in active:
-                    g_V[g] += member_rate(g) * dt
+                for _, g, rate in due:  # every active group has a member, hence an entry in due
+                    g_V[g] += rate * dt
             if best_g >= 0:
                 g_V[best_g] = max(g_V[best_g], best_finish)  # exact arithmetic at the event
             self.now = t_next
@@ -278,7 +285,7 @@ class Engine:
             # completions
             completed: list[int] = []
             horizon = t_next + _REL_TOL * max(1.0, t_next)
-            for t, g in due:
+            for t, g, _ in due:
                 if t > horizon:
                     continue
                 V = g_V[g]
@@ -317,7 +324,7 @@ class Engine:
         for obs in self.observers:
             if hasattr(obs, "on_finish"):
                 obs.on_finish(self)
-        return SimResult(self.completion, self.start, self.preemptions, events)
+        return SimResult(self.completion, np.asarray(self.start, np.float64), self.preemptions, events)
 
 
 def simulate(jobs: JobSet, policy: Policy, *, machines: int | None = 1, observers=()) -> SimResult:
