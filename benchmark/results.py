@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -22,17 +24,32 @@ def default_output_dir(task: str, objective: str | None = None) -> Path:
     return Path("results") / "-".join(parts)
 
 
-def _clean(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """JSON-safe value: numpy scalars to Python, NaN/inf to None."""
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` through a temporary file and a rename: never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def write_results(
@@ -51,7 +68,7 @@ def write_results(
     doc = {"task": task, "objective": objective, "n_jobs": int(n_jobs), "dataset": dataset, "rows": rows}
     if extra:
         doc.update(extra)
-    doc = _clean(doc)
+    doc = json_safe(doc)
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
     pd.DataFrame(doc["rows"]).to_csv(out_dir / "results.csv", index=False)
     return doc

@@ -23,8 +23,6 @@ import datetime as _dt
 import hashlib
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -97,20 +95,11 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
 
 def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
     """Write atomically; return (path, replaced an existing entry)."""
-    from benchmark.results import _clean  # NaN/inf -> null, numpy -> Python: the one JSON rule
+    from benchmark.results import json_safe, write_text_atomic  # NaN/inf -> null: the one JSON rule
 
     path = entry_path(entries_dir, entry["track"], entry["slug"])
-    path.parent.mkdir(parents=True, exist_ok=True)
     replaced = path.exists()
-    text = json.dumps(_clean(entry), indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n")
     return path, replaced
 
 

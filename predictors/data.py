@@ -6,13 +6,11 @@ the only ways to get rows out are `train()` and `val()` (features + labels), `te
 scoring and for the `oracle` reference only). Row order inside a split is submit order; rows
 are indexed by `job_id` so that spy estimators in tests can check what they were shown.
 
-May import atlas_data (when present), numpy and pandas.
+May import atlas_data, numpy and pandas.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,41 +28,20 @@ SPLITS = ("train", "val", "test")
 
 
 def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
-    """(frame, card) of a dataset folder; via atlas_data.build when that module exists."""
+    """(frame, card) of a dataset folder (atlas_data's loader, which also checks the fingerprint)."""
+    from atlas_data.build import load_dataset as _load
+
     ds_dir = Path(ds_dir)
-    try:
-        from atlas_data import build as _build  # the pipeline engineer's loader, if present
-    except ImportError:
-        _build = None
-    if _build is not None and hasattr(_build, "load_dataset"):
-        frame, card = _build.load_dataset(ds_dir)
-    else:
-        frame, card = _read_folder(ds_dir)
+    frame, card = _load(ds_dir)
     check_frame(frame, card, where=str(ds_dir))
     return frame, dict(card)
 
 
 def default_dataset_dir(quiet: bool = True) -> Path:
     """The embedded default dataset (built once and cached by atlas_data)."""
-    try:
-        from atlas_data.build import ensure_default_dataset
-    except ImportError as exc:
-        raise InputError("no default dataset available (atlas_data.build is missing); pass --data DIR") from exc
+    from atlas_data.build import ensure_default_dataset
+
     return Path(ensure_default_dataset(quiet=quiet))
-
-
-def _read_folder(ds_dir: Path) -> tuple[pd.DataFrame, dict]:
-    parquet, card_path = ds_dir / "atlas.parquet", ds_dir / "dataset.json"
-    for path in (parquet, card_path):
-        if not path.is_file():
-            raise InputError("not found (expected an ATLAS dataset folder)", path=str(path))
-    try:
-        card = json.loads(card_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(card_path)) from exc
-    if "fingerprint" not in card:
-        card["fingerprint"] = hashlib.sha256(parquet.read_bytes()).hexdigest()
-    return pd.read_parquet(parquet), card
 
 
 def check_frame(frame: pd.DataFrame, card: dict, where: str = "dataset") -> None:

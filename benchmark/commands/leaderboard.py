@@ -16,12 +16,11 @@ May import leaderboards, predictors.api (method names), atlas_data.errors and be
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from atlas_data.errors import InputError
+from benchmark.results import write_text_atomic
 from leaderboards.schema import TRACKS
 
 
@@ -101,16 +100,7 @@ def _leaderboard(args) -> int:
     tracks = [args.track] if args.track else list(TRACKS)
     text = render({t: load_entries(entries_dir, t) for t in tracks}, args.format)
     if args.output:
-        out = Path(args.output)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        out = write_text_atomic(Path(args.output), text)
         say(f"wrote {out}", args.quiet)
     else:
         sys.stdout.write(text)
