@@ -232,7 +232,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     table, card, scenario_weights, shape, label = _load(args)
     from benchmark.tasks.scheduling import sample_window
 
-    window = sample_window(table, args.n, args.seed)
+    window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
     jobs, predictor = _predictions(args, window, jobs, label)
     capacities, cluster_text = _capacities(args, shape)

@@ -6,9 +6,10 @@ with neither, the embedded real Alibaba GPU pod trace. Predictions p̂ come from
 by every σ so the robustness curve is smooth), or from `--predictor NAME[,NAME]` (learned on the
 dataset's train/val splits, never on the test split that is scheduled).
 
-Sampling (`--n N`): N consecutive jobs in submit order, starting at a seeded uniform offset.
-A window keeps the real arrival process; a scattered random sample would thin the load until
-every policy looks optimal. May import atlas_data, predictors, schedulers and benchmark.
+Sampling (`--n N`): by default (`--sample window`) N consecutive jobs in submit order, starting at
+a seeded uniform offset — a window keeps the real arrival process and its load. `--sample random`
+draws N jobs uniformly without replacement (seeded) and keeps them in submit order: the load is
+thinned by N / total, which is how a paper-style "n = 5,000" sample of a large test split behaves. May import atlas_data, predictors, schedulers and benchmark.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--machines", help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)")
     parser.add_argument("--noise", help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1")
     parser.add_argument("--prr-lambda", type=float, default=0.7, help="PRR's λ (default 0.7)")
+    parser.add_argument("--sample", choices=("window", "random"), default="window",
+                        help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random")
 
 
 # ----- inputs -------------------------------------------------------------------------------
@@ -69,14 +72,17 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
     return default_jobs(), {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path())}, "embedded openb trace"
 
 
-def sample_window(jobs: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
-    """n consecutive jobs in (submit_time, job_id) order from a seeded random start."""
+def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "window") -> pd.DataFrame:
+    """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
     ordered = jobs.sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
     if n is None or n >= len(ordered):
         return ordered
     if n < 1:
         raise InputError(f"--n must be at least 1, got {n}", where="--n")
-    start = int(np.random.default_rng(seed).integers(0, len(ordered) - n + 1))
+    rng = np.random.default_rng(seed)
+    if how == "random":
+        return ordered.iloc[np.sort(rng.choice(len(ordered), size=n, replace=False))].reset_index(drop=True)
+    start = int(rng.integers(0, len(ordered) - n + 1))
     return ordered.iloc[start : start + n].reset_index(drop=True)
 
 
@@ -143,7 +149,7 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     table, dataset, source = load_jobs(args)
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
-    window = sample_window(table, n, args.seed)
+    window = sample_window(table, n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
     predictions = build_predictions(args, window, jobs)
     policies = _policies(args, objective, bool(predictions), source)
@@ -157,7 +163,7 @@ def execute(args) -> tuple[Path, dict]:
         )
     out.mkdir(parents=True, exist_ok=True)
     per_job.to_parquet(out / "per_job.parquet", index=False)
-    dataset = {**dataset, "n_total": int(len(table)), "sample": "window" if jobs.n < len(table) else "all"}
+    dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     doc = write_results(
         out, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
         extra={"reference": _jsonable(reference), "options": _options(args, machines)},
@@ -210,7 +216,7 @@ def render(doc: dict) -> str:
 def _options(args, machines) -> dict:
     return {
         "objective": args.objective, "policies": args.policies, "n": args.n, "seed": args.seed,
-        "noise": args.noise, "predictor": args.predictor, "prr_lambda": args.prr_lambda,
+        "noise": args.noise, "predictor": args.predictor, "prr_lambda": args.prr_lambda, "sample": args.sample,
         "machines": machines, "jobs": args.jobs, "data": args.data,
     }
 

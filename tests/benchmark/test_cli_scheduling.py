@@ -151,3 +151,19 @@ def test_user_policy_plugged_in_by_module(tmp_path, monkeypatch):
     # longest predicted (= true, σ=0) first, non-preemptive: j0 (3) [0,3], then j2 (2) [3,5],
     # then j1, j3 (1 each, index order) [5,6], [6,7] → ΣC = 3 + 5 + 6 + 7 = 21
     assert row["policy"] == "test-lpjf" and row["value"] == 21
+
+
+def test_random_sample_is_seeded_scattered_and_in_submit_order(tmp_path):
+    n = 60
+    jobs = _jobs_csv(tmp_path, {"job_id": [f"j{i:03d}" for i in range(n)], "submit_time": np.arange(n) * 2.0,
+                                "duration": np.arange(n) % 7 + 1.0})
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert _run("--objective", "total_completion", "--jobs", jobs, "--n", 12, "--sample", "random", "--seed", 5,
+                    "--policies", "fifo", "--output", out, "--quiet") == 0
+        runs.append(pd.read_parquet(out / "per_job.parquet")["job_id"].tolist())
+        assert json.loads((out / "results.json").read_text())["dataset"]["sample"] == "random"
+    numbers = [int(i[1:]) for i in runs[0]]
+    assert runs[0] == runs[1] and len(set(numbers)) == 12
+    assert numbers == sorted(numbers) and numbers[-1] - numbers[0] > 11  # scattered, not a window
