@@ -203,18 +203,19 @@ class PRR(Policy):
 
     def allocate(self, view):
         alloc = Allocation()
+        predicted = view.jobs.predicted
         for j in view.arrived:
-            heapq.heappush(self.by_prediction, (view.jobs.predicted[j], j))
-            alloc.assign(j, self.shared)
+            heapq.heappush(self.by_prediction, (predicted[j], j))
         while self.by_prediction and view.is_done(self.by_prediction[0][1]):
             heapq.heappop(self.by_prediction)
         best = self.by_prediction[0][1] if self.by_prediction else IDLE
-        if best != self.favourite:
-            if self.favourite != IDLE and not view.is_done(self.favourite):
-                alloc.assign(self.favourite, self.shared)
-            if best != IDLE:
-                alloc.assign(best, self.favourite_group)
-            self.favourite = best
+        previous, self.favourite = self.favourite, best
+        if best != previous and previous != IDLE and not view.is_done(previous):
+            alloc.assign(previous, self.shared)
+        for j in view.arrived:  # each arrival moves once: straight into its group
+            alloc.assign(j, self.favourite_group if j == best else self.shared)
+        if best != previous and best != IDLE and best not in view.arrived:
+            alloc.assign(best, self.favourite_group)
         # active jobs after this change: engine group sizes (completions removed) + arrivals
         k = view.group_size(self.shared) + view.group_size(self.favourite_group) + len(view.arrived)
         if k:
