@@ -147,6 +147,8 @@ def execute(args) -> tuple[Path, dict]:
     machines = _csv_list(args.machines, "machines", int) or list(DEFAULT_MACHINES)
     if any(m < 1 for m in machines):
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
+    if not 0.0 <= args.prr_lambda <= 1.0:
+        raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
     table, dataset, source = load_jobs(args)
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
     window = sample_window(table, n, args.seed, args.sample)

@@ -117,8 +117,10 @@ def test_bad_options_exit_2(tmp_path, capsys):
     assert _run("--objective", "makespan", "--jobs", jobs, "--machines", "0") == 2
     assert _run("--jobs", jobs) == 2  # no objective
     assert _run("--objective", "total_completion", "--jobs", tmp_path / "missing.csv") == 2
+    assert _run("--objective", "total_completion", "--jobs", jobs, "--prr-lambda", "1.5") == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 4 and all(line.startswith("error:") for line in lines)
+    assert len(lines) == 5 and all(line.startswith("error:") for line in lines)
+    assert "--prr-lambda" in lines[-1]
 
 
 def test_user_policy_plugged_in_by_module(tmp_path, monkeypatch):
@@ -167,3 +169,14 @@ def test_random_sample_is_seeded_scattered_and_in_submit_order(tmp_path):
     numbers = [int(i[1:]) for i in runs[0]]
     assert runs[0] == runs[1] and len(set(numbers)) == 12
     assert numbers == sorted(numbers) and numbers[-1] - numbers[0] > 11  # scattered, not a window
+
+
+@pytest.mark.parametrize("lam,twin", [(0.0, "rr"), (1.0, "pspjf")])
+def test_prr_lambda_interpolates_between_rr_and_pspjf(tmp_path, lam, twin):
+    # λ = 0: everyone gets 1/k (RR); λ = 1: only the smallest-predicted job runs (PSPJF)
+    jobs = _jobs_csv(tmp_path, predicted_duration=[2.5, 3, 1.5, 2])
+    out = tmp_path / f"prr{lam}"
+    assert _run("--objective", "total_completion", "--jobs", jobs, "--policies", f"prr,{twin}", "--prr-lambda", lam,
+                "--output", out, "--quiet") == 0
+    rows = {r["policy"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert rows["prr"]["value"] == pytest.approx(rows[twin]["value"], rel=1e-12)
