@@ -45,9 +45,8 @@ def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
             "name": runs.get("tags.mlflow.runName"),
         }
     )
-    for column in sorted(keep):
-        table[column[len("metrics."):]] = runs[column]
-    return table.dropna(axis=1, how="all")
+    metrics = runs[sorted(keep)].rename(columns=lambda c: c[len("metrics."):])
+    return pd.concat([table, metrics], axis=1).dropna(axis=1, how="all")
 
 
 def _compare(args) -> int:
