@@ -266,3 +266,21 @@ def requested_gpus(frame: pd.DataFrame) -> np.ndarray:
     else:
         requested = np.zeros(len(frame))
     return np.maximum(1, np.ceil(requested - 1e-6)).astype(np.int64)
+
+
+def test_jobs(frame: pd.DataFrame, tenant_column: str | None = None) -> pd.DataFrame:
+    """The test split as a jobs table (SPEC §3): duration = p_star, gpus = requested_gpus, tenant.
+
+    The one way the scheduling and fairness tasks and the leaderboards turn a dataset into
+    jobs; only the test split is ever scheduled. `tenant_column` None (or absent) → "default".
+    """
+    test = frame[frame["split"] == "test"].reset_index(drop=True)
+    tenant = (test[tenant_column].astype(str).to_numpy(object) if tenant_column in test.columns
+              else np.full(len(test), "default", object))
+    return pd.DataFrame({
+        "job_id": test["job_id"].astype(str).to_numpy(object),
+        "submit_time": test["submit_time"].to_numpy(np.float64),
+        "duration": test["p_star"].to_numpy(np.float64),
+        "gpus": requested_gpus(test),
+        "tenant": tenant,
+    })

@@ -33,8 +33,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from atlas_data.build import requested_gpus
-from benchmark.tasks.scheduling import DATA_DEFAULT_N, sample_window
+from atlas_data.build import test_jobs
+from benchmark.tasks.inputs import sample_window
+from benchmark.tasks.scheduling import DATA_DEFAULT_N
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, run_objective
 
@@ -96,12 +97,9 @@ def score_prediction(preds: pd.DataFrame, test: pd.DataFrame) -> dict:
 
 def scheduling_jobs(preds: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     """The jobs table of SPEC §3 for the test split, with the submission's p̂."""
-    return pd.DataFrame({
-        "job_id": test["job_id"].astype(str).to_numpy(object),
-        "submit_time": test["submit_time"].to_numpy(np.float64),
-        "duration": test["p_star"].to_numpy(np.float64),
-        "predicted_duration": _aligned(preds, test, "p_hat"),
-    })
+    table = test_jobs(test)[["job_id", "submit_time", "duration"]]
+    table["predicted_duration"] = _aligned(preds, test, "p_hat")
+    return table
 
 
 def score_scheduling(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0, fairness: bool = True,
@@ -144,10 +142,8 @@ def scheduling_score(result: dict) -> float | None:
 
 def fairness_jobs(preds: pd.DataFrame, test: pd.DataFrame, tenant_column: str = FAIRNESS_TENANT_COLUMN) -> pd.DataFrame:
     """Test split as a cluster jobs table; gpus from the requested-GPU column, the rule of --task fairness."""
-    tenants = test[tenant_column].astype(str).to_numpy(object) if tenant_column in test.columns else np.full(len(test), "default", object)
-    table = scheduling_jobs(preds, test)
-    table["gpus"] = requested_gpus(test)
-    table["tenant"] = tenants
+    table = test_jobs(test, tenant_column)
+    table["predicted_duration"] = _aligned(preds, test, "p_hat")
     return table
 
 

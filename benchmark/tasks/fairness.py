@@ -41,6 +41,7 @@ import pandas as pd
 from atlas_data.errors import InputError
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions, sample_window
 from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.ltgf import FAIR_SHARES
@@ -109,33 +110,19 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
 
 
 def _load_dataset(args):
-    from atlas_data.build import load_dataset, requested_gpus
+    from atlas_data.build import load_dataset, test_jobs
 
     frame, card = load_dataset(args.data)
-    test = frame[frame["split"] == "test"].reset_index(drop=True)
     column = args.tenant_column or "user"
-    if column not in test.columns:
+    if column not in frame.columns:
         raise InputError(f"dataset has no column '{column}' for tenants", path=str(args.data), where="--tenant-column")
-    gpus = requested_gpus(test)
-    jobs = pd.DataFrame({
-        "job_id": test["job_id"].astype(str), "submit_time": test["submit_time"].astype(float),
-        "duration": test["p_star"].astype(float), "gpus": gpus, "tenant": test[column].astype(str),
-    })
+    jobs = test_jobs(frame, column)
     label = None
     if args.predictor:
-        methods = [m.strip() for m in str(args.predictor).split(",") if m.strip()]
+        methods = csv_list(args.predictor, "predictor")
         if len(methods) != 1:
             raise InputError("the fairness task takes one predictor", where="--predictor")
-        from predictors.api import method_names, predict_test
-
-        if methods[0] not in method_names():
-            raise InputError(f"unknown predictor '{methods[0]}' (choose from {', '.join(method_names())})", where="--predictor")
-        p_hat = predict_test(Path(args.data), methods[0], seed=args.seed, quiet=args.quiet)
-        lookup = p_hat.set_index(p_hat["job_id"].astype(str))["p_hat"]
-        predicted = lookup.reindex(jobs["job_id"]).to_numpy(np.float64)
-        if np.isnan(predicted).any():
-            raise InputError(f"predictor '{methods[0]}' did not predict every test job", path=str(args.data), where="--predictor")
-        jobs["predicted_duration"] = predicted
+        jobs["predicted_duration"] = learned_predictions(args.data, methods[0], jobs["job_id"], seed=args.seed, quiet=args.quiet)
         label = methods[0]
     from atlas_data.jobs_table import validate_jobs
 
@@ -173,37 +160,13 @@ def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
 
 
 def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None) -> tuple[JobSet, str | None]:
-    noise = getattr(args, "noise", None)
-    if noise:
-        try:
-            sigmas = [float(s) for s in str(noise).split(",") if s.strip()]
-        except ValueError:
-            raise InputError(f"cannot read noise from {noise!r}", where="--noise") from None
-        if len(sigmas) != 1 or not (sigmas[0] >= 0 and math.isfinite(sigmas[0])):
+    sigmas = csv_list(getattr(args, "noise", None), "noise", float)
+    if sigmas:
+        if len(sigmas) != 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
-        z = np.random.default_rng([args.seed, 0x5EED]).standard_normal(jobs.n)
-        return jobs.with_predictions(jobs.size * np.exp(sigmas[0] * z)), f"noise:{sigmas[0]:g}"
+        (name, p_hat), = noise_predictions(jobs.size, sigmas, args.seed).items()
+        return jobs.with_predictions(p_hat), name
     return jobs, label if jobs.predicted is not None else None
-
-
-def _policies(args, have_predictions: bool, source: str) -> list[str]:
-    valid = policy_names("cluster")
-    if args.policies:
-        chosen = [p.strip() for p in str(args.policies).split(",") if p.strip()]
-        for name in chosen:
-            if name not in valid:
-                raise InputError(f"unknown policy '{name}' for fairness (choose from {', '.join(valid)})", where="--policies")
-        needing = [p for p in chosen if get_policy(p, "cluster").needs_prediction]
-        if needing and not have_predictions:
-            raise InputError(
-                f"policy '{needing[0]}' needs predicted durations: no predicted_duration column "
-                "(add it, or use --noise σ, or --data DS --predictor NAME)", path=source, where="--policies")
-        return chosen
-    if have_predictions:
-        return valid
-    dropped = [p for p in valid if get_policy(p, "cluster").needs_prediction]
-    say(f"no predictions (no predicted_duration, --noise or --predictor): skipping {', '.join(dropped)}", args.quiet)
-    return [p for p in valid if p not in dropped]
 
 
 def _capacities(args, default_shape) -> tuple[list[int], str]:
@@ -230,8 +193,6 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
         raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
     table, card, scenario_weights, shape, label = _load(args)
-    from benchmark.tasks.scheduling import sample_window
-
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
     jobs, predictor = _predictions(args, window, jobs, label)
@@ -247,7 +208,8 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         raise InputError(f"a job asks for {int(jobs.gpus.max())} GPUs, the cluster has {sum(capacities)}", where="--nodes")
     weights = _tenant_weights(args, jobs.tenant_names, scenario_weights)
     source = card.get("path") or card.get("source")
-    policies = _policies(args, jobs.predicted is not None, str(source))
+    policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
+                               source=str(source), task="fairness", quiet=args.quiet)
     out = Path(args.output) if args.output else default_output_dir("fairness")
     (out / "jobs").mkdir(parents=True, exist_ok=True)
     (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)

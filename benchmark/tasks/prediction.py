@@ -46,7 +46,9 @@ def _method_list(args) -> list[str]:
     from predictors.methods import check_method_name
 
     text = getattr(args, "methods", None) or getattr(args, "predictor", None)
-    names = [m.strip() for m in text.split(",") if m.strip()] if text else list(DEFAULT_METHODS)
+    from benchmark.tasks.inputs import csv_list
+
+    names = csv_list(text, "methods") if text else list(DEFAULT_METHODS)
     if not names:
         raise InputError("--methods: no method given")
     for name in names:
@@ -54,13 +56,8 @@ def _method_list(args) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _safe_name(method: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", method)
-
-
 def run(args) -> int:
+    from predictors.api import file_stem, remember
     from predictors.data import SplitData, default_dataset_dir
     from predictors.methods import MethodConfig, run_method
     from predictors.metrics import evaluate
@@ -82,7 +79,9 @@ def run(args) -> int:
             pred = run_method(split, name, config)
             frame = pred.to_frame()
             _check_covers_test(frame, truth, name)
-            frame.to_parquet(out_dir / "predictions" / f"{_safe_name(name)}.parquet", index=False)
+            frame.to_parquet(out_dir / "predictions" / f"{file_stem(name)}.parquet", index=False)
+            # the scheduling and fairness tasks then reuse this fit instead of fitting again
+            remember(ds_dir, name, frame, seed=config.seed, fingerprint=card.get("fingerprint"))
             p = truth.loc[frame["job_id"], "p_star"].to_numpy(float)
             rec = truth.loc[frame["job_id"], "is_recurrent"].to_numpy(bool)
             metrics = evaluate(frame["p_hat"], p, rec, frame.get("lo"), frame.get("hi"))

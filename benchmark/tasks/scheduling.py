@@ -21,11 +21,12 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from benchmark import plots
-from benchmark.progress import Progress, say
+from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions, sample_window
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
-from schedulers.policy import get_policy, policy_names
+from schedulers.policy import get_policy
 
 DATA_DEFAULT_N = {"total_completion": 10_000, "max_stretch": 5_000, "makespan": 10_000}
 
@@ -40,16 +41,6 @@ def add_arguments(parser) -> None:
 
 
 # ----- inputs -------------------------------------------------------------------------------
-def _csv_list(text: str | None, what: str, convert=str) -> list:
-    if text is None:
-        return []
-    items = [t.strip() for t in str(text).split(",") if t.strip()]
-    try:
-        return [convert(t) for t in items]
-    except ValueError:
-        raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
-
-
 def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
     """(jobs table, dataset card, source label) from --jobs / --data / the embedded default."""
     if args.jobs and args.data:
@@ -59,81 +50,24 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
 
         return read_jobs(args.jobs), {"source": "jobs", "path": str(args.jobs)}, str(args.jobs)
     if args.data:
-        from atlas_data.build import load_dataset
+        from atlas_data.build import load_dataset, test_jobs
 
         frame, card = load_dataset(args.data)
-        test = frame[frame["split"] == "test"]
-        jobs = pd.DataFrame(
-            {"job_id": test["job_id"].astype(str), "submit_time": test["submit_time"], "duration": test["p_star"]}
-        )
-        return jobs.reset_index(drop=True), {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}, str(args.data)
+        return test_jobs(frame), {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}, str(args.data)
     from atlas_data.adapters import default_jobs, default_pod_trace_path
 
     return default_jobs(), {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path())}, "embedded openb trace"
-
-
-def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "window") -> pd.DataFrame:
-    """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
-    ordered = jobs.sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
-    if n is None or n >= len(ordered):
-        return ordered
-    if n < 1:
-        raise InputError(f"--n must be at least 1, got {n}", where="--n")
-    rng = np.random.default_rng(seed)
-    if how == "random":
-        return ordered.iloc[np.sort(rng.choice(len(ordered), size=n, replace=False))].reset_index(drop=True)
-    start = int(rng.integers(0, len(ordered) - n + 1))
-    return ordered.iloc[start : start + n].reset_index(drop=True)
-
-
-def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:
-    z = np.random.default_rng([seed, 0x5EED]).standard_normal(len(size))
-    return {f"noise:{s:g}": size * np.exp(s * z) for s in sigmas}
-
-
-def _policies(args, objective: str, have_predictions: bool, source: str) -> list[str]:
-    kind = "parallel" if objective == "makespan" else "single"
-    valid = policy_names(kind)
-    if args.policies:
-        chosen = _csv_list(args.policies, "policies")
-        for name in chosen:
-            if name not in valid:
-                raise InputError(f"unknown policy '{name}' for {objective} (choose from {', '.join(valid)})", where="--policies")
-        if not have_predictions:
-            needing = [p for p in chosen if get_policy(p).needs_prediction]
-            if needing:
-                raise InputError(
-                    f"policy '{needing[0]}' needs predicted durations: column 'predicted_duration' is missing "
-                    "(add it, or use --noise / --predictor)",
-                    path=source,
-                )
-        return chosen
-    chosen = list(DEFAULT_POLICIES[objective])
-    if not have_predictions:
-        dropped = [p for p in chosen if get_policy(p).needs_prediction]
-        chosen = [p for p in chosen if p not in dropped]
-        say(f"no predictions (no predicted_duration, --noise or --predictor): skipping {', '.join(dropped)}", args.quiet)
-    return chosen
 
 
 def build_predictions(args, window: pd.DataFrame, jobs: JobSet) -> dict[str, np.ndarray]:
     """p̂ per predictor label, in JobSet row order."""
     predictions: dict[str, np.ndarray] = {}
     order = pd.Index(window["job_id"].astype(str)).get_indexer(jobs.job_id)
-    sigmas = _csv_list(args.noise, "noise", float)
-    if any(s < 0 or not np.isfinite(s) for s in sigmas):
-        raise InputError(f"noise levels must be finite and >= 0, got {args.noise}", where="--noise")
-    predictions.update(noise_predictions(jobs.size, sigmas, args.seed))
-    for method in _csv_list(args.predictor, "predictor"):
+    predictions.update(noise_predictions(jobs.size, csv_list(args.noise, "noise", float), args.seed))
+    for method in csv_list(args.predictor, "predictor"):
         if not args.data:
             raise InputError("--predictor needs --data DS (a dataset to learn p̂ from)", where="--predictor")
-        from predictors.api import method_names, predict_test
-
-        if method not in method_names():
-            raise InputError(f"unknown predictor '{method}' (choose from {', '.join(method_names())})", where="--predictor")
-        p_hat = predict_test(Path(args.data), method, seed=args.seed, quiet=args.quiet)
-        lookup = p_hat.set_index(p_hat["job_id"].astype(str))["p_hat"]
-        predictions[method] = lookup.reindex(jobs.job_id).to_numpy(np.float64)
+        predictions[method] = learned_predictions(args.data, method, jobs.job_id, seed=args.seed, quiet=args.quiet)
     if not predictions and "predicted_duration" in window.columns:
         predictions["column"] = window["predicted_duration"].to_numpy(np.float64)[order]
     return predictions
@@ -144,7 +78,7 @@ def execute(args) -> tuple[Path, dict]:
     if args.objective is None:
         raise InputError("--objective is required for --task scheduling (total_completion, max_stretch or makespan)", where="--objective")
     objective = args.objective
-    machines = _csv_list(args.machines, "machines", int) or list(DEFAULT_MACHINES)
+    machines = csv_list(args.machines, "machines", int) or list(DEFAULT_MACHINES)
     if any(m < 1 for m in machines):
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
@@ -154,7 +88,10 @@ def execute(args) -> tuple[Path, dict]:
     window = sample_window(table, n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
     predictions = build_predictions(args, window, jobs)
-    policies = _policies(args, objective, bool(predictions), source)
+    policies = choose_policies(
+        args.policies, "parallel" if objective == "makespan" else "single", DEFAULT_POLICIES[objective],
+        have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
+    )
     out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
     steps = sum(len(predictions) if get_policy(p).needs_prediction else 1 for p in policies)
     steps *= len(machines) if objective == "makespan" else 1

@@ -1,0 +1,92 @@
+"""Inputs shared by the `run` tasks: option lists, job sampling, p̂ sources and the policy list.
+
+One rule each, so that the scheduling and fairness tasks (and the leaderboards) cannot drift
+apart: the same seeded noise draw, the same sample, the same learned-p̂ lookup, the same
+refusal of a predictive policy without p̂. May import atlas_data, predictors and schedulers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from atlas_data.errors import InputError
+from benchmark.progress import say
+from schedulers.policy import get_policy, policy_names
+
+
+def csv_list(text: str | None, what: str, convert=str) -> list:
+    """Items of a comma-separated option (`--what`); a bad item is an InputError naming the option."""
+    if text is None:
+        return []
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    try:
+        return [convert(t) for t in items]
+    except ValueError:
+        raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
+
+
+def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "window") -> pd.DataFrame:
+    """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
+    ordered = jobs.sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
+    if n is None or n >= len(ordered):
+        return ordered
+    if n < 1:
+        raise InputError(f"--n must be at least 1, got {n}", where="--n")
+    rng = np.random.default_rng(seed)
+    if how == "random":
+        return ordered.iloc[np.sort(rng.choice(len(ordered), size=n, replace=False))].reset_index(drop=True)
+    start = int(rng.integers(0, len(ordered) - n + 1))
+    return ordered.iloc[start : start + n].reset_index(drop=True)
+
+
+def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:
+    """p̂ = p·exp(σZ) per σ, labelled `noise:σ`; one seeded Z per job shared by every σ."""
+    if any(not (s >= 0 and np.isfinite(s)) for s in sigmas):
+        raise InputError(f"noise levels must be finite and >= 0, got {sigmas}", where="--noise")
+    z = np.random.default_rng([seed, 0x5EED]).standard_normal(len(size))
+    return {f"noise:{s:g}": size * np.exp(s * z) for s in sigmas}
+
+
+def learned_predictions(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet: bool) -> np.ndarray:
+    """p̂ of a predictor method (fitted on the dataset's train/val splits) for `job_ids`, in that order."""
+    from predictors.api import method_names, predict_test
+
+    if method not in method_names():
+        raise InputError(f"unknown predictor '{method}' (choose from {', '.join(method_names())})", where="--predictor")
+    p_hat = predict_test(Path(ds_dir), method, seed=seed, quiet=quiet)
+    lookup = p_hat.set_index(p_hat["job_id"].astype(str))["p_hat"]
+    predicted = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
+    if np.isnan(predicted).any():
+        raise InputError(f"predictor '{method}' did not predict every job", path=str(ds_dir), where="--predictor")
+    return predicted
+
+
+def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,
+                    task: str, quiet: bool) -> list[str]:
+    """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.
+
+    Named predictive policies without p̂ are refused (exit 2); default ones are skipped with a note.
+    """
+    valid = policy_names(kind)
+    if requested:
+        chosen = csv_list(requested, "policies")
+        for name in chosen:
+            if name not in valid:
+                raise InputError(f"unknown policy '{name}' for {task} (choose from {', '.join(valid)})", where="--policies")
+        needing = [p for p in chosen if get_policy(p, kind).needs_prediction]
+        if needing and not have_predictions:
+            raise InputError(
+                f"policy '{needing[0]}' needs predicted durations: column 'predicted_duration' is missing "
+                "(add it, or use --noise σ, or --data DS --predictor NAME)",
+                path=source, where="--policies",
+            )
+        return chosen
+    chosen = list(defaults)
+    if not have_predictions:
+        dropped = [p for p in chosen if get_policy(p, kind).needs_prediction]
+        chosen = [p for p in chosen if p not in dropped]
+        say(f"no predictions (no predicted_duration, --noise or --predictor): skipping {', '.join(dropped)}", quiet)
+    return chosen
