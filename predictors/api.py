@@ -20,14 +20,24 @@ import pandas as pd
 from predictors.data import SplitData
 from predictors.methods import MethodConfig, check_method_name, method_names, run_method
 
-__all__ = ["predict_test", "method_names", "cache_path"]
+__all__ = ["predict_test", "method_names", "cache_path", "file_stem", "remember"]
 
 _META_KEY = b"atlas_predictions"
 
 
+def file_stem(method: str) -> str:
+    """A method name made safe for a file name (import paths contain ':' and '/')."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", method)
+
+
 def cache_path(ds_dir: Path | str, method: str, seed: int = 0) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", method)
-    return Path(ds_dir) / "predictions" / f"{safe}-seed{seed}.parquet"
+    return Path(ds_dir) / "predictions" / f"{file_stem(method)}-seed{seed}.parquet"
+
+
+def remember(ds_dir: Path | str, method: str, frame: pd.DataFrame, *, seed: int, fingerprint: str | None) -> None:
+    """Cache test predictions fitted elsewhere (the prediction task) so predict_test reuses them."""
+    config = MethodConfig(seed=seed)
+    _write_cache(cache_path(ds_dir, method, seed), frame, _cache_key(fingerprint, method, seed, config))
 
 
 def _read_cache(path: Path, key: dict) -> pd.DataFrame | None:

@@ -119,3 +119,15 @@ def test_perf_section_times_each_method(tmp_path):
     assert [r["method"] for r in doc["rows"]] == ["constant", "single-stage"]
     assert all(r["fit_seconds"] >= 0 and r["predict_seconds"] >= 0 for r in doc["rows"])
     assert doc["rows"][1]["rmsle"] < doc["rows"][0]["rmsle"]
+
+
+def test_the_prediction_task_leaves_its_fits_for_predict_test(run_dir, small_ds, monkeypatch):
+    # predict_test must now read the task's fit from the cache instead of fitting again
+    def no_refit(*args, **kwargs):
+        raise AssertionError("refitted a method the prediction task had already fitted")
+
+    monkeypatch.setattr(api, "run_method", no_refit)
+    for method in ("lgbm-meta", "constant"):
+        cached = api.predict_test(small_ds, method)
+        written = pd.read_parquet(run_dir / "predictions" / f"{api.file_stem(method)}.parquet")
+        pd.testing.assert_frame_equal(cached.reset_index(drop=True), written.reset_index(drop=True))
