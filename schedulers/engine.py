@@ -91,22 +91,12 @@ class View:
     def new_group(self, rate: float = 0.0, *, shared: bool = True) -> int:
         return self._e.new_group(rate, shared)
 
-    def group_of(self, j: int) -> int:
-        return self._e.group_of[j]
-
     def group_size(self, g: int) -> int:
         return self._e.g_count[g]
-
-    def group_rate(self, g: int) -> float:
-        return self._e.g_rate[g]
 
     def group_clock(self, g: int) -> float:
         """Service received so far by any one member of group g since the group was created."""
         return self._e.g_V[g]
-
-    def job_rate(self, j: int) -> float:
-        g = self._e.group_of[j]
-        return 0.0 if g == IDLE else self._e.member_rate(g)
 
     def is_done(self, j: int) -> bool:
         return self._e.done[j]

@@ -8,7 +8,7 @@ lets processor-sharing policies run in O(log n) per event. May import numpy only
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 IDLE = -1  # group id meaning "not in service"
 
@@ -97,5 +97,3 @@ def _load_builtin() -> None:
     # Imported lazily so that `schedulers.policy` itself has no dependency on the policy modules.
     import schedulers.policies  # noqa: F401
 
-
-PolicyFactory = Callable[..., Policy]
