@@ -80,6 +80,21 @@ class JobSet:
                 data[name] = value
         return cls.from_frame(pd.DataFrame(data))
 
+    def as_batch(self) -> tuple["JobSet", np.ndarray]:
+        """The same jobs all released at 0 (P||C_max), re-sorted by the tie rule (job_id).
+
+        Returns the batch JobSet and `order`: row i of the batch is row order[i] of this one, so
+        arrays in this JobSet's row order (p̂) follow with `array[order]`.
+        """
+        from dataclasses import replace
+
+        order = _tie_order(self.job_id, np.zeros(self.n))
+        return replace(
+            self, job_id=self.job_id[order], submit_time=np.zeros(self.n), size=self.size[order],
+            predicted=None if self.predicted is None else self.predicted[order], gpus=self.gpus[order],
+            tenant=self.tenant[order], weight=self.weight[order],
+        ), order
+
     def with_predictions(self, predicted: np.ndarray) -> "JobSet":
         """Same jobs, new p̂ (in this JobSet's row order), floored at 1 s."""
         from dataclasses import replace

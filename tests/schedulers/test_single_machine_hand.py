@@ -203,3 +203,18 @@ def test_parallel_spt_and_sppt_hand_schedules():
     first = simulate(jobs, get_policy("random")(machines=2, seed=7), machines=2).completion_time
     again = simulate(jobs, get_policy("random")(machines=2, seed=7), machines=2).completion_time
     assert first.tolist() == again.tolist() and first.max() <= (2 - 1 / 2) * 9
+
+
+def test_makespan_batch_breaks_ties_by_job_id_not_by_submit_time():
+    from schedulers.objectives import run_objective
+
+    # equal sizes: LPT's order is the tie order. Submitted b then a; in the batch a comes first.
+    jobs = JobSet.from_arrays([0, 5], [2, 2], [3, 1], job_id=["b", "a"])
+    assert list(jobs.job_id) == ["b", "a"]
+    rows, per_job, _ = run_objective("makespan", jobs, ["lpt", "lppt"], {"p": jobs.predicted}, machines=[1])
+    lpt = per_job[per_job.policy == "lpt"].set_index("job_id")["completion_time"]
+    assert lpt.to_dict() == {"a": 2.0, "b": 4.0}
+    # p̂ follows its job through the re-sort: b has p̂ 3, so LPPT runs b first
+    lppt = per_job[per_job.policy == "lppt"].set_index("job_id")
+    assert lppt["completion_time"].to_dict() == {"a": 4.0, "b": 2.0}
+    assert lppt["predicted_duration"].to_dict() == {"a": 1.0, "b": 3.0}
