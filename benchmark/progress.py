@@ -1,49 +1,43 @@
-"""Progress lines on stderr for long work; silent under --quiet or when not a terminal-worthy task."""
+"""Progress on stderr for long work, drawn by tqdm; silent under --quiet.
+
+A terminal gets a bar redrawn at most twice a second; a log file (stderr not a terminal) gets a
+new line at most every 10 s, so CI logs and `2> run.log` stay short. `note` writes a line above
+the bar without breaking it.
+
+May import tqdm only.
+"""
 
 from __future__ import annotations
 
 import sys
-import time
+
+from tqdm import tqdm
 
 
 class Progress:
-    """`with Progress("simulating", total=n, quiet=q) as p: p.update(k)` — prints at most ~2 lines/s."""
+    """`with Progress("simulating", total=n, quiet=q) as p: p.update(k)`; `p.note(text)` for a message."""
 
     def __init__(self, label: str, total: int | None = None, quiet: bool = False):
         self.label, self.total, self.quiet = label, total, quiet
-        self.done = 0
-        self._t0 = time.perf_counter()
-        self._last = 0.0
+        tty = sys.stderr.isatty()
+        self._bar = tqdm(total=total, desc=label, disable=quiet, file=sys.stderr, leave=True, dynamic_ncols=tty,
+                         mininterval=0.5 if tty else 10.0, ascii=not tty, unit="step")
 
     def __enter__(self) -> "Progress":
         return self
 
     def update(self, k: int = 1) -> None:
-        self.done += k
-        now = time.perf_counter()
-        # a terminal gets a line redrawn twice a second; a log file a new line every 10 s
-        if not self.quiet and now - self._last > (0.5 if sys.stderr.isatty() else 10.0):
-            self._last = now
-            self._print(final=False)
+        self._bar.update(k)
 
     def note(self, message: str) -> None:
         if not self.quiet:
-            sys.stderr.write(f"[{self.label}] {message}\n")
-
-    def _print(self, final: bool) -> None:
-        elapsed = time.perf_counter() - self._t0
-        if self.total:
-            text = f"{self.label}: {self.done}/{self.total} ({100 * self.done / self.total:.0f}%) {elapsed:.1f}s"
-        else:
-            text = f"{self.label}: {self.done} {elapsed:.1f}s"
-        sys.stderr.write(text + ("\r" if sys.stderr.isatty() and not final else "\n"))
-        sys.stderr.flush()
+            self._bar.write(f"[{self.label}] {message}", file=sys.stderr)
 
     def __exit__(self, *exc) -> None:
-        if not self.quiet:
-            self._print(final=True)
+        self._bar.close()
 
 
 def say(message: str, quiet: bool = False) -> None:
+    """One line on stderr (above any running bar), unless quiet."""
     if not quiet:
-        sys.stderr.write(message + "\n")
+        tqdm.write(message, file=sys.stderr)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -17,39 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from atlas_data.io import json_safe, write_text_atomic
+
+__all__ = ["default_output_dir", "json_safe", "write_results", "write_text_atomic"]
+
 
 def default_output_dir(task: str, objective: str | None = None) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     parts = [task] + ([objective] if objective else []) + [stamp]
     return Path("results") / "-".join(parts)
-
-
-def json_safe(value: Any) -> Any:
-    """JSON-safe value: numpy scalars to Python, NaN/inf to None."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` through a temporary file and a rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def write_results(

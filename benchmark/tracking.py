@@ -18,9 +18,10 @@ import math
 import os
 import re
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from atlas_data.io import package_version
 
 _SAFE = re.compile(r"[^A-Za-z0-9_\-.:/ ]")
 _KEY_COLUMNS = ("policy", "method", "predictor", "machines")
@@ -37,13 +38,6 @@ def tracking_uri_for(results_dir: Path) -> str:
 
 def experiment_name(task: str, objective: str | None) -> str:
     return f"atlas-{task}" + (f"-{objective}" if objective else "")
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("atlas-bench")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0+unknown"
 
 
 def git_commit() -> str | None:

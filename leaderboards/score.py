@@ -23,7 +23,7 @@
   and would otherwise decide the ranking alone. astraea-p is reported, not folded into the score:
   its main outcome is fairness, which has no optimum to take a ratio to.
 
-May import numpy, pandas, atlas_data, predictors.metrics, schedulers and benchmark.tasks.
+May import numpy, pandas, atlas_data, predictors.metrics and schedulers.
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.build import test_jobs
-from benchmark.tasks.inputs import sample_window
-from benchmark.tasks.scheduling import DATA_DEFAULT_N
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, run_objective
+from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 SCHEDULING_RUNS = (
     ("total_completion", ("spjf", "sprpt")),

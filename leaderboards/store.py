@@ -63,7 +63,7 @@ def entry_path(entries_dir: Path | str, track: str, slug: str) -> Path:
 def build_entry(submission: Submission, *, dataset: dict, prediction: dict, scheduling: dict | None,
                 predictions_sha256: str, seed: int, predictions_file_sha256: str | None = None, builtin: bool = False, reference: bool = False,
                 now: _dt.datetime | None = None) -> dict:
-    from benchmark.tracking import package_version
+    from atlas_data.io import package_version
 
     now = now or _dt.datetime.now(_dt.timezone.utc)
     score = (scheduling or {}).get("score") if submission.track == "scheduling" else prediction.get("cov25")
@@ -95,7 +95,7 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
 
 def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
     """Write atomically; return (path, replaced an existing entry)."""
-    from benchmark.results import json_safe, write_text_atomic  # NaN/inf -> null: the one JSON rule
+    from atlas_data.io import json_safe, write_text_atomic  # NaN/inf -> null: the one JSON rule
 
     path = entry_path(entries_dir, entry["track"], entry["slug"])
     replaced = path.exists()

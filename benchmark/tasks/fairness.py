@@ -41,7 +41,8 @@ import pandas as pd
 from atlas_data.errors import InputError
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions, sample_window
+from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
+from schedulers.sampling import sample_window
 from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.ltgf import FAIR_SHARES

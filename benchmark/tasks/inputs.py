@@ -1,4 +1,4 @@
-"""Inputs shared by the `run` tasks: option lists, job sampling, p̂ sources and the policy list.
+"""Inputs shared by the `run` tasks: option lists, p̂ sources and the policy list (sampling: schedulers.sampling).
 
 One rule each, so that the scheduling and fairness tasks (and the leaderboards) cannot drift
 apart: the same seeded noise draw, the same sample, the same learned-p̂ lookup, the same
@@ -26,20 +26,6 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
         return [convert(t) for t in items]
     except ValueError:
         raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
-
-
-def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "window") -> pd.DataFrame:
-    """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
-    ordered = jobs.sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
-    if n is None or n >= len(ordered):
-        return ordered
-    if n < 1:
-        raise InputError(f"--n must be at least 1, got {n}", where="--n")
-    rng = np.random.default_rng(seed)
-    if how == "random":
-        return ordered.iloc[np.sort(rng.choice(len(ordered), size=n, replace=False))].reset_index(drop=True)
-    start = int(rng.integers(0, len(ordered) - n + 1))
-    return ordered.iloc[start : start + n].reset_index(drop=True)
 
 
 def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:

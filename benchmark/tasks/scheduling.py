@@ -23,12 +23,12 @@ from atlas_data.errors import InputError
 from benchmark import plots
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions, sample_window
+from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
+from schedulers.sampling import DATA_DEFAULT_N, sample_window
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy
 
-DATA_DEFAULT_N = {"total_completion": 10_000, "max_stretch": 5_000, "makespan": 10_000}
 
 
 def add_arguments(parser) -> None:
@@ -112,7 +112,7 @@ def execute(args) -> tuple[Path, dict]:
     if objective != "makespan":
         plots.stretch_cdf(per_job, out / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
     if len([k for k in predictions if k.startswith("noise:")]) > 1:
-        plots.robustness_curve(rows, out / "robustness.png", title=f"robustness: {title}")
+        plots.robustness_curve(plots.noise_levels(rows), out / "robustness.png", title=f"robustness: {title}")
     return out, doc
 
 

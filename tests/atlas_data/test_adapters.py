@@ -19,11 +19,8 @@ from atlas_data.adapters import (
 from atlas_data.errors import InputError
 from atlas_data.jobs_table import read_jobs
 
-# shared/ sits beside the checkout (CI clones elsewhere with a copy of shared/ next to it)
-SHARED = next(
-    (p for p in (Path(__file__).resolve().parents[3] / "shared" / "data", Path("/work/shared/data")) if p.is_dir()),
-    Path("/work/shared/data"),
-)
+# the project's shared trace folder, found only relative to the checkout (shared/ beside it)
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 RESOURCES = Path(__file__).resolve().parents[2] / "atlas_data" / "resources" / "openb"
 
 
@@ -185,7 +182,7 @@ def test_helios_duration_from_start_and_end_seconds(tmp_path):
 def test_philly_runtime_only_file_is_a_batch():
     path = SHARED / "philly" / "philly_runtime.csv"
     if not path.is_file():
-        pytest.skip("shared Philly sample not present")
+        pytest.skip(f"the Philly run-time sample is not beside the checkout ({path} is absent)")
     raw = pd.read_csv(path)
     jobs, report = import_helios(path)
     positive = raw["runtime"] > 0

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmark.tasks.inputs import sample_window
+from schedulers.sampling import sample_window
 from leaderboards.score import (
     SCORE_PARTS,
     fairness_nodes,

@@ -1,0 +1,339 @@
+"""Sweep configs: read and check a YAML file, and expand it into cells (one `benchmark run` each).
+
+    task: scheduling                      # required: a `benchmark run --task` name
+    jobs: traces/a.csv                    # or data: DS — a path or a list of paths (each a cell);
+                                          # relative paths are relative to the config file;
+                                          # neither = the task's embedded default data
+    objectives: [total_completion, max_stretch]
+    policies: [spjf, sprpt, prr, srpt, rr]   # ONE policy list, run together in every cell;
+                                             # a list of lists = one cell per inner list
+    noise: [0, 0.5, 1, 2]                 # one cell per σ, so the cell's predictor is `noise:σ`
+    predictors: [lgbm-meta]               # one cell per learned predictor (needs `data`)
+    seeds: [0, 1]
+    n: [2000]
+    machines: [5, [10, 20]]               # an inner list = one cell running all its counts
+    nodes: [4, 8]                         # fairness
+    options: {prr-lambda: 0.5}            # fixed extra `benchmark run` options for every cell
+    mlflow: false                         # same as --no-mlflow
+
+Axes: dataset × objectives × policies × prediction source × seeds × n × machines × nodes, where
+the prediction source is one entry of `predictors` or one entry of `noise` (both are ways to get
+p̂, crossing them would run every noise level once per learned predictor). A scalar stands for a
+one-element list. Policies are not crossed one by one: a run already loops over its policies and
+shares the jobs, the window and the reference (SRPT / S*) between them, so one run per policy
+would only repeat that work. Policies that need no p̂ therefore run again in every noise cell and
+appear once per cell (their value does not depend on σ). Files named by `jobs`/`data` are not
+checked here: a missing one fails its cells only (a remote worker may see paths this host does not).
+Cell ids are `<index>-<the values of the axes that vary>`, e.g. `0003-max_stretch-noise0.5-seed1`.
+
+May import benchmark.cli (the run parser), benchmark.commands.run (task names), schedulers.objectives,
+atlas_data.errors, yaml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from atlas_data.errors import InputError
+
+SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes")
+CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow")
+# the options a sweep key already sets (or the sweep itself): not allowed under `options`
+_MANAGED_OPTIONS = {"task", "jobs", "data", "objective", "policies", "predictor", "methods", "noise", "seed", "n",
+                    "machines", "nodes", "output", "quiet", "no-mlflow"}
+_OPTION_TO_KEY = {"--task": "task", "--jobs": "jobs", "--data": "data", "--objective": "objectives",
+                  "--policies": "policies", "--predictor": "predictors", "--noise": "noise", "--seed": "seeds",
+                  "--n": "n", "--machines": "machines", "--nodes": "nodes"}
+
+
+# ----- config ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepConfig:
+    path: str
+    task: str
+    datasets: tuple[str | None, ...] = (None,)    # paths as written in the config; None = default
+    dataset_option: str | None = None              # "jobs" or "data"
+    objectives: tuple[str | None, ...] = (None,)
+    policies: tuple[str | None, ...] = (None,)     # comma-joined policy lists, one per cell
+    predictors: tuple[str, ...] = ()
+    noise: tuple[float, ...] = ()
+    seeds: tuple[int | None, ...] = (None,)
+    n: tuple[int | None, ...] = (None,)
+    machines: tuple[str | None, ...] = (None,)    # "5" or "10,20"
+    nodes: tuple[int | None, ...] = (None,)
+    options: tuple[tuple[str, Any], ...] = ()
+    mlflow: bool = True
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.path).resolve().parent
+
+
+def load_config(path: str | Path) -> SweepConfig:
+    """Read and validate a sweep YAML file; any problem is an InputError naming the file and key."""
+    import yaml
+
+    path = str(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise InputError("sweep config not found", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read sweep config: {exc.strerror}", path=path) from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise InputError(f"not valid YAML: {problem}", path=path, where=where) from None
+    if not isinstance(raw, dict):
+        raise InputError("a sweep config must be a mapping of keys (task, objectives, policies, ...)", path=path)
+
+    def fail(key: str, message: str):
+        raise InputError(message, path=path, where=str(key))
+
+    for key in raw:
+        if key not in CONFIG_KEYS:
+            fail(key, f"unknown key '{key}' (allowed: {', '.join(CONFIG_KEYS)})")
+    from benchmark.commands.run import TASKS
+
+    task = raw.get("task")
+    if task is None:
+        fail("task", f"missing key 'task' (one of {', '.join(sorted(TASKS))})")
+    if not isinstance(task, str) or task not in TASKS:
+        fail("task", f"task must be one of {', '.join(sorted(TASKS))}, got {task!r}")
+    if "jobs" in raw and "data" in raw:
+        fail("jobs", "give either 'jobs' or 'data', not both")
+
+    def listed(key: str) -> list | None:
+        if key not in raw:
+            return None
+        value = raw[key]
+        values = value if isinstance(value, list) else [value]
+        if not values or value is None:
+            fail(key, f"'{key}' is empty: give at least one value")
+        return values
+
+    def scalars(key: str, kind: str) -> list | None:
+        values = listed(key)
+        if values is None:
+            return None
+        out = []
+        for v in values:
+            if kind == "str" and isinstance(v, str) and v.strip():
+                out.append(v.strip())
+            elif kind == "int" and isinstance(v, int) and not isinstance(v, bool):
+                out.append(v)
+            elif kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                out.append(float(v))
+            else:
+                wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
+                fail(key, f"every '{key}' value must be {wanted}, got {v!r}")
+        if len(set(out)) < len(out):
+            fail(key, f"duplicate value in '{key}': {out}")
+        return out
+
+    def positive(key: str, values: list | None) -> list | None:
+        if values is not None and any(v < 1 for v in values):
+            fail(key, f"'{key}' values must be >= 1, got {values}")
+        return values
+
+    dataset_option = "jobs" if "jobs" in raw else ("data" if "data" in raw else None)
+    datasets = scalars(dataset_option, "str") if dataset_option else None
+    objectives = scalars("objectives", "str")
+    if task == "scheduling" and objectives:
+        from schedulers.objectives import OBJECTIVES
+
+        for objective in objectives:
+            if objective not in OBJECTIVES:
+                fail("objectives", f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
+    noise = scalars("noise", "number")
+    if noise and any(s < 0 for s in noise):
+        fail("noise", f"noise levels must be >= 0, got {noise}")
+    seeds = scalars("seeds", "int")
+    n = positive("n", scalars("n", "int"))
+    nodes = positive("nodes", scalars("nodes", "int"))
+    predictors = scalars("predictors", "str")
+    policies = tuple(_policy_lists(raw, fail)) if "policies" in raw else (None,)
+    machines = tuple(_machine_lists(raw, fail)) if "machines" in raw else (None,)
+    options = _extra_options(raw, fail)
+    mlflow = _flag(raw, "mlflow", fail)
+    if task == "scheduling" and not objectives:
+        fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
+    return SweepConfig(
+        path=path,
+        task=task,
+        datasets=tuple(datasets) if datasets else (None,),
+        dataset_option=dataset_option,
+        objectives=tuple(objectives) if objectives else (None,),
+        policies=policies,
+        predictors=tuple(predictors or ()),
+        noise=tuple(noise or ()),
+        seeds=tuple(seeds) if seeds else (None,),
+        n=tuple(n) if n else (None,),
+        machines=machines,
+        nodes=tuple(nodes) if nodes else (None,),
+        options=options,
+        mlflow=mlflow,
+    )
+
+
+def _names(value, key: str, fail) -> str:
+    """One comma-joined list from 'a,b' or [a, b]."""
+    items = value if isinstance(value, list) else [value]
+    names: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            fail(key, f"'{key}' must hold names (strings), got {item!r}")
+        names += [t.strip() for t in item.split(",") if t.strip()]
+    if not names:
+        fail(key, f"'{key}' holds an empty list")
+    if len(set(names)) < len(names):
+        fail(key, f"duplicate name in '{key}': {names}")
+    return ",".join(names)
+
+
+def _policy_lists(raw: dict, fail) -> list[str]:
+    value = raw["policies"]
+    if value is None or value == []:
+        fail("policies", "'policies' is empty: give at least one policy")
+    if isinstance(value, list) and any(isinstance(v, list) for v in value):
+        if not all(isinstance(v, list) for v in value):
+            fail("policies", "'policies' must be a list of names or a list of lists, not a mix")
+        lists = [_names(v, "policies", fail) for v in value]
+    else:
+        lists = [_names(value, "policies", fail)]
+    if len(set(lists)) < len(lists):
+        fail("policies", "duplicate policy list in 'policies'")
+    return lists
+
+
+def _machine_lists(raw: dict, fail) -> list[str]:
+    value = raw["machines"]
+    entries = value if isinstance(value, list) else [value]
+    if not entries or value is None:
+        fail("machines", "'machines' is empty: give at least one machine count")
+    out = []
+    for entry in entries:
+        counts = entry if isinstance(entry, list) else [entry]
+        if not counts or not all(isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in counts):
+            fail("machines", f"machine counts must be integers >= 1, got {entry!r}")
+        out.append(",".join(str(m) for m in counts))
+    if len(set(out)) < len(out):
+        fail("machines", f"duplicate value in 'machines': {entries}")
+    return out
+
+
+def _extra_options(raw: dict, fail) -> tuple[tuple[str, Any], ...]:
+    value = raw.get("options")
+    if value is None and "options" not in raw:
+        return ()
+    if not isinstance(value, dict) or not value:
+        fail("options", "'options' must be a non-empty mapping of `benchmark run` options to values")
+    out = []
+    for name, v in value.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+            fail("options", f"option names are written without dashes in front, like prr-lambda; got {name!r}")
+        if name in _MANAGED_OPTIONS:
+            fail("options", f"'{name}' is set by the sweep keys (task, jobs/data, objectives, policies, ...), not options")
+        if isinstance(v, (list, dict)) or v is None:
+            fail("options", f"option '{name}' must have one value (string, number or true/false), got {v!r}")
+        out.append((name, v))
+    return tuple(out)
+
+
+def _flag(raw: dict, key: str, fail) -> bool:
+    value = raw.get(key, True)
+    if not isinstance(value, bool):
+        fail(key, f"'{key}' must be true or false, got {value!r}")
+    return value
+
+
+# ----- cells ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Cell:
+    """One `benchmark run` of the sweep: its argv (without --output/--quiet/--no-mlflow) and coordinates."""
+
+    index: int
+    id: str
+    argv: tuple[str, ...]
+    task: str
+    objective: str | None = None
+    dataset: str | None = None
+    policies: str | None = None
+    predictor: str | None = None
+    noise: float | None = None
+    seed: int | None = None
+    n: int | None = None
+    machines: str | None = None
+    nodes: int | None = None
+
+
+def cells(config: SweepConfig) -> list[Cell]:
+    """The cross product of the config's axes, in config order; every argv is checked by the run parser."""
+    sources: list[tuple[str | None, float | None]] = [(p, None) for p in config.predictors]
+    sources += [(None, s) for s in config.noise]
+    sources = sources or [(None, None)]
+    axes = (config.datasets, config.objectives, config.policies, sources, config.seeds, config.n,
+            config.machines, config.nodes)
+    varying = [len(axis) > 1 for axis in axes]
+    out: list[Cell] = []
+    for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes) in enumerate(
+        itertools.product(*axes)
+    ):
+        argv = ["run", "--task", config.task]
+        if dataset is not None:
+            resolved = Path(dataset) if Path(dataset).is_absolute() else config.base_dir / dataset
+            argv += [f"--{config.dataset_option}", str(resolved)]
+        values = [("objective", objective), ("policies", policies), ("predictor", predictor),
+                  ("noise", None if noise is None else repr(noise)), ("seed", seed), ("n", n),
+                  ("machines", machines), ("nodes", nodes)]
+        argv += [item for name, v in values if v is not None for item in (f"--{name}", str(v))]
+        for name, v in config.options:
+            if v is True:
+                argv.append(f"--{name}")
+            elif v is not False:
+                argv += [f"--{name}", str(v)]
+        labels = [Path(dataset).stem if dataset else None, objective, f"p{config.policies.index(policies)}",
+                  predictor or f"noise{noise:g}" if (predictor or noise is not None) else None,
+                  f"seed{seed}", f"n{n}", f"m{machines}", f"nodes{nodes}"]
+        slug = "-".join(str(label) for label, vary in zip(labels, varying) if vary)
+        cell_id = f"{index:04d}" + (f"-{re.sub(r'[^A-Za-z0-9_.=+-]', '_', slug)}" if slug else "")
+        out.append(Cell(index=index, id=cell_id, argv=tuple(argv), task=config.task, objective=objective,
+                        dataset=dataset, policies=policies, predictor=predictor, noise=noise, seed=seed, n=n,
+                        machines=machines, nodes=nodes))
+    from benchmark.cli import build_parser
+
+    parser = build_parser()
+    for cell in out:
+        _check_argv(parser, cell, config)
+    return out
+
+
+def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
+    """Parse the cell's argv now, so an option `benchmark run` rejects is exit 2 before any work."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            parser.parse_args(list(cell.argv) + ["--output", "x", "--quiet", "--no-mlflow"])
+    except SystemExit:
+        message = last_line(captured.getvalue()) or "rejected by `benchmark run`"
+        message = re.sub(r"^benchmark run: ", "", message)
+        option = re.search(r"--[a-z][a-z-]*", message)
+        key = _OPTION_TO_KEY.get(option.group(0), "options") if option else "options"
+        raise InputError(f"`benchmark run` rejects it: {message}", path=config.path, where=key) from None
+
+
+
+def last_line(text: str) -> str | None:
+    """The message of the last line of a run's stderr (the CLI's one-line error), without 'error: '."""
+    lines = [line.strip() for line in text.replace("\r", "\n").splitlines() if line.strip()]
+    return re.sub(r"^error: ", "", lines[-1]) if lines else None
