@@ -269,7 +269,7 @@ def requested_gpus(frame: pd.DataFrame) -> np.ndarray:
 
 
 def test_jobs(frame: pd.DataFrame, tenant_column: str | None = None) -> pd.DataFrame:
-    """The test split as a jobs table (SPEC §3): duration = p_star, gpus = requested_gpus, tenant.
+    """The test split as a jobs table (docs/data-formats.md): duration = p_star, gpus = requested_gpus, tenant.
 
     The one way the scheduling and fairness tasks and the leaderboards turn a dataset into
     jobs; only the test split is ever scheduled. `tenant_column` None (or absent) → "default".

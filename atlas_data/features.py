@@ -1,4 +1,4 @@
-"""Submit-time features of the ATLAS dataset (SPEC §4), leakage-safe by construction.
+"""Submit-time features of the ATLAS dataset (docs/data-formats.md), leakage-safe by construction.
 
 Input: kept, labelled jobs with a `split` column (one row per job). Output: the same rows with
 the model feature columns of `FEATURES` and the `is_recurrent` flag. Every feature of job j is a

@@ -1,4 +1,4 @@
-"""The jobs table: the one scheduler input format (SPEC §3), read from CSV or parquet and validated.
+"""The jobs table: the one scheduler input format (docs/data-formats.md), read from CSV or parquet and validated.
 
 `read_jobs(path)` reads a file, `validate_jobs(df, path)` checks a DataFrame built in code; both
 return a new DataFrame with exactly these columns, in this order and with these dtypes:

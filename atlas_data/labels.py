@@ -1,4 +1,4 @@
-"""Fork-join duration labels (SPEC §4) and the keep/drop rule of the ATLAS dataset.
+"""Fork-join duration labels (docs/data-formats.md) and the keep/drop rule of the ATLAS dataset.
 
 For job j with tasks t and instances i ∈ I(t): s_t = min_i start_i, e_t = max_i end_i and
 p*_j = max_t e_t − min_t s_t. Because min/max compose, this equals (last instance end) −

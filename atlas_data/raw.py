@@ -1,4 +1,4 @@
-"""Reader for the raw Alibaba PAI-2020 trace tables (SPEC §2), the input of the ATLAS pipeline.
+"""Reader for the raw Alibaba PAI-2020 trace tables (see docs/data-formats.md), the input of the ATLAS pipeline.
 
 Accepted layouts, per table `pai_<table>`, looked up in one folder:
 

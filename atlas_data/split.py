@@ -1,4 +1,4 @@
-"""Time-ordered 70/15/15 split of the ATLAS dataset (SPEC §4).
+"""Time-ordered 70/15/15 split of the ATLAS dataset (docs/data-formats.md).
 
 The two boundaries are submit-time thresholds computed from submit times only: with the
 candidate submit times sorted, t_val = s[⌊0.70·n⌋] and t_test = s[⌊0.85·n⌋]. A job is train if

@@ -1,4 +1,4 @@
-"""Synthetic PAI-2020 generator: writes the raw trace layout of SPEC §2, calibrated to the real trace.
+"""Synthetic PAI-2020 generator: writes the raw PAI-2020 trace layout (docs/data-formats.md), calibrated to the real trace.
 
 The real tables are not available offline, so `benchmark data synth` writes header-less
 `pai_job_table.csv`, `pai_task_table.csv`, `pai_instance_table.csv`, `pai_group_tag_table.csv`
@@ -43,7 +43,7 @@ achieved values next to them — see `CALIBRATION_TARGETS`):
 | skew of log1p(p*) | small (0.17) | ATLAS paper |
 | recurrent share of test jobs | ≈ 0.81 | ATLAS paper (81.3 %) |
 | kept (Terminated, p* > 0) share of jobs | ≈ 0.61 | ATLAS: 730 k of ≈ 1.2 M jobs |
-| instances per job | ≈ 6.2 | SPEC: ≈ 7.5 M instances / 1.2 M jobs |
+| instances per job | ≈ 6.2 | published trace: ≈ 7.5 M instances / 1.2 M jobs |
 | share of instances in gang tasks (inst_num ≥ 2) | ≈ 0.85 | ATLAS paper |
 | trace span | ≈ 61 days | PAI-2020 (July–August 2020) |
 
@@ -76,7 +76,7 @@ CALIBRATION_TARGETS = {
     "y_skew": (0.17, "ATLAS paper: skew after log1p 0.17"),
     "test_recurrent_share": (0.813, "ATLAS paper: 81.3 % of test jobs recur"),
     "kept_share": (0.61, "ATLAS: ~730 k kept of ~1.2 M jobs"),
-    "instances_per_job": (6.2, "SPEC: ~7.5 M instances / 1.2 M jobs"),
+    "instances_per_job": (6.2, "published trace: ~7.5 M instances / 1.2 M jobs"),
     "gang_instance_share": (0.85, "ATLAS: 85 % of instances need gang scheduling"),
     "span_days": (61.0, "PAI-2020: two months"),
 }
@@ -86,7 +86,7 @@ WORKLOAD_P = np.array([0.62, 0.05, 0.07, 0.04, 0.04, 0.04, 0.05, 0.03, 0.03, 0.0
 WORKLOAD_EFFECT = np.array([0.0, 1.0, -0.3, 0.4, 0.6, 0.8, 0.5, 1.2, 0.3, 1.1])
 
 TASK_NAMES = np.array(["worker", "ps", "evaluator", "tensorflow", "PyTorchWorker", "OpenmpiTracker", "OpenmpiWorker"])
-SPEC_TYPES = np.array(["", "V100", "V100M32", "P100", "T4"])
+GPU_TYPE_SPECS = np.array(["", "V100", "V100M32", "P100", "T4"])
 # where a GPU type named by gpu_type_spec runs (index into the machine-type list below)
 MACHINE_TYPES = np.array(["CPU", "MISC", "P100", "T4", "V100", "V100M32"])
 
@@ -174,7 +174,7 @@ def synthesize(jobs: int, seed: int = 0, config: SynthConfig | None = None) -> d
     user_w /= user_w.sum()
     user_mu = rng.normal(cfg.mu_mean, cfg.user_sd, n_users)
     user_fail = cfg.fail_mean * np.exp(rng.normal(-0.08, 0.4, n_users))
-    user_spec = rng.choice(len(SPEC_TYPES), size=n_users, p=[0.55, 0.15, 0.08, 0.12, 0.10])
+    user_spec = rng.choice(len(GPU_TYPE_SPECS), size=n_users, p=[0.55, 0.15, 0.08, 0.12, 0.10])
     user_spec_p = rng.uniform(0.1, 0.7, n_users)
     user_names = hex_ids(rng, n_users, 6)
 
@@ -319,7 +319,7 @@ def synthesize(jobs: int, seed: int = 0, config: SynthConfig | None = None) -> d
     m_type = np.searchsorted(MACHINE_TYPES, machines["gpu_type"].astype(str))
     gpus_per_type = np.bincount(m_type, weights=machines["cap_gpu"], minlength=len(MACHINE_TYPES))
     free_types = gpus_per_type[1:] / gpus_per_type[1:].sum()
-    spec_to_type = np.array([0, 4, 5, 2, 3])  # SPEC_TYPES -> MACHINE_TYPES
+    spec_to_type = np.array([0, 4, 5, 2, 3])  # GPU_TYPE_SPECS -> MACHINE_TYPES
     t_spec = g_spec[gj][t_job]
     t_type = np.where(t_spec > 0, spec_to_type[t_spec], 1 + rng.choice(len(free_types), size=n_tasks, p=free_types))
     t_type = np.where(t_gpu > 0, t_type, 0)
@@ -432,7 +432,7 @@ def synthesize(jobs: int, seed: int = 0, config: SynthConfig | None = None) -> d
     group_table = pa.table({
         "inst_id": inst_ids.take(pa.array(tagged)),
         "user": user_names.take(pa.array(j_user[tagged])),
-        "gpu_type_spec": pa.array(SPEC_TYPES[g_spec[job_g[tagged]]].astype(str)),
+        "gpu_type_spec": pa.array(GPU_TYPE_SPECS[g_spec[job_g[tagged]]].astype(str)),
         "group": g_names.take(pa.array(job_g[tagged])),
         "workload": pa.array(WORKLOADS[g_work[job_g[tagged]]].astype(str)),
     })

@@ -1,4 +1,4 @@
-"""Perf section `fairness` (SPEC §11): the Venus-like scenario — 11,304 jobs, 100 × 8 GPUs, two
+"""Perf section `fairness` (docs/performance.md): the Venus-like scenario — 11,304 jobs, 100 × 8 GPUs, two
 weeks, lease 900 s, interval 10 s — per policy, against the 30 s target (for `astraea`; the other
 policies are reported beside it). Simulation time only (workload generation timed separately).
 

@@ -1,4 +1,4 @@
-"""Perf section `--pipeline` (SPEC §11): a full-scale synthetic PAI trace to features.
+"""Perf section `--pipeline` (docs/performance.md): a full-scale synthetic PAI trace to features.
 
 Stage 1 (a child process, so its memory is reported apart): synthesise N jobs (default
 1,200,000 ≈ 7 M instances) and write the raw header-less CSVs. Stage 2 (this process): read the

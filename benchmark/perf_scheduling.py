@@ -1,6 +1,6 @@
 """Perf section `scheduling`: every single-machine policy at n = 10⁴, 10⁵, 10⁶ generated jobs, and
 the engine's speed-up over the plain O(n²) simulators (schedulers.naive) at n = 20,000 for the
-sharing policies rr, prr and las (SPEC §11).
+sharing policies rr, prr and las (docs/performance.md).
 
 Generated instance: Poisson arrivals at load 1.5 (overloaded, as a single machine fed the real
 traces is, so many jobs are active at once), log-normal sizes (σ = 1.5, mean 60 s),

@@ -1,4 +1,4 @@
-"""The one results schema (SPEC §8): results.json + results.csv in an output folder.
+"""The one results schema (docs/results-and-tracking.md): results.json + results.csv in an output folder.
 
 Every task builds a list of row dicts and calls `write_results`; plots and leaderboards are
 derived from these rows. May import numpy/pandas only.

@@ -1,4 +1,4 @@
-"""MLflow tracking (SPEC §9): one MLflow run per `benchmark run` (and per sweep cell).
+"""MLflow tracking (docs/results-and-tracking.md): one MLflow run per `benchmark run` (and per sweep cell).
 
 Experiment `atlas-<task>` or `atlas-scheduling-<objective>`; params = every option plus dataset
 fingerprint, package version and git commit; metrics = every numeric field of every results row,

@@ -1,4 +1,4 @@
-"""Leaderboards (SPEC §10): validate, score, store and render submissions of test-split predictions.
+"""Leaderboards (docs/leaderboards.md): validate, score, store and render submissions of test-split predictions.
 
 schema (submission and entry formats) -> validate (a submission folder) -> score (prediction
 metrics; p̂ through the predictive schedulers) -> store (atomic JSON entries under entries/) ->

@@ -118,7 +118,7 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
         "track": track,
         "dataset_fingerprint": dataset.card["fingerprint"],
     }
-    header = ("# ATLAS-Bench leaderboard submission (SPEC §10). Keys: name, authors, description, url, track,\n"
+    header = ("# ATLAS-Bench leaderboard submission (docs/leaderboards.md). Keys: name, authors, description, url, track,\n"
               "# dataset_fingerprint (= 'fingerprint' in the dataset's dataset.json). predictions.parquet: job_id, p_hat\n"
               "# (seconds, > 0), optional lo, hi; exactly one row per test job. Then: benchmark submit DIR --track T\n")
     out_dir.mkdir(parents=True, exist_ok=True)

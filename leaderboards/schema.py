@@ -1,4 +1,4 @@
-"""What a leaderboard submission and a leaderboard entry look like (SPEC §10).
+"""What a leaderboard submission and a leaderboard entry look like (docs/leaderboards.md).
 
 A submission folder holds `submission.yaml` (the keys of REQUIRED_KEYS, nothing else) and
 `predictions.parquet` (`job_id`, `p_hat`, optional `lo`, `hi`: one row per test job). `Submission`

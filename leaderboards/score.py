@@ -1,4 +1,4 @@
-"""Score validated predictions: prediction metrics, and p̂ through the predictive schedulers (SPEC §10).
+"""Score validated predictions: prediction metrics, and p̂ through the predictive schedulers (docs/leaderboards.md).
 
 - `score_prediction(preds, test)`: every metric of `predictors.metrics.evaluate` (RMSLE, Cov@25/50
   on all and on recurrent test jobs, Spearman, interval coverage / width when lo, hi are given).
@@ -95,7 +95,7 @@ def score_prediction(preds: pd.DataFrame, test: pd.DataFrame) -> dict:
 
 
 def scheduling_jobs(preds: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
-    """The jobs table of SPEC §3 for the test split, with the submission's p̂."""
+    """The jobs table (docs/data-formats.md) for the test split, with the submission's p̂."""
     table = test_jobs(test)[["job_id", "submit_time", "duration"]]
     table["predicted_duration"] = _aligned(preds, test, "p_hat")
     return table

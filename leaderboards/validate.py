@@ -1,4 +1,4 @@
-"""Validate a leaderboard submission folder before anything is scored or written (SPEC §10).
+"""Validate a leaderboard submission folder before anything is scored or written (docs/leaderboards.md).
 
 `validate_submission(dir, card, test_ids, track=...)` -> (Submission, predictions frame). Every
 failure is an InputError whose one-line message names the file and the key, column or row

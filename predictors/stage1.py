@@ -224,7 +224,7 @@ class ConstantLearner(RegressorMixin, BaseEstimator):
 
 
 class SignatureStatsLearner(RegressorMixin, BaseEstimator):
-    """Mean y per recurrence signature with empirical-Bayes shrinkage (SPEC §4, λ = 5).
+    """Mean y per recurrence signature with empirical-Bayes shrinkage (λ = 5, docs/data-formats.md).
 
     Keys are tried from the finest (`keys[0]`, default `group`) to the coarsest; each level
     shrinks toward the next one: μ̄ = (n μ + λ μ_parent)/(n + λ), the top parent being the train

@@ -41,7 +41,7 @@ FEATURES = (
 
 
 def make_frame(n_jobs: int = 3000, *, seed: int = 0, n_groups: int | None = None, days: float = 30.0) -> pd.DataFrame:
-    """One row per job with the columns of an ATLAS `atlas.parquet` (contract of SPEC §3)."""
+    """One row per job with the columns of an ATLAS `atlas.parquet` (contract in docs/data-formats.md)."""
     rng = np.random.default_rng(seed)
     n_groups = n_groups or max(20, n_jobs // 25)
     n_users = max(5, n_groups // 6)

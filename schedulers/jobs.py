@@ -1,6 +1,6 @@
 """JobSet: the simulator's read-only view of a jobs table, as numpy arrays.
 
-Rows are sorted by (submit_time, job_id) — the tie rule of SPEC §6 — so a job's index is its
+Rows are sorted by (submit_time, job_id) — the tie rule of docs/evaluation-protocol.md — so a job's index is its
 rank in that order and comparing indices breaks ties. Times are shifted so that the earliest
 submit is 0; true and predicted sizes are floored at 1 s. May import numpy/pandas only.
 """
@@ -33,7 +33,7 @@ class JobSet:
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, batch: bool = False) -> "JobSet":
-        """Build from a validated jobs table (columns of SPEC §3).
+        """Build from a validated jobs table (columns in docs/data-formats.md).
 
         `batch=True` releases every job at time 0 (the P||Cmax setting of the makespan task).
         """

@@ -1,7 +1,7 @@
 """Plain O(n²) simulators of rr, prr and las: every event touches every active job.
 
 They exist for two reasons: as an independent oracle the engine is tested against, and as the
-peer that `benchmark perf` measures the engine's speed-up over (SPEC §11). Same semantics as the
+peer that `benchmark perf` measures the engine's speed-up over (docs/performance.md). Same semantics as the
 policies in schedulers.policies.single, none of the engine's data structures. Pure Python.
 """
 

@@ -1,4 +1,4 @@
-"""Exact normalisers of the scheduling objectives (SPEC §6), independent of the simulator engine.
+"""Exact normalisers of the scheduling objectives (docs/evaluation-protocol.md), independent of the simulator engine.
 
 - makespan (P||C_max): `mcnaughton_bound` (max(Σp/m, max p)) and `makespan_optimum` (exact, CP-SAT),
   with `cpsat_feasible_size` saying which instances are worth handing to CP-SAT.

@@ -1,4 +1,4 @@
-"""The three scheduling objectives of LASched and their normalisers (SPEC §6).
+"""The three scheduling objectives of LASched and their normalisers (docs/evaluation-protocol.md).
 
 `evaluate(objective, jobs, policies, ...)` runs every policy on the one engine and returns tidy
 rows (`policy`, `predictor`, `value`, `reference`, `ratio`, ...) plus per-job outcomes. The

@@ -1,4 +1,4 @@
-"""`benchmark submit` and `benchmark leaderboard` (SPEC §10).
+"""`benchmark submit` and `benchmark leaderboard` (docs/leaderboards.md).
 
     benchmark submit DIR --track prediction|scheduling [--data DS] [--entries-dir D] [--quiet]
     benchmark submit --template DIR [--method constant] [--track T] [--data DS]

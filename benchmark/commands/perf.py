@@ -1,4 +1,4 @@
-"""`benchmark perf`: timings against the targets of SPEC §11 (benchmarks, not tests).
+"""`benchmark perf`: timings against the targets in docs/performance.md (benchmarks, not tests).
 
 With no section flag it runs the scheduling-core section. Each section module has
 `add_arguments(parser)` and `run(args) -> dict` (the figures it printed).

@@ -1,4 +1,4 @@
-"""Fork-join labels on hand-made tables (SPEC §4): multi-task, multi-instance, failed instances."""
+"""Fork-join labels on hand-made tables (docs/data-formats.md): multi-task, multi-instance, failed instances."""
 
 import math
 

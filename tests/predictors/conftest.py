@@ -1,5 +1,5 @@
 """Fixtures for the predictor tests: a small synthetic ATLAS frame that follows the dataset
-contract (SPEC §3) and has real signal, so learned methods beat `constant`."""
+contract (docs/data-formats.md) and has real signal, so learned methods beat `constant`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The two worked examples of astraea-ltgf.txt (seed §5 and §11), on the real policy code."""
+"""The two worked examples of the ASTRAEA paper (docs/fairness.md), on the real policy code."""
 
 import pytest
 
@@ -15,7 +15,7 @@ SIX_KW = dict(nodes=1, gpus_per_node=6, lease_s=600, cold_start_s=0, interval_s=
 
 
 class FinishTimeRotation(ClusterPolicy):
-    """The seed's finish-time rotation: Job1 alone one round, Job2 + Job3 together the next."""
+    """The paper's finish-time rotation: Job1 alone one round, Job2 + Job3 together the next."""
 
     name = "test-rotation"
 
@@ -61,7 +61,7 @@ def test_six_gpu_ltgf_gives_60_each_over_30_min():
 
 
 class _Ledger:
-    """The state of the seed's §11 example: ρ_A = 54,000/72,000, ρ_B = 72,000/72,000."""
+    """The state of the paper's two-tenant worked round: ρ_A = 54,000/72,000, ρ_B = 72,000/72,000."""
 
     rho = {0: 0.50, 1: 0.80, 2: 0.40}  # A1, A2, B1
 

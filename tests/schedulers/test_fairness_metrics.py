@@ -1,4 +1,4 @@
-"""Metrics of SPEC §7 on hand-computed cases."""
+"""Fairness metrics (docs/fairness.md) on hand-computed cases."""
 
 import math
 

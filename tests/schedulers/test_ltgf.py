@@ -14,7 +14,7 @@ def test_job_fair_share_capped_at_demand_per_instant():
     L.arrive(1, 0.0)
     L.hold(0, 0.0)
     # [0,100): c = 8/2 = 4 GPUs per job: A's share min(1, 4) = 1, B's min(8, 4) = 4 (A's unused 3 are
-    # not handed to B: the seed's min without water-filling)
+    # not handed to B: the paper's min without water-filling)
     assert L.job_fair_share(0, 50.0) == pytest.approx(50.0)
     assert L.job_fair_share(1, 50.0) == pytest.approx(200.0)
     L.complete(0, 100.0)
