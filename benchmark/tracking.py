@@ -52,7 +52,7 @@ def git_commit() -> str | None:
 
 def row_prefix(row: dict) -> str:
     name = str(row.get("policy") or row.get("method") or "run")
-    if row.get("predictor"):
+    if row.get("predictor") and row.get("predictor") != name:  # a prediction row names its method twice
         name += f"/{row['predictor']}"
     if row.get("machines") is not None:
         name += f".m{row['machines']}"

@@ -43,7 +43,7 @@ class JobSet:
                 "submit_time": 0.0 if batch else df["submit_time"].to_numpy(np.float64),
             }
         )
-        order = _tie_order(frame["job_id"].to_numpy(object), frame["submit_time"].to_numpy(np.float64))
+        order = tie_order(frame["job_id"].to_numpy(object), frame["submit_time"].to_numpy(np.float64))
         submit = frame["submit_time"].to_numpy(np.float64)[order]
         offset = float(submit[0]) if len(submit) else 0.0
         take = lambda col, default, dtype: (  # noqa: E731
@@ -88,7 +88,7 @@ class JobSet:
         """
         from dataclasses import replace
 
-        order = _tie_order(self.job_id, np.zeros(self.n))
+        order = tie_order(self.job_id, np.zeros(self.n))
         return replace(
             self, job_id=self.job_id[order], submit_time=np.zeros(self.n), size=self.size[order],
             predicted=None if self.predicted is None else self.predicted[order], gpus=self.gpus[order],
@@ -102,7 +102,7 @@ class JobSet:
         return replace(self, predicted=np.maximum(np.asarray(predicted, np.float64), SIZE_FLOOR_S))
 
 
-def _tie_order(job_id: np.ndarray, submit: np.ndarray) -> np.ndarray:
+def tie_order(job_id: np.ndarray, submit: np.ndarray) -> np.ndarray:
     """Stable order by submit time, then job_id (numerically if every id is an integer)."""
     ids = pd.Series(job_id, dtype=object)
     numeric = pd.to_numeric(ids, errors="coerce")

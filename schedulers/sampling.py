@@ -10,7 +10,7 @@ instances from here, so a submission is scored on exactly the jobs a run would u
   `random` = n jobs drawn uniformly (seeded), kept in submit order, which thins the load by
   n / total. See docs/evaluation-protocol.md.
 
-May import numpy, pandas and atlas_data.errors.
+May import numpy, pandas, atlas_data.errors and schedulers.jobs.
 """
 
 from __future__ import annotations
@@ -19,13 +19,16 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from schedulers.jobs import tie_order
 
 DATA_DEFAULT_N = {"total_completion": 10_000, "max_stretch": 5_000, "makespan": 10_000}
 
 
 def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "window") -> pd.DataFrame:
     """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
-    ordered = jobs.sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
+    # the simulator's own tie rule (ids compared as numbers when all are integers), so a window's
+    # edge falls where the engine would put it
+    ordered = jobs.iloc[tie_order(jobs["job_id"].to_numpy(), jobs["submit_time"].to_numpy())].reset_index(drop=True)
     if n is None or n >= len(ordered):
         return ordered
     if n < 1:

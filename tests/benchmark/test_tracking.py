@@ -20,6 +20,7 @@ def test_metric_names():
     assert row_prefix({"policy": "spjf", "predictor": "noise:0.5"}) == "spjf/noise:0.5"
     assert row_prefix({"policy": "lpt", "predictor": None, "machines": 5}) == "lpt.m5"
     assert row_prefix({"method": "lgbm-meta"}) == "lgbm-meta"
+    assert row_prefix({"method": "lgbm-meta", "predictor": "lgbm-meta"}) == "lgbm-meta"  # prediction rows
     doc = {"rows": [{"policy": "fifo", "predictor": None, "value": 20.0, "ratio": 4 / 3, "opt": None, "ok": True}]}
     assert metrics_of(doc) == {"fifo.value": 20.0, "fifo.ratio": 4 / 3}
 
