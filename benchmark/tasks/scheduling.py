@@ -100,6 +100,10 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
+    if args.data:
+        from atlas_data.named import resolve_dataset
+
+        args.data = str(resolve_dataset(args.data, quiet=args.quiet))
     table, dataset, source = load_jobs(args)
     if getattr(args, "protocol", "honest") == "paper":
         return _execute_paper(args, objective, machines, table, dataset, source)
