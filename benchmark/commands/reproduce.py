@@ -224,12 +224,17 @@ def figure(lines: list[dict], path: Path) -> Path:
     return path
 
 
-def replace_block(readme: Path, block: str) -> None:
+def _check_readme(readme: Path) -> str:
     if not readme.is_file():
         raise InputError("README file not found", path=str(readme), where="--readme")
     text = readme.read_text()
     if START not in text or END not in text:
         raise InputError(f"no {START} ... {END} block to replace", path=str(readme), where="--readme")
+    return text
+
+
+def replace_block(readme: Path, block: str) -> None:
+    text = _check_readme(readme)
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     write_text_atomic(readme, f"{head}{START}\n{block.strip()}\n{END}{tail}")
@@ -241,8 +246,8 @@ def _reproduce(args) -> int:
     started = time.perf_counter()
     if args.jobs and args.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
-    if args.readme and not Path(args.readme).is_file():
-        raise InputError("README file not found", path=str(args.readme), where="--readme")
+    if args.readme:
+        _check_readme(Path(args.readme))
     if args.noise is not None and not (np.isfinite(args.noise) and args.noise >= 0):
         raise InputError(f"--noise must be finite and >= 0, got {args.noise}", where="--noise")
     if args.jobs:
