@@ -208,7 +208,7 @@ def render(doc: dict) -> str:
     if objective == "total_completion" and doc.get("protocol") != "paper":
         columns.append("flow_ratio")
     if objective == "max_stretch":
-        columns += ["median_ratio", "p99_ratio"]
+        columns += ["median_ratio", "p99_ratio"] + (["median_opt_ratio"] if doc.get("protocol") == "paper" else [])
     rows = doc["rows"]
     if objective == "makespan":
         machines = sorted({r["machines"] for r in rows})
