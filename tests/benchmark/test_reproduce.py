@@ -120,3 +120,18 @@ def test_named_datasets_live_beside_the_default_in_the_cache(tmp_path, monkeypat
     folder = named.resolve_dataset("tiny")
     assert (folder / "atlas.parquet").exists() and named.resolve_dataset("tiny") == folder
     assert named.resolve_dataset(str(tmp_path / "elsewhere")) == tmp_path / "elsewhere"
+
+
+@pytest.mark.slow
+def test_reproduce_on_the_default_dataset_lands_near_the_papers_sprpt(tmp_path, monkeypatch, capsys):
+    """The done-when check on the embedded default dataset (built into a fresh cache, ≈ 30 s)."""
+    monkeypatch.setenv("ATLAS_BENCH_CACHE", str(tmp_path / "cache"))
+    assert main(["reproduce", "atlas", "--data", "default", "--output", str(tmp_path / "rep"), "--quiet"]) == 0
+    rows = {r["row"]: r for r in json.loads((tmp_path / "rep" / "reproduce-atlas.json").read_text())["rows"]}
+    # clip leak on: SPRPT within 10 % of the paper's 18.13; off (honest): more than 10x above
+    assert rows["Meta-SPRPT ρ_max"]["paper_protocol"] == pytest.approx(18.13, rel=0.1)
+    assert rows["Meta-SPRPT ρ_max"]["honest"] > 10 * rows["Meta-SPRPT ρ_max"]["paper_protocol"]
+    # las-ref is far above exact LAS
+    assert rows["LAS ρ_max"]["paper_protocol"] > 5 * rows["LAS ρ_max"]["honest"]
+    for name, paper in (("SJF", 1.001), ("RR", 1.975), ("LPT", 1.0), ("SPT", 1.539)):
+        assert rows[name]["paper_protocol"] == pytest.approx(paper, rel=0.1), name
