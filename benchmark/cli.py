@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "benchmark.commands.compare",
     "benchmark.commands.sweep",
     "benchmark.commands.leaderboard",
+    "benchmark.commands.reproduce",
 )
 
 

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("run", help="run one task and write an output folder")
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
     parser.add_argument("--jobs", help="jobs table (CSV or parquet, SPEC §3)")
-    parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`)")
+    parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`) or a named one: default, paper-scale")
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
     parser.add_argument("--policies", help="policy names, comma-separated (default: all for the task)")
     parser.add_argument("--n", type=int, help="number of jobs to sample (seeded)")

@@ -9,11 +9,22 @@ dataset's train/val splits, never on the test split that is scheduled).
 Sampling (`--n N`): by default (`--sample window`) N consecutive jobs in submit order, starting at
 a seeded uniform offset — a window keeps the real arrival process and its load. `--sample random`
 draws N jobs uniformly without replacement (seeded) and keeps them in submit order: the load is
-thinned by N / total, which is how a paper-style "n = 5,000" sample of a large test split behaves. May import atlas_data, predictors, schedulers and benchmark.
+thinned by N / total, which is how a paper-style "n = 5,000" sample of a large test split behaves.
+
+Protocol (`--protocol`): `honest` (default) is everything above. `paper` reproduces the ATLAS
+paper's reference code rule by rule (its samples, floors, normaliser, `las-ref`, `edf-p-ref`,
+`random-ref`; see schedulers/protocol.py and docs/reproduce-atlas.md), including two rules that
+read true sizes; every row they touch lists them under `leaks`, `results.json` lists them under
+`leaks`, and a warning goes to stderr. `--sample-seed` seeds the job sample apart from `--seed`
+(the predictor fit and the noise draw); the paper's is 42. Every run reports the single-machine
+load Σp / span of each scheduled instance under `instances`.
+
+May import atlas_data, predictors, schedulers and benchmark.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +39,7 @@ from schedulers.sampling import DATA_DEFAULT_N, sample_window
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy
+from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 
 
 
@@ -38,6 +50,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--prr-lambda", type=float, default=0.7, help="PRR's λ (default 0.7)")
     parser.add_argument("--sample", choices=("window", "random"), default="window",
                         help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random")
+    parser.add_argument("--protocol", choices=("honest", "paper"), default="honest",
+                        help="honest (default) or paper: the ATLAS paper's reference protocol, leaks labelled "
+                             "(see docs/reproduce-atlas.md)")
+    parser.add_argument("--sample-seed", type=int,
+                        help="seed of the job sample, apart from --seed (default: --seed; 42 with --protocol paper)")
 
 
 # ----- inputs -------------------------------------------------------------------------------
@@ -83,9 +100,16 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
+    if args.data:
+        from atlas_data.named import resolve_dataset
+
+        args.data = str(resolve_dataset(args.data, quiet=args.quiet))
     table, dataset, source = load_jobs(args)
+    if getattr(args, "protocol", "honest") == "paper":
+        return _execute_paper(args, objective, machines, table, dataset, source)
+    sample_seed = args.seed if getattr(args, "sample_seed", None) is None else args.sample_seed
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
-    window = sample_window(table, n, args.seed, args.sample)
+    window = sample_window(table, n, sample_seed, args.sample)
     jobs = JobSet.from_frame(window)
     predictions = build_predictions(args, window, jobs)
     policies = choose_policies(
@@ -103,9 +127,13 @@ def execute(args) -> tuple[Path, dict]:
     out.mkdir(parents=True, exist_ok=True)
     per_job.to_parquet(out / "per_job.parquet", index=False)
     dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
+    for row in rows:
+        row["leaks"] = []
+    instances = [{"objective": objective, "n": jobs.n, "load": single_machine_load(jobs.submit_time, jobs.size)}]
     doc = write_results(
         out, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
-        extra={"reference": _jsonable(reference), "options": _options(args, machines)},
+        extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
+               "leaks": [], "instances": instances},
     )
     title = f"{objective} — {jobs.n} jobs ({source})"
     plots.ratio_bars(rows, out / "ratios.png", title=title)
@@ -113,6 +141,55 @@ def execute(args) -> tuple[Path, dict]:
         plots.stretch_cdf(per_job, out / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
     if len([k for k in predictions if k.startswith("noise:")]) > 1:
         plots.robustness_curve(plots.noise_levels(rows), out / "robustness.png", title=f"robustness: {title}")
+    return out, doc
+
+
+def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[Path, dict]:
+    """--protocol paper: the reference code's rules on the table's rows in their own order."""
+    sample_seed = PAPER_SAMPLE_SEED if args.sample_seed is None else args.sample_seed
+    if args.n is not None and args.n < 1:
+        raise InputError(f"--n must be at least 1, got {args.n}", where="--n")
+    if args.n is not None and objective == "makespan":
+        raise InputError("--n does not apply to makespan under --protocol paper (n(m) = m·max(10, ⌊10·log₂ m⌋))", where="--n")
+    ordered = table.reset_index(drop=True)
+    ids = ordered["job_id"].astype(str).to_numpy(object)
+    predictions: dict[str, np.ndarray] = {}
+    predictions.update(noise_predictions(ordered["duration"].to_numpy(np.float64), csv_list(args.noise, "noise", float), args.seed))
+    for method in csv_list(args.predictor, "predictor"):
+        if not args.data:
+            raise InputError("--predictor needs --data DS (a dataset to learn p̂ from)", where="--predictor")
+        predictions[method] = learned_predictions(args.data, method, ids, seed=args.seed, quiet=args.quiet)
+    if not predictions and "predicted_duration" in ordered.columns:
+        predictions["column"] = ordered["predicted_duration"].to_numpy(np.float64)
+    kind = "parallel" if objective == "makespan" else "single"
+    policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
+                               source=source, task=objective, quiet=args.quiet)
+    out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
+    with Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=args.quiet) as progress:
+        rows, per_job, reference, instances = run_paper(
+            objective, ordered, predictions, policies=policies, machines=machines, prr_lambda=args.prr_lambda,
+            sample_seed=sample_seed, n=args.n, on_step=lambda row: progress.update(),
+        )
+    leaks = [{"leak": leak, "rule": LEAKS[leak], "rows": [f"{r['policy']}/{r['predictor']}" for r in rows if leak in r["leaks"]]}
+             for leak in LEAKS if any(leak in r["leaks"] for r in rows)]
+    if leaks:
+        sys.stderr.write("warning: --protocol paper reads true sizes: "
+                         + "; ".join(f"{x['leak']} ({x['rule']})" for x in leaks)
+                         + " — see docs/reproduce-atlas.md\n")
+    out.mkdir(parents=True, exist_ok=True)
+    per_job.to_parquet(out / "per_job.parquet", index=False)
+    n_jobs = max(i["n"] for i in instances)
+    dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
+    options = {**_options(args, machines), "sample_seed": sample_seed}
+    doc = write_results(
+        out, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
+        extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
+               "leaks": leaks, "instances": instances},
+    )
+    title = f"{objective} — paper protocol ({source})"
+    plots.ratio_bars(rows, out / "ratios.png", title=title)
+    if objective != "makespan":
+        plots.stretch_cdf(per_job, out / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
     return out, doc
 
 
@@ -128,10 +205,10 @@ def run(args) -> int:
 def render(doc: dict) -> str:
     objective = doc["objective"]
     columns = ["policy", "predictor", "value", "reference", "ratio"]
-    if objective == "total_completion":
+    if objective == "total_completion" and doc.get("protocol") != "paper":
         columns.append("flow_ratio")
     if objective == "max_stretch":
-        columns += ["median_ratio", "p99_ratio"]
+        columns += ["median_ratio", "p99_ratio"] + (["median_opt_ratio"] if doc.get("protocol") == "paper" else [])
     rows = doc["rows"]
     if objective == "makespan":
         machines = sorted({r["machines"] for r in rows})
@@ -139,17 +216,25 @@ def render(doc: dict) -> str:
         for r in rows:
             line = lines.setdefault((r["policy"], r["predictor"]), {"policy": r["policy"], "predictor": r["predictor"]})
             line[f"m={r['machines']}"] = r["ratio"]
+            line["leaks"] = _leak_cell(r)
         for line in lines.values():
             line["mean"] = float(np.mean([line[f"m={m}"] for m in machines]))
         lines = list(lines.values())
-        columns = ["policy", "predictor"] + [f"m={m}" for m in machines] + ["mean"]
+        columns = ["policy", "predictor"] + [f"m={m}" for m in machines] + ["mean", "leaks"]
         header = f"makespan ratio C_max / McNaughton bound ({doc['n_jobs']} jobs)"
         return header + "\n" + format_table(lines, columns)
     header = {
         "total_completion": f"total completion ΣC_j, ratio to SRPT ({doc['n_jobs']} jobs)",
         "max_stretch": f"max stretch, ratio to S* ({doc['n_jobs']} jobs)",
     }[objective]
-    return header + "\n" + format_table(rows, columns)
+    if doc.get("protocol") == "paper":
+        header += " — PAPER PROTOCOL" + (", normaliser S_emp (max stretch of EDF at the bisected S*)" if objective == "max_stretch" else "")
+    rows = [{**r, "leaks": _leak_cell(r)} for r in rows]
+    return header + "\n" + format_table(rows, columns + ["leaks"])
+
+
+def _leak_cell(row: dict) -> str:
+    return ",".join(row.get("leaks") or []) or "–"
 
 
 def _options(args, machines) -> dict:
@@ -157,6 +242,7 @@ def _options(args, machines) -> dict:
         "objective": args.objective, "policies": args.policies, "n": args.n, "seed": args.seed,
         "noise": args.noise, "predictor": args.predictor, "prr_lambda": args.prr_lambda, "sample": args.sample,
         "machines": machines, "jobs": args.jobs, "data": args.data,
+        "protocol": getattr(args, "protocol", "honest"), "sample_seed": getattr(args, "sample_seed", None),
     }
 
 

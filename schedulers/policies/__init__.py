@@ -3,6 +3,6 @@
 import importlib
 import importlib.util
 
-for _module in ("single", "parallel", "cluster"):
+for _module in ("single", "parallel", "reference", "cluster"):
     if importlib.util.find_spec(f"schedulers.policies.{_module}") is not None:
         importlib.import_module(f"schedulers.policies.{_module}")
