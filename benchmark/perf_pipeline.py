@@ -11,7 +11,6 @@ May import: atlas_data, benchmark.progress.
 
 from __future__ import annotations
 
-import os
 import resource
 import shutil
 import subprocess

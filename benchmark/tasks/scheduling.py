@@ -35,11 +35,11 @@ from benchmark import plots
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
-from schedulers.sampling import DATA_DEFAULT_N, sample_window
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
+from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 
 

@@ -26,7 +26,7 @@ from collections import deque
 import numpy as np
 
 from schedulers.policies.single import _OneAtATime
-from schedulers.policy import IDLE, Allocation, Policy, register
+from schedulers.policy import Allocation, Policy, register
 
 
 @register

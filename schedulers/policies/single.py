@@ -9,7 +9,6 @@ which is (submit time, job_id) order. May import schedulers.policy only.
 from __future__ import annotations
 
 import heapq
-import math
 
 from schedulers.policy import IDLE, Allocation, Policy, register
 
