@@ -107,11 +107,11 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
     if args.jobs:
         if args.tenant_column:
             raise InputError("--tenant-column applies to the embedded trace and --data, not to --jobs", where="--tenant-column")
-        from atlas_data.jobs_table import read_jobs
+        from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table = read_jobs(args.jobs)
+        table, card = read_jobs_or_trace(args.jobs)
         label = "column" if "predicted_duration" in table.columns else None
-        return table, {"source": "jobs", "path": str(args.jobs)}, None, None, label
+        return table, card, None, None, label
     if args.data:
         return _load_dataset(args)
     from atlas_data.adapters import default_jobs, default_pod_trace_path
