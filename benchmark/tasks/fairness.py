@@ -259,7 +259,9 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     if args.scenario == "venus":
         extra["paper"] = PAPER_VENUS
     if args.scenario == "philly":
-        quota = vc_quotas(window, sum(capacities))
+        # the weights are the whole snapshot's requested GPUs; quotas split the simulated cluster
+        # among the VCs present in the run (all of them unless --n samples a window)
+        quota = vc_quotas(table[table["tenant"].isin(set(jobs.tenant_names))], sum(capacities))
         quota.to_csv(out / "quota.csv", index=False)
         extra["quota"] = quota.to_dict(orient="records")
         extra["paper_claims"] = philly_claims(rows)
