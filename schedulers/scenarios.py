@@ -53,7 +53,7 @@ RUNTIME_BANDS = ((10.0, 600.0, 0.673), (600.0, 3600.0, 0.833), (3600.0, 21600.0,
 GPU_MIX = ((1, 0.45), (2, 0.10), (4, 0.13), (8, 0.20), (16, 0.08), (32, 0.03), (64, 0.01))
 PREDICTION_SIGMA = 0.9
 
-# The paper's Venus figures (SPEC §7 / seed §15–16), for side-by-side reporting.
+# The paper's Venus figures (ASTRAEA paper, evaluation), for side-by-side reporting.
 PAPER_VENUS = {
     "astraea": {"sharing_loss_jobs": 0.071, "tenant_loss_intervals": 0.052, "overhead_pct": 0.8},
     "themis": {"sharing_loss_jobs": 0.197},
@@ -67,7 +67,7 @@ PHILLY_GPUS_PER_NODE = 8
 SNAPSHOT_DAYS = 14
 PHILLY_PAPER_JOBS = 44_329
 PHILLY_PAPER_VCS = 15
-# The paper gives no Philly percentages, only these claims (ASTRAEA paper, §6 evaluation).
+# The paper gives no Philly percentages, only these claims (ASTRAEA paper, evaluation).
 PAPER_PHILLY_CLAIMS = (
     "ASTRAEA's advantage in sharing-loss jobs over Themis and YARN-CS is larger on Philly than on Venus "
     "(Venus: Themis / ASTRAEA = 2.8x, YARN-CS / ASTRAEA = 10.3x)",

@@ -367,7 +367,7 @@ def paper_table(rows: list[dict], paper: dict) -> str:
             "overhead% ours": _num(r.get("overhead_pct")), "paper  ": _num(fig.get("overhead_pct")),
         })
     cols = list(lines[0]) if lines else []
-    return "Venus: ours vs the paper's Venus figures (ASTRAEA paper, §6)\n" + format_table(lines, cols)
+    return "Venus: ours vs the paper's Venus figures\n" + format_table(lines, cols)
 
 
 def _pct(v):
