@@ -91,3 +91,18 @@ def test_fairness_philly_scenario_quota_table_and_claims(tmp_path, capsys):
     assert all(r["completed"] == doc["n_jobs"] for r in doc["rows"])
     assert len(doc["paper_claims"]) == 2 and "VC quotas" in printed
     assert printed.count("-> holds") + printed.count("-> does not hold") == 2
+
+
+@pytest.mark.slow
+def test_philly_scenario_all_policies_under_two_minutes(tmp_path):
+    import time
+
+    out = tmp_path / "philly"
+    t0 = time.perf_counter()
+    assert main(["run", "--task", "fairness", "--scenario", "philly", "--no-mlflow", "--quiet", "--output", str(out)]) == 0
+    assert time.perf_counter() - t0 < 120.0
+    doc = json.loads((out / "results.json").read_text())
+    assert len(doc["rows"]) == 10 and {r["policy"] for r in doc["rows"]} >= {"astraea", "themis", "allox", "yarn-cs"}
+    # peak demand below the 1,680 GPUs: nobody waits past its first tick, every policy coincides
+    assert doc["offered_load"]["peak_demand_gpus"] < 1680
+    assert all(r["sharing_loss_jobs"] == 0 and r["preemptions"] == 0 for r in doc["rows"])
