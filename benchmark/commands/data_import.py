@@ -23,7 +23,7 @@ def register(data_subparsers) -> None:
         ),
     )
     parser.add_argument("--format", required=True, choices=FORMATS, help="input format")
-    parser.add_argument("file", metavar="FILE", help="input trace (.csv, .csv.gz, .parquet)")
+    parser.add_argument("file", metavar="FILE", help="input trace (.csv, .csv.gz, .parquet; elasticflow also .tar.gz)")
     parser.add_argument("--out", required=True, metavar="JOBS.parquet", help="output jobs table (parquet)")
     parser.add_argument(
         "--tenant-column",
