@@ -3,10 +3,16 @@
 - `import_openb`: Alibaba cluster-trace-gpu-v2023 pod lists (`openb_pod_list_*.csv`).
 - `import_helios`: Helios-style job logs (SenseTime, `cluster_log.csv`) and runtime-only Philly
   files (`philly_runtime.csv`).
+- `import_philly`: the Microsoft Philly job list (`philly_jobs.csv`: timestamp, duration,
+  num_gpus, cluster = VC); tenant = VC.
+- `import_elasticflow`: the ElasticFlow traces of 10 Microsoft clusters (`raw-traces.tar.gz` or
+  one `clusterNN.csv`); tenant = cluster.
 - `import_jobs`: a jobs table already in our format (passthrough to `read_jobs`).
 - `convert(format, path, out)`: any of the above to a parquet jobs table, written atomically.
 - `default_pod_trace_path()` / `default_jobs()`: the openb trace shipped in
   `atlas_data/resources/openb/` (attribution in the README.md there), the embedded default data.
+- `shipped_trace(name)`: a trace shipped in `atlas_data/resources/` by name — `openb`, `philly`,
+  `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>` (attribution in each folder's README.md).
 
 Each importer returns `(jobs, report)`; `report.dropped` counts dropped rows by reason (each row
 is counted once, under the first reason that applies, in the order listed by the importer).
@@ -30,11 +36,15 @@ import pandas as pd
 from atlas_data.errors import InputError
 from atlas_data.jobs_table import Places, read_jobs, read_table, row_label, validate_jobs
 
-FORMATS = ("openb", "helios", "jobs")
+FORMATS = ("openb", "helios", "philly", "elasticflow", "jobs")
 
 OPENB_COLUMNS = ("name", "num_gpu", "creation_time", "deletion_time", "scheduled_time")
 OPENB_RESOURCE_DIR = Path(__file__).resolve().parent / "resources" / "openb"
 OPENB_DEFAULT_POD_LIST = "openb_pod_list_default.csv"
+PHILLY_PATH = Path(__file__).resolve().parent / "resources" / "philly" / "philly_jobs.csv"
+ELASTICFLOW_PATH = Path(__file__).resolve().parent / "resources" / "elasticflow" / "raw-traces.tar.gz"
+PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "cluster")
+ELASTICFLOW_COLUMNS = ("job_id", "submission_time", "duration", "num_gpu")
 
 
 @dataclass(frozen=True)
@@ -279,13 +289,137 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
     return jobs, ImportReport(source, path_s, n, len(jobs), dropped, tuple(notes))
 
 
+def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tuple[pd.DataFrame, ImportReport]:
+    """Microsoft Philly job list (`philly_jobs.csv`, as in the Pollux artifact) -> jobs table.
+
+    Columns: timestamp (submit, a date-time read as UTC, or seconds), duration (s), num_gpus,
+    cluster (the virtual cluster). job_id = the file's `job_id` column when it has one, else
+    "philly-<row>" with <row> the 1-based data row; submit_time = timestamp in seconds since
+    1970-01-01 UTC (every run shifts its own time origin to the first submit); duration =
+    duration; gpus = num_gpus; tenant = `tenant_column` (default cluster, i.e. tenant = VC).
+    Dropped, in order: `no_gpu` (num_gpus 0 or empty), `no_duration` (empty),
+    `non_positive_duration`.
+    """
+    path_s = str(path)
+    df, kind = read_table(path, string_columns=("job_id", tenant_column))
+    if len(df) == 0:
+        raise InputError("the Philly job list has no rows", path=path_s)
+    _require_columns(df, [c for c in PHILLY_COLUMNS if c != "cluster"] + [tenant_column], path_s, "a Philly job list")
+    places = Places.for_file(kind, len(df))
+    n = len(df)
+    job_id = (df["job_id"].to_numpy(dtype=object) if "job_id" in df.columns
+              else np.array([f"philly-{i + 1}" for i in range(n)], dtype=object))
+    submit = _times(df, "timestamp", path_s, places)
+    duration = _numbers(df, "duration", path_s, places)
+    gpus = _numbers(df, "num_gpus", path_s, places)
+    tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
+    with np.errstate(invalid="ignore"):
+        keep, dropped = _drop_by_reason(
+            [("no_gpu", ~(gpus > 0)), ("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))], n
+        )
+    i = _first_missing(submit, keep)
+    if i is not None:
+        raise InputError("timestamp is empty", path=path_s, where=row_label(i, places))
+    jobs = pd.DataFrame({"job_id": job_id[keep], "submit_time": submit[keep], "duration": duration[keep],
+                         "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
+    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
+    notes = [f"tenant = '{tenant_column}' (virtual cluster): {jobs['tenant'].nunique()} tenants"]
+    if tenant_defaulted:
+        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    return jobs, ImportReport("philly", path_s, n, len(jobs), dropped, tuple(notes))
+
+
+def _first_missing(values: np.ndarray, keep: np.ndarray) -> int | None:
+    bad = np.isnan(values) & keep
+    return int(np.argmax(bad)) if bad.any() else None
+
+
+def _elasticflow_members(path: Path) -> list[tuple[str, pd.DataFrame, str]]:
+    """(cluster name, frame, where-prefix) per CSV: the members of a .tar.gz, or one CSV file."""
+    import tarfile
+
+    name = path.name.lower()
+    if not (name.endswith(".tar.gz") or name.endswith(".tgz")):
+        df, _ = read_table(path, string_columns=("job_id",))
+        return [(Path(path.name).name.split(".")[0], df, "")]
+    if not path.is_file():
+        raise InputError("file not found" if not path.exists() else "not a regular file", path=str(path))
+    members = []
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for info in sorted(tar.getmembers(), key=lambda m: m.name):
+                base = Path(info.name).name
+                if not info.isfile() or not base.lower().endswith(".csv") or base.startswith("."):
+                    continue
+                with tar.extractfile(info) as fh:
+                    try:
+                        df = pd.read_csv(fh, dtype={"job_id": str}, skip_blank_lines=False, encoding="utf-8-sig")
+                    except pd.errors.EmptyDataError:
+                        raise InputError("member is empty (no header, no rows)", path=str(path), where=f"member {base}") from None
+                df.columns = [str(c).strip() for c in df.columns]
+                members.append((base[: -len(".csv")], df, f"member {base}, "))
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InputError(f"cannot read tar.gz archive: {exc}", path=str(path)) from None
+    if not members:
+        raise InputError("the archive holds no .csv file", path=str(path))
+    return members
+
+
+def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None) -> tuple[pd.DataFrame, ImportReport]:
+    """ElasticFlow traces (microsoft/elasticflow-traces) -> jobs table.
+
+    `path` is the published `raw-traces.tar.gz` (every `clusterNN.csv` in it) or one cluster's
+    CSV. Columns: job_id, submission_time (s), duration (s), num_gpu. job_id = job_id,
+    submit_time = submission_time, duration = duration, gpus = num_gpu, tenant = the cluster, i.e.
+    the CSV's file name without `.csv` (`tenant_column` names a column to use instead). The ten
+    clusters share one time axis (seconds from the start of the trace). Dropped, in order:
+    `no_gpu`, `no_duration`, `non_positive_duration`. A job_id seen twice is an error.
+    """
+    path = Path(path)
+    path_s = str(path)
+    parts, dropped_total, n_total = [], {}, 0
+    for cluster, df, prefix in _elasticflow_members(path):
+        where_file = f"{path_s} ({prefix.rstrip(', ')})" if prefix else path_s
+        if len(df) == 0:
+            raise InputError("the trace has no rows", path=where_file)
+        _require_columns(df, ELASTICFLOW_COLUMNS, where_file, "an ElasticFlow trace")
+        places = Places.for_file("csv", len(df))
+        submit = _numbers(df, "submission_time", where_file, places)
+        duration = _numbers(df, "duration", where_file, places)
+        gpus = _numbers(df, "num_gpu", where_file, places)
+        i = _first_missing(submit, np.ones(len(df), dtype=bool))
+        if i is not None:
+            raise InputError("submission_time is empty", path=where_file, where=row_label(i, places))
+        if tenant_column is None:
+            tenant = pd.Series([cluster] * len(df), dtype=str)
+        else:
+            tenant, _ = _tenants(df, tenant_column, where_file)
+        with np.errstate(invalid="ignore"):
+            keep, dropped = _drop_by_reason(
+                [("no_gpu", ~(gpus > 0)), ("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))],
+                len(df),
+            )
+        part = pd.DataFrame({"job_id": df["job_id"].to_numpy(dtype=object)[keep], "submit_time": submit[keep],
+                             "duration": duration[keep], "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
+        parts.append(validate_jobs(part, where_file, places=places.subset(keep)))
+        for reason, count in dropped.items():
+            dropped_total[reason] = dropped_total.get(reason, 0) + count
+        n_total += len(df)
+    jobs = pd.concat(parts, ignore_index=True)
+    jobs = validate_jobs(jobs, path_s)  # duplicate ids across clusters
+    clusters = jobs["tenant"].nunique()
+    notes = (f"tenant = cluster: {clusters} cluster{'s' if clusters != 1 else ''}",)
+    return jobs, ImportReport("elasticflow", path_s, n_total, len(jobs), dropped_total, notes)
+
+
 def import_jobs(path: str | os.PathLike) -> tuple[pd.DataFrame, ImportReport]:
     """A jobs table in our own format: read and validated, nothing dropped."""
     jobs = read_jobs(path)
     return jobs, ImportReport("jobs", str(path), len(jobs), len(jobs), {}, ())
 
 
-IMPORTERS = {"openb": import_openb, "helios": import_helios, "jobs": import_jobs}
+IMPORTERS = {"openb": import_openb, "helios": import_helios, "philly": import_philly,
+             "elasticflow": import_elasticflow, "jobs": import_jobs}
 
 
 def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | None = None):
@@ -294,7 +428,7 @@ def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | N
         raise InputError(f"unknown format {format!r} (choose one of {', '.join(FORMATS)})", where="--format")
     if format == "jobs":
         if tenant_column is not None:
-            raise InputError("--tenant-column applies to openb and helios only", where="--tenant-column")
+            raise InputError("--tenant-column applies to openb, helios, philly and elasticflow only", where="--tenant-column")
         return import_jobs(path)
     if tenant_column is None:
         return IMPORTERS[format](path)
@@ -358,3 +492,52 @@ def default_jobs(tenant_column: str = "qos") -> pd.DataFrame:
     Parsed once per tenant column; every call returns a fresh copy the caller may modify.
     """
     return _default_jobs_cached(tenant_column).copy()
+
+
+# ----- traces shipped with the package ---------------------------------------------------------------
+SHIPPED_TRACES = ("openb", "philly", "elasticflow")
+
+
+def is_shipped_trace_name(text: str) -> bool:
+    """True for `openb`, `philly[:<vc>]`, `elasticflow[:<cluster>]` (names, not file paths)."""
+    return str(text).split(":", 1)[0] in SHIPPED_TRACES and "/" not in str(text) and not str(text).endswith((".csv", ".parquet"))
+
+
+@functools.lru_cache(maxsize=4)
+def _shipped_cached(kind: str) -> pd.DataFrame:
+    if kind == "openb":
+        return import_openb(default_pod_trace_path())[0]
+    if kind == "philly":
+        return import_philly(PHILLY_PATH)[0]
+    return import_elasticflow(ELASTICFLOW_PATH)[0]
+
+
+def shipped_trace(name: str) -> tuple[pd.DataFrame, dict]:
+    """A trace shipped in atlas_data/resources by name, as (jobs table copy, card).
+
+    `openb` (the 8,152-pod default trace, tenant = qos), `philly` (82,247 jobs, tenant = VC),
+    `philly:<vc>` (one VC), `elasticflow` (10 clusters, tenant = cluster), `elasticflow:<cluster>`
+    (one cluster: `cluster05`, `05` and `5` name the same one). Unknown names raise InputError
+    listing the valid ones.
+    """
+    kind, _, part = str(name).partition(":")
+    if kind not in SHIPPED_TRACES:
+        raise InputError(f"unknown shipped trace {name!r} (choose {', '.join(SHIPPED_TRACES)})", where="--jobs")
+    path = {"openb": default_pod_trace_path(), "philly": PHILLY_PATH, "elasticflow": ELASTICFLOW_PATH}[kind]
+    if not path.is_file():
+        raise InputError("shipped trace missing from this installation", path=str(path), where="--jobs")
+    jobs = _shipped_cached(kind)
+    card = {"source": f"{kind} (shipped)", "path": str(path), "trace": str(name)}
+    if part:
+        if kind == "openb":
+            raise InputError("the openb trace has no parts; use 'openb'", where="--jobs")
+        names = sorted(jobs["tenant"].unique())
+        wanted = part
+        if kind == "elasticflow" and part.isdigit():
+            wanted = f"cluster{int(part):02d}"
+        if wanted not in names:
+            what = "VC" if kind == "philly" else "cluster"
+            raise InputError(f"no {what} {part!r} in the {kind} trace (choose one of {', '.join(names)})", where="--jobs")
+        jobs = jobs[jobs["tenant"] == wanted]
+        card["tenant"] = wanted
+    return jobs.reset_index(drop=True).copy(), card

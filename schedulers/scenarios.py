@@ -1,4 +1,5 @@
-"""Synthetic workloads for the fairness task; `venus()` is shaped like ASTRAEA's Venus evaluation.
+"""Workloads of the fairness task: `venus()` (synthetic, shaped like ASTRAEA's Venus evaluation) and
+`philly()` (the real Philly trace in the paper's second setup).
 
 The real Venus two-week snapshot (11,304 jobs, 16 tenants, 100 × 8 GPUs) is not public in this
 form, so `venus(seed)` draws a seeded workload with the statistics the seed reports:
@@ -18,12 +19,25 @@ form, so `venus(seed)` draws a seeded workload with the statistics the seed repo
 - p̂ (`predicted_duration`) = p · exp(N(0, 0.9)), an error level like the ATLAS predictors
   (RMSLE ≈ 0.9), for astraea-p and themis.
 
-Pure numpy/pandas, seeded; may import numpy and pandas only.
+`philly(seed)` — ASTRAEA's Philly setup on the shipped real trace (`atlas_data/resources/philly`):
+
+- snapshot: `two_week_snapshot` — the 14 consecutive whole days (UTC) with the most submitted
+  jobs, ties to the earliest start; on the shipped list that is 2017-10-09 – 2017-10-22, 26,936
+  jobs of 11 VCs (the paper's snapshot had 44,329 jobs of 15 VCs; no 14-day window of the
+  published list has that many, see docs/real-traces.md);
+- cluster: 210 nodes × 8 GPUs = 1,680 GPUs, all free at time 0; durations and GPU demands as in
+  the trace, submit times shifted so the first job is at 0;
+- tenant = VC, quota ∝ the GPUs requested by the VC's jobs in the snapshot (`vc_quotas`: weight_k
+  = Σ num_gpus over the VC's jobs, Q_k = 1,680 · weight_k / Σ weight); the table is saved by the
+  fairness task as quota.csv;
+- p̂ = p · exp(N(0, 0.9)) seeded, the same error model as `venus` (Philly publishes no predictions).
+
+Pure numpy/pandas and seeded; may import numpy, pandas and atlas_data (for the shipped trace).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -39,15 +53,27 @@ RUNTIME_BANDS = ((10.0, 600.0, 0.673), (600.0, 3600.0, 0.833), (3600.0, 21600.0,
 GPU_MIX = ((1, 0.45), (2, 0.10), (4, 0.13), (8, 0.20), (16, 0.08), (32, 0.03), (64, 0.01))
 PREDICTION_SIGMA = 0.9
 
-# The paper's Venus figures (SPEC §7 / seed §15–16), for side-by-side reporting.
+# The paper's Venus figures (ASTRAEA paper, evaluation), for side-by-side reporting.
 PAPER_VENUS = {
     "astraea": {"sharing_loss_jobs": 0.071, "tenant_loss_intervals": 0.052, "overhead_pct": 0.8},
     "themis": {"sharing_loss_jobs": 0.197},
     "yarn-cs": {"sharing_loss_jobs": 0.736, "tenant_loss_intervals": 0.446},
     "gandiva-fair": {"tenant_loss_intervals": 0.080},
     "tiresias-l": {"tenant_loss_intervals": 0.490},
-    "allox (not implemented)": {"tenant_loss_intervals": 0.069},
+    "allox": {"tenant_loss_intervals": 0.069},
 }
+PHILLY_NODES = 210
+PHILLY_GPUS_PER_NODE = 8
+SNAPSHOT_DAYS = 14
+PHILLY_PAPER_JOBS = 44_329
+PHILLY_PAPER_VCS = 15
+# The paper gives no Philly percentages, only these claims (ASTRAEA paper, evaluation).
+PAPER_PHILLY_CLAIMS = (
+    "ASTRAEA's advantage in sharing-loss jobs over Themis and YARN-CS is larger on Philly than on Venus "
+    "(Venus: Themis / ASTRAEA = 2.8x, YARN-CS / ASTRAEA = 10.3x)",
+    "tenant level: ASTRAEA has the fewest tenant-loss intervals, as on Venus "
+    "(Venus: 1.3x to 9.42x fewer than Allox, Gandiva_fair, Tiresias-L, YARN-CS)",
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +84,8 @@ class Scenario:
     nodes: int
     gpus_per_node: int
     description: str
+    quota: pd.DataFrame | None = None  # the derived quota table, when the scenario derives one
+    info: dict = field(default_factory=dict)
 
 
 def _runtimes(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -123,4 +151,79 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS) -> Scenario:
     )
 
 
-SCENARIOS = {"venus": venus}
+def two_week_snapshot(jobs: pd.DataFrame, days: int = SNAPSHOT_DAYS) -> tuple[pd.DataFrame, dict]:
+    """The `days` consecutive whole days with the most submitted jobs (ties: the earliest start).
+
+    Days are UTC calendar days of `submit_time` (seconds since 1970-01-01 UTC); a window is
+    [day d 00:00, day d + days 00:00). Returns the jobs inside it (in submit, job_id order) and
+    {start, end (ISO dates, end exclusive), start_s, jobs, tenants}.
+    """
+    if len(jobs) == 0:
+        raise ValueError("no jobs to take a snapshot from")
+    t = jobs["submit_time"].to_numpy(np.float64)
+    day = np.floor(t / DAY).astype(np.int64)
+    first, last = int(day.min()), int(day.max())
+    per_day = np.bincount(day - first, minlength=last - first + 1)
+    if len(per_day) <= days:
+        start = first
+    else:
+        counts = np.convolve(per_day, np.ones(days, dtype=np.int64), mode="valid")  # counts[i] = days i..i+days-1
+        start = first + int(np.argmax(counts))  # argmax: the first maximum
+    keep = (day >= start) & (day < start + days)
+    window = jobs[keep].sort_values(["submit_time", "job_id"], kind="mergesort").reset_index(drop=True)
+    info = {
+        "rule": f"the {days} consecutive whole UTC days with the most submitted jobs (ties: earliest)",
+        "start": pd.Timestamp(start * DAY, unit="s").date().isoformat(),
+        "end": pd.Timestamp((start + days) * DAY, unit="s").date().isoformat(),
+        "start_s": float(start * DAY),
+        "jobs": int(keep.sum()),
+        "tenants": int(window["tenant"].nunique()),
+    }
+    return window, info
+
+
+def vc_quotas(jobs: pd.DataFrame, total_gpus: int) -> pd.DataFrame:
+    """Quota per VC ∝ the GPUs requested by its jobs: tenant, jobs, requested_gpus (Σ gpus),
+    requested_gpu_seconds (Σ gpus·duration, for reference), share, quota_gpus = total · share.
+    Sorted by requested GPUs (largest first), ties by tenant name."""
+    g = jobs.assign(gpu_s=jobs["gpus"] * jobs["duration"]).groupby("tenant", sort=True)
+    table = pd.DataFrame({
+        "jobs": g.size(),
+        "requested_gpus": g["gpus"].sum().astype(np.int64),
+        "requested_gpu_seconds": g["gpu_s"].sum(),
+    }).reset_index()
+    table["share"] = table["requested_gpus"] / table["requested_gpus"].sum()
+    table["quota_gpus"] = total_gpus * table["share"]
+    order = np.lexsort((table["tenant"].to_numpy(), -table["requested_gpus"].to_numpy()))
+    return table.iloc[order].reset_index(drop=True)
+
+
+def philly(seed: int = 0) -> Scenario:
+    from atlas_data.adapters import shipped_trace
+
+    trace, card = shipped_trace("philly")
+    window, info = two_week_snapshot(trace)
+    t0 = window["submit_time"].min()
+    total = PHILLY_NODES * PHILLY_GPUS_PER_NODE
+    quota = vc_quotas(window, total)
+    rng = np.random.default_rng([seed, 0x9111])
+    duration = window["duration"].to_numpy(np.float64)
+    predicted = np.maximum(1.0, np.round(duration * np.exp(rng.normal(0.0, PREDICTION_SIGMA, len(window)))))
+    jobs = window.assign(submit_time=window["submit_time"] - t0, predicted_duration=predicted)
+    info = {**info, "first_submit_s": float(t0), "paper_jobs": PHILLY_PAPER_JOBS, "paper_vcs": PHILLY_PAPER_VCS,
+            "trace": card["path"]}
+    return Scenario(
+        name="philly",
+        jobs=jobs,
+        tenant_weights=dict(zip(quota["tenant"], quota["requested_gpus"].astype(float))),
+        nodes=PHILLY_NODES,
+        gpus_per_node=PHILLY_GPUS_PER_NODE,
+        description=(f"real Philly trace, two-week snapshot {info['start']} to {info['end']} (exclusive): "
+                     f"{info['jobs']} jobs, {info['tenants']} VCs, {PHILLY_NODES}x{PHILLY_GPUS_PER_NODE} GPUs, "
+                     f"quota ∝ requested GPUs per VC, p̂ = p·exp({PREDICTION_SIGMA:g} Z) (seed {seed})"),
+        quota=quota,
+        info=info,
+    )
+
+
+SCENARIOS = {"venus": venus, "philly": philly}

@@ -106,11 +106,12 @@ def test_documented_option_values_are_valid_choices(cli_options):
 
 
 def test_every_registered_policy_is_documented():
-    from schedulers.policy import policy_names
+    from schedulers.policy import get_policy, policy_names
 
     text = (DOCS / "policies.md").read_text(encoding="utf-8")
+    # the package's own policies (a test may register a plugin policy of its own in this process)
     missing = [name for kind in ("single", "parallel", "cluster") for name in policy_names(kind)
-               if f"`{name}`" not in text]
+               if get_policy(name, kind).__module__.startswith("schedulers.") and f"`{name}`" not in text]
     assert not missing, f"policies not documented in docs/policies.md: {missing}"
     for name in COMING_POLICIES:
         assert f"`{name}`" in text

@@ -1,4 +1,4 @@
-"""`benchmark data import --format openb|helios|jobs FILE --out JOBS.parquet`: a real trace to a jobs table.
+"""`benchmark data import --format openb|helios|philly|elasticflow|jobs FILE --out JOBS.parquet`: a real trace to a jobs table.
 
 Prints what was read, kept and dropped (by reason) on stdout unless --quiet; bad input raises
 InputError (exit 2, one line) and writes nothing. May import atlas_data.
@@ -12,20 +12,24 @@ from atlas_data.adapters import FORMATS, convert
 def register(data_subparsers) -> None:
     parser = data_subparsers.add_parser(
         "import",
-        help="convert a real trace (openb pod list, Helios/Philly job log, jobs table) to a jobs parquet",
+        help="convert a real trace (openb pod list, Helios log, Philly job list, ElasticFlow traces, jobs table) to a jobs parquet",
         description=(
             "Convert a trace to the jobs table (job_id, submit_time, duration, gpus, tenant, weight "
-            "[, predicted_duration]). Dropped rows are counted by reason."
+            "[, predicted_duration]). Dropped rows are counted by reason. Formats: openb (Alibaba v2023 pod "
+            "list, tenant = qos), helios (Helios job log / runtime-only Philly file), philly (philly_jobs.csv: "
+            "timestamp, duration, num_gpus, cluster; tenant = VC), elasticflow (raw-traces.tar.gz or one "
+            "clusterNN.csv: job_id, submission_time, duration, num_gpu; tenant = cluster), jobs (our format). "
+            "The Philly and ElasticFlow files ship in atlas_data/resources/ (see docs/real-traces.md)."
         ),
     )
     parser.add_argument("--format", required=True, choices=FORMATS, help="input format")
-    parser.add_argument("file", metavar="FILE", help="input trace (.csv, .csv.gz, .parquet)")
+    parser.add_argument("file", metavar="FILE", help="input trace (.csv, .csv.gz, .parquet; elasticflow also .tar.gz)")
     parser.add_argument("--out", required=True, metavar="JOBS.parquet", help="output jobs table (parquet)")
     parser.add_argument(
         "--tenant-column",
         default=None,
         metavar="COLUMN",
-        help="input column used as tenant (openb default: qos; helios default: vc, tenant or user)",
+        help="input column used as tenant (openb default: qos; helios: vc, tenant or user; philly: cluster; elasticflow: the cluster file name)",
     )
     parser.add_argument("--quiet", action="store_true", help="print nothing on success")
     parser.set_defaults(handler=_handle)

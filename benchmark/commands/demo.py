@@ -23,6 +23,8 @@ def register(subparsers) -> None:
 
 
 PREDICTORS = "lgbm-meta,isotonic,constant"
+REAL_ARRIVALS = "elasticflow:cluster05"  # 3,629 real jobs with their real submit times (docs/real-traces.md)
+PHILLY_SMALL_NODES = 64  # the paper's 210 x 8 never contends on the published Philly list (peak demand 1,199 GPUs)
 
 
 def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
@@ -43,14 +45,20 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
         ))
     for objective in ("total_completion", "max_stretch", "makespan"):
         steps.append((
-            f"scheduling / {objective} on the real Alibaba GPU pod trace, p̂ = p·exp(σZ)",
-            ["run", "--task", "scheduling", "--objective", objective, "--noise", "0,0.25,0.5,1,2",
+            f"scheduling / {objective} on the real ElasticFlow trace {REAL_ARRIVALS} (real arrivals), p̂ = p·exp(σZ)",
+            ["run", "--task", "scheduling", "--objective", objective, "--jobs", REAL_ARRIVALS, "--noise", "0,0.25,0.5,1,2",
              "--output", str(out / f"trace-{objective}")],
         ))
     steps.append(("fairness: ASTRAEA and the baselines on the real pod trace (4 x 8 GPUs, tenant = qos, p̂ σ = 0.5)",
                   ["run", "--task", "fairness", "--noise", "0.5", "--output", str(out / "fairness-trace")]))
     steps.append(("fairness: the Venus-like scenario of the ASTRAEA paper (100 x 8 GPUs, 16 tenants)",
                   ["run", "--task", "fairness", "--scenario", "venus", "--output", str(out / "fairness-venus")]))
+    steps.append(("fairness: the paper's Philly setup on the real Philly trace (busiest two weeks, 210 x 8 GPUs, "
+                  "quota ∝ requested GPUs per VC)",
+                  ["run", "--task", "fairness", "--scenario", "philly", "--output", str(out / "fairness-philly")]))
+    steps.append((f"fairness: the same Philly snapshot on {PHILLY_SMALL_NODES} x 8 GPUs, where the jobs contend",
+                  ["run", "--task", "fairness", "--scenario", "philly", "--nodes", str(PHILLY_SMALL_NODES),
+                   "--output", str(out / "fairness-philly-small")]))
     return steps
 
 
@@ -131,7 +139,7 @@ def summary_markdown(out: Path) -> str:
               _fmt(r.get("cov25_recurrent"), "{:.1%}"), _fmt(r.get("cov50_recurrent"), "{:.1%}"),
               _fmt(r.get("spearman"))] for r in rows],
         ))
-    for prefix, label in (("atlas", "ATLAS test split, learned p̂"), ("trace", "real GPU pod trace, noisy p̂ = p·exp(σZ)")):
+    for prefix, label in (("atlas", "ATLAS test split, learned p̂"), ("trace", _real_arrivals_label(out))):
         table = _scheduling_table(out, prefix)
         if table:
             parts.append(f"**Scheduling ratios** ({label}; 1 = optimal; makespan averaged over m = 5…100). "
@@ -139,11 +147,24 @@ def summary_markdown(out: Path) -> str:
                          "Iso-LPPT 1.574 (C_max); Meta-SPRPT 18.13, LAS 205.28 (max S).\n" if prefix == "atlas" else
                          f"**Scheduling ratios** ({label}; 1 = optimal).\n")
             parts.append(table)
-    for folder, label in (("fairness-trace", "real pod trace, 4 × 8 GPUs"), ("fairness-venus", "Venus-like scenario, 100 × 8 GPUs")):
+    for folder, label in (("fairness-trace", "real pod trace, 4 × 8 GPUs"), ("fairness-venus", "Venus-like scenario, 100 × 8 GPUs"),
+                          ("fairness-philly", "real Philly trace, busiest two weeks, the paper's 210 × 8 GPUs"),
+                          ("fairness-philly-small", f"real Philly trace, busiest two weeks, {PHILLY_SMALL_NODES} × 8 GPUs")):
         rows = _rows(out / folder)
         if rows:
-            paper = json.loads((out / folder / "results.json").read_text()).get("paper") or {}
-            parts.append(f"**Fairness** ({label}); in brackets the ASTRAEA paper's Venus figures where it gives one.\n")
+            doc = json.loads((out / folder / "results.json").read_text())
+            paper = doc.get("paper") or {}
+            load = (doc.get("offered_load") or {})
+            if load.get("load") is not None:
+                label += f"; offered load {load['load']:.2f}, peak demand {load['peak_demand_gpus']:,.0f} GPUs"
+            if paper:
+                caption = "in brackets the ASTRAEA paper's Venus figures where it gives one."
+            elif doc.get("paper_claims"):
+                caption = "the paper gives no Philly percentages; its claims on our run: " + "; ".join(
+                    f"{c['ours']} ({'holds' if c['holds'] else 'does not hold'})" for c in doc["paper_claims"]) + "."
+            else:
+                caption = "the paper has no figures for this trace."
+            parts.append(f"**Fairness** ({label}); {caption}\n")
             parts.append(_md(
                 ["policy", "sharing-loss jobs", "tenant-loss intervals", "avg JCT (s)", "avg slowdown", "preemptions", "overhead %", "completed"],
                 [[r["policy"], _fmt(r.get("sharing_loss_jobs"), "{:.1%}") + _paper(paper, r["policy"], "sharing_loss_jobs"),
@@ -152,6 +173,21 @@ def summary_markdown(out: Path) -> str:
                   _fmt(r.get("overhead_pct"), "{:.2f}"), _fmt(r.get("completed"), "{:.0f}")] for r in rows],
             ))
     return "\n\n".join(parts) + "\n"
+
+
+def _real_arrivals_label(out: Path) -> str:
+    """The second scheduling table's caption, with the load read from its results."""
+    label = f"real ElasticFlow trace `{REAL_ARRIVALS}` with its real arrivals, noisy p̂ = p·exp(σZ)"
+    path = out / "trace-total_completion" / "results.json"
+    if path.exists():
+        doc = json.loads(path.read_text())
+        load = (doc.get("load") or {}).get("load")
+        trace = (doc.get("dataset") or {}).get("trace")
+        if trace:
+            label = f"real ElasticFlow trace `{trace}`, {doc['n_jobs']:,} jobs with their real arrivals, noisy p̂ = p·exp(σZ)"
+        if load is not None:
+            label += f"; single-machine load Σp/span = {load:.2f}"
+    return label
 
 
 def _paper(paper: dict, policy: str, metric: str) -> str:

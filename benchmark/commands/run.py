@@ -18,7 +18,10 @@ TASKS = {
 def register(subparsers) -> None:
     parser = subparsers.add_parser("run", help="run one task and write an output folder")
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
-    parser.add_argument("--jobs", help="jobs table (CSV or parquet, SPEC §3)")
+    parser.add_argument("--jobs", metavar="FILE|TRACE",
+                        help="jobs table (CSV or parquet, docs/data-formats.md), or a trace shipped with the package: "
+                             "openb, philly, philly:<vc>, elasticflow (10 clusters), elasticflow:<cluster> e.g. "
+                             "elasticflow:cluster05 (see docs/real-traces.md)")
     parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`) or a named one: default, paper-scale")
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
     parser.add_argument("--policies", help="policy names, comma-separated (default: all for the task)")

@@ -4,7 +4,12 @@ Jobs come from (first that applies):
 - `--scenario venus`: the seeded Venus-like workload of `schedulers.scenarios` (100 × 8 GPUs,
   16 tenants with quotas, 11,304 jobs over two weeks, synthetic p̂); the paper's Venus figures
   are printed beside ours and stored in results.json under `paper`;
-- `--jobs FILE`: a jobs table (SPEC §3; gpus, tenant, weight, predicted_duration are used);
+- `--scenario philly`: the paper's Philly setup on the shipped real trace (busiest two weeks,
+  210 × 8 GPUs, tenant = VC, quota ∝ GPUs requested per VC); the derived quota table is printed
+  and saved as quota.csv (quota_gpus recomputed for the cluster actually simulated, so
+  `--nodes` may shrink it), and the paper's Philly claims are checked against our numbers;
+- `--jobs FILE`: a jobs table (docs: jobs table; gpus, tenant, weight, predicted_duration are used), or a
+  shipped trace by name (`philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`, `openb`);
 - `--data DS`: the test split of an ATLAS dataset (duration = p_star, gpus = ⌈requested GPUs⌉ =
   ⌈Σ plan_gpu/100 · instances⌉ read back from `log_gpu`, at least 1 — jobs asking for more than the
   cluster are capped at its size and counted in results.json `dataset.gpus_capped`; tenant =
@@ -23,7 +28,10 @@ Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: wei
 of the jobs must be listed) or equal weights. `--n N` schedules N consecutive jobs from a seeded
 start (as the scheduling task).
 
-Output folder: results.json / results.csv (one row per policy: the SPEC §7 metrics), jobs/<policy>.parquet,
+Every run reports the offered load (GPU·s asked / GPU·s of the cluster over the submit span) and
+the peak GPU demand if no job ever waited: below the cluster size no policy can differ.
+
+Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
 tenant_intervals/<policy>.parquet, rho_cdf.png (CDF of ρ_job, the paper's main figure),
 tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png.
 May import atlas_data, predictors, schedulers and benchmark.
@@ -48,7 +56,7 @@ from schedulers.jobs import JobSet
 from schedulers.ltgf import FAIR_SHARES
 from schedulers.policies.cluster import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
 from schedulers.policy import PolicyError, get_policy, policy_names
-from schedulers.scenarios import PAPER_VENUS, SCENARIOS
+from schedulers.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
 DEFAULT_NODES = 8
 DEFAULT_GPUS_PER_NODE = 8
@@ -61,8 +69,11 @@ TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jc
 
 def add_arguments(parser) -> None:
     g = parser.add_argument_group("fairness task")
-    g.add_argument("--scenario", choices=sorted(SCENARIOS), help="synthetic workload instead of a trace (fairness)")
-    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, embedded trace {EMBEDDED_TRACE_SHAPE[0]}, venus 100)")
+    g.add_argument("--scenario", choices=sorted(SCENARIOS),
+                   help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = "
+                        "the real Philly trace, busiest two weeks, 210 x 8 GPUs, quota ∝ requested GPUs per VC "
+                        "(see docs/real-traces.md)")
+    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, embedded trace {EMBEDDED_TRACE_SHAPE[0]}, venus 100, philly 210)")
     g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
     g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
                    help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
@@ -91,15 +102,17 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
     if args.scenario:
         sc = SCENARIOS[args.scenario](seed=args.seed)
         card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": args.seed}
+        if sc.info:
+            card["snapshot"] = sc.info
         return sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))"
     if args.jobs:
         if args.tenant_column:
             raise InputError("--tenant-column applies to the embedded trace and --data, not to --jobs", where="--tenant-column")
-        from atlas_data.jobs_table import read_jobs
+        from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table = read_jobs(args.jobs)
+        table, card = read_jobs_or_trace(args.jobs)
         label = "column" if "predicted_duration" in table.columns else None
-        return table, {"source": "jobs", "path": str(args.jobs)}, None, None, label
+        return table, card, None, None, label
     if args.data:
         return _load_dataset(args)
     from atlas_data.adapters import default_jobs, default_pod_trace_path
@@ -246,6 +259,14 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     }
     if args.scenario == "venus":
         extra["paper"] = PAPER_VENUS
+    if args.scenario == "philly":
+        # the weights are the whole snapshot's requested GPUs; quotas split the simulated cluster
+        # among the VCs present in the run (all of them unless --n samples a window)
+        quota = vc_quotas(table[table["tenant"].isin(set(jobs.tenant_names))], sum(capacities))
+        quota.to_csv(out / "quota.csv", index=False)
+        extra["quota"] = quota.to_dict(orient="records")
+        extra["paper_claims"] = philly_claims(rows)
+    extra["offered_load"] = offered_load(window, sum(capacities))
     dataset = {**card, "n_total": int(len(table)), "sample": "window" if jobs.n < len(table) else "all"}
     doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
     _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
@@ -261,19 +282,80 @@ def run(args) -> int:
     return 0
 
 
+def offered_load(window: pd.DataFrame, total_gpus: int) -> dict:
+    """GPU·s the jobs ask for / GPU·s the cluster offers over the submit span, and the peak GPU
+    demand if every job started at its submit time (no contention at all below the cluster size)."""
+    submit = window["submit_time"].to_numpy(np.float64)
+    gpus = window["gpus"].to_numpy(np.float64)
+    size = window["duration"].to_numpy(np.float64)
+    span = float(submit.max() - submit.min()) if len(window) > 1 else 0.0
+    t = np.concatenate([submit, submit + size])
+    d = np.concatenate([gpus, -gpus])
+    order = np.lexsort((d, t))  # at equal times releases (negative) first
+    peak = float(np.cumsum(d[order]).max()) if len(window) else 0.0
+    return {"gpu_seconds": float((gpus * size).sum()), "span_s": span,
+            "load": float((gpus * size).sum() / (total_gpus * span)) if span > 0 else None,
+            "peak_demand_gpus": peak, "gpus": int(total_gpus)}
+
+
+def philly_claims(rows: list[dict]) -> list[dict]:
+    """The paper's two Philly claims, each with our numbers and whether it holds here."""
+    by = {r["policy"]: r for r in rows}
+    out = []
+
+    def ratio(a, b, metric):
+        if a not in by or b not in by:
+            return None
+        x, y = by[a][metric], by[b][metric]
+        return None if x is None or y is None else (math.inf if y == 0 and x > 0 else (1.0 if x == y == 0 else x / y))
+
+    themis, yarn = ratio("themis", "astraea", "sharing_loss_jobs"), ratio("yarn-cs", "astraea", "sharing_loss_jobs")
+    if themis is not None or yarn is not None:
+        holds = all(r is not None and r > v for r, v in ((themis, 2.8), (yarn, 10.3)))
+        out.append({"claim": PAPER_PHILLY_CLAIMS[0], "ours": f"Themis / ASTRAEA = {_x(themis)}, YARN-CS / ASTRAEA = {_x(yarn)}",
+                    "holds": holds})
+    others = [p for p in ("allox", "gandiva-fair", "tiresias-l", "yarn-cs") if p in by]
+    if "astraea" in by and others:
+        mine = by["astraea"]["tenant_loss_intervals"]
+        worse = {p: by[p]["tenant_loss_intervals"] for p in others}
+        holds = mine is not None and all(v is not None and mine < v for v in worse.values())
+        text = ", ".join(f"{p} {_pct(v)}" for p, v in worse.items())
+        out.append({"claim": PAPER_PHILLY_CLAIMS[1], "ours": f"astraea {_pct(mine)}; {text}", "holds": holds})
+    return out
+
+
+def _x(v):
+    return "n/a" if v is None else ("inf" if v == math.inf else f"{v:.2f}x")
+
+
 def render(doc: dict) -> str:
     opts = doc["options"]
     head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
             f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
             f"job ρ from {opts['job_rho_from']}")
+    load = doc.get("offered_load") or {}
+    if load.get("load") is not None:
+        head += (f"\noffered load {load['load']:.2f} (GPU·s asked / GPU·s of the cluster over the submit span); "
+                 f"peak demand if nobody waited: {load['peak_demand_gpus']:.0f} of {load['gpus']} GPUs")
+    snap = (doc.get("dataset") or {}).get("snapshot")
+    if snap:
+        head += (f"\nsnapshot: {snap['start']} to {snap['end']} (exclusive), {snap['jobs']} jobs, {snap['tenants']} VCs "
+                 f"— {snap['rule']}; the paper's snapshot: {snap['paper_jobs']} jobs, {snap['paper_vcs']} VCs")
     text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS)
+    if "quota" in doc:
+        text += "\n\nVC quotas (∝ GPUs requested by the VC's jobs; saved as quota.csv)\n" + format_table(
+            doc["quota"], ["tenant", "jobs", "requested_gpus", "share", "quota_gpus"])
     if "paper" in doc:
         text += "\n\n" + paper_table(doc["rows"], doc["paper"])
+    if "paper_claims" in doc:
+        text += "\n\nPhilly: the paper gives no percentages, only claims — checked on our run:"
+        for c in doc["paper_claims"]:
+            text += f"\n- {c['claim']}\n  ours: {c['ours']} -> {'holds' if c['holds'] else 'does not hold'}"
     return text
 
 
 def paper_table(rows: list[dict], paper: dict) -> str:
-    """Ours beside the paper's Venus figures (SPEC §7)."""
+    """Ours beside the paper's Venus figures."""
     lines = []
     ours = {r["policy"]: r for r in rows}
     for name in list(ours) + [p for p in paper if p not in ours]:
@@ -286,7 +368,7 @@ def paper_table(rows: list[dict], paper: dict) -> str:
             "overhead% ours": _num(r.get("overhead_pct")), "paper  ": _num(fig.get("overhead_pct")),
         })
     cols = list(lines[0]) if lines else []
-    return "Venus: ours vs the paper (ASTRAEA, SPEC §7)\n" + format_table(lines, cols)
+    return "Venus: ours vs the paper's Venus figures\n" + format_table(lines, cols)
 
 
 def _pct(v):

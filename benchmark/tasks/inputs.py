@@ -28,6 +28,17 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
         raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
 
 
+def read_jobs_or_trace(spec: str) -> tuple[pd.DataFrame, dict]:
+    """`--jobs`: a jobs table file, or — when no such file exists — a trace shipped with the package
+    by name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""
+    from atlas_data.adapters import is_shipped_trace_name, shipped_trace
+    from atlas_data.jobs_table import read_jobs
+
+    if is_shipped_trace_name(spec) and not Path(spec).exists():
+        return shipped_trace(spec)
+    return read_jobs(spec), {"source": "jobs", "path": str(spec)}
+
+
 def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:
     """p̂ = p·exp(σZ) per σ, labelled `noise:σ`; one seeded Z per job shared by every σ."""
     if any(not (s >= 0 and np.isfinite(s)) for s in sigmas):

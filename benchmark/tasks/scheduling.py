@@ -1,7 +1,13 @@
 """`benchmark run --task scheduling`: the LASched objectives on the shared simulator core.
 
-Jobs come from `--jobs FILE` (a jobs table), `--data DS` (the test split of an ATLAS dataset) or,
-with neither, the embedded real Alibaba GPU pod trace. Predictions p̂ come from the table's
+Jobs come from `--jobs FILE` (a jobs table), `--jobs TRACE` (a trace shipped with the package:
+`elasticflow:<cluster>` — one of the 10 ElasticFlow clusters with its real arrivals —,
+`elasticflow`, `philly`, `philly:<vc>`, `openb`), `--data DS` (the test split of an ATLAS dataset)
+or, with neither, the embedded real Alibaba GPU pod trace.
+
+Every run states the single-machine load Σp / span (span = last − first submit of the scheduled
+jobs) in results.json (`load`) and in the printed report: above 1 the backlog grows over the
+trace and ΣC_j is dominated by queueing; the makespan objective ignores release times. Predictions p̂ come from the table's
 `predicted_duration` column, from `--noise σ[,σ...]` (p̂ = p·exp(σZ), one seeded Z per job shared
 by every σ so the robustness curve is smooth), or from `--predictor NAME[,NAME]` (learned on the
 dataset's train/val splits, never on the test split that is scheduled).
@@ -42,7 +48,6 @@ from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_pa
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 
-
 def add_arguments(parser) -> None:
     parser.add_argument("--objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)")
     parser.add_argument("--machines", help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)")
@@ -63,9 +68,10 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
     if args.jobs and args.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if args.jobs:
-        from atlas_data.jobs_table import read_jobs
+        from benchmark.tasks.inputs import read_jobs_or_trace
 
-        return read_jobs(args.jobs), {"source": "jobs", "path": str(args.jobs)}, str(args.jobs)
+        table, card = read_jobs_or_trace(args.jobs)
+        return table, card, str(args.jobs)
     if args.data:
         from atlas_data.build import load_dataset, test_jobs
 
@@ -133,7 +139,7 @@ def execute(args) -> tuple[Path, dict]:
     doc = write_results(
         out, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
         extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
-               "leaks": [], "instances": instances},
+               "leaks": [], "instances": instances, "load": _load_parts(jobs)},
     )
     title = f"{objective} — {jobs.n} jobs ({source})"
     plots.ratio_bars(rows, out / "ratios.png", title=title)
@@ -202,6 +208,22 @@ def run(args) -> int:
     return 0
 
 
+def _load_parts(jobs: JobSet) -> dict:
+    """Σp / span of the scheduled jobs (sizes already floored at 1 s by the JobSet), and its parts."""
+    span = float(jobs.submit_time.max() - jobs.submit_time.min()) if jobs.n else 0.0
+    return {"sum_p_s": float(jobs.size.sum()), "span_s": span,
+            "load": single_machine_load(jobs.submit_time, jobs.size)}
+
+
+def _load_text(doc: dict) -> str:
+    if "load" not in doc:
+        return ""
+    load = doc["load"] or {}
+    if load.get("load") is None:
+        return "; single-machine load undefined (all jobs released at once)"
+    return f"; single-machine load Σp/span = {load['load']:.3g} (Σp {load['sum_p_s']:.4g} s over {load['span_s'] / 86400:.3g} days of arrivals)"
+
+
 def render(doc: dict) -> str:
     objective = doc["objective"]
     columns = ["policy", "predictor", "value", "reference", "ratio"]
@@ -221,11 +243,11 @@ def render(doc: dict) -> str:
             line["mean"] = float(np.mean([line[f"m={m}"] for m in machines]))
         lines = list(lines.values())
         columns = ["policy", "predictor"] + [f"m={m}" for m in machines] + ["mean", "leaks"]
-        header = f"makespan ratio C_max / McNaughton bound ({doc['n_jobs']} jobs)"
+        header = f"makespan ratio C_max / McNaughton bound ({doc['n_jobs']} jobs, batch{_load_text(doc)})"
         return header + "\n" + format_table(lines, columns)
     header = {
-        "total_completion": f"total completion ΣC_j, ratio to SRPT ({doc['n_jobs']} jobs)",
-        "max_stretch": f"max stretch, ratio to S* ({doc['n_jobs']} jobs)",
+        "total_completion": f"total completion ΣC_j, ratio to SRPT ({doc['n_jobs']} jobs{_load_text(doc)})",
+        "max_stretch": f"max stretch, ratio to S* ({doc['n_jobs']} jobs{_load_text(doc)})",
     }[objective]
     if doc.get("protocol") == "paper":
         header += " — PAPER PROTOCOL" + (", normaliser S_emp (max stretch of EDF at the bisected S*)" if objective == "max_stretch" else "")

@@ -9,7 +9,7 @@ import pytest
 from benchmark.cli import main
 from schedulers.fairness_metrics import JOB_COLUMNS, METRICS
 
-ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p"]
+ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p", "allox"]
 
 
 def _jobs_csv(tmp_path, n=40, predicted=True, name="jobs.csv"):
@@ -38,7 +38,7 @@ def test_all_policies_outputs(tmp_path):
     assert [r["policy"] for r in doc["rows"]] == ALL
     for row in doc["rows"]:
         assert set(METRICS) <= set(row) and row["completed"] == 40
-        assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p") else None)
+        assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p", "allox") else None)
     for name in ALL:
         jobs = pd.read_parquet(out / "jobs" / f"{name}.parquet")
         assert list(jobs.columns[: len(JOB_COLUMNS)]) == list(JOB_COLUMNS) and len(jobs) == 40

@@ -14,7 +14,7 @@ def test_every_demo_step_is_a_valid_command_line(tmp_path):
     for _, argv in steps:
         parser.parse_args(argv)  # raises SystemExit on a bad option
     tasks = [argv[argv.index("--task") + 1] for _, argv in steps if argv[0] == "run"]
-    assert tasks.count("scheduling") == 6 and tasks.count("fairness") == 2 and tasks.count("prediction") == 1
+    assert tasks.count("scheduling") == 6 and tasks.count("fairness") == 4 and tasks.count("prediction") == 1
 
 
 def test_summary_is_read_from_results_and_replaces_the_readme_block(tmp_path):

@@ -8,7 +8,7 @@ from schedulers.fairness_metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import IDLE, PolicyError, get_policy, policy_names
 
-CLUSTER_POLICIES = ["astraea", "astraea-p", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "fifo", "srtf-oracle"]
+CLUSTER_POLICIES = ["astraea", "astraea-p", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "fifo", "srtf-oracle", "allox"]
 KW = dict(nodes=3, gpus_per_node=8, lease_s=300, interval_s=10, cold_start_s=30, check=True)
 
 
@@ -60,7 +60,7 @@ def test_invariants_and_gpu_seconds(name):
     # GPU-seconds = gpus × run time; run time = work + time spent cold-starting (≤ 30 s per resume)
     assert held == pytest.approx(jobs.gpus * (jobs.size + cold))
     assert (cold <= resumes * 30.0 + 1e-9).all()
-    if name in ("fifo", "yarn-cs"):
+    if name in ("fifo", "yarn-cs", "allox"):  # never preempt
         assert resumes.sum() == 0 and sum(policy.preempted) == 0
 
 

@@ -1,0 +1,138 @@
+"""Philly and ElasticFlow importers on small real slices, the shipped copies, and bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from atlas_data.adapters import (
+    ELASTICFLOW_PATH,
+    PHILLY_PATH,
+    import_elasticflow,
+    import_philly,
+    import_trace,
+    shipped_trace,
+)
+from atlas_data.errors import InputError
+
+SHARED = next(
+    (p for p in (Path(__file__).resolve().parents[3] / "shared" / "data", Path("/work/shared/data")) if p.is_dir()),
+    None,
+)
+PHILLY_HEAD = PHILLY_PATH.read_text().splitlines()[:6]  # header + the first 5 real rows
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.skipif(SHARED is None, reason="shared data folder not present")
+def test_shipped_files_are_unmodified_copies_with_their_licences():
+    assert _sha(PHILLY_PATH) == _sha(SHARED / "philly" / "philly_jobs.csv")
+    assert _sha(ELASTICFLOW_PATH) == _sha(SHARED / "elasticflow" / "raw-traces.tar.gz")
+    assert (PHILLY_PATH.parent / "LICENSE-CC-BY-4.0.txt").is_file() and (ELASTICFLOW_PATH.parent / "LICENSE").is_file()
+    for folder in (PHILLY_PATH.parent, ELASTICFLOW_PATH.parent):
+        assert "Please cite" in (folder / "README.md").read_text()
+
+
+def test_philly_real_slice_vc_mapping_and_times(tmp_path):
+    path = tmp_path / "philly_jobs.csv"
+    path.write_text("\n".join(PHILLY_HEAD) + "\n")
+    raw = pd.read_csv(path)
+    jobs, report = import_philly(path)
+    assert report.kept == 5 and report.dropped_total == 0
+    assert list(jobs["job_id"]) == [f"philly-{i}" for i in range(1, 6)]
+    assert list(jobs["tenant"]) == list(raw["cluster"].astype(str))  # tenant = VC, row by row
+    assert list(jobs["gpus"]) == list(raw["num_gpus"]) and list(jobs["duration"]) == list(raw["duration"])
+    # first row: 2017-10-09 07:01:55 UTC = 17448 days + 7 h 1 min 55 s after the epoch
+    assert jobs["submit_time"].iloc[0] == 17448 * 86400 + 7 * 3600 + 60 + 55
+    # the second row was submitted 48 min 52 s earlier (06:13:03)
+    assert jobs["submit_time"].iloc[0] - jobs["submit_time"].iloc[1] == 48 * 60 + 52
+
+
+def test_philly_whole_shipped_file_has_15_vcs():
+    jobs, card = shipped_trace("philly")
+    assert len(jobs) == 82247 and jobs["tenant"].nunique() == 15
+    raw = pd.read_csv(PHILLY_PATH, usecols=["cluster", "num_gpus"], dtype={"cluster": str})
+    assert jobs.groupby("tenant")["gpus"].sum().to_dict() == raw.groupby("cluster")["num_gpus"].sum().to_dict()
+    one, _ = shipped_trace("philly:6214e9")
+    assert len(one) == int((raw["cluster"] == "6214e9").sum())
+
+
+def test_philly_drops_and_bad_rows(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("timestamp,duration,num_gpus,gpu_time,cluster\n"
+                    "2017-10-09 07:01:55,66,1,66,a\n2017-10-09 07:02:00,0,1,0,a\n"
+                    "2017-10-09 07:03:00,10,0,0,b\n2017-10-09 07:04:00,,2,,b\n")
+    jobs, report = import_philly(path)
+    assert report.kept == 1 and report.dropped == {"no_gpu": 1, "no_duration": 1, "non_positive_duration": 1}
+    path.write_text("timestamp,duration,num_gpus,cluster\n2017-10-09 07:01:55,66,1,a\nyesterday,5,1,a\n")
+    with pytest.raises(InputError, match=r"row 2 \(line 3\): timestamp is not a date-time"):
+        import_philly(path)
+    path.write_text("timestamp,duration,cluster\n2017-10-09 07:01:55,66,a\n")
+    with pytest.raises(InputError, match="column 'num_gpus'"):
+        import_philly(path)
+
+
+def _tar(tmp_path, members: dict[str, str]) -> Path:
+    path = tmp_path / "raw-traces.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _real_member_head(name: str, k: int) -> str:
+    with tarfile.open(ELASTICFLOW_PATH, "r:gz") as tar:
+        text = tar.extractfile(name).read().decode()
+    return "\n".join(text.splitlines()[: k + 1]) + "\n"
+
+
+def test_elasticflow_real_slices_tenant_is_cluster(tmp_path):
+    a, b = _real_member_head("cluster01.csv", 3), _real_member_head("cluster10.csv", 2)
+    path = _tar(tmp_path, {"cluster01.csv": a, "cluster10.csv": b, "LICENSE": "MIT"})
+    jobs, report = import_elasticflow(path)
+    assert report.rows_read == 5 and report.kept == 5
+    assert list(jobs["tenant"]) == ["cluster01"] * 3 + ["cluster10"] * 2
+    raw = pd.concat([pd.read_csv(io.StringIO(a)), pd.read_csv(io.StringIO(b))], ignore_index=True)
+    assert list(jobs["job_id"]) == list(raw["job_id"])
+    assert list(jobs["submit_time"]) == list(raw["submission_time"].astype(float))
+    assert list(jobs["gpus"]) == list(raw["num_gpu"]) and list(jobs["duration"]) == list(raw["duration"].astype(float))
+    one = tmp_path / "cluster01.csv"
+    one.write_text(a)
+    single, _ = import_elasticflow(one)
+    assert list(single["tenant"]) == ["cluster01"] * 3
+
+
+def test_elasticflow_shipped_counts_and_names():
+    jobs, _ = shipped_trace("elasticflow")
+    assert len(jobs) == 69351 and jobs["tenant"].nunique() == 10
+    for name in ("elasticflow:cluster05", "elasticflow:05", "elasticflow:5"):
+        part, card = shipped_trace(name)
+        assert len(part) == 3629 and card["tenant"] == "cluster05"
+    with pytest.raises(InputError, match="no cluster 'cluster11'"):
+        shipped_trace("elasticflow:cluster11")
+    with pytest.raises(InputError, match="no VC 'nope'"):
+        shipped_trace("philly:nope")
+
+
+def test_elasticflow_bad_member_names_member_and_row(tmp_path):
+    good = "job_id,submission_time,duration,num_gpu\na,0,10,1\n"
+    path = _tar(tmp_path, {"cluster01.csv": good, "cluster02.csv": "job_id,submission_time,duration,num_gpu\nb,5,x,1\n"})
+    with pytest.raises(InputError) as err:
+        import_elasticflow(path)
+    assert "member cluster02.csv" in str(err.value) and "row 1 (line 2)" in str(err.value) and "duration is not a number" in str(err.value)
+    dup = _tar(tmp_path, {"cluster01.csv": good, "cluster02.csv": good})
+    with pytest.raises(InputError, match="duplicate job_id 'a'"):
+        import_elasticflow(dup)
+    with pytest.raises(InputError, match="unknown format"):
+        import_trace("nope", dup)
