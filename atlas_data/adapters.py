@@ -1,4 +1,4 @@
-"""Adapters from real GPU-cluster traces to the jobs table (SPEC §3), and the shipped default trace.
+"""Adapters from real GPU-cluster traces to the jobs table (docs/data-formats.md), and the shipped default trace.
 
 - `import_openb`: Alibaba cluster-trace-gpu-v2023 pod lists (`openb_pod_list_*.csv`).
 - `import_helios`: Helios-style job logs (SenseTime, `cluster_log.csv`) and runtime-only Philly

@@ -1,9 +1,9 @@
-"""The GPU cluster model of the fairness task (SPEC §7): nodes with GPUs, gang placement, release.
+"""The GPU cluster model of the fairness task (docs/fairness.md): nodes with GPUs, gang placement, release.
 
 A `Cluster` knows how many GPUs each node has and how many are free. A *placement* is a tuple of
 (node, gpus) pairs; a gang job gets all its GPUs at once or none (`place` returns None).
 
-Placement `consolidated` (ASTRAEA, §10 of the seed): fewest nodes, then best fit —
+Placement `consolidated` (as in ASTRAEA): fewest nodes, then best fit —
   1. if one node has enough free GPUs, take the node with the *fewest* free GPUs that still fits
      (best fit; ties: lowest node index);
   2. otherwise the job spans whole nodes: entirely free nodes, largest first, until the remainder
@@ -44,7 +44,7 @@ def node_capacities(kind: str) -> np.ndarray:
     path = NODE_LISTS[kind]
     if not path.is_file():
         raise InputError(
-            "node list not shipped in this installation (copy it from ../shared/data)", path=str(path), where="--node-list"
+            "node list missing from this installation (reinstall atlas-bench, or pass --node-list none)", path=str(path), where="--node-list"
         )
     column = "gpu" if kind == "openb" else "cap_gpu"
     frame = pd.read_csv(path)

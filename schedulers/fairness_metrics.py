@@ -1,4 +1,4 @@
-"""Run a cluster policy on the engine and turn its ledgers into the metrics of SPEC §7.
+"""Run a cluster policy on the engine and turn its ledgers into the fairness metrics (docs/fairness.md).
 
 `simulate_fairness(jobs, policy)` -> FairnessRun: per-job table, per-(tenant, window) table and the
 metric dict. Metric definitions (names as in the results rows):
@@ -7,7 +7,7 @@ metric dict. Metric definitions (names as in the results rows):
 - `tenant_loss_intervals`: share of (tenant, window) pairs with ρ_tenant < 1 among the pairs in
   which the tenant had demand (eq8 fair share > 0). Inside a window ρ_tenant = attained / ∫min(D, Q):
   the demand-aware share, whatever fair share the scheduler used, so a tenant that simply had no
-  work is not counted as a loss (with eq16 every idle tenant would be, see seed §17).
+  work is not counted as a loss (with eq16 every idle tenant would be, as the ASTRAEA paper notes for its simulator).
 - `avg_jct` (C − r), `avg_slowdown` / `p99_slowdown` = JCT / true duration = (pending + running) /
   running, where cold-start time counts as pending (no progress).
 - `makespan` = last completion (time origin = first submit), `preemptions` (leases not renewed),

@@ -1,14 +1,14 @@
-"""LTGF accounting (long-term GPU-time fairness, SPEC §7): exact integrals of attained and fair
+"""LTGF accounting (long-term GPU-time fairness, docs/fairness.md): exact integrals of attained and fair
 GPU·s per job and per tenant, updated only at events.
 
-Definitions (seed §6–§8; M = cluster GPUs):
+Definitions (the ASTRAEA paper's LTGF; M = cluster GPUs):
 - tenant quota Q_k = M · W_k / Σ W.
 - tenant fair share FS_k(t): `eq16` (default, the paper's simulator) = Q_k at every instant;
   `eq8` (theory) = min(D_k(t), Q_k) with D_k(t) the summed demand of the tenant's active
   (pending or running) jobs.
-- job fair share FS_i(t) = min(d_i, FS_k(t) · w_i / Σ_active w) — the formula of the seed, capped
+- job fair share FS_i(t) = min(d_i, FS_k(t) · w_i / Σ_active w) — the paper's formula, capped
   per instant at the job's demand; the part a small job cannot use is *not* redistributed to the
-  other jobs' fair share (the seed's min without water-filling).
+  other jobs' fair share (the paper's min without water-filling).
 - attained: d_i GPUs for every second the job *holds* its gang — running or cold-starting (the
   GPUs are taken from everyone else either way).
 - ρ = attained / fair over [t_begin, t]: t_begin = 0 (the shifted trace start) for tenants; for a

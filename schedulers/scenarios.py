@@ -2,19 +2,19 @@
 `philly()` (the real Philly trace in the paper's second setup).
 
 The real Venus two-week snapshot (11,304 jobs, 16 tenants, 100 × 8 GPUs) is not public in this
-form, so `venus(seed)` draws a seeded workload with the statistics the seed reports:
+form, so `venus(seed)` draws a seeded workload with the statistics the ASTRAEA paper reports:
 
 - cluster: 100 nodes × 8 GPUs (800 GPUs), all free at time 0;
 - 11,304 jobs submitted over 14 days (Poisson, diurnal rate ×(1 ± 0.6), peak at 15:00);
-- run times from the Venus CDF of the seed (§3): P(<10 min) = 67.3 %, P(<1 h) = 83.3 %,
+- run times from the Venus CDF of the ASTRAEA paper: P(<10 min) = 67.3 %, P(<1 h) = 83.3 %,
   P(<6 h) = 90.6 %, P(<1 d) = 96.2 %, P(<6 d) = 99.6 %, the rest up to 14 d; log-uniform inside
   each band, shortest 10 s;
-- GPU demand (not in the seed; a Helios-like mix, dense as the paper's down-scaled cluster):
+- GPU demand (not in the paper; a Helios-like mix, dense as the paper's down-scaled cluster):
   1: 45 %, 2: 10 %, 4: 13 %, 8: 20 %, 16: 8 %, 32: 3 %, 64: 1 % — about 5.7 GPUs per job,
   ≈ 95 % offered load over the two weeks;
 - 16 tenants; quota weights ∝ 1/(k+1)^0.8 (a few large VCs, many small), each tenant submits a
   share of jobs ∝ its weight but its rate swings by day: every tenant has its own random busy
-  days (×2.5 rate) and quiet days (×0.3), so demand peaks at different times as in the seed's
+  days (×2.5 rate) and quiet days (×0.3), so demand peaks at different times as in the paper's
   Tenant-A / Tenant-B example (one saturated while the other idles);
 - p̂ (`predicted_duration`) = p · exp(N(0, 0.9)), an error level like the ATLAS predictors
   (RMSLE ≈ 0.9), for astraea-p and themis.
@@ -79,7 +79,7 @@ PAPER_PHILLY_CLAIMS = (
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    jobs: pd.DataFrame  # jobs table (SPEC §3) with predicted_duration
+    jobs: pd.DataFrame  # jobs table (docs/data-formats.md) with predicted_duration
     tenant_weights: dict[str, float]
     nodes: int
     gpus_per_node: int

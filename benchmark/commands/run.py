@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import importlib
 
+# options every task reads; each task module lists the others it reads in READS
+COMMON = frozenset({"task", "output", "no_mlflow", "quiet", "plugins", "seed", "handler"})
+_PARSER = None  # the `run` parser, for its defaults
+
 TASKS = {
     "scheduling": "benchmark.tasks.scheduling",
     "prediction": "benchmark.tasks.prediction",
@@ -34,9 +38,26 @@ def register(subparsers) -> None:
     for module in TASKS.values():
         importlib.import_module(module).add_arguments(parser)
     parser.set_defaults(handler=_run)
+    global _PARSER
+    _PARSER = parser
+
+
+def check_task_options(args) -> None:
+    """An option the chosen task does not read is an error, not silently ignored (exit 2)."""
+    from atlas_data.errors import InputError
+
+    reads = {task: importlib.import_module(module).READS for task, module in TASKS.items()}
+    for dest in sorted(set().union(*reads.values()) - reads[args.task] - COMMON):
+        if _PARSER is None or getattr(args, dest, None) == _PARSER.get_default(dest):
+            continue
+        users = [task for task, names in reads.items() if dest in names]
+        option = "--" + dest.replace("_", "-")
+        raise InputError(f"{option} is not an option of --task {args.task}"
+                         + (f" (it is read by --task {', '.join(users)})" if users else ""), where=option)
 
 
 def _run(args) -> int:
+    check_task_options(args)
     load_plugins(args.plugins)
     code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
     if code == 0 and not args.no_mlflow:

@@ -323,14 +323,20 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
-            parser.parse_args(list(cell.argv) + ["--output", "x", "--quiet", "--no-mlflow"])
+            parsed = parser.parse_args(list(cell.argv) + ["--output", "x", "--quiet", "--no-mlflow"])
     except SystemExit:
         message = last_line(captured.getvalue()) or "rejected by `benchmark run`"
         message = re.sub(r"^benchmark run: ", "", message)
         option = re.search(r"--[a-z][a-z-]*", message)
         key = _OPTION_TO_KEY.get(option.group(0), "options") if option else "options"
         raise InputError(f"`benchmark run` rejects it: {message}", path=config.path, where=key) from None
+    from benchmark.commands.run import check_task_options
 
+    try:
+        check_task_options(parsed)
+    except InputError as exc:
+        key = _OPTION_TO_KEY.get(exc.where, "options")
+        raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
 
 
 def last_line(text: str) -> str | None:

@@ -67,6 +67,12 @@ TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jc
                  "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "sim_seconds"]
 
 
+# the `benchmark run` options this task reads, beside the common ones (the others are refused)
+READS = frozenset({"cold_start", "data", "fair_share", "fair_window", "gpus_per_node", "interval", "job_rho_from",
+                   "jobs", "lease", "n", "node_list", "nodes", "noise", "policies", "predictor", "sample", "scenario",
+                   "tenant_column", "tenant_weights"})
+
+
 def add_arguments(parser) -> None:
     g = parser.add_argument_group("fairness task")
     g.add_argument("--scenario", choices=sorted(SCENARIOS),
@@ -99,7 +105,13 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
     if len(sources) > 1:
         raise InputError(f"give only one of --scenario, --jobs, --data (got {', '.join('--' + s for s in sources)})",
                          where="--" + sources[1])
+    if args.predictor and not args.data:
+        raise InputError("--predictor needs --data (its predictors are fitted on the dataset's train/validation "
+                         "splits); with --jobs use a predicted_duration column, or --noise σ", where="--predictor")
     if args.scenario:
+        if args.tenant_column:
+            raise InputError("--tenant-column does not apply to --scenario (a scenario defines its tenants)",
+                             where="--tenant-column")
         sc = SCENARIOS[args.scenario](seed=args.seed)
         card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": args.seed}
         if sc.info:
@@ -267,7 +279,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         extra["quota"] = quota.to_dict(orient="records")
         extra["paper_claims"] = philly_claims(rows)
     extra["offered_load"] = offered_load(window, sum(capacities))
-    dataset = {**card, "n_total": int(len(table)), "sample": "window" if jobs.n < len(table) else "all"}
+    dataset = {**card, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
     _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
     return out, doc, runs

@@ -34,6 +34,10 @@ DEFAULT_METHODS = (
 )
 
 
+# the `benchmark run` options this task reads, beside the common ones (the others are refused)
+READS = frozenset({"data", "methods", "predictor"})
+
+
 def add_arguments(parser) -> None:
     parser.add_argument(
         "--methods",

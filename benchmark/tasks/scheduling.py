@@ -48,6 +48,11 @@ from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_pa
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 
+# the `benchmark run` options this task reads, beside the common ones (the others are refused)
+READS = frozenset({"data", "jobs", "machines", "n", "noise", "objective", "policies", "predictor", "prr_lambda",
+                   "sample", "sample_seed", "protocol"})
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)")
     parser.add_argument("--machines", help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)")

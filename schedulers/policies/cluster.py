@@ -1,4 +1,4 @@
-"""Multi-tenant GPU-cluster policies (SPEC §7): ASTRAEA and the baselines, on the one engine.
+"""Multi-tenant GPU-cluster policies (docs/policies.md, docs/fairness.md): ASTRAEA and the baselines, on the one engine.
 
 `ClusterPolicy` owns the cluster mechanics every policy shares, so each policy below is only its
 decision (`order`, or `select` when the decision is not a single sort):
@@ -6,7 +6,7 @@ decision (`order`, or `select` when the decision is not a single sort):
 - gang jobs on a `schedulers.cluster.Cluster`, consolidated placement;
 - leases: global rounds at multiples of `lease_s` (from the shifted trace start). At a round the
   running and the waiting jobs are all candidates and `select` decides on an empty copy of the
-  cluster (running jobs keep their current GPUs there when still free). Then, as the seed's
+  cluster (running jobs keep their current GPUs there when still free). Then, as the ASTRAEA paper's
   coordinator does: running jobs not chosen are checkpointed and released (one preemption each),
   chosen running jobs are *renewed* and keep their GPUs at no cost, and only then the chosen
   waiting jobs are placed (consolidated) on the real cluster — if the real fragmentation differs
@@ -25,7 +25,7 @@ decision (`order`, or `select` when the decision is not a single sort):
 - cold start: a job *resumed* after a preemption holds its GPUs but makes no progress for
   `cold_start_s` (it sits in a rate-0 engine group, then moves to the rate-1 group). The checkpoint
   written at every lease end is taken by the on-demand checkpoint daemon while training goes on
-  (seed §10), so it costs nothing by itself; its restore is part of the cold start. Overhead per
+  (as in the ASTRAEA paper), so it costs nothing by itself; its restore is part of the cold start. Overhead per
   job = the cold-start seconds it actually spent (a resume cut short by the next round counts what
   it spent). A job's first start has no cold start. A job preempted at a round and placed again on
   the same GPUs at the same instant (work-conserving fill) is a renewal after all: no cost.
@@ -571,7 +571,7 @@ class HiveD(ClusterPolicy):
 
 @register
 class Astraea(ClusterPolicy):
-    """ASTRAEA: two-phase LTGF selection (seed §9).
+    """ASTRAEA: two-phase LTGF selection (the ASTRAEA paper).
 
     Phase 1: the tenant with the smallest ρ_tenant (pre-charged); a tenant whose best candidate
     cannot be placed is dropped for this round; equal ρ_tenant: tenant name order. Phase 2: inside
@@ -579,7 +579,7 @@ class Astraea(ClusterPolicy):
     then job_id (the job index). Since ρ ≥ 0 and a never-started job has ρ = 0, the bonus puts new
     jobs first, oldest first; the paper gives no number for it. After a job is placed
     its tenant is pre-charged demand × lease before the next pick (ρ's denominator stays at its
-    round-start value, as in the seed's worked example). After the loop, any candidate that still
+    round-start value, as in the paper's worked example). After the loop, any candidate that still
     fits is placed in the same order (work conservation despite tenant skipping)."""
 
     name = "astraea"

@@ -1,4 +1,4 @@
-"""Parallel-machine list scheduling for P||C_max (batch, non-preemptive), SPEC §6.
+"""Parallel-machine list scheduling for P||C_max (batch, non-preemptive), docs/policies.md.
 
 The policy fixes, before time 0, an order and a machine for every job: jobs are taken in the
 policy's order and each goes to the machine whose load is smallest so far. Predictive variants

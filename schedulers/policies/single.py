@@ -1,4 +1,4 @@
-"""Single-machine policies (one unit-speed machine, release dates), SPEC §6.
+"""Single-machine policies (one unit-speed machine, release dates), docs/policies.md.
 
 Every policy is O(log n) per event: one-job-at-a-time policies keep a heap of waiting jobs; the
 sharing policies (rr, prr, las) put jobs into engine service groups, whose virtual clocks make

@@ -99,3 +99,18 @@ def test_missing_tenant_weight_exit_2(tmp_path, capsys):
     weights.write_text(json.dumps({"t1": 1}))
     assert _run("--jobs", _jobs_csv(tmp_path), "--tenant-weights", weights, "--output", tmp_path / "o") == 2
     assert "tenant 't2' has no weight" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "JOBS", "--predictor", "lgbm-meta"],
+     "--predictor: --predictor needs --data (its predictors are fitted on the dataset's train/validation splits); "
+     "with --jobs use a predicted_duration column, or --noise σ"),
+    (["--scenario", "venus", "--tenant-column", "user"],
+     "--tenant-column: --tenant-column does not apply to --scenario (a scenario defines its tenants)"),
+])
+def test_options_that_would_be_ignored_are_exit_2(tmp_path, capsys, argv, message):
+    argv = [str(_jobs_csv(tmp_path)) if a == "JOBS" else a for a in argv]
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", *argv, "--output", str(out), "--no-mlflow", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {message}"]
+    assert not out.exists()

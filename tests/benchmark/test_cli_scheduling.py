@@ -180,3 +180,16 @@ def test_prr_lambda_interpolates_between_rr_and_pspjf(tmp_path, lam, twin):
                 "--output", out, "--quiet") == 0
     rows = {r["policy"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
     assert rows["prr"]["value"] == pytest.approx(rows[twin]["value"], rel=1e-12)
+
+
+@pytest.mark.parametrize("task, argv, option, users", [
+    ("scheduling", ["--objective", "total_completion", "--nodes", "4"], "--nodes", "fairness"),
+    ("fairness", ["--objective", "makespan"], "--objective", "scheduling"),
+    ("prediction", ["--lease", "60"], "--lease", "fairness"),
+])
+def test_an_option_the_task_does_not_read_is_exit_2(tmp_path, capsys, task, argv, option, users):
+    out = tmp_path / "out"
+    assert main(["run", "--task", task, *argv, "--output", str(out), "--no-mlflow", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {option}: {option} is not an option of --task {task} (it is read by --task {users})"]
+    assert not out.exists()

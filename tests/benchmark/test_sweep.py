@@ -60,6 +60,7 @@ BAD = [
     ("option run rejects", "task: scheduling\nobjectives: makespan\noptions: {bogus-flag: 3}\n", "options"),
     ("managed option", "task: scheduling\noptions: {seed: 3}\n", "options"),
     ("mlflow not bool", "task: scheduling\nmlflow: maybe\n", "mlflow"),
+    ("axis the task ignores", "task: scheduling\nobjectives: makespan\nnodes: [4, 8]\n", "--nodes is not an option"),
     ("not a mapping", "- task\n- scheduling\n", "mapping"),
     ("bad yaml", "task: [scheduling\n", "YAML"),
 ]
