@@ -135,3 +135,24 @@ def test_reproduce_on_the_default_dataset_lands_near_the_papers_sprpt(tmp_path, 
     assert rows["LAS ρ_max"]["paper_protocol"] > 5 * rows["LAS ρ_max"]["honest"]
     for name, paper in (("SJF", 1.001), ("RR", 1.975), ("LPT", 1.0), ("SPT", 1.539)):
         assert rows[name]["paper_protocol"] == pytest.approx(paper, rel=0.1), name
+
+
+def test_reproduce_on_a_shipped_real_trace(tmp_path, capsys):
+    """`--jobs elasticflow:cluster10`: the real cluster's arrivals under both protocols."""
+    from atlas_data.adapters import shipped_trace
+
+    table, _ = shipped_trace("elasticflow:cluster10")
+    size = np.maximum(table["duration"].to_numpy(np.float64), 1.0)
+    expected_load = size.sum() / (table["submit_time"].max() - table["submit_time"].min())
+    out = tmp_path / "rep"
+    assert main(["reproduce", "atlas", "--jobs", "elasticflow:cluster10", "--noise", "0.5", "--output", str(out),
+                 "--quiet"]) == 0
+    summary = json.loads((out / "reproduce-atlas.json").read_text())
+    assert "elasticflow:cluster10" in summary["source"] and summary["predictors"]["meta"] == "noise:0.5"
+    for protocol in ("paper", "honest"):
+        (instance,) = summary["instances"]["total_completion"][protocol]
+        assert instance["n"] == len(table) == 260
+        assert instance["load"] == pytest.approx(expected_load, rel=1e-9)
+    by_row = {r["row"]: r for r in summary["rows"]}
+    assert by_row["SRPT"]["honest"] == pytest.approx(1.0) and by_row["LPT"]["paper_protocol"] >= 1.0
+    assert "| Meta-SPJF | 1.106 |" in capsys.readouterr().out
