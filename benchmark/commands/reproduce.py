@@ -69,7 +69,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("reproduce", help="reproduce a paper's table beside the honest protocol")
     parser.add_argument("paper", choices=["atlas"], help="which paper (atlas: the ATLAS / LASched scheduling table)")
     parser.add_argument("--data", help="dataset folder or name (default paper-scale; also: default)")
-    parser.add_argument("--jobs", help="a jobs table instead of a dataset (needs predicted_duration or --noise)")
+    parser.add_argument("--jobs", metavar="FILE|TRACE",
+                        help="a jobs table, or a shipped trace such as elasticflow:cluster05 or philly:<vc>, instead "
+                             "of a dataset (needs predicted_duration or --noise; see docs/real-traces.md)")
     parser.add_argument("--noise", type=float, help="with --jobs: p̂ = p·exp(σZ) with this σ")
     parser.add_argument("--predictor", default=META, help=f"p̂ for the Meta rows (default {META})")
     parser.add_argument("--iso-predictor", default=ISO, help=f"p̂ for the Iso rows (default {ISO})")

@@ -31,14 +31,19 @@ class _ListScheduling(Policy):
         # stable sort: ties keep index order, i.e. job_id
         return np.argsort(-sizes if self.descending else sizes, kind="stable")
 
-    def reset(self, view) -> None:
+    def machine_queues(self, view) -> list[deque]:
+        """Each machine's jobs in run order: the policy's order, each onto the least-loaded machine."""
         sizes = self.sizes(view)
         loads = [(0.0, i) for i in range(self.machines)]
-        self.queues = [deque() for _ in range(self.machines)]
+        queues = [deque() for _ in range(self.machines)]
         for j in self.order(view, sizes).tolist():
             load, i = heapq.heappop(loads)
-            self.queues[i].append(j)
+            queues[i].append(j)
             heapq.heappush(loads, (load + float(sizes[j]), i))
+        return queues
+
+    def reset(self, view) -> None:
+        self.queues = self.machine_queues(view)
         self.groups = [view.new_group(1.0) for _ in range(self.machines)]
         self.machine_of = np.full(view.jobs.n, IDLE, np.int64)
         self.started = False

@@ -25,8 +25,9 @@ from collections import deque
 
 import numpy as np
 
+from schedulers.policies.parallel import _ListScheduling
 from schedulers.policies.single import _OneAtATime
-from schedulers.policy import Allocation, Policy, register
+from schedulers.policy import register
 
 
 @register
@@ -63,7 +64,7 @@ class EDFPReference(_OneAtATime):
 
 
 @register
-class RandomReference(Policy):
+class RandomReference(_ListScheduling):
     """Each job to a uniformly random machine (RandomState(seed).randint(m) per job, in draw order).
 
     `draw_order` (optional) lists job indices in the order the reference draws for them — its
@@ -71,15 +72,13 @@ class RandomReference(Policy):
     """
 
     name = "random-ref"
-    kind = "parallel"
     description = "each job to a uniformly random machine, loads ignored (the reference code's Random)"
 
     def __init__(self, machines: int = 1, seed: int = 0, draw_order=None):
-        self.machines = int(machines)
-        self.seed = int(seed)
+        super().__init__(machines=machines, seed=seed)
         self.draw_order = None if draw_order is None else np.asarray(draw_order, np.int64)
 
-    def reset(self, view) -> None:
+    def machine_queues(self, view) -> list[deque]:
         n = view.jobs.n
         order = np.arange(n) if self.draw_order is None else self.draw_order
         if sorted(order.tolist()) != list(range(n)):
@@ -87,18 +86,7 @@ class RandomReference(Policy):
         rng = np.random.RandomState(self.seed)
         machine = np.empty(n, np.int64)
         machine[order] = [rng.randint(self.machines) for _ in range(n)]
-        self.queues = [deque() for _ in range(self.machines)]
+        queues = [deque() for _ in range(self.machines)]
         for j in order.tolist():
-            self.queues[machine[j]].append(j)
-        self.groups = [view.new_group(1.0) for _ in range(self.machines)]
-        self.machine_of = machine
-        self.started = False
-
-    def allocate(self, view):
-        alloc = Allocation()
-        free = range(self.machines) if not self.started else [int(self.machine_of[j]) for j in view.completed]
-        self.started = True
-        for i in free:
-            if self.queues[i]:
-                alloc.assign(self.queues[i].popleft(), self.groups[i])
-        return alloc
+            queues[machine[j]].append(j)
+        return queues
