@@ -116,6 +116,11 @@ def _times(df: pd.DataFrame, column: str, path: str, places: Places) -> np.ndarr
     return seconds.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def _duration_drops(duration: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The duration rules every importer ends with: `no_duration` (empty), `non_positive_duration`."""
+    return [("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))]
+
+
 def _drop_by_reason(reasons: list[tuple[str, np.ndarray]], n: int) -> tuple[np.ndarray, dict[str, int]]:
     """keep mask and {reason: count}; a row is counted under the first reason that matches."""
     dropped = np.zeros(n, dtype=bool)
@@ -272,7 +277,7 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
         source = "helios"
     with np.errstate(invalid="ignore"):
         keep, dropped = _drop_by_reason(
-            reasons + [("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))], n
+            reasons + _duration_drops(duration), n
         )
     jobs = pd.DataFrame(
         {
@@ -314,9 +319,7 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
     gpus = _numbers(df, "num_gpus", path_s, places)
     tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
     with np.errstate(invalid="ignore"):
-        keep, dropped = _drop_by_reason(
-            [("no_gpu", ~(gpus > 0)), ("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))], n
-        )
+        keep, dropped = _drop_by_reason([("no_gpu", ~(gpus > 0))] + _duration_drops(duration), n)
     i = _first_missing(submit, keep)
     if i is not None:
         raise InputError("timestamp is empty", path=path_s, where=row_label(i, places))
@@ -341,7 +344,7 @@ def _elasticflow_members(path: Path) -> list[tuple[str, pd.DataFrame, str]]:
     name = path.name.lower()
     if not (name.endswith(".tar.gz") or name.endswith(".tgz")):
         df, _ = read_table(path, string_columns=("job_id",))
-        return [(Path(path.name).name.split(".")[0], df, "")]
+        return [(path.name.split(".")[0], df, "")]
     if not path.is_file():
         raise InputError("file not found" if not path.exists() else "not a regular file", path=str(path))
     members = []
@@ -395,10 +398,7 @@ def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None
         else:
             tenant, _ = _tenants(df, tenant_column, where_file)
         with np.errstate(invalid="ignore"):
-            keep, dropped = _drop_by_reason(
-                [("no_gpu", ~(gpus > 0)), ("no_duration", np.isnan(duration)), ("non_positive_duration", ~(duration > 0))],
-                len(df),
-            )
+            keep, dropped = _drop_by_reason([("no_gpu", ~(gpus > 0))] + _duration_drops(duration), len(df))
         part = pd.DataFrame({"job_id": df["job_id"].to_numpy(dtype=object)[keep], "submit_time": submit[keep],
                              "duration": duration[keep], "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
         parts.append(validate_jobs(part, where_file, places=places.subset(keep)))

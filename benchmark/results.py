@@ -26,6 +26,26 @@ def default_output_dir(task: str, objective: str | None = None) -> Path:
     return Path("results") / "-".join(parts)
 
 
+def check_readme_block(readme: Path, start: str, end: str) -> str:
+    """The README's text, refused (exit 2) unless it exists and holds the start ... end markers."""
+    from atlas_data.errors import InputError
+
+    readme = Path(readme)
+    if not readme.is_file():
+        raise InputError("README file not found", path=str(readme), where="--readme")
+    text = readme.read_text()
+    if start not in text or end not in text:
+        raise InputError(f"no {start} ... {end} block to replace", path=str(readme), where="--readme")
+    return text
+
+
+def replace_readme_block(readme: Path, start: str, end: str, body: str) -> None:
+    """Rewrite what stands between the README's start and end markers with `body`, atomically."""
+    head, rest = check_readme_block(readme, start, end).split(start, 1)
+    _, tail = rest.split(end, 1)
+    write_text_atomic(Path(readme), f"{head}{start}\n{body.strip()}\n{end}{tail}")
+
+
 def write_results(
     out_dir: Path,
     *,

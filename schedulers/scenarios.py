@@ -130,7 +130,7 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS) -> Scenario:
     gpu_p = np.array([p for _, p in GPU_MIX])
     gpus = rng.choice(gpu_values, size=n_jobs, p=gpu_p / gpu_p.sum())
     duration = _runtimes(rng, n_jobs)
-    predicted = np.maximum(1.0, np.round(duration * np.exp(rng.normal(0.0, PREDICTION_SIGMA, n_jobs))))
+    predicted = _scenario_predictions(duration, rng)
     jobs = pd.DataFrame({
         "job_id": pd.Series([f"venus-{i:05d}" for i in range(n_jobs)], dtype=str),
         "submit_time": t,
@@ -149,6 +149,11 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS) -> Scenario:
         description=(f"synthetic Venus-like workload (seed {seed}): {n_jobs} jobs, {T} tenants, "
                      f"{VENUS_NODES}x{VENUS_GPUS_PER_NODE} GPUs, {VENUS_DAYS} days"),
     )
+
+
+def _scenario_predictions(duration: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """p̂ = p·exp(N(0, PREDICTION_SIGMA)), rounded to seconds, at least 1 s: the scenarios' error model."""
+    return np.maximum(1.0, np.round(duration * np.exp(rng.normal(0.0, PREDICTION_SIGMA, len(duration)))))
 
 
 def two_week_snapshot(jobs: pd.DataFrame, days: int = SNAPSHOT_DAYS) -> tuple[pd.DataFrame, dict]:
@@ -208,7 +213,7 @@ def philly(seed: int = 0) -> Scenario:
     quota = vc_quotas(window, total)
     rng = np.random.default_rng([seed, 0x9111])
     duration = window["duration"].to_numpy(np.float64)
-    predicted = np.maximum(1.0, np.round(duration * np.exp(rng.normal(0.0, PREDICTION_SIGMA, len(window)))))
+    predicted = _scenario_predictions(duration, rng)
     jobs = window.assign(submit_time=window["submit_time"] - t0, predicted_duration=predicted)
     info = {**info, "first_submit_s": float(t0), "paper_jobs": PHILLY_PAPER_JOBS, "paper_vcs": PHILLY_PAPER_VCS,
             "trace": card["path"]}

@@ -102,14 +102,9 @@ START, END = "<!-- demo-results:start -->", "<!-- demo-results:end -->"
 
 
 def replace_block(readme: Path, summary: str) -> None:
-    text = readme.read_text()
-    if START not in text or END not in text:
-        from atlas_data.errors import InputError
+    from benchmark.results import replace_readme_block
 
-        raise InputError(f"no {START} ... {END} block to replace", path=str(readme))
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{summary.strip()}\n{END}{tail}")
+    replace_readme_block(readme, START, END, summary)
 
 
 def _rows(folder: Path) -> list[dict] | None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from benchmark.progress import say
-from benchmark.results import write_text_atomic
+from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
 
 START, END = "<!-- reproduce-atlas:start -->", "<!-- reproduce-atlas:end -->"
 PAPER = "ATLAS: Alibaba Dataset and Benchmark for Learning-Augmented Scheduling (ICLR 2026)"
@@ -228,20 +228,8 @@ def figure(lines: list[dict], path: Path) -> Path:
     return path
 
 
-def _check_readme(readme: Path) -> str:
-    if not readme.is_file():
-        raise InputError("README file not found", path=str(readme), where="--readme")
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise InputError(f"no {START} ... {END} block to replace", path=str(readme), where="--readme")
-    return text
-
-
 def replace_block(readme: Path, block: str) -> None:
-    text = _check_readme(readme)
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    write_text_atomic(readme, f"{head}{START}\n{block.strip()}\n{END}{tail}")
+    replace_readme_block(readme, START, END, block)
 
 
 def _reproduce(args) -> int:
@@ -251,7 +239,7 @@ def _reproduce(args) -> int:
     if args.jobs and args.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if args.readme:
-        _check_readme(Path(args.readme))
+        check_readme_block(Path(args.readme), START, END)
     if args.noise is not None and not (np.isfinite(args.noise) and args.noise >= 0):
         raise InputError(f"--noise must be finite and >= 0, got {args.noise}", where="--noise")
     if args.jobs:

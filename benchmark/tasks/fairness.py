@@ -8,7 +8,7 @@ Jobs come from (first that applies):
   210 × 8 GPUs, tenant = VC, quota ∝ GPUs requested per VC); the derived quota table is printed
   and saved as quota.csv (quota_gpus recomputed for the cluster actually simulated, so
   `--nodes` may shrink it), and the paper's Philly claims are checked against our numbers;
-- `--jobs FILE`: a jobs table (docs: jobs table; gpus, tenant, weight, predicted_duration are used), or a
+- `--jobs FILE`: a jobs table (docs/data-formats.md; gpus, tenant, weight, predicted_duration are used), or a
   shipped trace by name (`philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`, `openb`);
 - `--data DS`: the test split of an ATLAS dataset (duration = p_star, gpus = ⌈requested GPUs⌉ =
   ⌈Σ plan_gpu/100 · instances⌉ read back from `log_gpu`, at least 1 — jobs asking for more than the

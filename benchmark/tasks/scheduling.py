@@ -87,17 +87,17 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
     return default_jobs(), {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path())}, "embedded openb trace"
 
 
-def build_predictions(args, window: pd.DataFrame, jobs: JobSet) -> dict[str, np.ndarray]:
-    """p̂ per predictor label, in JobSet row order."""
+def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray) -> dict[str, np.ndarray]:
+    """p̂ per predictor label, aligned with `job_ids` (`size`: their sizes, for the noise model)."""
     predictions: dict[str, np.ndarray] = {}
-    order = pd.Index(window["job_id"].astype(str)).get_indexer(jobs.job_id)
-    predictions.update(noise_predictions(jobs.size, csv_list(args.noise, "noise", float), args.seed))
+    predictions.update(noise_predictions(size, csv_list(args.noise, "noise", float), args.seed))
     for method in csv_list(args.predictor, "predictor"):
         if not args.data:
             raise InputError("--predictor needs --data DS (a dataset to learn p̂ from)", where="--predictor")
-        predictions[method] = learned_predictions(args.data, method, jobs.job_id, seed=args.seed, quiet=args.quiet)
-    if not predictions and "predicted_duration" in window.columns:
-        predictions["column"] = window["predicted_duration"].to_numpy(np.float64)[order]
+        predictions[method] = learned_predictions(args.data, method, job_ids, seed=args.seed, quiet=args.quiet)
+    if not predictions and "predicted_duration" in frame.columns:
+        order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
+        predictions["column"] = frame["predicted_duration"].to_numpy(np.float64)[order]
     return predictions
 
 
@@ -122,7 +122,7 @@ def execute(args) -> tuple[Path, dict]:
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
     window = sample_window(table, n, sample_seed, args.sample)
     jobs = JobSet.from_frame(window)
-    predictions = build_predictions(args, window, jobs)
+    predictions = build_predictions(args, window, jobs.job_id, jobs.size)
     policies = choose_policies(
         args.policies, "parallel" if objective == "makespan" else "single", DEFAULT_POLICIES[objective],
         have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
@@ -140,11 +140,12 @@ def execute(args) -> tuple[Path, dict]:
     dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     for row in rows:
         row["leaks"] = []
-    instances = [{"objective": objective, "n": jobs.n, "load": single_machine_load(jobs.submit_time, jobs.size)}]
+    load = _load_parts(jobs)
+    instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     doc = write_results(
         out, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
         extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
-               "leaks": [], "instances": instances, "load": _load_parts(jobs)},
+               "leaks": [], "instances": instances, "load": load},
     )
     title = f"{objective} — {jobs.n} jobs ({source})"
     plots.ratio_bars(rows, out / "ratios.png", title=title)
@@ -163,15 +164,9 @@ def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[P
     if args.n is not None and objective == "makespan":
         raise InputError("--n does not apply to makespan under --protocol paper (n(m) = m·max(10, ⌊10·log₂ m⌋))", where="--n")
     ordered = table.reset_index(drop=True)
-    ids = ordered["job_id"].astype(str).to_numpy(object)
-    predictions: dict[str, np.ndarray] = {}
-    predictions.update(noise_predictions(ordered["duration"].to_numpy(np.float64), csv_list(args.noise, "noise", float), args.seed))
-    for method in csv_list(args.predictor, "predictor"):
-        if not args.data:
-            raise InputError("--predictor needs --data DS (a dataset to learn p̂ from)", where="--predictor")
-        predictions[method] = learned_predictions(args.data, method, ids, seed=args.seed, quiet=args.quiet)
-    if not predictions and "predicted_duration" in ordered.columns:
-        predictions["column"] = ordered["predicted_duration"].to_numpy(np.float64)
+    # in the table's own row order, the order the reference samples from
+    predictions = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
+                                    ordered["duration"].to_numpy(np.float64))
     kind = "parallel" if objective == "makespan" else "single"
     policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
                                source=source, task=objective, quiet=args.quiet)

@@ -43,6 +43,8 @@ from __future__ import annotations
 import heapq
 import math
 
+import numpy as np
+
 from schedulers.cluster import Cluster
 from schedulers.ltgf import LTGF
 from schedulers.policy import IDLE, Allocation, Policy, PolicyError, register
@@ -699,21 +701,16 @@ class Allox(ClusterPolicy):
         self.alpha = float(alpha)
 
     def setup(self, view):
-        import numpy as np
-
         self.inv_caps = 1.0 / np.asarray(self.capacities, np.float64)
         self.gpus_arr = np.asarray(self.gpus, np.float64)
 
     def footprint(self, view, jobs):
         """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
-        import numpy as np
-
         jobs = np.asarray(jobs, np.int64)
         return (view.jobs.predicted[jobs] * self.gpus_arr[jobs])[:, None] * self.inv_caps[None, :]
 
     def matching(self, view, jobs: list[int]) -> list[tuple[int, int, int]]:
         """(job, node, position k) of the min-cost matching; k = 1 is the last job on its node."""
-        import numpy as np
         from scipy.optimize import linear_sum_assignment
 
         if not jobs:
@@ -728,8 +725,6 @@ class Allox(ClusterPolicy):
 
     def matched_order(self, view, jobs: list[int], limit: int = ALLOX_MATCH_MAX) -> list[int]:
         """The jobs in start order: the `limit` smallest footprints by the matching, then the rest."""
-        import numpy as np
-
         if len(jobs) <= 1:
             return list(jobs)
         idx = np.asarray(jobs, np.int64)

@@ -26,7 +26,7 @@ from collections import deque
 import numpy as np
 
 from schedulers.policies.parallel import _ListScheduling
-from schedulers.policies.single import _OneAtATime
+from schedulers.policies.single import EDF, _OneAtATime
 from schedulers.policy import register
 
 
@@ -48,16 +48,14 @@ class LASReference(_OneAtATime):
 
 
 @register
-class EDFPReference(_OneAtATime):
-    """Preemptive EDF on d_j = r_j + S·p̂_j with a fixed, given S (the reference code's EDF-P)."""
+class EDFPReference(EDF):
+    """`edf` with p̂ in place of p: preemptive EDF on d_j = r_j + S·p̂_j with a fixed, given S (the
+    reference code's EDF-P). Not clairvoyant itself: the S it is given is the caller's business."""
 
     name = "edf-p-ref"
+    clairvoyant = False
     needs_prediction = True
-    preemptive = True
     description = "EDF on r + S·p̂ with a given S (the reference code's EDF-P; it passes S* of the true sizes)"
-
-    def __init__(self, stretch: float = 1.0):
-        self.stretch = float(stretch)
 
     def key(self, view, j):
         return view.jobs.submit_time[j] + self.stretch * view.jobs.predicted[j]
