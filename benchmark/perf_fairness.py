@@ -21,10 +21,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> dict:
-    from schedulers.fairness_metrics import simulate_fairness
+    from schedulers.cluster.metrics import simulate_fairness
     from schedulers.jobs import JobSet
     from schedulers.policy import get_policy, policy_names
-    from schedulers.scenarios import venus
+    from schedulers.cluster.scenarios import venus
 
     quiet = getattr(args, "quiet", False)
     t0 = time.perf_counter()

@@ -147,7 +147,7 @@ def fairness_jobs(preds: pd.DataFrame, test: pd.DataFrame, tenant_column: str = 
 
 
 def score_fairness(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) -> dict:
-    from schedulers.fairness_metrics import simulate_fairness
+    from schedulers.cluster.metrics import simulate_fairness
     from schedulers.policy import get_policy
 
     table = sample_window(fairness_jobs(preds, test), FAIRNESS_N, seed)

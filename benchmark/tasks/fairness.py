@@ -1,7 +1,7 @@
 """`benchmark run --task fairness`: ASTRAEA / LTGF and the baselines on a multi-tenant GPU cluster.
 
 Jobs come from (first that applies):
-- `--scenario venus`: the seeded Venus-like workload of `schedulers.scenarios` (100 × 8 GPUs,
+- `--scenario venus`: the seeded Venus-like workload of `schedulers.cluster.scenarios` (100 × 8 GPUs,
   16 tenants with quotas, 11,304 jobs over two weeks, synthetic p̂); the paper's Venus figures
   are printed beside ours and stored in results.json under `paper`;
 - `--scenario philly`: the paper's Philly setup on the shipped real trace (busiest two weeks,
@@ -51,12 +51,12 @@ from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
 from schedulers.sampling import sample_window
-from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.ltgf import FAIR_SHARES
-from schedulers.policies.cluster import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.cluster.ltgf import FAIR_SHARES
+from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
 from schedulers.policy import PolicyError, get_policy, policy_names
-from schedulers.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
+from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
 DEFAULT_NODES = 8
 DEFAULT_GPUS_PER_NODE = 8
@@ -199,7 +199,7 @@ def _capacities(args, default_shape) -> tuple[list[int], str]:
     if args.node_list != "none":
         if args.nodes is not None or args.gpus_per_node is not None:
             raise InputError("--node-list replaces --nodes/--gpus-per-node; give one or the other", where="--node-list")
-        from schedulers.cluster import node_capacities
+        from schedulers.cluster.nodes import node_capacities
 
         caps = node_capacities(args.node_list).tolist()
         return caps, f"{args.node_list} node list ({len(caps)} nodes, {sum(caps)} GPUs)"

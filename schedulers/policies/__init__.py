@@ -3,6 +3,8 @@
 import importlib
 import importlib.util
 
-for _module in ("single", "parallel", "reference", "cluster"):
+for _module in ("single", "parallel", "reference"):
     if importlib.util.find_spec(f"schedulers.policies.{_module}") is not None:
         importlib.import_module(f"schedulers.policies.{_module}")
+
+importlib.import_module("schedulers.cluster.policies")  # the cluster half registers its own policies

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from schedulers.fairness_metrics import JOB_COLUMNS, METRICS
+from schedulers.cluster.metrics import JOB_COLUMNS, METRICS
 
 ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p", "allox"]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from schedulers.fairness_metrics import simulate_fairness
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from schedulers.cluster import Cluster
+from schedulers.cluster.nodes import Cluster
 from schedulers.engine import Engine, View
-from schedulers.fairness_metrics import simulate_fairness
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.policies.cluster import ClusterPolicy
+from schedulers.cluster.rounds import ClusterPolicy
 from schedulers.policy import get_policy
 
 # 6-GPU cluster: Job1 wants 6 GPUs, Job2 and Job3 3 GPUs; 40 min of work each; 10 min rounds

@@ -3,7 +3,7 @@
 import pytest
 
 from atlas_data.errors import InputError
-from schedulers.cluster import Cluster, node_capacities
+from schedulers.cluster.nodes import Cluster, node_capacities
 
 
 def test_best_fit_picks_the_fullest_node_that_fits():

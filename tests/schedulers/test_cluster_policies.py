@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from schedulers.engine import Engine
-from schedulers.fairness_metrics import simulate_fairness
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import IDLE, PolicyError, get_policy, policy_names
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from schedulers.fairness_metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 

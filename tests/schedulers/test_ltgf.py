@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from schedulers.ltgf import LTGF
+from schedulers.cluster.ltgf import LTGF
 
 
 def test_job_fair_share_capped_at_demand_per_instant():

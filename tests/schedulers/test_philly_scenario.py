@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 
 from atlas_data.adapters import PHILLY_PATH, shipped_trace
-from schedulers.fairness_metrics import simulate_fairness
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy, policy_names
-from schedulers.scenarios import DAY, philly, two_week_snapshot, vc_quotas
+from schedulers.cluster.scenarios import DAY, philly, two_week_snapshot, vc_quotas
 
 
 def _table(days, tenants=None):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from schedulers.fairness_metrics import simulate_fairness
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -38,7 +38,7 @@ def test_f_0_everyone_bids_and_the_auction_prefers_the_largest_gain_per_gpu():
 
 
 def test_rho_uses_observed_contention():
-    from schedulers.policies.cluster import Themis
+    from schedulers.cluster.policies.themis import Themis
 
     seen = {}
 

@@ -27,7 +27,7 @@ from atlas_data.errors import InputError
 
 Placement = tuple  # tuple[tuple[int, int], ...]
 
-_RESOURCES = Path(__file__).resolve().parent.parent / "atlas_data" / "resources"
+_RESOURCES = Path(__file__).resolve().parents[2] / "atlas_data" / "resources"
 NODE_LISTS = {
     "openb": _RESOURCES / "openb" / "openb_node_list_gpu_node.csv",
     "pai": _RESOURCES / "pai_machine_spec.csv",

@@ -13,7 +13,7 @@ Definitions (the ASTRAEA paper's LTGF; M = cluster GPUs):
   GPUs are taken from everyone else either way).
 - ρ = attained / fair over [t_begin, t]: t_begin = 0 (the shifted trace start) for tenants; for a
   job the time `arrive` is called — the cluster policies call it at the first scheduling tick at or
-  after the submit time (see schedulers.policies.cluster). A job or tenant with no fair share yet has ρ = 0 if it attained nothing.
+  after the submit time (see schedulers.cluster.rounds). A job or tenant with no fair share yet has ρ = 0 if it attained nothing.
 
 Everything is piecewise constant between events, and a tenant's rates change only at events of
 its own jobs (arrival, completion, start/stop of holding GPUs). Each tenant is therefore advanced

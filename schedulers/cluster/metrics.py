@@ -12,7 +12,7 @@ metric dict. Metric definitions (names as in the results rows):
   running, where cold-start time counts as pending (no progress).
 - `makespan` = last completion (time origin = first submit), `preemptions` (leases not renewed),
   `overhead_pct` = 100 × mean per-job cold-start seconds / avg JCT (checkpoints are overlapped
-  with training and restored inside the cold start, see schedulers.policies.cluster),
+  with training and restored inside the cold start, see schedulers.cluster.rounds),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
 May import numpy, pandas and schedulers.*.

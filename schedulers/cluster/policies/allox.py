@@ -1,0 +1,125 @@
+"""AlloX (Le et al., EuroSys'20): min-cost matching of jobs to (node, position) on p̂, fairness knob α.
+
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): only its decision; the
+round, lease and placement mechanics are `schedulers.cluster.rounds.ClusterPolicy`.
+May import numpy, scipy and schedulers.cluster / schedulers.policy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from schedulers.cluster.rounds import ClusterPolicy, _EPS, _rho
+from schedulers.policy import register
+
+
+ALLOX_ALPHA = 0.5  # AlloX's fairness knob: share of tenants (least progress first) considered first
+ALLOX_MATCH_MAX = 256  # jobs entering one matching (the shortest footprints); the rest follow in footprint order
+
+
+@register
+class Allox(ClusterPolicy):
+    """AlloX (Le et al., EuroSys'20): min-cost bipartite matching of jobs to resources on processing-
+    time estimates, with a fairness knob α over users' progress — on the one engine.
+
+    AlloX schedules queued jobs on interchangeable resources (CPUs, GPUs) that run each job at its
+    own speed. For the queued jobs J and machines M it builds the bipartite graph job j — (machine m,
+    position k), k = 1 the last job on m, with cost k · p_jm (a job at position k delays itself and
+    the k − 1 jobs after it), solves the min-cost matching (optimal for ΣC of the queued jobs,
+    Bruno–Coffman–Sethi), and on each machine runs its jobs in decreasing k. Online it re-solves when
+    jobs arrive or resources free up; running jobs are never preempted. Fairness: users are ordered
+    by progress (share received) and only the jobs of the ⌈α · users⌉ least-progressed users enter
+    the matching (α = 1: pure performance; small α: stricter fairness).
+
+    Modelling choices on a GPU cluster of gang jobs (the ASTRAEA paper gives none):
+    - machines = the nodes; p_jm = p̂_j · d_j / cap_m, the node-time a d_j-GPU gang takes from node m
+      (its GPU·s footprint spread over the node's GPUs). One resource type, so AlloX's CPU-vs-GPU
+      choice does not arise; heterogeneous node lists (`--node-list`) give different p_jm.
+    - p̂ (`predicted_duration`) stands in for AlloX's profiler estimates, so the policy needs p̂.
+    - users = tenants; progress = ρ_tenant of the LTGF ledger (attained / fair GPU·s), the single-
+      resource form of AlloX's dominant share relative to the user's entitlement. α = ALLOX_ALPHA
+      (0.5; the ASTRAEA paper does not say which α it ran). Ties: tenant index.
+    - non-preemptive: no lease rounds; waiting jobs start at scheduling ticks when GPUs free up.
+    - the matching decides which jobs start and in what order (rank on their machine, then p_jm),
+      placement is consolidated as for every policy; a job that does not fit now is skipped.
+      After the α tenants' jobs, the other tenants' jobs are matched and placed the same way, so
+      no GPU idles while a job that fits waits (the knob orders, it does not reserve).
+    - only the L jobs with the smallest footprints enter one matching, L = min(ALLOX_MATCH_MAX, free
+      GPUs / smallest demand) — no more can start now — with ⌈L / nodes⌉ + 1 positions per node; on
+      identical nodes the matching orders jobs by footprint, so the rest follow in that order.
+      Solved exactly by scipy's linear_sum_assignment.
+    """
+
+    name = "allox"
+    needs_prediction = True
+    preemptive = False
+    description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
+
+    def __init__(self, *, alpha: float = ALLOX_ALPHA, **kwargs):
+        super().__init__(**kwargs)
+        if not 0.0 < float(alpha) <= 1.0:
+            raise ValueError("allox alpha must be in (0, 1]")
+        self.alpha = float(alpha)
+
+    def setup(self, view):
+        self.inv_caps = 1.0 / np.asarray(self.capacities, np.float64)
+        self.gpus_arr = np.asarray(self.gpus, np.float64)
+
+    def footprint(self, view, jobs):
+        """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
+        jobs = np.asarray(jobs, np.int64)
+        return (view.jobs.predicted[jobs] * self.gpus_arr[jobs])[:, None] * self.inv_caps[None, :]
+
+    def matching(self, view, jobs: list[int]) -> list[tuple[int, int, int]]:
+        """(job, node, position k) of the min-cost matching; k = 1 is the last job on its node."""
+        from scipy.optimize import linear_sum_assignment
+
+        if not jobs:
+            return []
+        R = len(self.capacities)
+        K = -(-len(jobs) // R) + 1
+        tau = self.footprint(view, jobs)  # L × R
+        k = np.arange(1, K + 1, dtype=np.float64)
+        cost = (tau[:, :, None] * k[None, None, :]).reshape(len(jobs), R * K)  # column = m * K + (k - 1)
+        rows, cols = linear_sum_assignment(cost)
+        return [(jobs[r], int(c // K), int(c % K) + 1) for r, c in zip(rows, cols)]
+
+    def matched_order(self, view, jobs: list[int], limit: int = ALLOX_MATCH_MAX) -> list[int]:
+        """The jobs in start order: the `limit` smallest footprints by the matching, then the rest."""
+        if len(jobs) <= 1:
+            return list(jobs)
+        idx = np.asarray(jobs, np.int64)
+        best = view.jobs.predicted[idx] * self.gpus_arr[idx] * self.inv_caps.min()
+        order = np.lexsort((idx, best))
+        by_size = idx[order].tolist()
+        head, tail = by_size[:limit], by_size[limit:]
+        best_of = dict(zip(idx.tolist(), best.tolist()))
+        match = self.matching(view, head)
+        top: dict[int, int] = {}
+        for _, m, k in match:
+            top[m] = max(top.get(m, 0), k)
+        ranked = sorted(match, key=lambda t: (top[t[1]] - t[2], best_of[t[0]], t[0]))  # first on its node first
+        return [j for j, _, _ in ranked] + tail
+
+    def select(self, view, candidates, cluster):
+        now = view.now
+        per: dict[int, list[int]] = {}
+        for j in candidates:
+            per.setdefault(self.tenant[j], []).append(j)
+        tenants = sorted(per, key=lambda k: (self.ltgf.tenant_rho(k, now), k))
+        first = max(1, math.ceil(self.alpha * len(tenants) - _EPS))
+        chosen = []
+        for group in (tenants[:first], tenants[first:]):
+            jobs = [j for k in group for j in per[k]]
+            if not jobs:
+                continue
+            # at most as many jobs can start now as free GPUs / smallest demand: only those need matching
+            limit = min(ALLOX_MATCH_MAX, max(1, cluster.free_total // min(self.gpus[j] for j in jobs)))
+            for j in self.matched_order(view, jobs, limit):
+                if cluster.free_total == 0:
+                    return chosen
+                if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
+                    chosen.append(j)
+        return chosen

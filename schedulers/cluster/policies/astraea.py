@@ -1,0 +1,94 @@
+"""ASTRAEA (long-term GPU-time fairness): two-phase LTGF selection, and ASTRAEA-P with predicted durations.
+
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): only its decision; the
+round, lease and placement mechanics are `schedulers.cluster.rounds.ClusterPolicy`.
+May import numpy, scipy and schedulers.cluster / schedulers.policy.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from schedulers.cluster.rounds import ClusterPolicy, NEW_JOB_BONUS, _rho
+from schedulers.policy import register
+
+
+@register
+class Astraea(ClusterPolicy):
+    """ASTRAEA: two-phase LTGF selection (the ASTRAEA paper).
+
+    Phase 1: the tenant with the smallest ρ_tenant (pre-charged); a tenant whose best candidate
+    cannot be placed is dropped for this round; equal ρ_tenant: tenant name order. Phase 2: inside
+    it the job with the largest reward −ρ_job + NEW_JOB_BONUS·[never started]; ties: submit time,
+    then job_id (the job index). Since ρ ≥ 0 and a never-started job has ρ = 0, the bonus puts new
+    jobs first, oldest first; the paper gives no number for it. After a job is placed
+    its tenant is pre-charged demand × lease before the next pick (ρ's denominator stays at its
+    round-start value, as in the paper's worked example). After the loop, any candidate that still
+    fits is placed in the same order (work conservation despite tenant skipping)."""
+
+    name = "astraea"
+    description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
+
+    def job_key(self, view, j: int, rho: float) -> tuple:
+        new = not self.started[j]
+        return (rho - (NEW_JOB_BONUS if new else 0.0), j)
+
+    def select(self, view, candidates, cluster):
+        now = view.now
+        ltgf = self.ltgf
+        per: dict[int, list] = {}
+        for j in candidates:
+            per.setdefault(self.tenant[j], []).append(self.job_key(view, j, ltgf.job_rho(j, now)))
+        charged, fair, heap = {}, {}, []
+        for k, lst in per.items():
+            lst.sort(reverse=True)  # pop() = best
+            charged[k] = ltgf.tenant_attained(k, now)
+            fair[k] = ltgf.tenant_fair_share(k, now)
+            heap.append((_rho(charged[k], fair[k]), k))
+        heapq.heapify(heap)
+        chosen = []
+        skipped = []
+        self.last_picks = []  # (tenant, job, pre-charged ρ_tenant after the pick): the round, for inspection
+        lease = self.lease_s
+        while heap and cluster.free_total > 0:
+            _, k = heapq.heappop(heap)
+            lst = per[k]
+            j = lst[-1][-1]
+            if not self.try_place(cluster, j):
+                skipped.append(k)
+                continue
+            lst.pop()
+            chosen.append(j)
+            charged[k] += self.gpus[j] * lease
+            self.last_picks.append((k, j, _rho(charged[k], fair[k])))
+            if lst:
+                heapq.heappush(heap, (_rho(charged[k], fair[k]), k))
+        if skipped and cluster.free_total > 0:
+            rest = sorted(((_rho(charged[k], fair[k]), k) for k in skipped))
+            for _, k in rest:
+                for key in reversed(per[k]):
+                    j = key[-1]
+                    if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
+                        chosen.append(j)
+                if cluster.free_total == 0:
+                    break
+        return chosen
+
+
+@register
+class AstraeaP(Astraea):
+    """ASTRAEA with predicted durations: same two phases; inside a tenant, never-started jobs
+    (the new-job bonus tier) go shortest p̂ first instead of submit order, and jobs that have run
+    are ordered by ρ_job, ties by predicted remaining max(0, p̂ − work done). Helps when a tenant's
+    queue mixes short and long new jobs and p̂ ranks them well; hurts when p̂ under-predicts a long
+    job (it jumps the queue) or over-predicts a short one (it waits behind longer jobs)."""
+
+    name = "astraea-p"
+    needs_prediction = True
+    description = "ASTRAEA, new jobs of a tenant shortest-predicted first"
+
+    def job_key(self, view, j: int, rho: float) -> tuple:
+        p = view.jobs.predicted[j]
+        if not self.started[j]:
+            return (rho - NEW_JOB_BONUS, p, j)
+        return (rho, max(0.0, p - self.progress(view, j)), j)
