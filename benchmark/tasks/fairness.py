@@ -32,7 +32,8 @@ Every run reports the offered load (GPU·s asked / GPU·s of the cluster over th
 the peak GPU demand if no job ever waited: below the cluster size no policy can differ.
 
 Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
-tenant_intervals/<policy>.parquet, rho_cdf.png (CDF of ρ_job, the paper's main figure),
+tenant_intervals/<policy>.parquet, allocations/<policy>.parquet (the executed allocations: job_id,
+tenant, start, end, nodes, gpus, kind = run / cold-start), rho_cdf.png (CDF of ρ_job, the paper's main figure),
 tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png.
 May import atlas_data, predictors, schedulers and benchmark.
 """
@@ -51,7 +52,7 @@ from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
 from schedulers.sampling import sample_window
-from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
@@ -64,13 +65,14 @@ DEFAULT_GPUS_PER_NODE = 8
 # default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
 EMBEDDED_TRACE_SHAPE = (4, 8)
 TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
-                 "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "sim_seconds"]
+                 "makespan", "preemptions", "migrations", "dropped_choices", "overhead_pct", "utilisation", "completed",
+                 "sim_seconds"]
 
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"cold_start", "data", "fair_share", "fair_window", "gpus_per_node", "interval", "job_rho_from",
                    "jobs", "lease", "n", "node_list", "nodes", "noise", "policies", "predictor", "sample", "scenario",
-                   "tenant_column", "tenant_weights"})
+                   "tenant_column", "tenant_loss_share", "tenant_weights"})
 
 
 def add_arguments(parser) -> None:
@@ -91,10 +93,14 @@ def add_arguments(parser) -> None:
     g.add_argument("--fair-share", choices=FAIR_SHARES, default="eq16",
                    help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)")
     g.add_argument("--fair-window", type=float, default=FAIR_WINDOW_S,
-                   help=f"window for tenant_loss_intervals, s (fairness; default {FAIR_WINDOW_S:g})")
-    g.add_argument("--job-rho-from", choices=RHO_FROM, default="tick",
-                   help="a job's ρ counts from the first scheduling tick after its submit (default, as the "
-                        "paper's simulator) or from its submit time (fairness)")
+                   help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the "
+                        "ASTRAEA paper does not state its own)")
+    g.add_argument("--tenant-loss-share", choices=TENANT_LOSS_SHARES, default=TENANT_LOSS_SHARES[0],
+                   help="denominator of tenant_loss_intervals: eq16 = quota x window (the paper's simulator, default) "
+                        "or eq8 = the demand-aware share min(demand, quota) (fairness)")
+    g.add_argument("--job-rho-from", choices=RHO_FROM, default=RHO_FROM[0],
+                   help="a job's ρ counts from its submit time (default: Active while pending or running, as the "
+                        "paper defines it) or from the first scheduling tick after its submit (fairness)")
     g.add_argument("--tenant-column", help="tenant column of the embedded trace (default qos) or of --data (default user)")
 
 
@@ -239,6 +245,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     out = Path(args.output) if args.output else default_output_dir("fairness")
     (out / "jobs").mkdir(parents=True, exist_ok=True)
     (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)
+    (out / "allocations").mkdir(parents=True, exist_ok=True)
     runs = {}
     rows = []
     with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
@@ -248,12 +255,13 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
                          cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
                          fair_window_s=args.fair_window, rho_from=args.job_rho_from)
             try:
-                run = simulate_fairness(jobs, policy)
+                run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
             except PolicyError as exc:
                 raise InputError(str(exc), where=f"policy {name}") from None
             runs[name] = run
             run.jobs.to_parquet(out / "jobs" / f"{name}.parquet", index=False)
             run.tenant_intervals.to_parquet(out / "tenant_intervals" / f"{name}.parquet", index=False)
+            run.allocations.to_parquet(out / "allocations" / f"{name}.parquet", index=False)
             row = {"policy": name, "predictor": predictor if cls.needs_prediction else None,
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
@@ -263,7 +271,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         "options": {
             "cluster": cluster_text, "gpus": sum(capacities), "lease_s": args.lease, "interval_s": args.interval,
             "cold_start_s": args.cold_start, "fair_share": args.fair_share, "fair_window_s": args.fair_window,
-            "job_rho_from": args.job_rho_from,
+            "tenant_loss_share": args.tenant_loss_share, "job_rho_from": args.job_rho_from,
             "tenant_weights": dict(zip(jobs.tenant_names, (weights.tolist() if weights is not None else [1.0] * len(jobs.tenant_names)))),
             "policies": policies, "n": args.n, "seed": args.seed, "predictor": predictor, "scenario": args.scenario,
         },
@@ -344,7 +352,8 @@ def render(doc: dict) -> str:
     opts = doc["options"]
     head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
             f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
-            f"job ρ from {opts['job_rho_from']}")
+            f"job ρ from {opts['job_rho_from']}, tenant-loss windows {opts['fair_window_s']:g} s on "
+            f"{opts.get('tenant_loss_share', 'eq8')}")
     load = doc.get("offered_load") or {}
     if load.get("load") is not None:
         head += (f"\noffered load {load['load']:.2f} (GPU·s asked / GPU·s of the cluster over the submit span); "
@@ -424,7 +433,7 @@ def _plots(out: Path, runs: dict, *, title: str) -> None:
         ax.set_xlabel("day", fontsize=7)
     for ax in axes.ravel()[n:]:
         ax.axis("off")
-    axes[0][0].set_ylabel("ρ_tenant per window (eq8), ≤ 3")
+    axes[0][0].set_ylabel("ρ_tenant per window, ≤ 3")
     fig.suptitle(f"ρ_tenant over time — {title}", fontsize=9)
     fig.tight_layout()
     fig.savefig(out / "tenant_rho.png", dpi=100)

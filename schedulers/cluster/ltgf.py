@@ -181,15 +181,20 @@ class LTGF:
         return _ratio(self.att[k], self.fair[k])
 
     def window_table(self, t_end: float):
-        """(tenant, window, start_s, attained_gpu_s, fair_gpu_s eq8, rho) for every window in [0, t_end)."""
+        """(tenant, window, start_s, attained, fair eq8, fair eq16) GPU·s for every window in [0, t_end).
+
+        eq16 = quota × the window's length inside [0, t_end); eq8 = ∫ min(demand, quota), which is
+        > 0 exactly in the windows where the tenant had demand."""
         self.finish(t_end)
-        n_win = max(1, int(math.ceil(t_end / self.window_s)))
+        W = self.window_s
+        n_win = max(1, int(math.ceil(t_end / W)))
         rows = []
         for k in range(len(self.t_last)):
             wa, wf = self.win_att[k], self.win_fair8[k]
+            q = self.quota[k]
             for w in range(n_win):
-                a, f = wa.get(w, 0.0), wf.get(w, 0.0)
-                rows.append((k, w, w * self.window_s, a, f, _ratio(a, f) if f > 0 else math.nan))
+                length = max(0.0, min(W, t_end - w * W))
+                rows.append((k, w, w * W, wa.get(w, 0.0), wf.get(w, 0.0), q * length))
         return rows
 
 

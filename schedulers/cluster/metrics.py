@@ -3,11 +3,16 @@
 `simulate_fairness(jobs, policy)` -> FairnessRun: per-job table, per-(tenant, window) table and the
 metric dict. Metric definitions (names as in the results rows):
 
-- `sharing_loss_jobs`: share of jobs with ρ_job < 0.95, ρ_job over [submit, completion].
+- `sharing_loss_jobs`: share of jobs with ρ_job < 0.95, ρ_job over [t_begin, completion], t_begin =
+  submit by default (a job is Active while pending or running; `rho_from` of the policy).
 - `tenant_loss_intervals`: share of (tenant, window) pairs with ρ_tenant < 1 among the pairs in
-  which the tenant had demand (eq8 fair share > 0). Inside a window ρ_tenant = attained / ∫min(D, Q):
-  the demand-aware share, whatever fair share the scheduler used, so a tenant that simply had no
-  work is not counted as a loss (with eq16 every idle tenant would be, as the ASTRAEA paper notes for its simulator).
+  which the tenant had demand (some active job in the window). Windows are `window_s` long (the
+  policy's `fair_window_s`, default 3,600 s; the ASTRAEA paper does not give its length), the last
+  one cut at the makespan. Inside a window ρ_tenant = attained / fair GPU·s with the fair GPU·s of
+  `tenant_loss_share`: `eq16` (default, the paper's simulator) = quota × window length — the quota
+  denominator keeps growing while the tenant's demand is below it, so a tenant that asked for less
+  than its quota counts as a loss, as in the paper; `eq8` = ∫ min(demand, quota), the demand-aware
+  share (a window counts as a loss only when the tenant was refused what it asked for).
 - `avg_jct` (C − r), `avg_slowdown` / `p99_slowdown` = JCT / true duration = (pending + running) /
   running, where cold-start time counts as pending (no progress).
 - `makespan` = last completion (time origin = first submit), `preemptions` (leases not renewed),
@@ -32,9 +37,12 @@ from schedulers.jobs import JobSet
 
 SHARING_LOSS_RHO = 0.95
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
-           "makespan", "preemptions", "overhead_pct", "utilisation", "completed")
+           "makespan", "preemptions", "migrations", "dropped_choices", "work_conservation_gaps", "overhead_pct",
+           "utilisation", "completed")
 JOB_COLUMNS = ("job_id", "tenant", "gpus", "submit_time", "start_time", "completion_time", "run_time",
-               "gpu_seconds", "rho", "preemptions")
+               "gpu_seconds", "rho", "preemptions", "migrations")
+TENANT_LOSS_SHARES = ("eq16", "eq8")  # denominator of tenant_loss_intervals; the first is the default
+ALLOCATION_COLUMNS = ("job_id", "tenant", "start", "end", "nodes", "gpus", "kind")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,10 +51,13 @@ class FairnessRun:
     jobs: pd.DataFrame
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
+    allocations: pd.DataFrame | None = None
 
 
-def simulate_fairness(jobs: JobSet, policy) -> FairnessRun:
+def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") -> FairnessRun:
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`."""
+    if tenant_loss_share not in TENANT_LOSS_SHARES:
+        raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
     result = Engine(jobs, policy, machines=None).run()
     wall = time.perf_counter() - t0
@@ -75,17 +86,25 @@ def simulate_fairness(jobs: JobSet, policy) -> FairnessRun:
         "gpu_seconds": gpu_seconds,
         "rho": rho,
         "preemptions": preempt,
+        "migrations": np.asarray(policy.migrations, np.int64),
         "duration": jobs.size,
         "jct": jct,
         "slowdown": slowdown,
         "overhead_s": overhead_s,
     })
     rows = ltgf.window_table(makespan)
-    win = pd.DataFrame(rows, columns=["tenant_code", "window", "start_s", "attained_gpu_s", "fair_gpu_s", "rho"])
+    win = pd.DataFrame(rows, columns=["tenant_code", "window", "start_s", "attained_gpu_s", "fair_eq8_gpu_s",
+                                      "fair_eq16_gpu_s"])
     win.insert(0, "tenant", pd.Series(np.asarray(jobs.tenant_names, dtype=object)[win["tenant_code"].to_numpy(np.int64)], dtype=str))
     win = win.drop(columns="tenant_code")
+    win["had_demand"] = win["fair_eq8_gpu_s"] > 0
+    fair_w = win[f"fair_{tenant_loss_share}_gpu_s"].to_numpy(np.float64)
+    att_w = win["attained_gpu_s"].to_numpy(np.float64)
+    win["fair_gpu_s"] = fair_w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        win["rho"] = np.where((fair_w > 0) & win["had_demand"].to_numpy(), att_w / np.where(fair_w > 0, fair_w, 1.0), np.nan)
     win["cum_rho"] = _cumulative_rho(win)
-    counted = win["fair_gpu_s"] > 0
+    counted = win["had_demand"] & (win["fair_gpu_s"] > 0)
     done = int(np.isfinite(completion).sum())
     avg_jct = float(np.mean(jct)) if n else math.nan
     metrics = {
@@ -99,12 +118,37 @@ def simulate_fairness(jobs: JobSet, policy) -> FairnessRun:
         "overhead_pct": float(100.0 * overhead_s.mean() / avg_jct) if n and avg_jct > 0 else 0.0,
         "utilisation": float(gpu_seconds.sum() / (policy.M * makespan)) if makespan > 0 else math.nan,
         "completed": done,
+        "dropped_choices": int(policy.dropped_choices),
+        "migrations": int(np.sum(policy.migrations)),
+        "work_conservation_gaps": int(policy.work_conservation_gaps),
         "fair_share": policy.fair_share,
+        "tenant_loss_share": tenant_loss_share,
+        "tenant_window_s": float(policy.fair_window_s),
+        "job_rho_from": policy.rho_from,
         "rounds": int(policy.rounds),
         "events": int(result.events),
         "sim_seconds": round(wall, 3),
     }
-    return FairnessRun(policy.name, table, win, metrics)
+    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, policy))
+
+
+def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:
+    """The executed allocations of a finished run: one row per stretch a job held GPUs.
+
+    `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
+    list), `kind` is "run" or "cold-start" (GPUs held, no progress)."""
+    segs = policy.allocations()
+    idx = np.fromiter((s[0] for s in segs), np.int64, len(segs))
+    names = np.asarray(jobs.tenant_names, dtype=object)
+    return pd.DataFrame({
+        "job_id": pd.Series(jobs.job_id.astype(str)[idx] if len(segs) else [], dtype=str),
+        "tenant": pd.Series(names[jobs.tenant[idx]] if len(segs) else [], dtype=str),
+        "start": np.fromiter((s[1] for s in segs), np.float64, len(segs)),
+        "end": np.fromiter((s[2] for s in segs), np.float64, len(segs)),
+        "nodes": pd.Series([",".join(f"{n}:{k}" for n, k in s[3]) for s in segs], dtype=str),
+        "gpus": jobs.gpus.astype(np.int64)[idx] if len(segs) else np.zeros(0, np.int64),
+        "kind": pd.Series([s[4] for s in segs], dtype=str),
+    }, columns=list(ALLOCATION_COLUMNS))
 
 
 def _cumulative_rho(win: pd.DataFrame) -> np.ndarray:

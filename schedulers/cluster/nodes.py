@@ -88,6 +88,13 @@ class Cluster:
                 return level
         return 0
 
+    def set_free(self, node: int, value: int) -> None:
+        """Set one node's free count (a round's planning copy), keeping the total in step."""
+        if not 0 <= value <= self.capacity[node]:
+            raise RuntimeError(f"node {node}: {value} free GPUs of {self.capacity[node]}")
+        self.free_total += value - self.free[node]
+        self._set_free(node, value)
+
     def _set_free(self, node: int, value: int) -> None:
         self._buckets[self.free[node]].discard(node)
         self.free[node] = value

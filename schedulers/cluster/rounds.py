@@ -1,41 +1,54 @@
-"""Multi-tenant GPU-cluster policies (docs/policies.md, docs/fairness.md): ASTRAEA and the baselines, on the one engine.
+"""The lease / round / fill mechanics every cluster policy shares (docs/fairness.md), and the one rule
+that turns a decision into the executed schedule.
 
-`ClusterPolicy` owns the cluster mechanics every policy shares, so each policy below is only its
+`ClusterPolicy` owns the cluster mechanics, so each policy in `schedulers.cluster.policies` is only its
 decision (`order`, or `select` when the decision is not a single sort):
 
 - gang jobs on a `schedulers.cluster.nodes.Cluster`, consolidated placement;
 - leases: global rounds at multiples of `lease_s` (from the shifted trace start). At a round the
-  running and the waiting jobs are all candidates and `select` decides on an empty copy of the
-  cluster (running jobs keep their current GPUs there when still free). Then, as the ASTRAEA paper's
-  coordinator does: running jobs not chosen are checkpointed and released (one preemption each),
-  chosen running jobs are *renewed* and keep their GPUs at no cost, and only then the chosen
-  waiting jobs are placed (consolidated) on the real cluster — if the real fragmentation differs
-  from the round's copy and one does not fit, it stays waiting. A work-conserving fill follows;
-  a job it puts back on the very GPUs it was just preempted from counts as renewed (no cost).
-  Rounds happen only while some job waits (otherwise every running job would be renewed).
+  running and the waiting jobs are all candidates and `select` decides, in the policy's priority
+  order, on a `RoundPlan` — the whole cluster as if free, where each running candidate still holds
+  its GPUs until it is decided. The plan is built so that executing it can never fail:
+  * a running job chosen again keeps its GPUs when no earlier (higher-priority) choice took them:
+    it is *renewed*, no cost;
+  * a newly chosen job is planned first on GPUs that no undecided running candidate holds; only
+    when no placement exists there is it planned on the GPUs of running candidates not decided yet
+    (they rank below it, so it may take them);
+  * a running job whose GPUs an earlier choice took is planned elsewhere if it still fits — it is
+    *migrated* (checkpoint, release, cold start on its new GPUs) — or it is not chosen.
+  Then, as the ASTRAEA paper's coordinator does: every running job not renewed is checkpointed
+  and released, and only after all releases the chosen jobs start on exactly their planned GPUs.
+  The plan is the execution: `dropped_choices` (chosen but not started) is counted and is 0, and
+  `migrations` counts the moved jobs. A work-conserving fill follows at the same instant; a job it
+  puts back on the very GPUs it was just preempted from counts as renewed (no cost). Rounds
+  happen only while some job waits (otherwise every running job would be renewed).
+- work conservation: after every round and fill the waiting jobs for which a gang placement exists
+  on the free GPUs are counted (`work_conservation_gaps`, instants with at least one such job).
+  Policies whose rule leaves such jobs waiting say so in `work_conserving = False`: `fifo`
+  (head-of-line blocking) and `yarn-cs` (a tenant's queue is FIFO: its later jobs never overtake
+  its blocked head).
 - the scheduler works at scheduling-interval ticks (multiples of `interval_s`): a job submitted
   between two ticks is seen at the next one (as in the paper's simulator, which handles the jobs
-  submitted during the previous interval); from then on it is active in the LTGF ledgers, so its
-  ρ_job counts from that tick (`rho_from="tick"`, default; `"submit"` starts the ledgers at the
-  submit time instead, which charges the ≤ interval wait of every job as sharing loss — it matters
-  for the many jobs shorter than a few minutes). Its JCT always counts from its submit time.
+  submitted during the previous interval). It is Active in the LTGF ledgers from its submit time
+  (`rho_from="submit"`, the default: a job is Active while pending or running, so the ≤ interval
+  wait counts as sharing loss) or from that tick (`rho_from="tick"`). Its JCT counts from its submit.
 - between rounds, waiting jobs are placed into free GPUs at ticks — only when an arrival or a
   release may let one start, so a quiet cluster costs no events. A job started between rounds
   holds its GPUs until the next round.
-- cold start: a job *resumed* after a preemption holds its GPUs but makes no progress for
-  `cold_start_s` (it sits in a rate-0 engine group, then moves to the rate-1 group). The checkpoint
-  written at every lease end is taken by the on-demand checkpoint daemon while training goes on
-  (as in the ASTRAEA paper), so it costs nothing by itself; its restore is part of the cold start. Overhead per
-  job = the cold-start seconds it actually spent (a resume cut short by the next round counts what
-  it spent). A job's first start has no cold start. A job preempted at a round and placed again on
-  the same GPUs at the same instant (work-conserving fill) is a renewal after all: no cost.
+- cold start: a job *resumed* after a preemption or a migration holds its GPUs but makes no progress
+  for `cold_start_s` (it sits in a rate-0 engine group, then moves to the rate-1 group). The
+  checkpoint written at every lease end is taken by the on-demand checkpoint daemon while training
+  goes on (as in the ASTRAEA paper), so it costs nothing by itself; its restore is part of the cold
+  start. Overhead per job = the cold-start seconds it actually spent (a resume cut short by the next
+  round counts what it spent). A job's first start has no cold start.
+- executed allocations: every stretch a job holds GPUs is recorded (`allocations()`: job, start,
+  end, placement, kind = run / cold-start), so every ρ can be recomputed from the output files.
 - LTGF ledgers (`schedulers.cluster.ltgf.LTGF`) are kept for every policy, so every policy gets ρ metrics.
 
 Engine groups: one per-job group at rate 1 ("running": 1 s of work per second on its gang) and one
 at rate 0 ("cold"). Ties everywhere: job index = (submit time, job_id) order.
 
-May import numpy, scipy (Allox's assignment solver), schedulers.policy, schedulers.cluster and
-schedulers.cluster.ltgf.
+May import numpy, schedulers.policy and schedulers.cluster.
 """
 
 from __future__ import annotations
@@ -54,7 +67,7 @@ LEASE_S = 900.0
 INTERVAL_S = 10.0
 FAIR_WINDOW_S = 3600.0
 NEW_JOB_BONUS = 1.0  # ASTRAEA phase 2: reward = -rho_job + bonus for never-started jobs (paper gives no number)
-RHO_FROM = ("tick", "submit")  # when a job enters the LTGF ledgers (its t_begin)
+RHO_FROM = ("submit", "tick")  # when a job enters the LTGF ledgers (its t_begin); the first is the default
 _EPS = 1e-9
 
 
@@ -64,10 +77,11 @@ class ClusterPolicy(Policy):
     kind = "cluster"
     preemptive = True  # re-decide at lease rounds
     strict = False  # stop at the first job that does not fit (FIFO) instead of skipping it
+    work_conserving = True  # False: the policy's own rule may leave a job waiting that would fit (documented)
 
     def __init__(self, *, nodes: int = 8, gpus_per_node: int = 8, node_capacities=None, lease_s: float = LEASE_S,
                  interval_s: float = INTERVAL_S, cold_start_s: float = COLD_START_S, tenant_weights=None,
-                 fair_share: str = "eq16", fair_window_s: float = FAIR_WINDOW_S, rho_from: str = "tick",
+                 fair_share: str = "eq16", fair_window_s: float = FAIR_WINDOW_S, rho_from: str = "submit",
                  check: bool = False):
         self.capacities = list(node_capacities) if node_capacities is not None else [int(gpus_per_node)] * int(nodes)
         self.lease_s = float(lease_s)
@@ -120,6 +134,16 @@ class ClusterPolicy(Policy):
         self.arrivals: list[int] = []  # submitted since the last tick, not yet seen by the scheduler
         self.rounds = 0
         self.plan: dict[int, tuple] = {}  # placement chosen by the last try_place of each job
+        self.dropped_choices = 0  # chosen at a round but not started (the plan is the execution: stays 0)
+        self.migrations = [0] * n  # renewed on other GPUs than it held (checkpoint + cold start)
+        self.work_conservation_gaps = 0  # rounds/fills after which a waiting job would have fit
+        # executed allocations, one row per stretch a job holds GPUs (kind 0 = run, 1 = cold start)
+        self.seg_job: list[int] = []
+        self.seg_start: list[float] = []
+        self.seg_end: list[float] = []
+        self.seg_place: list[tuple] = []
+        self.seg_kind: list[int] = []
+        self.seg_open = [-1] * n  # index of the job's open segment, -1 if it holds no GPUs
         self.setup(view)
 
     def setup(self, view) -> None:
@@ -142,20 +166,23 @@ class ClusterPolicy(Policy):
                 break
         return chosen
 
-    def try_place(self, cluster: Cluster, j: int, allowed=None) -> bool:
-        """Place j on `cluster`: a running job keeps its GPUs when they are free there."""
+    def try_place(self, cluster, j: int, allowed=None) -> bool:
+        """Plan j on `cluster` (a RoundPlan at rounds, the real Cluster at fills) and take the GPUs.
+
+        A running job (or one preempted at this very instant) keeps its GPUs when they are still
+        free there; otherwise j gets a consolidated placement (`cluster.find`, which at a round
+        prefers GPUs no undecided running job holds)."""
         p = self.placement[j]
         keeps = j in self.holding or self.preempted_at[j] == self.now  # renewal, or undo of this instant's preemption
-        if keeps and p is not None and cluster.fits(p) and (allowed is None or all(n in allowed for n, _ in p)):
-            cluster.take(p)
-            self.plan[j] = p
-            return True
-        if self.gpus[j] > cluster.free_total:
-            return False
-        p = cluster.find(self.gpus[j], allowed)
-        if p is None:
-            return False
+        if not (keeps and p is not None and cluster.fits(p) and (allowed is None or all(n in allowed for n, _ in p))):
+            if self.gpus[j] > cluster.free_total:
+                return False
+            p = cluster.find(self.gpus[j], allowed)
+            if p is None:
+                return False
         cluster.take(p)
+        if j in self.holding and isinstance(cluster, RoundPlan):
+            cluster.decided(self.placement[j])
         self.plan[j] = p
         return True
 
@@ -187,16 +214,25 @@ class ClusterPolicy(Policy):
             if self.cold_until.get(j) == t:
                 del self.cold_until[j]
                 self.cold_spent[j] += self.cold_start_s
+                self._close_segment(j, t)
+                self._open_segment(j, t, 0)
                 alloc.assign(j, self.run_group)
+        decided = False
         if now >= self.next_round - _EPS:
             self.next_round = (math.floor(now / self.lease_s + _EPS) + 1) * self.lease_s
             if self.preemptive and self.waiting:
                 self._round(view, alloc, now)
+                decided = True
         if self.dirty and self.waiting and self._may_place():
             if on_tick:
                 self._fill(view, alloc, now)
+                decided = True
             else:
                 alloc.wake_at(tick)
+        if decided and self.waiting and self._may_place():
+            self.work_conservation_gaps += 1
+            if self.check and self.work_conserving:
+                raise PolicyError(f"{self.name}: a waiting job fits on the free GPUs after the decision at t = {now:g}")
         if self.cold_heap:
             alloc.wake_at(self.cold_heap[0][0])
         if self.preemptive and self.waiting:
@@ -207,8 +243,10 @@ class ClusterPolicy(Policy):
 
     # ----- mechanics -----------------------------------------------------------------------------
     def _may_place(self) -> bool:
-        g = min(self.wait_demand)
-        return g <= self.cluster.free_total and self.cluster.find(g) is not None
+        """Some waiting job has a gang placement on the free GPUs (each distinct demand is checked:
+        consolidated placement is not monotone in the demand)."""
+        free = self.cluster.free_total
+        return any(g <= free and self.cluster.find(g) is not None for g in self.wait_demand)
 
     def _wait(self, j: int, now: float) -> None:
         self.waiting[j] = None
@@ -231,6 +269,7 @@ class ClusterPolicy(Policy):
             self.cluster.release(self.placement[j])
             self.tenant_used[self.tenant[j]] -= self.gpus[j]
             self.cold_until.pop(j, None)
+            self._close_segment(j, now)
             self.dirty = True
         self.ltgf.complete(j, now)
 
@@ -244,6 +283,7 @@ class ClusterPolicy(Policy):
         if undo:  # preempted and re-placed on the same GPUs at the same instant: a renewal after all
             self.preempted[j] -= 1
             self.preempted_at[j] = -1.0
+            self._reopen_segment(j, now)
             if j in self.undo_cold:
                 until, spent = self.undo_cold.pop(j)
                 self.cold_spent[j] -= spent
@@ -258,11 +298,13 @@ class ClusterPolicy(Policy):
             until = now + self.cold_start_s
             self.cold_until[j] = until
             heapq.heappush(self.cold_heap, (until, j))
+            self._open_segment(j, now, 1)
             alloc.assign(j, self.cold_group)
         else:
             if self.started[j]:
                 self.resumes[j] += 1
             self.started[j] = True
+            self._open_segment(j, now, 0)
             alloc.assign(j, self.run_group)
 
     def _preempt(self, alloc: Allocation, j: int, now: float) -> None:
@@ -275,39 +317,153 @@ class ClusterPolicy(Policy):
             self.cold_spent[j] += spent
             self.undo_cold[j] = (until, spent)
         self.ltgf.release(j, now)
+        self._close_segment(j, now)
         self.preempted[j] += 1
         self.preempted_at[j] = now
         self._wait(j, now)
         alloc.assign(j, IDLE)
 
     def _round(self, view, alloc: Allocation, now: float) -> None:
+        """Decide on a RoundPlan, then execute exactly that plan: releases first, then starts."""
         self.rounds += 1
         self.undo_cold: dict[int, tuple[float, float]] = {}
-        scratch = self.cluster.empty_copy()
+        plan = RoundPlan(self.cluster, [self.placement[j] for j in self.holding])
         candidates = list(self.holding) + list(self.waiting)
-        chosen = self.select(view, candidates, scratch)
-        keep = set(chosen)
+        chosen = self.select(view, candidates, plan)
+        renewed = {j for j in chosen if j in self.holding and self.plan[j] == self.placement[j]}
+        moved = {j for j in chosen if j in self.holding and j not in renewed}
         for j in sorted(self.holding):
-            if j not in keep:
+            if j not in renewed:  # not chosen, or chosen on other GPUs: checkpoint and release
                 self._preempt(alloc, j, now)
         for j in chosen:
-            if j in self.waiting:
-                p = self.cluster.place(self.gpus[j])
-                if p is not None:
-                    self._start(view, alloc, j, p, now)
+            if j in renewed:
+                continue
+            p = self.plan[j]
+            if not self.cluster.fits(p):  # cannot happen: the plan is feasible once the releases are done
+                self.dropped_choices += 1
+                if self.check:
+                    raise PolicyError(f"{self.name}: job {j} chosen at t = {now:g} but its planned GPUs are taken")
+                continue
+            self.cluster.take(p)
+            self._start(view, alloc, j, p, now)
+            if j in moved:  # a migration, not a lost lease
+                self.preempted[j] -= 1
+                self.migrations[j] += 1
+        if self.check:
+            for j in chosen:
+                if j not in self.holding or self.placement[j] != self.plan[j]:
+                    raise PolicyError(f"{self.name}: job {j} chosen at t = {now:g} does not hold its planned GPUs")
+            if set(self.holding) != set(chosen):
+                raise PolicyError(f"{self.name}: the jobs holding GPUs after the round at t = {now:g} are not the chosen ones")
         self.dirty = True
 
     def _fill(self, view, alloc: Allocation, now: float) -> None:
+        # on the real cluster: select takes the GPUs it plans, so the plan is the execution here too
         self.dirty = False
         candidates = list(self.waiting)
         for j in self.select(view, candidates, self.cluster):
             self._start(view, alloc, j, self.plan[j], now)
+
+    # ----- executed allocations -------------------------------------------------------------------
+    def _open_segment(self, j: int, t: float, kind: int) -> None:
+        self.seg_open[j] = len(self.seg_job)
+        self.seg_job.append(j)
+        self.seg_start.append(t)
+        self.seg_end.append(math.nan)
+        self.seg_place.append(self.placement[j])
+        self.seg_kind.append(kind)
+
+    def _close_segment(self, j: int, t: float) -> None:
+        i = self.seg_open[j]
+        if i >= 0:
+            self.seg_end[i] = t
+            self.seg_open[j] = -1
+
+    def _reopen_segment(self, j: int, t: float) -> None:
+        """Undo of a preemption at this instant: the stretch it closed goes on."""
+        for i in range(len(self.seg_job) - 1, -1, -1):
+            if self.seg_job[i] == j:
+                if self.seg_end[i] == t:
+                    self.seg_end[i] = math.nan
+                    self.seg_open[j] = i
+                    return
+                break
+        self._open_segment(j, t, 1 if j in self.undo_cold else 0)
+
+    def allocations(self):
+        """Executed allocations: (job index, start, end, placement, kind) per stretch of held GPUs,
+        kind "run" or "cold-start"; zero-length stretches are left out."""
+        kinds = ("run", "cold-start")
+        return [(j, a, b, p, kinds[k]) for j, a, b, p, k in
+                zip(self.seg_job, self.seg_start, self.seg_end, self.seg_place, self.seg_kind) if b > a]
 
     # ----- helpers for decisions --------------------------------------------------------------------
     def progress(self, view, j: int) -> float:
         """Seconds of work done (service at rate 1)."""
         return view.attained(j)
 
+
+
+class RoundPlan:
+    """The cluster as a round sees it: every GPU is free to plan, but a running candidate holds its
+    GPUs until it is decided, and new jobs go to GPUs nobody holds when they can.
+
+    `plan` carries every decision taken so far (its free counts are what `select` plans on);
+    `unclaimed` is `plan` minus the GPUs of undecided running candidates, per node. `find` tries
+    `unclaimed` first and falls back to `plan` (taking GPUs of running candidates that rank below
+    the job being placed: they will be migrated or not renewed), consolidated as on an empty
+    cluster. (Choosing instead the node where the gang displaces the fewest held GPUs was measured on
+    the Venus-like scenario: it moved 1.7× more jobs.) Per node, the planned GPUs never
+    exceed the node, and a renewed job's GPUs are in the plan as they are on the real cluster, so
+    once every job not renewed is released, every planned placement fits: executing it cannot fail.
+    """
+
+    __slots__ = ("plan", "unclaimed", "held")
+
+    def __init__(self, cluster: Cluster, holdings) -> None:
+        self.plan = cluster.empty_copy()
+        self.unclaimed = cluster.empty_copy()
+        self.held = [0] * len(cluster.capacity)
+        for placement in holdings:
+            for node, k in placement:
+                self.held[node] += k
+        for node in range(len(self.held)):
+            self._sync(node)
+
+    @property
+    def free_total(self) -> int:
+        return self.plan.free_total
+
+    @property
+    def capacity(self) -> list[int]:
+        return self.plan.capacity
+
+    @property
+    def free(self) -> list[int]:
+        return self.plan.free
+
+    def _sync(self, node: int) -> None:
+        self.unclaimed.set_free(node, max(0, self.plan.free[node] - self.held[node]))
+
+    def fits(self, placement) -> bool:
+        return self.plan.fits(placement)
+
+    def find(self, g: int, allowed=None):
+        placement = self.unclaimed.find(g, allowed)
+        if placement is not None:
+            return placement
+        return self.plan.find(g, allowed)
+
+    def take(self, placement) -> None:
+        self.plan.take(placement)
+        for node, _ in placement:
+            self._sync(node)
+
+    def decided(self, held) -> None:
+        """A running candidate was chosen: the GPUs it held no longer count as held."""
+        for node, k in held:
+            self.held[node] -= k
+            self._sync(node)
 
 
 def _rho(attained: float, fair: float) -> float:

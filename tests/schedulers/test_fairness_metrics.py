@@ -32,9 +32,14 @@ def test_one_tenant_two_gangs():
     assert run.jobs["run_time"].tolist() == [100.0, 100.0]
 
 
-def test_tenant_loss_intervals():
-    # same jobs, tenants X (J1) and Y (J2), quota 4 each, windows of 100 s
-    run = _fifo(JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8], tenant=["X", "Y"]), fair_window_s=100)
+@pytest.mark.parametrize("share", ["eq16", "eq8"])
+def test_tenant_loss_intervals(share):
+    # same jobs, tenants X (J1) and Y (J2), quota 4 each, windows of 100 s; demand 8 > quota 4 whenever
+    # a tenant is active, so both denominators agree here
+    jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8], tenant=["X", "Y"])
+    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100),
+                            tenant_loss_share=share)
+    assert run.metrics["tenant_loss_share"] == share and run.metrics["tenant_window_s"] == 100.0
     # ρ_job: J1 800 / (min(8, 4)·100) = 2; J2 800 / (4·200) = 1 -> no sharing loss
     assert run.jobs["rho"].tolist() == pytest.approx([2.0, 1.0])
     assert run.metrics["sharing_loss_jobs"] == 0.0
@@ -43,6 +48,17 @@ def test_tenant_loss_intervals():
     assert w.loc[("X", 0), "rho"] == 2.0 and math.isnan(w.loc[("X", 1), "rho"])
     assert w.loc[("Y", 0), "rho"] == 0.0 and w.loc[("Y", 1), "rho"] == 2.0
     assert run.metrics["tenant_loss_intervals"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("share, loss", [("eq16", 1.0), ("eq8", 0.0)])
+def test_quota_denominator_counts_demand_below_quota_as_loss(share, loss):
+    # two tenants with quota 4 of 8 GPUs each run one 2-GPU job on [0, 100): each gets all it asks for
+    # (eq8: 200 / min(2, 4)·100 = 1) but half its quota (eq16: 200 / 4·100 = 0.5)
+    jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[2, 2], tenant=["X", "Y"])
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100),
+                            tenant_loss_share=share)
+    assert run.metrics["tenant_loss_intervals"] == loss
+    assert run.tenant_intervals["rho"].tolist() == pytest.approx([0.5, 0.5] if share == "eq16" else [1.0, 1.0])
 
 
 def test_overhead_is_cold_start_over_average_jct():

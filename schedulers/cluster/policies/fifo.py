@@ -16,4 +16,5 @@ class FIFOCluster(ClusterPolicy):
     name = "fifo"
     preemptive = False
     strict = True
+    work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "global FIFO, gang, non-preemptive, head-of-line blocking"

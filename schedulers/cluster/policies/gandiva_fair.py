@@ -18,7 +18,8 @@ class GandivaFair(ClusterPolicy):
     """Gandiva_fair: stride scheduling across tenants with tickets = tenant weights.
 
     The tenant with the smallest pass gets its next job (least attained GPU·s first) and its pass
-    grows by gpus × lease / tickets. A tenant that comes back after being idle restarts at the
+    grows by gpus × lease / tickets; a tenant whose next job does not fit is skipped, and the GPUs
+    left at the end go to the skipped tenants' jobs that fit (smallest pass first), so no GPU idles. A tenant that comes back after being idle restarts at the
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
@@ -55,4 +56,13 @@ class GandivaFair(ClusterPolicy):
             self.pass_[k] += self.gpus[j] * self.lease_s / self.tickets[k]
             if per[k]:
                 heapq.heappush(heap, (self.pass_[k], k))
+        # work conservation: the GPUs left go to the skipped tenants' jobs that fit, smallest pass first
+        # (Gandiva_fair trades idle tickets between tenants; no GPU idles while a job fits)
+        for k in sorted((k for k in per if per[k]), key=lambda k: (self.pass_[k], k)):
+            for _, j in reversed(per[k]):
+                if cluster.free_total == 0:
+                    return chosen
+                if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
+                    chosen.append(j)
+                    self.pass_[k] += self.gpus[j] * self.lease_s / self.tickets[k]
         return chosen

@@ -18,6 +18,7 @@ class YarnCS(ClusterPolicy):
 
     name = "yarn-cs"
     preemptive = False
+    work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "per-tenant FIFO with quotas, idle quota lendable, no preemption"
 
     def select(self, view, candidates, cluster):
