@@ -15,7 +15,9 @@ decision (`order`, or `select` when the decision is not a single sort):
     when no placement exists there is it planned on the GPUs of running candidates not decided yet
     (they rank below it, so it may take them);
   * a running job whose GPUs an earlier choice took is planned elsewhere if it still fits — it is
-    *migrated* (checkpoint, release, cold start on its new GPUs) — or it is not chosen.
+    *migrated* (checkpoint, release, cold start on its new GPUs) — or it is not chosen;
+  * the plan is then compacted (`_compact`): every chosen running job stays on its GPUs when all
+    the new choices still fit around them; only when one does not are the migrations kept.
   Then, as the ASTRAEA paper's coordinator does: every running job not renewed is checkpointed
   and released, and only after all releases the chosen jobs start on exactly their planned GPUs.
   The plan is the execution: `dropped_choices` (chosen but not started) is counted and is 0, and
@@ -134,6 +136,7 @@ class ClusterPolicy(Policy):
         self.arrivals: list[int] = []  # submitted since the last tick, not yet seen by the scheduler
         self.rounds = 0
         self.plan: dict[int, tuple] = {}  # placement chosen by the last try_place of each job
+        self.plan_allowed: dict[int, object] = {}  # the node restriction it was planned under (HiveD's cells)
         self.dropped_choices = 0  # chosen at a round but not started (the plan is the execution: stays 0)
         self.migrations = [0] * n  # renewed on other GPUs than it held (checkpoint + cold start)
         self.work_conservation_gaps = 0  # rounds/fills after which a waiting job would have fit
@@ -184,6 +187,7 @@ class ClusterPolicy(Policy):
         if j in self.holding and isinstance(cluster, RoundPlan):
             cluster.decided(self.placement[j])
         self.plan[j] = p
+        self.plan_allowed[j] = allowed
         return True
 
     # ----- engine callback ------------------------------------------------------------------------
@@ -330,6 +334,7 @@ class ClusterPolicy(Policy):
         plan = RoundPlan(self.cluster, [self.placement[j] for j in self.holding])
         candidates = list(self.holding) + list(self.waiting)
         chosen = self.select(view, candidates, plan)
+        self._compact(chosen)
         renewed = {j for j in chosen if j in self.holding and self.plan[j] == self.placement[j]}
         moved = {j for j in chosen if j in self.holding and j not in renewed}
         for j in sorted(self.holding):
@@ -356,6 +361,32 @@ class ClusterPolicy(Policy):
             if set(self.holding) != set(chosen):
                 raise PolicyError(f"{self.name}: the jobs holding GPUs after the round at t = {now:g} are not the chosen ones")
         self.dirty = True
+
+    def _compact(self, chosen: list[int]) -> None:
+        """Keep every chosen running job on its GPUs when the other choices still fit around them.
+
+        The chosen running jobs hold disjoint GPUs now, so keeping them all is feasible; each new
+        choice then takes its planned GPUs if they are left, else a consolidated placement on the
+        GPUs left (under the same node restriction it was planned with). If some new choice fits
+        nowhere, the plan stays as built — its migrations are needed. Either way every chosen job
+        gets GPUs, and the plan that results is the one executed."""
+        placed: dict[int, tuple] = {j: self.placement[j] for j in chosen if j in self.holding}
+        if all(self.plan[j] == p for j, p in placed.items()):
+            return  # the plan already keeps every chosen running job where it is
+        packed = Cluster(self.capacities)
+        for p in placed.values():
+            packed.take(p)
+        for j in chosen:
+            if j in placed:
+                continue
+            p = self.plan[j]
+            if not packed.fits(p):
+                p = packed.find(self.gpus[j], self.plan_allowed.get(j))
+                if p is None:
+                    return
+            packed.take(p)
+            placed[j] = p
+        self.plan.update(placed)
 
     def _fill(self, view, alloc: Allocation, now: float) -> None:
         # on the real cluster: select takes the GPUs it plans, so the plan is the execution here too

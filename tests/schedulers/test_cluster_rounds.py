@@ -13,7 +13,7 @@ import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.nodes import Cluster
-from schedulers.cluster.rounds import RoundPlan
+from schedulers.cluster.rounds import ClusterPolicy, RoundPlan
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy, policy_names
 
@@ -61,6 +61,33 @@ def test_round_plan_prefers_gpus_no_running_job_holds():
     plan.take(((0, 4),))
     plan.decided(((0, 4),))  # node 0's running job renewed in place
     assert plan.free == [0, 8, 0] and plan.unclaimed.free == [0, 0, 0]
+
+
+class _Ranked(ClusterPolicy):
+    """Test policy: candidates by a fixed rank of their job_id."""
+
+    name = "test-ranked"
+    RANK = {"n": 0, "r1": 1, "r3": 2}
+
+    def order(self, view, candidates):
+        return sorted(candidates, key=lambda j: self.RANK[view.jobs.job_id[j]])
+
+
+def test_compaction_keeps_a_chosen_running_job_in_place():
+    # r1 and r3 (8 GPUs each) run on node 0 and node 1; n (4 GPUs) arrives at 100. The round at 300
+    # ranks n, r1, r3: n is planned first, on node 0 (r1's node: no GPU is unclaimed), which would
+    # move r1 to node 1 and drop r3. Compacted: r1 stays on node 0, n takes half of node 1, r3 is
+    # preempted — one preemption, no migration, and every choice starts at 300.
+    jobs = JobSet.from_arrays([0, 0, 100], [5000, 5000, 1000], gpus=[8, 8, 4], job_id=["r1", "r3", "n"])
+    policy = _Ranked(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, check=True)
+    run = simulate_fairness(jobs, policy)
+    t = run.jobs.set_index("job_id")
+    assert t.loc["n", "start_time"] == 300.0 and t.loc["n", "completion_time"] == 1300.0
+    assert run.metrics["migrations"] == 0
+    first = run.allocations.groupby("job_id").first()
+    assert first.loc["r1", ["start", "end", "nodes"]].tolist() == [0.0, 5000.0, "0:8"]  # never moved
+    assert first.loc["n", "nodes"] == "1:4"
+    assert first.loc["r3", ["start", "end"]].tolist() == [0.0, 300.0] and t.loc["r3", "preemptions"] >= 1
 
 
 def _multi_tenant(seed, n=80):

@@ -16,7 +16,8 @@ class HiveD(ClusterPolicy):
     """HiveD (simplified): each tenant owns reserved cells = whole nodes in proportion to its quota
     (largest-remainder rounding over the node list; buddy cells are whole nodes here). Guaranteed
     jobs run FIFO inside their own cells; when those are full a job may run opportunistically on
-    any free GPUs and is preempted at the next lease round if an owner needs the cells back."""
+    any free GPUs and is preempted (or moved) at the next lease round if an owner needs the cells back;
+    otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
@@ -44,7 +45,9 @@ class HiveD(ClusterPolicy):
         chosen = []
         for j in sorted(candidates):
             k = self.tenant[j]
-            if k not in blocked and self.try_place(cluster, j, allowed=self.cells[k]):
+            if j in self.holding and not all(n in self.cells[k] for n, _ in self.placement[j]):
+                rest.append(j)  # running opportunistically: it stays where it is unless an owner needs the GPUs
+            elif k not in blocked and self.try_place(cluster, j, allowed=self.cells[k]):
                 chosen.append(j)
             else:
                 blocked.add(k)
