@@ -96,7 +96,7 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_durations(df: pd.DataFrame, path: Path) -> Path:
+def plot_durations(df: pd.DataFrame, path: Path, recognise=None) -> Path:
 
     from matplotlib.figure import Figure
 
@@ -120,7 +120,7 @@ def plot_durations(df: pd.DataFrame, path: Path) -> Path:
     # signed (a PNG text chunk), written aside and renamed: a rerun replaces it, nothing else is replaced
     return output_file(path, "data describe", lambda tmp: fig.savefig(tmp, dpi=100, format="png",
                                                                        metadata=png_metadata("data describe")),
-                       recognise=_ours)
+                       recognise=recognise or _ours)
 
 
 def _ours(path: Path) -> bool:
@@ -133,7 +133,9 @@ def describe(ds_dir: Path | str, output: Path | str | None = None) -> tuple[str,
     """Summary text, PNG path and figures for a dataset folder."""
     out = Path(output) if output else Path(ds_dir)
     png = (out / "durations.png") if out.suffix.lower() != ".png" else out
-    check_output_file(png, "data describe", recognise=_ours)  # before reading the dataset
+    # the plot inside the dataset folder itself is this command's by convention; elsewhere it must be signed
+    recognise = _ours if output else (lambda path: True)
+    check_output_file(png, "data describe", recognise=recognise)  # before reading the dataset
     df, card = load_dataset(ds_dir)
     s = summarize(df, card)
-    return format_summary(s), plot_durations(df, png), s
+    return format_summary(s), plot_durations(df, png, recognise), s
