@@ -171,7 +171,10 @@ def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
             if path.suffix.lower() == ".json":
                 mapping = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
             else:
-                frame = pd.read_csv(path, dtype={"tenant": str})
+                from atlas_data.jobs_table import read_csv_frame
+
+                # tenants as written ("NA" is a tenant name), a repeated column refused
+                frame = read_csv_frame(path, string_columns=("tenant",), label=str(path))
                 if not {"tenant", "weight"} <= set(frame.columns):
                     raise InputError("needs columns tenant,weight", path=str(path), where="--tenant-weights")
                 mapping = dict(zip(frame["tenant"].astype(str), pd.to_numeric(frame["weight"], errors="coerce")))

@@ -254,6 +254,13 @@ def test_na_null_and_none_are_ids_like_any_other(tmp_path):
     assert table["job_id"].tolist() == ["NA", "null", "None"] and table["tenant"].tolist() == ["null", "None", "NA"]
     # a rerun replaces its own signed file
     assert main(["data", "import", "--format", "jobs", str(jobs), "--out", str(imported), "--quiet"]) == 0
+    weights = tmp_path / "weights.csv"
+    weights.write_text("tenant,weight\nnull,1\nNone,2\nNA,3\n")
+    fair = tmp_path / "fair"
+    assert main(["run", "--task", "fairness", "--jobs", str(jobs), "--tenant-weights", str(weights), "--no-mlflow",
+                 "--quiet", "--output", str(fair)]) == 0
+    assert json.loads((fair / "results.json").read_text())["options"]["tenant_weights"] == {"NA": 3.0, "None": 2.0,
+                                                                                            "null": 1.0}
 
 
 def test_extreme_values_never_hang_or_crash_the_fairness_simulator(tmp_path, monkeypatch, capsys):
