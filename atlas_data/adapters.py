@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
-from atlas_data.jobs_table import Places, read_jobs, read_table, row_label, validate_jobs
+from atlas_data.jobs_table import Places, read_csv_frame, read_jobs, read_table, row_label, seconds_of, validate_jobs
+from atlas_data.outputs import check_output_file, output_file, write_signed_parquet
 
 FORMATS = ("openb", "helios", "philly", "elasticflow", "jobs")
 
@@ -78,9 +78,16 @@ def _require_columns(df: pd.DataFrame, columns, path: str, what: str) -> None:
             )
 
 
-def _numbers(df: pd.DataFrame, column: str, path: str, places: Places) -> np.ndarray:
-    """Column as float64, NaN where empty; text that is not a number is an error."""
+def _numbers(df: pd.DataFrame, column: str, path: str, places: Places, *, temporal: str | None = None) -> np.ndarray:
+    """Column as float64, NaN where empty; text that is not a number is an error.
+
+    `temporal="instant"`: a date-time column (parquet) is seconds since 1970-01-01 UTC and a time span
+    is seconds; `temporal="span"`: a time span is seconds; otherwise either dtype is refused.
+    """
     raw = df[column]
+    converted = seconds_of(raw, column, path, instant=temporal == "instant", span=temporal is not None)
+    if converted is not None:
+        return converted
     values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.isnan(values) & raw.notna().to_numpy()
     if bad.any():
@@ -92,6 +99,9 @@ def _numbers(df: pd.DataFrame, column: str, path: str, places: Places) -> np.nda
 def _times(df: pd.DataFrame, column: str, path: str, places: Places) -> np.ndarray:
     """Seconds (float64, NaN where empty) from numbers or datetime strings (naive strings = UTC)."""
     raw = df[column]
+    converted = seconds_of(raw, column, path, instant=True)  # date-time / time-span dtypes (parquet)
+    if converted is not None:
+        return converted
     if pd.api.types.is_numeric_dtype(raw.dtype):
         return raw.to_numpy(dtype=np.float64, na_value=np.nan)
     present = raw.notna().to_numpy()
@@ -170,9 +180,9 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos") -> tuple[p
     _require_columns(df, OPENB_COLUMNS, path_s, "an openb pod list")
     places = Places.for_file(kind, len(df))
     num_gpu = _numbers(df, "num_gpu", path_s, places)
-    creation = _numbers(df, "creation_time", path_s, places)
-    deletion = _numbers(df, "deletion_time", path_s, places)
-    scheduled = _numbers(df, "scheduled_time", path_s, places)
+    creation = _numbers(df, "creation_time", path_s, places, temporal="instant")
+    deletion = _numbers(df, "deletion_time", path_s, places, temporal="instant")
+    scheduled = _numbers(df, "scheduled_time", path_s, places, temporal="instant")
     duration = deletion - scheduled
     with np.errstate(invalid="ignore"):
         keep, dropped = _drop_by_reason(
@@ -242,7 +252,7 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
     notes: list[str] = []
 
     if "submit_time" not in df.columns and "runtime" in df.columns:
-        duration = _numbers(df, "runtime", path_s, places)
+        duration = _numbers(df, "runtime", path_s, places, temporal="span")
         job_id = np.array([f"philly-{i + 1}" for i in range(n)], dtype=object)
         submit = np.zeros(n)
         gpus = np.ones(n)
@@ -258,7 +268,7 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
         job_id = df[id_column].to_numpy(dtype=object)
         submit = _times(df, "submit_time", path_s, places)
         if "duration" in df.columns:
-            duration = _numbers(df, "duration", path_s, places)
+            duration = _numbers(df, "duration", path_s, places, temporal="span")
         elif "start_time" in df.columns and "end_time" in df.columns:
             duration = _times(df, "end_time", path_s, places) - _times(df, "start_time", path_s, places)
         else:
@@ -315,7 +325,7 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
     job_id = (df["job_id"].to_numpy(dtype=object) if "job_id" in df.columns
               else np.array([f"philly-{i + 1}" for i in range(n)], dtype=object))
     submit = _times(df, "timestamp", path_s, places)
-    duration = _numbers(df, "duration", path_s, places)
+    duration = _numbers(df, "duration", path_s, places, temporal="span")
     gpus = _numbers(df, "num_gpus", path_s, places)
     tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
     with np.errstate(invalid="ignore"):
@@ -355,11 +365,7 @@ def _elasticflow_members(path: Path) -> list[tuple[str, pd.DataFrame, str]]:
                 if not info.isfile() or not base.lower().endswith(".csv") or base.startswith("."):
                     continue
                 with tar.extractfile(info) as fh:
-                    try:
-                        df = pd.read_csv(fh, dtype={"job_id": str}, skip_blank_lines=False, encoding="utf-8-sig")
-                    except pd.errors.EmptyDataError:
-                        raise InputError("member is empty (no header, no rows)", path=str(path), where=f"member {base}") from None
-                df.columns = [str(c).strip() for c in df.columns]
+                    df = read_csv_frame(fh.read(), string_columns=("job_id",), label=str(path), where=f"member {base}")
                 members.append((base[: -len(".csv")], df, f"member {base}, "))
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise InputError(f"cannot read tar.gz archive: {exc}", path=str(path)) from None
@@ -387,8 +393,8 @@ def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None
             raise InputError("the trace has no rows", path=where_file)
         _require_columns(df, ELASTICFLOW_COLUMNS, where_file, "an ElasticFlow trace")
         places = Places.for_file("csv", len(df))
-        submit = _numbers(df, "submission_time", where_file, places)
-        duration = _numbers(df, "duration", where_file, places)
+        submit = _numbers(df, "submission_time", where_file, places, temporal="instant")
+        duration = _numbers(df, "duration", where_file, places, temporal="span")
         gpus = _numbers(df, "num_gpu", where_file, places)
         i = _first_missing(submit, np.ones(len(df), dtype=bool))
         if i is not None:
@@ -438,36 +444,27 @@ def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | N
 def _check_output(out: Path) -> None:
     if not out.name.lower().endswith(".parquet"):
         raise InputError("output must be a .parquet file", path=str(out), where="--out")
-    if out.is_dir():
-        raise InputError("output is a directory", path=str(out), where="--out")
+    check_output_file(out, "data import", option="--out")
     if not out.parent.is_dir():
         raise InputError("output folder does not exist", path=str(out), where="--out")
 
 
 def write_parquet_atomic(jobs: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """Write `jobs` to `out` via a temporary file in the same folder and a rename: a reader never
-    sees a half-written file, and on any error nothing is left behind."""
+    """Write `jobs` to `out` via a temporary file in the same folder and a rename (atlas_data.outputs):
+    a reader never sees a half-written file, on any error nothing is left behind, and an existing
+    file is replaced only when an earlier `data import` wrote it (signed in the parquet metadata)."""
     out = Path(out)
     _check_output(out)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
-        jobs.to_parquet(tmp_name, index=False)
-        os.replace(tmp_name, out)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    return out
+    return output_file(out, "data import", lambda tmp: write_signed_parquet(jobs, tmp, "data import"),
+                       option="--out", make_parent=False)
 
 
 def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, tenant_column: str | None = None):
     """Import `path` in `format` and write the jobs table to `out` (parquet, atomically).
 
     Returns the ImportReport. Bad input or a bad output path raise InputError before anything
-    is written; an existing `out` is replaced only by a complete new file.
+    is written; an existing `out` is replaced only by a complete new file, and only when it is
+    an earlier `data import` output.
     """
     out_path = Path(out)
     _check_output(out_path)

@@ -3,7 +3,8 @@
 `build_frame(raw)` is the pure pipeline (raw tables in, dataset frame + card out);
 `build_dataset(out, ...)` adds I/O: reads a raw folder (`source="pai"`) or synthesises one
 (`source="synthetic"`), writes `atlas.parquet` and `dataset.json` into a temporary folder next to
-`out` and renames it into place, so a failed build never leaves a half-written dataset.
+`out` and renames it into place (atlas_data.outputs), so a failed build never leaves a
+half-written dataset and never replaces a folder that `data build` did not write.
 
 atlas.parquet: `job_id` (the raw job_name), `submit_time`, `user`, `group` ("" when the job has
 no group tag), `is_recurrent`, the FEATURES columns (float), `p_star`, `y` = log1p(p_star),
@@ -27,8 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -41,7 +40,9 @@ import pyarrow.parquet as pq
 from atlas_data.assemble import jobs_from_raw
 from atlas_data.errors import InputError
 from atlas_data.features import FEATURES, FORBIDDEN, add_features
+from atlas_data.jobs_table import MAX_EXACT_FLOAT_ID, MAX_SECONDS
 from atlas_data.labels import fork_join_spans, keep_labelled, label_jobs
+from atlas_data.outputs import check_output_folder, output_folder
 from atlas_data.raw import RawTables, read_raw_dir
 from atlas_data.split import assign_split, split_boundaries, split_ranges
 
@@ -153,29 +154,19 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def write_dataset(ds: pd.DataFrame, card: dict, out: Path | str) -> dict:
-    """Write atlas.parquet + dataset.json atomically (temp folder, then rename); return the card."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    os.chmod(tmp, 0o755)  # mkdtemp makes it private; a dataset folder is an ordinary folder
-    try:
+def write_dataset(ds: pd.DataFrame, card: dict, out: Path | str, *, option: str = "--out") -> dict:
+    """Write atlas.parquet + dataset.json into a temporary sibling of `out`, then rename it into place.
+
+    `out` must be new, empty, or a dataset folder written earlier by `benchmark data build`
+    (atlas_data.outputs); anything else is an InputError and nothing is touched.
+    """
+    with output_folder(out, "data build", option=option) as tmp:
         table = pa.Table.from_pandas(ds, preserve_index=False)
         pq.write_table(table, tmp / DATASET_FILE, compression="zstd")
         card = {k: v for k, v in card.items() if k != "timings"}  # keep dataset.json reproducible
         card["fingerprint"] = _sha256(tmp / DATASET_FILE)
         card["version"] = _version()
         (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
-        if out.exists():
-            old = out.with_name(f".{out.name}.old-{os.getpid()}")
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return card
 
 
@@ -184,6 +175,7 @@ def build_dataset(out: Path | str, *, source: str = "synthetic", raw_dir: Path |
                   note: Callable[[str], None] | None = None) -> dict:
     """Build a dataset folder from a raw PAI folder or from a fresh synthetic trace; return the card."""
     note = note or (lambda message: None)
+    check_output_folder(out, "data build", option="--out")  # before the (long) build
     if source == "pai":
         if raw_dir is None:
             raise InputError("--source pai needs --raw-dir")
@@ -220,11 +212,55 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
         raise InputError(f"invalid JSON ({exc})", path=str(card_path)) from None
     if card.get("fingerprint") and card["fingerprint"] != _sha256(pq_path):
         raise InputError("fingerprint mismatch: atlas.parquet changed after the build", path=str(pq_path))
-    df = pd.read_parquet(pq_path)
+    try:
+        names = pq.read_schema(pq_path).names
+        df = pd.read_parquet(pq_path)
+    except Exception as exc:  # not parquet, truncated ...
+        raise InputError(f"cannot read parquet file: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}",
+                         path=str(pq_path)) from None
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError("column appears more than once", path=str(pq_path), where=f"column '{repeated[0]}'")
     missing = [c for c in ID_COLUMNS + card.get("features", []) + LABEL_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", path=str(pq_path))
+    check_dataset_frame(df, str(pq_path))
     return df, card
+
+
+def check_dataset_frame(df: pd.DataFrame, path: str) -> None:
+    """The types and ranges a dataset must hold (docs/data-formats.md#types-and-ranges); InputError otherwise.
+
+    `submit_time` and `p_star` are seconds (numbers, never date-times or time spans read as
+    nanoseconds), finite, within MAX_SECONDS, p_star > 0; `job_id` is unique and exact (text,
+    integers, or floats that are whole numbers below 2^53).
+    """
+    for column, positive in (("submit_time", False), ("p_star", True)):
+        raw = df[column]
+        if not pd.api.types.is_numeric_dtype(raw.dtype) or pd.api.types.is_bool_dtype(raw.dtype):
+            raise InputError(f"{column} has type {raw.dtype}; a dataset holds seconds as numbers", path=path,
+                             where=f"column '{column}'")
+        values = raw.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values) | (np.abs(values) > MAX_SECONDS) | ((values <= 0) if positive else False)
+        if bad.any():
+            i = int(np.argmax(bad))
+            rule = "finite, > 0 and at most" if positive else "finite and within ±"
+            raise InputError(f"{column} must be {rule} {MAX_SECONDS:g} s, got {values[i]:g}", path=path,
+                             where=f"row {i + 1}")
+    ids = df["job_id"]
+    if pd.api.types.is_float_dtype(ids.dtype):
+        values = ids.to_numpy(dtype=np.float64)
+        bad = ~((values == np.round(values)) & (np.abs(values) < MAX_EXACT_FLOAT_ID))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"job_id {values[i]:g} is a float that is not exactly a whole number below 2^53",
+                             path=path, where=f"row {i + 1}")
+        ids = pd.Series(values.astype(np.int64))
+    text = ids.astype(str)
+    repeated = text.duplicated().to_numpy()
+    if repeated.any():
+        i = int(np.argmax(repeated))
+        raise InputError(f"duplicate job_id {text.iloc[i]!r}", path=path, where=f"row {i + 1}")
 
 
 PIPELINE_MODULES = ("raw", "assemble", "labels", "split", "features", "synth", "build")

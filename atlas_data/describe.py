@@ -5,7 +5,7 @@ recurrent share of the test split, split time ranges, the features most correlat
 train (Spearman), and — from `raw_stats` in dataset.json — the calibration figures of the raw
 trace next to the synthetic generator's targets (`atlas_data.synth.CALIBRATION_TARGETS`).
 
-May import: numpy, pandas, matplotlib, atlas_data.build, atlas_data.synth.
+May import: numpy, pandas, matplotlib, atlas_data.build, atlas_data.outputs, atlas_data.synth.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.build import load_dataset
+from atlas_data.outputs import check_output_file, file_signature, output_file, png_metadata, read_marker
 from atlas_data.synth import CALIBRATION_TARGETS
 
 
@@ -95,7 +96,7 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_durations(df: pd.DataFrame, path: Path) -> Path:
+def plot_durations(df: pd.DataFrame, path: Path, recognise=None) -> Path:
 
     from matplotlib.figure import Figure
 
@@ -116,15 +117,25 @@ def plot_durations(df: pd.DataFrame, path: Path) -> Path:
     axes[1].set_xlabel("y = log1p(p*)")
     axes[1].set_title(f"skew {_skew(p):.1f} → {_skew(df['y'].to_numpy()):.2f} after log")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
+    # signed (a PNG text chunk), written aside and renamed: a rerun replaces it, nothing else is replaced
+    return output_file(path, "data describe", lambda tmp: fig.savefig(tmp, dpi=100, format="png",
+                                                                       metadata=png_metadata("data describe")),
+                       recognise=recognise or _ours)
+
+
+def _ours(path: Path) -> bool:
+    """A plot this command wrote, or the plot inside a dataset folder that `data build` wrote."""
+    marker = read_marker(path.parent)
+    return file_signature(path) == "data describe" or (marker or {}).get("command") == "data build"
 
 
 def describe(ds_dir: Path | str, output: Path | str | None = None) -> tuple[str, Path, dict]:
     """Summary text, PNG path and figures for a dataset folder."""
+    out = Path(output) if output else Path(ds_dir)
+    png = (out / "durations.png") if out.suffix.lower() != ".png" else out
+    # the plot inside the dataset folder itself is this command's by convention; elsewhere it must be signed
+    recognise = _ours if output else (lambda path: True)
+    check_output_file(png, "data describe", recognise=recognise)  # before reading the dataset
     df, card = load_dataset(ds_dir)
     s = summarize(df, card)
-    out = Path(output) if output else Path(ds_dir)
-    png = plot_durations(df, (out / "durations.png") if out.suffix.lower() != ".png" else out)
-    return format_summary(s), png, s
+    return format_summary(s), plot_durations(df, png, recognise), s

@@ -8,7 +8,16 @@ return a new DataFrame with exactly these columns, in this order and with these 
     predicted_duration (float64, only when the input has it)
 
 Other input columns are dropped. Defaults apply only when a column is absent: an empty cell in a
-present column is an error, never silently filled. Every problem raises `InputError` naming the
+present column is an error, never silently filled.
+
+Types and ranges are strict at this door (docs/data-formats.md#types-and-ranges): a date-time
+`submit_time` becomes seconds since 1970-01-01 UTC (naive = UTC), a time-span `submit_time`,
+`duration` or `predicted_duration` becomes seconds, any other date-time / time-span column is
+refused; ids that are floats must be whole numbers below 2^53 (they then read as integers), others
+are refused; |submit_time|, `duration` and `predicted_duration` may not exceed MAX_SECONDS (10^12 s)
+and `gpus` MAX_GPUS; a column name given twice is refused (for CSV from the header row itself,
+before pandas renames the second one `x.1`); from CSV, id and tenant cells are text as written,
+so `NA`, `null` or `None` are ids like any other. Every problem raises `InputError` naming the
 file, the place and the problem. Places are "column 'x'" or "row N" (1-based data row); for CSV
 input "row N (line L)" where L = N + 1 is the line of the file (header = line 1; blank lines
 count as rows; quoted fields spanning several lines are not accounted for). Adapters that drop
@@ -29,6 +38,17 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+
+# Bounds of the door: beyond them a value is a unit mistake or garbage, and the simulators would
+# lose precision, overflow or run for ages. 10^12 s is about 31,700 years.
+MAX_SECONDS = 1e12
+MAX_GPUS = 1_000_000
+# integral floats up to 2^53 are exact; beyond, or with a fraction, a float id is not the id written
+MAX_EXACT_FLOAT_ID = 2.0 ** 53
+# the strings pandas reads as missing by default (pandas.read_csv, `na_values`): kept for the
+# numeric columns, where they mean an empty cell; id and tenant columns keep them as text
+DEFAULT_NA_STRINGS = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                      "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
 
 REQUIRED_COLUMNS = ("job_id", "submit_time", "duration")
 OPTIONAL_DEFAULTS = {"gpus": 1, "tenant": "default", "weight": 1.0}
@@ -54,35 +74,79 @@ def _format_of(path: Path) -> str:
 def read_table(path: str | os.PathLike, *, string_columns: Iterable[str] = ()) -> tuple[pd.DataFrame, str]:
     """Read a CSV or parquet file as-is (no validation); returns (frame, "csv" | "parquet").
 
-    `string_columns` are read as text from CSV so that ids such as "007" keep their form.
-    Column names are stripped of surrounding spaces. Unreadable files raise InputError.
-    Shared with `atlas_data.adapters`.
+    `string_columns` are read as text from CSV, exactly as written (ids such as "007" keep their
+    form, "NA" stays "NA"). Column names are stripped of surrounding spaces; a name that appears
+    twice is an InputError. Unreadable files raise InputError. Shared with `atlas_data.adapters`.
     """
     path = Path(path)
     kind = _format_of(path)
     if not path.is_file():
         raise InputError("file not found" if not path.exists() else "not a regular file", path=str(path))
-    try:
-        if kind == "csv":
-            # keep blank places as all-NaN rows so that row numbers stay equal to file places
-            df = pd.read_csv(
-                path, dtype={c: str for c in string_columns}, skip_blank_lines=False, encoding="utf-8-sig"
-            )
-        else:
-            df = pd.read_parquet(path)
-    except pd.errors.EmptyDataError:
-        raise InputError("file is empty (no header, no rows)", path=str(path)) from None
-    except Exception as exc:  # parser errors, bad parquet magic, permissions, bad encoding ...
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read {kind} file: {detail}", path=str(path)) from None
-    df.columns = [str(c).strip() for c in df.columns]
     if kind == "csv":
-        # a CSV that ends with blank places yields trailing all-NaN rows: not data
-        blank = df.isna().all(axis=1).to_numpy()
-        if blank.any() and blank[-1]:
-            last = len(blank) - np.argmin(blank[::-1]) if not blank.all() else 0
-            df = df.iloc[:last]
+        return read_csv_frame(path, string_columns=string_columns, label=str(path)), kind
+    try:
+        import pyarrow.parquet as pq
+
+        names = [str(c).strip() for c in pq.read_schema(path).names]
+        _refuse_duplicate_names(names, str(path))
+        df = pd.read_parquet(path)
+    except InputError:
+        raise
+    except Exception as exc:  # bad parquet magic, permissions ...
+        raise InputError(f"cannot read parquet file: {_first_line(exc)}", path=str(path)) from None
+    df.columns = [str(c).strip() for c in df.columns]
     return df, kind
+
+
+def read_csv_frame(source: Path | bytes, *, string_columns: Iterable[str] = (), label: str,
+                   where: str | None = None) -> pd.DataFrame:
+    """A CSV file (a path, or its bytes) as a frame, with the rules of `read_table`.
+
+    `label` names the file in messages, `where` the place inside it (e.g. a tar member).
+    """
+    import io
+
+    def handle():
+        return io.BytesIO(source) if isinstance(source, bytes) else source
+
+    string_columns = set(string_columns)
+    try:
+        # the header row as written: pandas would rename a repeated name `x.1` and hide it
+        head = pd.read_csv(handle(), header=None, nrows=1, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        raw_names = [str(c) for c in head.iloc[0]] if len(head) else []
+        _refuse_duplicate_names([c.strip() for c in raw_names], label, where)
+        text = [c for c in raw_names if c.strip() in string_columns]
+        df = pd.read_csv(
+            handle(), dtype={c: str for c in text}, skip_blank_lines=False, encoding="utf-8-sig",
+            # keep blank places as all-NaN rows so that row numbers stay equal to file places
+            keep_default_na=False, na_values={c: list(DEFAULT_NA_STRINGS) for c in raw_names if c not in text},
+        )
+    except InputError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise InputError("file is empty (no header, no rows)", path=label, where=where) from None
+    except Exception as exc:  # parser errors, permissions, bad encoding ...
+        raise InputError(f"cannot read csv file: {_first_line(exc)}", path=label, where=where) from None
+    df.columns = [str(c).strip() for c in df.columns]
+    # a CSV that ends with blank places yields trailing all-NaN (or, in text columns, all-empty) rows: not data
+    blank = (df.isna() | df.eq("")).all(axis=1).to_numpy() if len(df.columns) else np.zeros(len(df), bool)
+    if blank.any() and blank[-1]:
+        last = len(blank) - np.argmin(blank[::-1]) if not blank.all() else 0
+        df = df.iloc[:last]
+    return df
+
+
+def _refuse_duplicate_names(names: list[str], label: str, where: str | None = None) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            place = f"{where}, column '{name}'" if where else f"column '{name}'"
+            raise InputError("column appears more than once", path=label, where=place)
+        seen.add(name)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -122,9 +186,37 @@ def _value_repr(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _numeric(df: pd.DataFrame, column: str, path: str, places) -> np.ndarray:
-    """Column as float64; a cell that is present but not a number is an error."""
+EPOCH = pd.Timestamp(0, tz="UTC")  # the origin of date-time submit times (each run shifts its own to 0)
+
+
+def seconds_of(raw: pd.Series, column: str, path: str, *, instant: bool, span: bool = True) -> np.ndarray | None:
+    """Seconds (float64, NaN where empty) from a date-time or time-span column, else None.
+
+    A date-time counts from 1970-01-01 UTC (a naive one is read as UTC) when `instant`, a time span
+    is its length in seconds when `span`; a column of a kind the caller does not accept is refused
+    (InputError), never read as its raw nanoseconds.
+    """
+    dtype = raw.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(dtype):
+        if not instant:
+            raise InputError(f"{column} holds date-times; it must be seconds" + (" or a time span" if span else ""),
+                             path=path, where=f"column '{column}'")
+        stamps = raw if isinstance(dtype, pd.DatetimeTZDtype) else raw.dt.tz_localize("UTC")
+        return (stamps - EPOCH).dt.total_seconds().to_numpy(dtype=np.float64, na_value=np.nan)
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        if not span:
+            raise InputError(f"{column} holds time spans; it must be a number", path=path, where=f"column '{column}'")
+        return raw.dt.total_seconds().to_numpy(dtype=np.float64, na_value=np.nan)
+    return None
+
+
+def _numeric(df: pd.DataFrame, column: str, path: str, places, *, instant: bool = False, span: bool = False) -> np.ndarray:
+    """Column as float64; a cell that is present but not a number is an error (date-times and time
+    spans only where `instant` / `span` allow them, converted to seconds by `seconds_of`)."""
     raw = df[column]
+    converted = seconds_of(raw, column, path, instant=instant, span=span)
+    if converted is not None:
+        return converted
     values = pd.to_numeric(raw, errors="coerce")
     # bool columns would pass to_numeric as 0/1: refuse them explicitly
     if pd.api.types.is_bool_dtype(raw.dtype):
@@ -143,7 +235,8 @@ def _first_bad(mask: np.ndarray) -> int | None:
     return int(np.argmax(mask)) if mask.any() else None
 
 
-def _check_finite_positive(values: np.ndarray, column: str, path: str, places, *, positive: bool) -> None:
+def _check_finite_positive(values: np.ndarray, column: str, path: str, places, *, positive: bool,
+                           bound: float | None = None, unit: str = " s") -> None:
     i = _first_bad(~np.isfinite(values))
     if i is not None:
         what = "is empty" if np.isnan(values[i]) else f"must be finite, got {values[i]}"
@@ -152,6 +245,13 @@ def _check_finite_positive(values: np.ndarray, column: str, path: str, places, *
         i = _first_bad(values <= 0)
         if i is not None:
             raise InputError(f"{column} must be > 0, got {values[i]:g}", path=path, where=row_label(i, places))
+    if bound is not None:
+        i = _first_bad(np.abs(values) > bound)
+        if i is not None:
+            limit = f"within ±{bound:g}" if not positive else f"at most {bound:g}"
+            about = " (about 31,700 years)" if unit == " s" else ""
+            raise InputError(f"{column} must be {limit}{unit}{about}, got {values[i]:g}", path=path,
+                             where=row_label(i, places))
 
 
 def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
@@ -161,15 +261,33 @@ def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
     if i is not None:
         raise InputError(f"{column} is empty", path=path, where=row_label(i, places))
     if pd.api.types.is_float_dtype(raw.dtype):
-        # ids read as floats (1.0, 2.0) become "1", "2" when integral
+        # ids read as floats (1.0, 2.0) become "1", "2"; a float that is not exactly a whole number
+        # (1.5, or 1e19, beyond 2^53, which int64 would turn into -9223372036854775808) is refused
         vals = raw.to_numpy(dtype=np.float64)
-        if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
-            raw = pd.Series(vals.astype(np.int64), index=raw.index)
+        _refuse_inexact_float_ids(vals, column, path, places)
+        raw = pd.Series(vals.astype(np.int64), index=raw.index)
+    elif raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) not in ("string", "empty", "integer"):
+        values = raw.to_numpy(dtype=object)
+        floats = np.fromiter((isinstance(v, (float, np.floating)) for v in values), bool, len(values))
+        if floats.any():
+            vals = np.where(floats, values, 0.0).astype(np.float64)
+            _refuse_inexact_float_ids(vals, column, path, places)
+            values = values.copy()
+            values[floats] = vals[floats].astype(np.int64)
+            raw = pd.Series(values, index=raw.index)
     text = raw.astype(str).str.strip()
     i = _first_bad((text == "").to_numpy())
     if i is not None:
         raise InputError(f"{column} is empty", path=path, where=row_label(i, places))
     return text
+
+
+def _refuse_inexact_float_ids(vals: np.ndarray, column: str, path: str, places) -> None:
+    i = _first_bad(~((vals == np.round(vals)) & (np.abs(vals) < MAX_EXACT_FLOAT_ID)))
+    if i is not None:
+        raise InputError(f"{column} {vals[i]:g} is a float that is not exactly a whole number below 2^53, so it is "
+                         "not the id that was written: store ids as text or integers", path=path,
+                         where=row_label(i, places))
 
 
 def validate_jobs(
@@ -213,10 +331,10 @@ def validate_jobs(
             where=row_label(i, places),
         )
 
-    submit_time = _numeric(df, "submit_time", path, places)
-    _check_finite_positive(submit_time, "submit_time", path, places, positive=False)
-    duration = _numeric(df, "duration", path, places)
-    _check_finite_positive(duration, "duration", path, places, positive=True)
+    submit_time = _numeric(df, "submit_time", path, places, instant=True, span=True)
+    _check_finite_positive(submit_time, "submit_time", path, places, positive=False, bound=MAX_SECONDS)
+    duration = _numeric(df, "duration", path, places, span=True)
+    _check_finite_positive(duration, "duration", path, places, positive=True, bound=MAX_SECONDS)
 
     if "gpus" in df.columns:
         gpus_f = _numeric(df, "gpus", path, places)
@@ -227,6 +345,7 @@ def validate_jobs(
         i = _first_bad(gpus_f < 1)
         if i is not None:
             raise InputError(f"gpus must be >= 1, got {gpus_f[i]:g}", path=path, where=row_label(i, places))
+        _check_finite_positive(gpus_f, "gpus", path, places, positive=True, bound=MAX_GPUS, unit="")
         gpus = gpus_f.astype(np.int64)
     else:
         gpus = np.full(len(df), OPTIONAL_DEFAULTS["gpus"], dtype=np.int64)
@@ -238,7 +357,7 @@ def validate_jobs(
 
     if "weight" in df.columns:
         weight = _numeric(df, "weight", path, places)
-        _check_finite_positive(weight, "weight", path, places, positive=True)
+        _check_finite_positive(weight, "weight", path, places, positive=True, bound=MAX_SECONDS, unit="")
     else:
         weight = np.full(len(df), OPTIONAL_DEFAULTS["weight"], dtype=np.float64)
 
@@ -253,8 +372,8 @@ def validate_jobs(
         }
     )
     if PREDICTION_COLUMN in df.columns:
-        predicted = _numeric(df, PREDICTION_COLUMN, path, places)
-        _check_finite_positive(predicted, PREDICTION_COLUMN, path, places, positive=True)
+        predicted = _numeric(df, PREDICTION_COLUMN, path, places, span=True)
+        _check_finite_positive(predicted, PREDICTION_COLUMN, path, places, positive=True, bound=MAX_SECONDS)
         out[PREDICTION_COLUMN] = predicted
     elif require_prediction:
         raise InputError(

@@ -466,5 +466,6 @@ def write_raw(tables: dict[str, pa.Table], out_dir: Path | str) -> dict[str, Pat
 
 
 def synthesize_to_dir(jobs: int, seed: int, out_dir: Path | str) -> dict[str, Path]:
-    """`benchmark data synth`: generate and write the raw tables."""
+    """Generate and write the raw tables into `out_dir` as they are (a library helper: the
+    `benchmark data synth` command writes through atlas_data.outputs instead)."""
     return write_raw(synthesize(jobs, seed), out_dir)

@@ -44,13 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from atlas_data.outputs import using_command_line
+
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (2) and --help (0) return like every other outcome
         return int(exc.code or 0)
     try:
-        code = args.handler(args)
+        with using_command_line(argv):  # recorded in every output folder this command writes
+            code = args.handler(args)
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

@@ -1,7 +1,9 @@
 """The one results schema (docs/results-and-tracking.md): results.json + results.csv in an output folder.
 
-Every task builds a list of row dicts and calls `write_results`; plots and leaderboards are
-derived from these rows. May import numpy/pandas only.
+Every task builds a list of row dicts and calls `write_results` inside the temporary folder of
+`atlas_data.outputs.output_folder`; plots and leaderboards are derived from these rows.
+results.json records `complete: true` and the command line: the folder appears under its name
+only once everything in it is written. May import numpy/pandas and atlas_data (io, outputs).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.io import json_safe, write_text_atomic
+from atlas_data.outputs import command_line
 
 __all__ = ["default_output_dir", "json_safe", "write_results", "write_text_atomic"]
 
@@ -62,6 +65,8 @@ def write_results(
     doc = {"task": task, "objective": objective, "n_jobs": int(n_jobs), "dataset": dataset, "rows": rows}
     if extra:
         doc.update(extra)
+    # the folder is renamed into place only once complete, so a visible results.json is complete
+    doc.update(complete=True, argv=command_line())
     doc = json_safe(doc)
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
     pd.DataFrame(doc["rows"]).to_csv(out_dir / "results.csv", index=False)

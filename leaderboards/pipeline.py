@@ -10,18 +10,20 @@ May import yaml, pandas, atlas_data, predictors.api, benchmark.tracking and lead
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, output_folder
 from leaderboards import score as scoring
 from leaderboards.schema import PREDICTIONS_FILE, SUBMISSION_FILE, TRACKS, Submission
-from leaderboards.store import build_entry, default_entries_dir, sha256_file, sha256_predictions, write_entry
+from leaderboards.store import (build_entry, check_entry_path, default_entries_dir, entry_path, entry_slug, sha256_file,
+                                sha256_predictions, write_entry)
 from leaderboards.validate import validate_submission
+
+TEMPLATE_COMMAND = "submit --template"
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,10 @@ def submit(sub_dir: Path | str, track: str, ds_dir: Path | str | None = None, en
     dataset = load_test(ds_dir, quiet)
     submission, preds = validate_submission(sub_dir, dataset.card, dataset.test["job_id"], track=track,
                                             ds_label=str(dataset.path))
+    entries_dir = entries_dir if entries_dir is not None else default_entries_dir()
+    check_entry_path(entry_path(entries_dir, track, entry_slug(submission.name, submission.dataset_fingerprint)))
     entry = score_entry(submission, preds, dataset, seed=seed, file_sha256=sha256_file(Path(sub_dir) / PREDICTIONS_FILE))
-    path, replaced = write_entry(entry, entries_dir if entries_dir is not None else default_entries_dir())
+    path, replaced = write_entry(entry, entries_dir)
     return entry, path, replaced
 
 
@@ -101,11 +105,8 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     if track not in TRACKS:
         raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
     out_dir = Path(out_dir)
-    existing = [p.name for p in (out_dir / SUBMISSION_FILE, out_dir / PREDICTIONS_FILE) if p.exists()]
-    if existing:
-        raise InputError(f"{', '.join(existing)} already exist(s); choose an empty folder", path=str(out_dir))
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("exists and is not a folder", path=str(out_dir))
+    # a template is edited by its user: never replaced, not even by a rerun (atlas_data.outputs)
+    check_output_folder(out_dir, TEMPLATE_COMMAND, option="--template", replace_own=False)
     dataset = load_test(ds_dir, quiet)
     preds = predict_test(dataset.path, method, seed=seed, quiet=quiet)
     cols = [c for c in ("job_id", "p_hat", "lo", "hi") if c in preds.columns]
@@ -121,18 +122,7 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     header = ("# ATLAS-Bench leaderboard submission (docs/leaderboards.md). Keys: name, authors, description, url, track,\n"
               "# dataset_fingerprint (= 'fingerprint' in the dataset's dataset.json). predictions.parquet: job_id, p_hat\n"
               "# (seconds, > 0), optional lo, hi; exactly one row per test job. Then: benchmark submit DIR --track T\n")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out_dir / PREDICTIONS_FILE, lambda p: preds.to_parquet(p, index=False))
-    _atomic_write(out_dir / SUBMISSION_FILE, lambda p: p.write_text(header + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)))
+    with output_folder(out_dir, TEMPLATE_COMMAND, option="--template", replace_own=False) as folder:
+        preds.to_parquet(folder / PREDICTIONS_FILE, index=False)
+        (folder / SUBMISSION_FILE).write_text(header + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
     return out_dir
-
-
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

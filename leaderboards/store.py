@@ -4,8 +4,9 @@ Layout: `<entries dir>/<track>/<slug>.json`, slug = slugified name + '-' + the f
 of the dataset fingerprint, so the same name on another dataset is another entry and a
 resubmission under the same name on the same dataset replaces the old one. The default entries
 dir is `leaderboards/entries/` inside the package (shipped as package data, committed with the
-built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename): a
-reader never sees half an entry, and a failure before the rename leaves nothing behind.
+built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename,
+atlas_data.outputs): a reader never sees half an entry, a failure before the rename leaves nothing
+behind, and only an entry is ever replaced (any other file at that path is exit 2).
 
 `build_entry(...)` assembles the document (schema in leaderboards.schema.ENTRY_KEYS) with its
 provenance: `predictions_sha256` = sha256 of a canonical CSV of the predictions (sorted by
@@ -14,7 +15,7 @@ defined for built-in methods, which have no file), `predictions_file_sha256` = s
 submitted predictions.parquet (what `sha256sum` prints; null for built-ins), package version,
 UTC time, seed.
 
-May import the standard library, pandas, atlas_data.errors, benchmark.results / tracking and leaderboards.*.
+May import the standard library, pandas, atlas_data (errors, io, outputs) and leaderboards.*.
 """
 
 from __future__ import annotations
@@ -93,13 +94,32 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
     return entry
 
 
+def is_entry_file(path: Path) -> bool:
+    """Whether `path` holds a leaderboard entry (the only kind of file an entry may replace)."""
+    try:
+        entry = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(entry, dict) and entry.get("schema") == ENTRY_SCHEMA and entry.get("slug") == Path(path).stem
+
+
+def check_entry_path(path: Path) -> Path:
+    """Refuse (exit 2) an entry path where something other than an entry stands (atlas_data.outputs)."""
+    from atlas_data.outputs import check_output_file
+
+    return check_output_file(path, "submit", option="--entries-dir", recognise=is_entry_file)
+
+
 def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
-    """Write atomically; return (path, replaced an existing entry)."""
-    from atlas_data.io import json_safe, write_text_atomic  # NaN/inf -> null: the one JSON rule
+    """Write atomically; return (path, replaced an existing entry). Only an entry is ever replaced."""
+    from atlas_data.io import json_safe  # NaN/inf -> null: the one JSON rule
+    from atlas_data.outputs import output_file
 
     path = entry_path(entries_dir, entry["track"], entry["slug"])
-    replaced = path.exists()
-    write_text_atomic(path, json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n")
+    replaced = check_entry_path(path).exists()
+    text = json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n"
+    output_file(path, "submit", lambda tmp: tmp.write_text(text, encoding="utf-8"), option="--entries-dir",
+                recognise=is_entry_file)
     return path, replaced
 
 

@@ -5,7 +5,8 @@ failure is an InputError whose one-line message names the file and the key, colu
 (rows are 1-based data rows, as in atlas_data.jobs_table): missing files, bad YAML, missing /
 unknown / mistyped keys, a track other than the one asked for, a dataset fingerprint other than
 the dataset's, missing / unknown / duplicate job ids (count and first examples), non-finite or
-non-positive `p_hat`, `lo` > `hi`, wrong column types.
+non-positive `p_hat`, values beyond 10^12 s, `lo` > `hi`, wrong column types (date-times and time
+spans included: seconds are numbers), duplicate column names.
 
 `check_predictions(frame, test_ids, path)` is the predictions half alone; the built-in methods go
 through it too, so their entries obey the rules a submission obeys.
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
-from atlas_data.jobs_table import row_label
+from atlas_data.jobs_table import MAX_SECONDS, row_label
 from leaderboards.schema import (
     OPTIONAL_COLUMNS,
     PREDICTION_COLUMNS,
@@ -164,6 +165,11 @@ def check_predictions(frame: pd.DataFrame, test_ids: Iterable, path: str) -> pd.
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"{column} is not finite ({values[i]}) for job_id {ids.iloc[i]!r} ({int(bad.sum())} such row(s))",
                              path=path, where=row_label(i, None))
+        high = values > MAX_SECONDS  # a unit mistake; the scheduling track would lose precision or overflow
+        if high.any():
+            i = int(np.flatnonzero(high)[0])
+            raise InputError(f"{column} must be at most {MAX_SECONDS:g} s (about 31,700 years), got {values[i]:g} for "
+                             f"job_id {ids.iloc[i]!r} ({int(high.sum())} such row(s))", path=path, where=row_label(i, None))
         low = values <= 0 if column == "p_hat" else values < 0
         if low.any():
             i = int(np.flatnonzero(low)[0])

@@ -1,4 +1,7 @@
-"""`benchmark compare`: MLflow runs side by side, one row per run, key metrics as columns."""
+"""`benchmark compare`: MLflow runs side by side, one row per run, key metrics as columns.
+
+`--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
+"""
 
 from __future__ import annotations
 
@@ -49,15 +52,31 @@ def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
     return pd.concat([table, metrics], axis=1).dropna(axis=1, how="all")
 
 
+def _is_compare_csv(path: Path) -> bool:
+    """A CSV that `compare --csv` wrote (its header row), the only file `--csv` may replace."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline().startswith("run,experiment,start")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def _compare(args) -> int:
     from benchmark.results import format_table
 
     suffixes = [s.strip() for s in args.metrics.split(",") if s.strip()]
+    if args.csv:
+        from atlas_data.outputs import check_output_file
+
+        check_output_file(Path(args.csv), "compare", option="--csv", recognise=_is_compare_csv)
     table = compare_runs(Path(args.results), args.experiment, suffixes)
     if table.empty:
         print("no tracked runs found")
         return 0
     if args.csv:
-        table.to_csv(args.csv, index=False)
+        from atlas_data.outputs import output_file
+
+        output_file(Path(args.csv), "compare", lambda tmp: table.to_csv(tmp, index=False), option="--csv",
+                    recognise=_is_compare_csv)
     print(format_table(table.to_dict("records"), list(table.columns)))
     return 0

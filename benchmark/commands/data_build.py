@@ -5,13 +5,15 @@
   write DS/atlas.parquet + DS/dataset.json (atomically);
 - `describe DS [--output DIR|FILE.png]`: print the summary, write the duration histogram PNG.
 
+Every folder and file goes through atlas_data.outputs: written aside, renamed into place when
+complete, never replacing what the command did not write itself.
+
 May import: atlas_data, benchmark.progress.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from atlas_data.errors import InputError
 from benchmark.progress import say
@@ -54,14 +56,17 @@ def register(data_subparsers) -> None:
 
 
 def _synth(args) -> int:
+    from atlas_data.outputs import check_output_folder, output_folder
     from atlas_data.synth import synthesize, write_raw
 
     if args.jobs < 10:
         raise InputError(f"--jobs must be at least 10 (got {args.jobs})")
+    check_output_folder(args.out, "data synth", option="--out")
     t = time.perf_counter()
     say(f"synthesising {args.jobs:,} jobs (seed {args.seed})", args.quiet)
     tables = synthesize(args.jobs, args.seed)
-    paths = write_raw(tables, Path(args.out))
+    with output_folder(args.out, "data synth", option="--out") as folder:
+        paths = write_raw(tables, folder)
     rows = ", ".join(f"{k} {tables[k].num_rows:,}" for k in tables)
     say(f"wrote {len(paths)} tables to {args.out} ({rows}) in {time.perf_counter() - t:.1f}s", args.quiet)
     return 0

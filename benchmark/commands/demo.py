@@ -1,7 +1,9 @@
 """`benchmark demo`: the main job on the embedded default data (what `make demo` runs).
 
 Each step is an ordinary `benchmark run` command line, printed before it runs, so a newcomer can
-repeat any step by hand. Results go under --output, MLflow runs into <output>/mlflow.db.
+repeat any step by hand. Results go under --output — written aside and renamed into place when
+the last step is done (atlas_data.outputs) —, then each run is logged to MLflow in
+<output>/mlflow.db from its final place.
 """
 
 from __future__ import annotations
@@ -63,24 +65,38 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
 
 
 def _demo(args) -> int:
+    from atlas_data.outputs import check_output_folder, output_folder, read_marker
     from benchmark.cli import main
+    from benchmark.results import check_readme_block, write_text_atomic
 
     out = Path(args.output)
     started = time.perf_counter()
-    if not args.summary_only:
-        for title, argv in demo_steps(out):
-            if argv[0] == "run":
-                argv = argv + (["--no-mlflow"] if args.no_mlflow else []) + (["--quiet"] if args.quiet else [])
-            elif args.quiet and argv[:2] == ["data", "build"]:
-                argv = argv + ["--quiet"]
-            if not args.quiet:
-                print(f"\n=== {title}\n$ benchmark {shlex.join(argv)}", flush=True)
-            code = main(argv)
-            if code != 0:
-                return code
+    if args.readme:
+        check_readme_block(Path(args.readme), START, END)
+    if args.summary_only:
+        if (read_marker(out) or {}).get("command") != "demo":
+            from atlas_data.errors import InputError
+
+            raise InputError("not a folder written by `benchmark demo` (nothing to summarise)", path=str(out),
+                             where="--summary-only")
+        summary = summary_markdown(out)
+        write_text_atomic(out / "SUMMARY.md", summary)
+    else:
+        check_output_folder(out, "demo")
+        # every step writes inside a temporary sibling of OUT, renamed to OUT when the last one is done;
+        # the printed command lines name OUT, where a step repeated by hand writes
+        try:
+            with output_folder(out, "demo") as folder:
+                summary = _run_steps(args, out, folder, main)
+        except _StepFailed as failed:  # the step printed its error; the partial folder is gone
+            return failed.code
+        if not args.no_mlflow:
+            from benchmark.commands.run import log_to_mlflow
+
+            for _, argv in demo_steps(out):
+                if argv[0] == "run":
+                    log_to_mlflow(argv)
     elapsed = time.perf_counter() - started
-    summary = summary_markdown(out)
-    (out / "SUMMARY.md").write_text(summary)
     if args.readme:
         replace_block(Path(args.readme), summary)
     print("\n" + summary)
@@ -95,6 +111,30 @@ def _demo(args) -> int:
         print(f"Open the MLflow UI: .venv/bin/mlflow ui --backend-store-uri {uri}")
         print(f"Compare the runs:   .venv/bin/benchmark compare --results {out}")
     return 0
+
+
+class _StepFailed(Exception):
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def _run_steps(args, out: Path, folder: Path, main) -> str:
+    """Run every step into `folder` (printing them as run into `out`); return the summary."""
+    for (title, shown), (_, argv) in zip(demo_steps(out), demo_steps(folder)):
+        if argv[0] == "run":  # MLflow logs the runs once they are in their final place
+            extra = ["--no-mlflow"] + (["--quiet"] if args.quiet else [])
+            argv, shown = argv + extra, shown + extra[1:]
+        elif args.quiet and argv[:2] == ["data", "build"]:
+            argv, shown = argv + ["--quiet"], shown + ["--quiet"]
+        if not args.quiet:
+            print(f"\n=== {title}\n$ benchmark {shlex.join(shown)}", flush=True)
+        code = main(argv)
+        if code != 0:
+            raise _StepFailed(code)
+    summary = summary_markdown(folder, shown=out)
+    (folder / "SUMMARY.md").write_text(summary)
+    return summary
 
 
 # ----- the summary (also the README block) --------------------------------------------------------
@@ -121,9 +161,10 @@ def _md(header: list[str], lines: list[list[str]]) -> str:
     return "\n".join("| " + " | ".join(r) + " |" for r in [header, rule, *lines])
 
 
-def summary_markdown(out: Path) -> str:
-    """Markdown tables of the demo's results, read back from its output folders."""
-    parts = [f"Produced by `benchmark demo` ({time.strftime('%Y-%m-%d')}); every number below is read from `{out}`."]
+def summary_markdown(out: Path, shown: Path | None = None) -> str:
+    """Markdown tables of the demo's results, read back from its output folders (named `shown`, default `out`)."""
+    parts = [f"Produced by `benchmark demo` ({time.strftime('%Y-%m-%d')}); every number below is read from "
+             f"`{shown or out}`."]
     rows = _rows(out / "prediction")
     if rows:
         parts.append("**Prediction** (ATLAS default dataset, synthetic; test split). Paper, real PAI: "

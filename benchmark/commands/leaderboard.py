@@ -8,7 +8,9 @@
 `submit` validates the folder against the dataset (default: the embedded default dataset), scores
 it and stores one JSON entry under the entries dir (default: leaderboards/entries/ in the
 package); any problem exits 2 with one line and writes nothing. `--template` writes an example
-submission folder from a built-in method's predictions. `leaderboard` renders the ranking(s).
+submission folder from a built-in method's predictions (a new or empty folder only: a template
+is meant to be edited). `leaderboard` renders the ranking(s); `--output FILE` is written through
+atlas_data.outputs (signed, replaced only when an earlier `leaderboard` wrote it).
 There is no --seed: every entry is scored with seed 0 (scheduling windows, built-in predictors),
 so all entries on a dataset are comparable.
 May import leaderboards, predictors.api (method names), atlas_data.errors and benchmark.progress.
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 
 from atlas_data.errors import InputError
-from benchmark.results import write_text_atomic
+from atlas_data.outputs import check_output_file, output_file, signed_text
 from leaderboards.schema import TRACKS
 
 
@@ -82,6 +84,8 @@ def _leaderboard(args) -> int:
     from leaderboards.store import default_entries_dir, load_entries
 
     entries_dir = Path(args.entries_dir) if args.entries_dir else default_entries_dir()
+    if args.output:
+        check_output_file(Path(args.output), "leaderboard")  # before any scoring
     if args.rebuild_builtin:
         from leaderboards.builtin import rebuild_builtin
 
@@ -100,7 +104,9 @@ def _leaderboard(args) -> int:
     tracks = [args.track] if args.track else list(TRACKS)
     text = render({t: load_entries(entries_dir, t) for t in tracks}, args.format)
     if args.output:
-        out = write_text_atomic(Path(args.output), text)
+        # signed on its first line(s), so a rerun replaces it and any other file is refused
+        out = output_file(Path(args.output), "leaderboard",
+                          lambda tmp: tmp.write_text(signed_text(text, "leaderboard"), encoding="utf-8"))
         say(f"wrote {out}", args.quiet)
     else:
         sys.stdout.write(text)

@@ -33,9 +33,25 @@ def _perf(args) -> int:
     import json
     from pathlib import Path
 
+    from atlas_data.outputs import check_output_file, output_file
+
     chosen = [name for name in SECTIONS if getattr(args, name, False)] or ["scheduling"]
+    if args.output:
+        check_output_file(Path(args.output), "perf", recognise=_is_perf_json)  # before the timings
     figures = {name: importlib.import_module(SECTIONS[name]).run(args) for name in chosen}
     if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(figures, indent=2, default=float) + "\n")
+        text = json.dumps(figures, indent=2, default=float) + "\n"
+        output_file(Path(args.output), "perf", lambda tmp: tmp.write_text(text), recognise=_is_perf_json)
     return 0
+
+
+def _is_perf_json(path) -> bool:
+    """A figures file an earlier `perf --output` wrote: a JSON object keyed by section names."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data) and set(data) <= set(SECTIONS)

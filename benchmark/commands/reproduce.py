@@ -8,6 +8,7 @@ the relative distance to the paper and one line per row saying where each differ
 from (protocol leak / data / algorithm / sample). Writes OUT/reproduce-atlas.md, .png and
 .json, the six run folders under OUT/, and with `--readme FILE` the block between
 `<!-- reproduce-atlas:start -->` and `<!-- reproduce-atlas:end -->`. See docs/reproduce-atlas.md.
+OUT is written aside and renamed into place when complete (atlas_data.outputs).
 
 Jobs: `--data DS` (a dataset folder or a named dataset; default `paper-scale`, the synthetic
 generator at 120,000 jobs, whose test split holds the paper's sample sizes), or `--jobs FILE`
@@ -26,7 +27,8 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from benchmark.progress import say
-from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
+from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.results import check_readme_block, replace_readme_block
 
 START, END = "<!-- reproduce-atlas:start -->", "<!-- reproduce-atlas:end -->"
 PAPER = "ATLAS: Alibaba Dataset and Benchmark for Learning-Augmented Scheduling (ICLR 2026)"
@@ -240,6 +242,7 @@ def _reproduce(args) -> int:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
+    check_output_folder(args.output, "reproduce")  # before any computation
     if args.noise is not None and not (np.isfinite(args.noise) and args.noise >= 0):
         raise InputError(f"--noise must be finite and >= 0, got {args.noise}", where="--noise")
     if args.jobs:
@@ -259,20 +262,22 @@ def _reproduce(args) -> int:
         roles = {"meta": args.predictor, "iso": args.iso_predictor}
     out = Path(args.output)
     docs: dict[str, dict] = {}
-    for objective in ("total_completion", "makespan", "max_stretch"):
-        docs[objective] = {}
-        for protocol in ("paper", "honest"):
-            say(f"{objective}: {protocol} protocol", args.quiet)
-            _, doc = execute(_run_args(args, objective, protocol, out))
-            docs[objective][protocol] = doc
-    lines = build_table(docs, roles)
-    elapsed = time.perf_counter() - started
-    text = markdown(lines, source, docs, elapsed, roles)
-    write_text_atomic(out / "reproduce-atlas.md", text)
-    figure(lines, out / "reproduce-atlas.png")
-    summary = {"source": source, "predictors": roles, "elapsed_s": elapsed, "rows": lines,
-               "instances": {o: {p: docs[o][p].get("instances") for p in docs[o]} for o in docs}}
-    write_text_atomic(out / "reproduce-atlas.json", json.dumps(summary, indent=2, default=str) + "\n")
+    with output_folder(out, "reproduce") as folder:  # the six runs and the table appear together, or not at all
+        for objective in ("total_completion", "makespan", "max_stretch"):
+            docs[objective] = {}
+            for protocol in ("paper", "honest"):
+                say(f"{objective}: {protocol} protocol", args.quiet)
+                _, doc = execute(_run_args(args, objective, protocol, folder))
+                docs[objective][protocol] = doc
+        lines = build_table(docs, roles)
+        elapsed = time.perf_counter() - started
+        text = markdown(lines, source, docs, elapsed, roles)
+        (folder / "reproduce-atlas.md").write_text(text)
+        figure(lines, folder / "reproduce-atlas.png")
+        summary = {"source": source, "predictors": roles, "elapsed_s": elapsed, "rows": lines,
+                   "instances": {o: {p: docs[o][p].get("instances") for p in docs[o]} for o in docs},
+                   "complete": True, "argv": command_line()}
+        (folder / "reproduce-atlas.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if args.readme:
         replace_block(Path(args.readme), text)
     print(text)

@@ -58,18 +58,32 @@ def check_task_options(args) -> None:
 
 def _run(args) -> int:
     check_task_options(args)
+    if args.output:
+        from atlas_data.outputs import check_output_folder
+
+        check_output_folder(args.output, "run")  # before any computation (docs/results-and-tracking.md)
     load_plugins(args.plugins)
     code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
     if code == 0 and not args.no_mlflow:
-        from pathlib import Path
-
-        from benchmark.progress import say
-        from benchmark.tracking import log_run, tracking_uri_for
-
-        options = {k: v for k, v in vars(args).items() if k not in ("handler",)}
-        run_id = log_run(Path(args.output), options)
-        say(f"MLflow run {run_id} in {tracking_uri_for(Path(args.output).parent)}", args.quiet)
+        log_to_mlflow(args)
     return code
+
+
+def log_to_mlflow(args) -> str:
+    """Log a finished run folder (its options: a parsed Namespace, or a `run` argv) as one MLflow run."""
+    from pathlib import Path
+
+    from benchmark.progress import say
+    from benchmark.tracking import log_run, tracking_uri_for
+
+    if isinstance(args, (list, tuple)):  # a command line whose folder is already written (benchmark demo)
+        from benchmark.cli import build_parser
+
+        args = build_parser().parse_args([str(a) for a in args] + ["--quiet"])
+    options = {k: v for k, v in vars(args).items() if k not in ("handler",)}
+    run_id = log_run(Path(args.output), options)
+    say(f"MLflow run {run_id} in {tracking_uri_for(Path(args.output).parent)}", args.quiet)
+    return run_id
 
 
 def load_plugins(modules: str | None) -> None:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder
 
 
 def register(subparsers) -> None:
@@ -39,6 +40,7 @@ def _sweep(args) -> int:
         raise InputError(f"--workers must be at least 1, got {args.workers}", where="--workers")
     config = sweeps.load_config(args.config)
     out = Path(args.output) if args.output else default_output_dir("sweep")
+    check_output_folder(out, "sweep")  # before any cell runs
     result = sweeps.run_sweep(config, out, executor=args.executor, address=args.address, workers=args.workers,
                               mlflow=not args.no_mlflow, quiet=args.quiet)
     failures = result.failures

@@ -1,12 +1,14 @@
 """Sweep execution: run cells in worker processes or on Dask, log them to MLflow, write the outputs.
 
-Each cell runs `benchmark.cli.main` in a worker with `--output OUT/cells/<cell id> --quiet
---no-mlflow`; its results.json rows, annotated with the cell's coordinates, become rows of
-OUT/sweep.parquet (see `benchmark.sweeps.aggregate`). A failed cell becomes a record in
-OUT/failures.json and the others go on. OUT/sweep.json lists every cell (id, argv, coordinates,
-ok, seconds). MLflow logging is done by the parent process, one cell at a time as cells finish
-(`tracking.log_run`), so SQLite never sees two writers; the store is `OUT/cells/mlflow.db` unless
-MLFLOW_TRACKING_URI is set.
+Everything is written into a temporary sibling of OUT, renamed to OUT when complete
+(atlas_data.outputs). Each cell runs `benchmark.cli.main` in a worker with `--output
+<that folder>/cells/<cell id> --quiet --no-mlflow`; its results.json rows, annotated with the
+cell's coordinates, become rows of OUT/sweep.parquet (see `benchmark.sweeps.aggregate`). A failed
+cell becomes a record in OUT/failures.json and the others go on. OUT/sweep.json lists every cell
+(id, argv, coordinates, ok, seconds). MLflow logging is done by the parent process, one cell at a
+time once OUT is in place (`tracking.log_run`), so SQLite never sees two writers and the runs'
+artifacts name their final place; the store is `OUT/cells/mlflow.db` unless MLFLOW_TRACKING_URI
+is set.
 
 Executors: `local` = a ProcessPoolExecutor; `dask` = a distributed.Client on `--address`, or on a
 LocalCluster started (and closed) here. Cells in one process run one at a time (sys.stderr is
@@ -16,7 +18,7 @@ installed and OUT on a shared filesystem (the table itself comes back over the w
 logging in the parent needs the cell folders).
 
 May import benchmark (cli, plots, progress, tracking, sweeps.config, sweeps.aggregate),
-atlas_data.errors, and lazily distributed.
+atlas_data (errors, io, outputs), and lazily distributed.
 """
 
 from __future__ import annotations
@@ -28,14 +30,17 @@ import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.io import write_text_atomic
+from atlas_data.outputs import command_line
 from benchmark import plots
+from benchmark.progress import say
 from benchmark.sweeps.aggregate import annotate, sweep_table
 from benchmark.sweeps.config import Cell, SweepConfig, cells, last_line
 
@@ -204,48 +209,55 @@ def run_sweep(
     mlflow: bool = True,
     quiet: bool = False,
 ) -> SweepResult:
-    """Run every cell, log each finished one to MLflow (parent only), write the table, plots and records."""
+    """Run every cell, write the table, plots and records, then log each finished cell to MLflow (parent only).
+
+    Everything is written into a temporary sibling of `out_dir`, renamed into place when complete
+    (atlas_data.outputs): an interrupted sweep leaves nothing, a rerun replaces the earlier sweep
+    whole. MLflow logs the cells from their final place, after the rename.
+    """
+    from atlas_data.outputs import output_folder
     from benchmark.progress import Progress
 
     out_dir = Path(out_dir).resolve()
     cell_list = cells(config)
     mlflow = mlflow and config.mlflow
-    warnings: list[str] = []
-    with Progress(f"sweep: {len(cell_list)} cells ({executor})", total=len(cell_list), quiet=quiet) as progress:
+    with output_folder(out_dir, "sweep") as folder:
+        with Progress(f"sweep: {len(cell_list)} cells ({executor})", total=len(cell_list), quiet=quiet) as progress:
 
-        def on_result(result: CellResult) -> None:
-            progress.update()
-            if not result.ok:
-                progress.note(f"cell {result.cell.id} failed: {result.error}")
-            elif mlflow:
-                problem = _log_cell(result, out_dir)
-                if problem:
-                    warnings.append(problem)
-                    progress.note(problem)
+            def on_result(result: CellResult) -> None:
+                progress.update()
+                if not result.ok:
+                    progress.note(f"cell {result.cell.id} failed: {result.error}")
 
-        results = run_cells(cell_list, out_dir, executor=executor, address=address, workers=workers,
-                            on_result=on_result)
-    table = sweep_table([r.rows for r in sorted(results, key=lambda r: r.cell.index)])
-    out_dir.mkdir(parents=True, exist_ok=True)  # only now: a scheduler that cannot be reached writes nothing
-    table.to_parquet(out_dir / "sweep.parquet", index=False)
-    failures = [r for r in results if not r.ok]
-    failures_path = out_dir / "failures.json"
-    if failures:
-        records = [{"cell": r.cell.id, "argv": ["benchmark", *r.cell.argv], "error": r.error} for r in failures]
-        failures_path.write_text(json.dumps(records, indent=2) + "\n")
-    elif failures_path.exists():
-        failures_path.unlink()  # a stale record from an earlier run into the same folder
-    manifest = {
-        "config": str(Path(config.path).resolve()), "executor": executor, "address": address,
-        "cells": [{**{k: v for k, v in asdict(r.cell).items() if k != "index"}, "ok": r.ok,
-                   "seconds": round(r.seconds, 3)} for r in results],
-        "n_rows": int(len(table)), "n_failed": len(failures), "mlflow_warnings": warnings,
-    }
-    (out_dir / "sweep.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    if len(table) and table["ratio"].notna().any():
-        plots.sweep_ratio_bars(table, out_dir / "sweep_ratios.png")
-        if table["noise"].nunique() >= 2:
-            plots.robustness_curve(table, out_dir / "sweep_robustness.png", title="sweep: ratio against prediction noise")
+            results = run_cells(cell_list, folder, executor=executor, address=address, workers=workers,
+                                on_result=on_result)
+        # each cell's folder under its final name, for the records and for MLflow
+        results = [replace(r, out_dir=str(out_dir / "cells" / r.cell.id)) for r in results]
+        table = sweep_table([r.rows for r in sorted(results, key=lambda r: r.cell.index)])
+        table.to_parquet(folder / "sweep.parquet", index=False)
+        failures = [r for r in results if not r.ok]
+        if failures:
+            records = [{"cell": r.cell.id, "argv": ["benchmark", *r.cell.argv], "error": r.error} for r in failures]
+            (folder / "failures.json").write_text(json.dumps(records, indent=2) + "\n")
+        manifest = {
+            "config": str(Path(config.path).resolve()), "executor": executor, "address": address,
+            "cells": [{**{k: v for k, v in asdict(r.cell).items() if k != "index"}, "ok": r.ok,
+                       "seconds": round(r.seconds, 3)} for r in results],
+            "n_rows": int(len(table)), "n_failed": len(failures), "mlflow_warnings": [],
+            "complete": True, "argv": command_line(),
+        }
+        (folder / "sweep.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        if len(table) and table["ratio"].notna().any():
+            plots.sweep_ratio_bars(table, folder / "sweep_ratios.png")
+            if table["noise"].nunique() >= 2:
+                plots.robustness_curve(table, folder / "sweep_robustness.png", title="sweep: ratio against prediction noise")
+    if mlflow:
+        warnings = [problem for r in results if r.ok and (problem := _log_cell(r, out_dir))]
+        for problem in warnings:
+            say(problem, quiet)
+        if warnings:  # recorded beside the cells (the folder is complete and in place already)
+            manifest["mlflow_warnings"] = warnings
+            write_text_atomic(out_dir / "sweep.json", json.dumps(manifest, indent=2) + "\n")
     return SweepResult(out_dir=out_dir, table=table, results=tuple(results))
 
 

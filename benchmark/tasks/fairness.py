@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
@@ -64,6 +65,10 @@ DEFAULT_GPUS_PER_NODE = 8
 # The embedded pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
 # default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
 EMBEDDED_TRACE_SHAPE = (4, 8)
+# What one run may ask of the simulator (check_simulated_span): about a gigabyte of window records
+# and minutes of lease renewals per policy at most; the shipped traces stay over ten times below.
+MAX_TENANT_WINDOWS = 5_000_000
+MAX_LEASE_RENEWALS = 20_000_000
 TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "migrations", "dropped_choices", "overhead_pct", "utilisation", "completed",
                  "sim_seconds"]
@@ -172,7 +177,10 @@ def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
             if path.suffix.lower() == ".json":
                 mapping = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
             else:
-                frame = pd.read_csv(path, dtype={"tenant": str})
+                from atlas_data.jobs_table import read_csv_frame
+
+                # tenants as written ("NA" is a tenant name), a repeated column refused
+                frame = read_csv_frame(path, string_columns=("tenant",), label=str(path))
                 if not {"tenant", "weight"} <= set(frame.columns):
                     raise InputError("needs columns tenant,weight", path=str(path), where="--tenant-weights")
                 mapping = dict(zip(frame["tenant"].astype(str), pd.to_numeric(frame["weight"], errors="coerce")))
@@ -201,6 +209,31 @@ def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None) ->
     return jobs, label if jobs.predicted is not None else None
 
 
+def check_simulated_span(args, jobs: JobSet, total_gpus: int) -> None:
+    """Refuse (exit 2, before any simulation) a run whose simulated span would take hours or all memory.
+
+    The simulator keeps one record per tenant per fairness window up to the makespan, and renews
+    every running job's lease each `--lease` seconds; both grow with the simulated span, which a
+    work-conserving cluster keeps near submit span + GPU·s / GPUs + the longest job.
+    """
+    if not jobs.n:
+        return
+    size = jobs.size.astype(np.float64)
+    span = float(jobs.submit_time.max() - jobs.submit_time.min())
+    horizon = span + float((jobs.gpus * size).sum()) / total_gpus + float(size.max())
+    windows = len(jobs.tenant_names) * horizon / args.fair_window
+    if windows > MAX_TENANT_WINDOWS:
+        raise InputError(f"the simulated span (about {horizon / 86400:,.0f} days for {len(jobs.tenant_names)} tenant(s)) "
+                         f"needs about {windows:.3g} fairness windows of {args.fair_window:g} s, more than "
+                         f"{MAX_TENANT_WINDOWS:,}: use a longer --fair-window, or fewer or shorter jobs",
+                         where="--fair-window")
+    renewals = float(size.sum()) / args.lease
+    if renewals > MAX_LEASE_RENEWALS:
+        raise InputError(f"the jobs hold GPUs for {float(size.sum()):.3g} s in all, about {renewals:.3g} leases of "
+                         f"{args.lease:g} s, more than {MAX_LEASE_RENEWALS:,}: use a longer --lease, or fewer or "
+                         "shorter jobs", where="--lease")
+
+
 def _capacities(args, default_shape) -> tuple[list[int], str]:
     if args.node_list != "none":
         if args.nodes is not None or args.gpus_per_node is not None:
@@ -219,6 +252,8 @@ def _capacities(args, default_shape) -> tuple[list[int], str]:
 
 # ----- the task ------------------------------------------------------------------------------------
 def execute(args) -> tuple[Path, dict, dict[str, object]]:
+    if args.output:
+        check_output_folder(args.output, "run")  # a bad --output fails before any computation
     for opt, value, low in (("--lease", args.lease, 0.0), ("--interval", args.interval, 0.0), ("--fair-window", args.fair_window, 0.0)):
         if not (value > low and math.isfinite(value)):
             raise InputError(f"{opt} must be > 0, got {value:g}", where=opt)
@@ -238,11 +273,21 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         jobs = replace(jobs, gpus=np.minimum(jobs.gpus, sum(capacities)))
     if int(jobs.gpus.max()) > sum(capacities):
         raise InputError(f"a job asks for {int(jobs.gpus.max())} GPUs, the cluster has {sum(capacities)}", where="--nodes")
+    check_simulated_span(args, jobs, sum(capacities))
     weights = _tenant_weights(args, jobs.tenant_names, scenario_weights)
     source = card.get("path") or card.get("source")
     policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
                                source=str(source), task="fairness", quiet=args.quiet)
     out = Path(args.output) if args.output else default_output_dir("fairness")
+    with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
+        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, capacities, cluster_text,
+                                        weights, policies)
+    return out, doc, runs
+
+
+def _simulate_and_write(args, out, table, card, window, jobs, predictor, capacities, cluster_text, weights,
+                        policies) -> tuple[dict, dict]:
+    """Simulate every policy and write the output files into the (temporary) folder `out`."""
     (out / "jobs").mkdir(parents=True, exist_ok=True)
     (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)
     (out / "allocations").mkdir(parents=True, exist_ok=True)
@@ -290,7 +335,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     dataset = {**card, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
     _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
-    return out, doc, runs
+    return doc, runs
 
 
 def run(args) -> int:

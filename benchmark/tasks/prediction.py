@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
 
@@ -61,19 +62,33 @@ def _method_list(args) -> list[str]:
 
 
 def run(args) -> int:
-    from predictors.api import file_stem, remember
     from predictors.data import SplitData, default_dataset_dir
-    from predictors.methods import MethodConfig, run_method
-    from predictors.metrics import evaluate
 
     methods = _method_list(args)  # validate names before any expensive work
+    if args.output:
+        check_output_folder(args.output, "run")
     quiet = bool(getattr(args, "quiet", False))
     ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
     out_dir = Path(args.output) if args.output else default_output_dir("prediction")
     args.output = str(out_dir)  # the run command logs this folder to MLflow
     split, card = SplitData.from_folder(ds_dir)
+    with output_folder(out_dir, "run") as folder:  # renamed to `out_dir` once every file is written
+        rows = _fit_and_write(folder, ds_dir, split, card, methods, int(args.seed or 0), quiet)
+    if not quiet:
+        print(paper_table(rows))
+        say(f"wrote {out_dir}", quiet)
+    return 0
+
+
+def _fit_and_write(out_dir: Path, ds_dir: Path, split, card: dict, methods: list[str], seed: int,
+                   quiet: bool) -> list[dict]:
+    """Fit and score every method; write predictions, results and plots into the (temporary) folder."""
+    from predictors.api import file_stem, remember
+    from predictors.methods import MethodConfig, run_method
+    from predictors.metrics import evaluate
+
     truth = split.test_truth()
-    config = MethodConfig(seed=int(args.seed or 0))
+    config = MethodConfig(seed=seed)
 
     rows, frames = [], {}
     (out_dir / "predictions").mkdir(parents=True, exist_ok=True)
@@ -109,10 +124,7 @@ def run(args) -> int:
         extra={"seed": config.seed, "n_estimators": config.n_estimators},
     )
     _plots(out_dir, frames)
-    if not quiet:
-        print(paper_table(rows))
-        say(f"wrote {out_dir}", quiet)
-    return 0
+    return rows
 
 
 def _check_covers_test(frame, truth, name: str) -> None:

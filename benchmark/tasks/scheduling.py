@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, output_folder
 from benchmark import plots
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
@@ -106,6 +107,8 @@ def execute(args) -> tuple[Path, dict]:
     if args.objective is None:
         raise InputError("--objective is required for --task scheduling (total_completion, max_stretch or makespan)", where="--objective")
     objective = args.objective
+    if args.output:
+        check_output_folder(args.output, "run")  # a bad --output fails before any computation
     machines = csv_list(args.machines, "machines", int) or list(DEFAULT_MACHINES)
     if any(m < 1 for m in machines):
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
@@ -135,24 +138,24 @@ def execute(args) -> tuple[Path, dict]:
             objective, jobs, policies, predictions, machines=machines, prr_lambda=args.prr_lambda,
             seed=args.seed, on_step=lambda row: progress.update(),
         )
-    out.mkdir(parents=True, exist_ok=True)
-    per_job.to_parquet(out / "per_job.parquet", index=False)
     dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     for row in rows:
         row["leaks"] = []
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
-    doc = write_results(
-        out, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
-        extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
-               "leaks": [], "instances": instances, "load": load},
-    )
-    title = f"{objective} — {jobs.n} jobs ({source})"
-    plots.ratio_bars(rows, out / "ratios.png", title=title)
-    if objective != "makespan":
-        plots.stretch_cdf(per_job, out / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
-    if len([k for k in predictions if k.startswith("noise:")]) > 1:
-        plots.robustness_curve(plots.noise_levels(rows), out / "robustness.png", title=f"robustness: {title}")
+    with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
+        per_job.to_parquet(folder / "per_job.parquet", index=False)
+        doc = write_results(
+            folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
+            extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
+                   "leaks": [], "instances": instances, "load": load},
+        )
+        title = f"{objective} — {jobs.n} jobs ({source})"
+        plots.ratio_bars(rows, folder / "ratios.png", title=title)
+        if objective != "makespan":
+            plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
+        if len([k for k in predictions if k.startswith("noise:")]) > 1:
+            plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
     return out, doc
 
 
@@ -182,20 +185,20 @@ def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[P
         sys.stderr.write("warning: --protocol paper reads true sizes: "
                          + "; ".join(f"{x['leak']} ({x['rule']})" for x in leaks)
                          + " — see docs/reproduce-atlas.md\n")
-    out.mkdir(parents=True, exist_ok=True)
-    per_job.to_parquet(out / "per_job.parquet", index=False)
     n_jobs = max(i["n"] for i in instances)
     dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(args, machines), "sample_seed": sample_seed}
-    doc = write_results(
-        out, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
-        extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
-               "leaks": leaks, "instances": instances},
-    )
-    title = f"{objective} — paper protocol ({source})"
-    plots.ratio_bars(rows, out / "ratios.png", title=title)
-    if objective != "makespan":
-        plots.stretch_cdf(per_job, out / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
+    with output_folder(out, "run") as folder:
+        per_job.to_parquet(folder / "per_job.parquet", index=False)
+        doc = write_results(
+            folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
+            extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
+                   "leaks": leaks, "instances": instances},
+        )
+        title = f"{objective} — paper protocol ({source})"
+        plots.ratio_bars(rows, folder / "ratios.png", title=title)
+        if objective != "makespan":
+            plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
     return out, doc
 
 

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from benchmark.cli import main
+from leaderboards.store import sha256_file
 
 
 def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_cpsat):
@@ -41,4 +42,5 @@ def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_c
     capsys.readouterr()
     assert main(["submit", "--template", str(sub), "--data", str(ds)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and "submission.yaml, predictions.parquet already exist(s)" in err[0]
+    assert len(err) == 1 and "already holds the output of an earlier `benchmark submit --template`" in err[0]
+    assert mine["provenance"]["predictions_file_sha256"] == sha256_file(sub / "predictions.parquet")  # untouched

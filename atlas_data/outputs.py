@@ -1,0 +1,348 @@
+"""Safe outputs: the one way every command writes a folder or a file (docs/results-and-tracking.md#safe-outputs).
+
+A command never destroys what the user has and never leaves a half-written result:
+
+* **Folders** (`run --output`, `data build --out`, `data synth --out`, `sweep`, `reproduce`,
+  `demo`, `submit --template`) are written into a temporary sibling `.NAME.tmp-<pid>-<token>` and
+  renamed to NAME only when complete (`output_folder`). The folder then holds the marker file
+  `.atlas-bench-output` (JSON: which command wrote it, its command line, `complete: true`).
+* The target is refused (InputError, exit 2, one line) when it is the working folder or one of its
+  parents, a file or a symbolic link, a folder that holds anything and has no marker (the user's
+  files), or a folder that another command wrote. An empty folder is fine. A folder the same
+  command wrote earlier is replaced whole: the old one is moved aside and deleted once the new one
+  is in place, so no stale file of the earlier run survives.
+* **Files** (`data import --out`, `leaderboard --output`, `data describe --output`, ...) are written
+  through a temporary file and a rename (`output_file`). An existing file is replaced only when
+  it is recognisably the same command's output (a signature inside the file: parquet schema
+  metadata, a first-line comment in markdown/HTML, a PNG text chunk), never a folder or a link.
+* Paths recorded inside a finished folder (results.json, sweep.json, ...) name its final place,
+  not the temporary one; leftovers of a killed process (`.NAME.tmp-<pid>-*` with a marker, whose
+  process is gone) are removed by the next write to NAME.
+
+The command line recorded in markers and results.json is the one `benchmark.cli.main` was called
+with (`command_line()`; nested calls, e.g. the steps of `benchmark demo`, record their own).
+
+May import the standard library, numpy/pandas/pyarrow (lazily) and atlas_data.errors/io only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import os
+import re
+import secrets
+import shutil
+import struct
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from atlas_data.errors import InputError
+
+MARKER = ".atlas-bench-output"
+SIGNATURE_KEY = "atlas-bench"  # parquet schema metadata key / PNG text key naming the writing command
+_TEXT_SIGNATURE = "<!-- written by `benchmark {command}` (atlas-bench): it replaces this file on a rerun -->"
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
+# files whose text may record the temporary path of the folder being written (relocated at the end)
+_RECORD_SUFFIXES = (".json", ".md")
+
+_COMMAND_LINE: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("command_line", default=None)
+
+
+# ----- the command line --------------------------------------------------------------------------
+@contextlib.contextmanager
+def using_command_line(argv) -> Iterator[None]:
+    """Record `benchmark ARGV...` as the command line of everything written inside the block."""
+    token = _COMMAND_LINE.set(("benchmark", *map(str, argv)))
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def command_line() -> list[str] | None:
+    """`["benchmark", ...]` of the running command, or None outside the command line."""
+    value = _COMMAND_LINE.get()
+    return None if value is None else list(value)
+
+
+# ----- what is already there ---------------------------------------------------------------------
+def read_marker(folder: Path | str) -> dict | None:
+    """The marker of a folder a command wrote, or None (no marker, unreadable, not ours)."""
+    try:
+        data = json.loads((Path(folder) / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("command"), str) else None
+
+
+def _is_cwd_or_parent(path: Path) -> bool:
+    target = path.resolve()
+    cwd = Path.cwd().resolve()
+    return target == cwd or target in cwd.parents
+
+
+def check_output_folder(path: Path | str, command: str, *, option: str = "--output", replace_own: bool = True) -> Path:
+    """Refuse (InputError) a target folder the command must not replace; return it as a Path.
+
+    Called before any computation, so a bad `--output` fails at once, and again at the end.
+    `replace_own=False`: a folder this command wrote earlier is refused too (the user edits it).
+    """
+    path = Path(path)
+    where = f"{option}"
+    if str(path).strip() == "":
+        raise InputError("empty output path", where=where)
+    if _is_cwd_or_parent(path):
+        raise InputError("is the working folder or one of its parents; the output would replace it whole: "
+                         "give a new folder", path=str(path), where=where)
+    if path.is_symlink():
+        raise InputError("is a symbolic link: refusing to replace it; give a new folder", path=str(path), where=where)
+    if not path.exists():
+        return path
+    if not path.is_dir():
+        raise InputError("is a file, not a folder: refusing to replace it; give a new folder", path=str(path), where=where)
+    try:
+        entries = sorted(p.name for p in path.iterdir())
+    except OSError as exc:
+        raise InputError(f"cannot read the folder ({exc.strerror or exc})", path=str(path), where=where) from None
+    if not entries:
+        return path
+    marker = read_marker(path)
+    if marker is None:
+        shown = [e for e in entries if e != MARKER][:2]
+        raise InputError(f"holds files not written by `benchmark {command}` (e.g. {', '.join(shown)}): refusing to "
+                         "replace them; give a new or empty folder", path=str(path), where=where)
+    if marker["command"] != command:
+        raise InputError(f"was written by `benchmark {marker['command']}`, not by `benchmark {command}`: refusing to "
+                         "replace it; give another folder", path=str(path), where=where)
+    if not replace_own:
+        raise InputError(f"already holds the output of an earlier `benchmark {command}` (perhaps edited since): "
+                         "refusing to replace it; give a new or empty folder", path=str(path), where=where)
+    return path
+
+
+# ----- writing a folder ----------------------------------------------------------------------------
+def _marker_text(command: str, complete: bool) -> str:
+    from atlas_data.io import package_version
+
+    return json.dumps({
+        "written_by": "atlas-bench", "command": command, "complete": complete, "argv": command_line(),
+        "pid": os.getpid(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "version": package_version(),
+    }, indent=2) + "\n"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: someone else's process, alive
+        return True
+    return True
+
+
+def remove_leftovers(path: Path) -> list[Path]:
+    """Delete `.NAME.tmp-*` / `.NAME.old-*` siblings of `path` left by a killed process (marker inside, pid gone)."""
+    removed = []
+    parent = path.parent
+    if not parent.is_dir():
+        return removed
+    for sibling in parent.iterdir():
+        match = _LEFTOVER.match(sibling.name)
+        if not match or match["name"] != path.name or not sibling.is_dir() or sibling.is_symlink():
+            continue
+        if read_marker(sibling) is None or _alive(int(match["pid"])):
+            continue
+        shutil.rmtree(sibling, ignore_errors=True)
+        removed.append(sibling)
+    return removed
+
+
+def _sibling(path: Path, kind: str) -> Path:
+    return path.with_name(f".{path.name}.{kind}-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def _relocate_records(tmp: Path, final: Path) -> None:
+    """Rewrite the temporary folder's path to the final one in the JSON / markdown records inside it."""
+    forms = {}
+    for given, real in ((tmp, final), (tmp.resolve(), final.resolve()), (tmp.absolute(), final.absolute())):
+        forms[str(given)] = str(real)
+        forms[json.dumps(str(given))[1:-1]] = json.dumps(str(real))[1:-1]  # as escaped inside JSON strings
+    needle = tmp.name
+    for file in tmp.rglob("*"):
+        if (file.suffix not in _RECORD_SUFFIXES and file.name != MARKER) or not file.is_file():
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if needle not in text:
+            continue
+        for old in sorted(forms, key=len, reverse=True):
+            text = text.replace(old, forms[old])
+        file.write_text(text, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def output_folder(path: Path | str, command: str, *, option: str = "--output", replace_own: bool = True) -> Iterator[Path]:
+    """Yield a temporary sibling of `path` to write into; on success rename it to `path`.
+
+    On any exception (Ctrl-C included) the temporary folder is deleted and `path` is untouched.
+    """
+    path = check_output_folder(path, command, option=option, replace_own=replace_own)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(path)
+        tmp = _sibling(path, "tmp")
+        tmp.mkdir()
+    except OSError as exc:
+        raise InputError(f"cannot create the output folder ({exc.strerror or exc})", path=str(path), where=option) from None
+    try:
+        (tmp / MARKER).write_text(_marker_text(command, complete=False), encoding="utf-8")
+        yield tmp
+        _relocate_records(tmp, path)
+        (tmp / MARKER).write_text(_marker_text(command, complete=True), encoding="utf-8")
+        check_output_folder(path, command, option=option, replace_own=replace_own)  # nothing appeared meanwhile
+        _put_in_place(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _put_in_place(tmp: Path, path: Path) -> None:
+    if path.is_dir() and not any(path.iterdir()):
+        os.replace(tmp, path)  # rename(2) replaces an empty folder atomically
+        return
+    if not path.exists():
+        os.replace(tmp, path)
+        return
+    old = _sibling(path, "old")
+    os.replace(path, old)  # our own earlier output (checked): aside, then the new one in its place
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.replace(old, path)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# ----- writing a file ------------------------------------------------------------------------------
+def text_signature(command: str) -> str:
+    """The signature line of a markdown / HTML file written by `command`."""
+    return _TEXT_SIGNATURE.format(command=command)
+
+
+def signed_text(text: str, command: str) -> str:
+    """`text` with the signature line first (after `<!DOCTYPE ...>`, which must stay first in HTML)."""
+    line = text_signature(command) + "\n"
+    if text.lstrip().lower().startswith("<!doctype"):
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{line}{rest}"
+    return line + text
+
+
+def file_signature(path: Path | str) -> str | None:
+    """The command recorded inside a file the product wrote (parquet, PNG, markdown/HTML), else None."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            import pyarrow.parquet as pq
+
+            meta = pq.read_schema(path).metadata or {}
+            value = meta.get(SIGNATURE_KEY.encode())
+            return json.loads(value).get("command") if value else None
+        if suffix == ".png":
+            return _png_text(path).get(SIGNATURE_KEY)
+        with open(path, encoding="utf-8") as fh:
+            head = [fh.readline(4096).rstrip("\n") for _ in range(2)]  # the signature, or a doctype then it
+        pattern = re.escape(_TEXT_SIGNATURE).replace(r"\{command\}", "(?P<command>.+)")
+        for line in head:
+            match = re.fullmatch(pattern, line)
+            if match:
+                return match["command"]
+        return None
+    except Exception:  # unreadable or not what the suffix says: not ours
+        return None
+
+
+def _png_text(path: Path) -> dict[str, str]:
+    """tEXt chunks of a PNG file, read up to the image data."""
+    found = {}
+    with open(path, "rb") as fh:
+        if fh.read(8) != b"\x89PNG\r\n\x1a\n":
+            return found
+        while True:
+            head = fh.read(8)
+            if len(head) < 8:
+                return found
+            length, kind = struct.unpack(">I4s", head)
+            if kind in (b"IDAT", b"IEND"):
+                return found
+            data = fh.read(length)
+            fh.read(4)  # CRC
+            if kind == b"tEXt" and b"\0" in data:
+                key, value = data.split(b"\0", 1)
+                found[key.decode("latin-1")] = value.decode("latin-1")
+
+
+def check_output_file(path: Path | str, command: str, *, option: str = "--output",
+                      recognise: Callable[[Path], bool] | None = None) -> Path:
+    """Refuse (InputError) a target file the command must not replace; return it as a Path.
+
+    `recognise(path)` says whether an existing file is this command's earlier output (default:
+    its signature names `command`).
+    """
+    path = Path(path)
+    if str(path).strip() == "":
+        raise InputError("empty output path", where=option)
+    if path.is_symlink():
+        raise InputError("is a symbolic link: refusing to replace it; give another file name", path=str(path), where=option)
+    if path.is_dir():
+        raise InputError("is a folder, not a file: refusing to replace it; give a file name", path=str(path), where=option)
+    if path.exists():
+        ours = recognise(path) if recognise is not None else file_signature(path) == command
+        if not ours:
+            raise InputError(f"exists and was not written by `benchmark {command}`: refusing to replace it; give "
+                             "another file name or delete it first", path=str(path), where=option)
+    return path
+
+
+def output_file(path: Path | str, command: str, write: Callable[[Path], None], *, option: str = "--output",
+                recognise: Callable[[Path], bool] | None = None, make_parent: bool = True) -> Path:
+    """Write a file through `write(temporary path)` and a rename; refuse what `check_output_file` refuses."""
+    path = check_output_file(path, command, option=option, recognise=recognise)
+    try:
+        if make_parent:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.parent.is_dir():
+            raise InputError("the folder of the output file does not exist", path=str(path), where=option)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
+        tmp.touch(exist_ok=False)
+    except OSError as exc:
+        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=str(path), where=option) from None
+    try:
+        write(tmp)
+        check_output_file(path, command, option=option, recognise=recognise)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_signed_parquet(frame, path: Path, command: str) -> None:
+    """`frame` as parquet with the signature of `command` in the schema metadata (no index)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), SIGNATURE_KEY.encode(): json.dumps({"command": command}).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def png_metadata(command: str) -> dict[str, str]:
+    """`savefig(metadata=...)` for a PNG file signed by `command`."""
+    return {SIGNATURE_KEY: command}
