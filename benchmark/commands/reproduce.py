@@ -1,5 +1,8 @@
 """`benchmark reproduce atlas`: the ATLAS paper's scheduling table beside ours, in one command.
 
+(`benchmark reproduce` holds one sub-command per paper; `reproduce astraea` lives in
+benchmark.commands.reproduce_astraea.)
+
 For each objective (total completion, max stretch, makespan) it runs `benchmark run --task
 scheduling` twice on the same jobs — once under `--protocol paper` (the reference code's rules,
 leaks labelled) and once under the honest default — and prints a three-column table: the
@@ -68,8 +71,16 @@ OBJECTIVE_TITLES = {
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("reproduce", help="reproduce a paper's table beside the honest protocol")
-    parser.add_argument("paper", choices=["atlas"], help="which paper (atlas: the ATLAS / LASched scheduling table)")
+    from benchmark.commands import reproduce_astraea
+
+    command = subparsers.add_parser("reproduce", help="reproduce a paper's tables and figures beside ours")
+    papers = command.add_subparsers(dest="paper", metavar="PAPER", parser_class=type(command))
+    papers.required = True
+    astraea = papers.add_parser("astraea", help="every figure of the ASTRAEA fairness paper beside ours (Venus-like, "
+                                "Philly, lease and cluster-size curves; docs/reproduce-astraea.md)")
+    reproduce_astraea.add_arguments(astraea)
+    astraea.set_defaults(handler=reproduce_astraea.reproduce)
+    parser = papers.add_parser("atlas", help="the ATLAS / LASched scheduling table: paper protocol beside the honest one")
     parser.add_argument("--data", help="dataset folder or name (default paper-scale; also: default)")
     parser.add_argument("--jobs", metavar="FILE|TRACE",
                         help="a jobs table, or a shipped trace such as elasticflow:cluster05 or philly:<vc>, instead "

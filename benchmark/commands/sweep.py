@@ -18,7 +18,7 @@ from atlas_data.outputs import check_output_folder
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="run the cross product of a YAML config (local processes or Dask)")
     parser.add_argument("config", metavar="CONFIG.yaml", help="sweep config (keys: task, jobs|data, objectives, "
-                        "policies, predictors, noise, seeds, n, machines, nodes, options, mlflow)")
+                        "policies, predictors, noise, seeds, n, machines, nodes, lease, options, mlflow)")
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="local worker processes (default) or a Dask cluster")
     parser.add_argument("--address", help="Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")

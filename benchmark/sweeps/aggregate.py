@@ -4,9 +4,9 @@ Table columns: `cell`, `task`, `objective`, `dataset` (as written in the config;
 `policies` (the cell's policy list), `policy`, `predictor` (the row's: `noise:σ`, a method name,
 `column`, or null for a policy that uses no p̂), `noise` (the cell's σ), `seed` (0 when not swept:
 the run's default), `n`, `machines` (the row's for makespan, else the cell's single count),
-`nodes`, `value`, `reference`, `ratio`, then every other metric of the rows (lists and dicts as
-JSON text). Rows are ordered by cell, then the run's own row order, so every executor gives the
-same table.
+`nodes`, `lease` (the cell's, else the fairness run's own `lease_s`), `value`, `reference`, `ratio`,
+then every other metric of the rows (lists and dicts as JSON text). Rows are ordered by cell, then
+the run's own row order, so every executor gives the same table.
 
 May import benchmark.sweeps.config, numpy, pandas.
 """
@@ -23,7 +23,7 @@ from benchmark.sweeps.config import Cell
 
 # coordinates first, then the objective columns, then whatever else the rows carry
 TABLE_COLUMNS = ("cell", "task", "objective", "dataset", "policies", "policy", "predictor", "noise", "seed", "n",
-                 "machines", "nodes", "value", "reference", "ratio")
+                 "machines", "nodes", "lease", "value", "reference", "ratio")
 _STRING_COLUMNS = ("cell", "task", "objective", "dataset", "policies", "policy", "predictor")
 _INT_COLUMNS = ("seed", "n", "machines", "nodes")
 
@@ -39,6 +39,7 @@ def annotate(row: dict, cell: Cell, doc: dict) -> dict:
         "predictor": row.get("predictor"), "noise": cell.noise,
         "seed": 0 if cell.seed is None else cell.seed,  # the run's default seed
         "n": cell.n, "machines": machines, "nodes": cell.nodes,
+        "lease": cell.lease if cell.lease is not None else (doc.get("options") or {}).get("lease_s"),
     }
     rest = {k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in row.items() if k not in coordinates}
     return {**coordinates, **rest}
@@ -56,7 +57,7 @@ def sweep_table(row_lists: Iterable[Iterable[dict]]) -> pd.DataFrame:
         frame[column] = frame[column].astype("str")
     for column in _INT_COLUMNS:
         frame[column] = pd.array([None if _missing(v) else int(v) for v in frame[column]], dtype="Int64")
-    for column in ("noise", "value", "reference", "ratio"):
+    for column in ("noise", "lease", "value", "reference", "ratio"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     return frame.reset_index(drop=True)
 

@@ -12,11 +12,12 @@
     seeds: [0, 1]
     n: [2000]
     machines: [5, [10, 20]]               # an inner list = one cell running all its counts
-    nodes: [4, 8]                         # fairness
+    nodes: [4, 8]                         # fairness: cluster sizes
+    lease: [300, 900, 1800]               # fairness: lease lengths, s
     options: {prr-lambda: 0.5}            # fixed extra `benchmark run` options for every cell
     mlflow: false                         # same as --no-mlflow
 
-Axes: dataset × objectives × policies × prediction source × seeds × n × machines × nodes, where
+Axes: dataset × objectives × policies × prediction source × seeds × n × machines × nodes × lease, where
 the prediction source is one entry of `predictors` or one entry of `noise` (both are ways to get
 p̂, crossing them would run every noise level once per learned predictor). A scalar stands for a
 one-element list. Policies are not crossed one by one: a run already loops over its policies and
@@ -43,14 +44,14 @@ from typing import Any
 
 from atlas_data.errors import InputError
 
-SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes")
+SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes", "lease")
 CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow")
 # the options a sweep key already sets (or the sweep itself): not allowed under `options`
 _MANAGED_OPTIONS = {"task", "jobs", "data", "objective", "policies", "predictor", "methods", "noise", "seed", "n",
-                    "machines", "nodes", "output", "quiet", "no-mlflow"}
+                    "machines", "nodes", "lease", "output", "quiet", "no-mlflow"}
 _OPTION_TO_KEY = {"--task": "task", "--jobs": "jobs", "--data": "data", "--objective": "objectives",
                   "--policies": "policies", "--predictor": "predictors", "--noise": "noise", "--seed": "seeds",
-                  "--n": "n", "--machines": "machines", "--nodes": "nodes"}
+                  "--n": "n", "--machines": "machines", "--nodes": "nodes", "--lease": "lease"}
 
 
 # ----- config ---------------------------------------------------------------------------------
@@ -68,6 +69,7 @@ class SweepConfig:
     n: tuple[int | None, ...] = (None,)
     machines: tuple[str | None, ...] = (None,)    # "5" or "10,20"
     nodes: tuple[int | None, ...] = (None,)
+    lease: tuple[float | None, ...] = (None,)      # lease lengths, s (fairness)
     options: tuple[tuple[str, Any], ...] = ()
     mlflow: bool = True
 
@@ -161,6 +163,12 @@ def load_config(path: str | Path) -> SweepConfig:
     seeds = scalars("seeds", "int")
     n = positive("n", scalars("n", "int"))
     nodes = positive("nodes", scalars("nodes", "int"))
+    lease = scalars("lease", "number")
+    if lease and any(v <= 0 for v in lease):
+        fail("lease", f"lease lengths must be > 0 seconds, got {lease}")
+    if lease and task != "fairness":
+        # checked here: a lease equal to the run parser's default would pass the argv check unnoticed
+        fail("lease", f"'lease' is an axis of task fairness (--lease), not of task {task}")
     predictors = scalars("predictors", "str")
     policies = tuple(_policy_lists(raw, fail)) if "policies" in raw else (None,)
     machines = tuple(_machine_lists(raw, fail)) if "machines" in raw else (None,)
@@ -181,6 +189,7 @@ def load_config(path: str | Path) -> SweepConfig:
         n=tuple(n) if n else (None,),
         machines=machines,
         nodes=tuple(nodes) if nodes else (None,),
+        lease=tuple(lease) if lease else (None,),
         options=options,
         mlflow=mlflow,
     )
@@ -275,6 +284,7 @@ class Cell:
     n: int | None = None
     machines: str | None = None
     nodes: int | None = None
+    lease: float | None = None
 
 
 def cells(config: SweepConfig) -> list[Cell]:
@@ -283,10 +293,10 @@ def cells(config: SweepConfig) -> list[Cell]:
     sources += [(None, s) for s in config.noise]
     sources = sources or [(None, None)]
     axes = (config.datasets, config.objectives, config.policies, sources, config.seeds, config.n,
-            config.machines, config.nodes)
+            config.machines, config.nodes, config.lease)
     varying = [len(axis) > 1 for axis in axes]
     out: list[Cell] = []
-    for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes) in enumerate(
+    for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes, lease) in enumerate(
         itertools.product(*axes)
     ):
         argv = ["run", "--task", config.task]
@@ -295,7 +305,7 @@ def cells(config: SweepConfig) -> list[Cell]:
             argv += [f"--{config.dataset_option}", str(resolved)]
         values = [("objective", objective), ("policies", policies), ("predictor", predictor),
                   ("noise", None if noise is None else repr(noise)), ("seed", seed), ("n", n),
-                  ("machines", machines), ("nodes", nodes)]
+                  ("machines", machines), ("nodes", nodes), ("lease", None if lease is None else repr(lease))]
         argv += [item for name, v in values if v is not None for item in (f"--{name}", str(v))]
         for name, v in config.options:
             if v is True:
@@ -304,12 +314,12 @@ def cells(config: SweepConfig) -> list[Cell]:
                 argv += [f"--{name}", str(v)]
         labels = [Path(dataset).stem if dataset else None, objective, f"p{config.policies.index(policies)}",
                   predictor or f"noise{noise:g}" if (predictor or noise is not None) else None,
-                  f"seed{seed}", f"n{n}", f"m{machines}", f"nodes{nodes}"]
+                  f"seed{seed}", f"n{n}", f"m{machines}", f"nodes{nodes}", f"lease{lease:g}" if lease is not None else None]
         slug = "-".join(str(label) for label, vary in zip(labels, varying) if vary)
         cell_id = f"{index:04d}" + (f"-{re.sub(r'[^A-Za-z0-9_.=+-]', '_', slug)}" if slug else "")
         out.append(Cell(index=index, id=cell_id, argv=tuple(argv), task=config.task, objective=objective,
                         dataset=dataset, policies=policies, predictor=predictor, noise=noise, seed=seed, n=n,
-                        machines=machines, nodes=nodes))
+                        machines=machines, nodes=nodes, lease=lease))
     from benchmark.cli import build_parser
 
     parser = build_parser()

@@ -61,6 +61,11 @@ BAD = [
     ("managed option", "task: scheduling\noptions: {seed: 3}\n", "options"),
     ("mlflow not bool", "task: scheduling\nmlflow: maybe\n", "mlflow"),
     ("axis the task ignores", "task: scheduling\nobjectives: makespan\nnodes: [4, 8]\n", "--nodes is not an option"),
+    # lease 900 is the run parser's default, so only the config check can catch it on a scheduling sweep
+    ("lease off fairness", "task: scheduling\nobjectives: makespan\nlease: [900]\n", "axis of task fairness"),
+    ("lease not positive", "task: fairness\nlease: [300, 0]\n", "lease"),
+    ("lease not a number", "task: fairness\nlease: [long]\n", "lease"),
+    ("lease as an option", "task: fairness\noptions: {lease: 300}\n", "options"),
     ("not a mapping", "- task\n- scheduling\n", "mapping"),
     ("bad yaml", "task: [scheduling\n", "YAML"),
 ]
@@ -126,14 +131,16 @@ mlflow: false
 def test_local_sweep_values(tiny):
     config, out, table = tiny
     assert len(table) == 4 * 5 and table["cell"].nunique() == 4
-    assert list(table.columns[:15]) == ["cell", "task", "objective", "dataset", "policies", "policy", "predictor",
-                                        "noise", "seed", "n", "machines", "nodes", "value", "reference", "ratio"]
+    assert list(table.columns[:16]) == ["cell", "task", "objective", "dataset", "policies", "policy", "predictor",
+                                        "noise", "seed", "n", "machines", "nodes", "lease", "value", "reference",
+                                        "ratio"]
     assert (table["task"] == "scheduling").all() and (table["objective"] == "total_completion").all()
     assert (table["dataset"] == "jobs.csv").all() and (table["policies"] == "fifo,sjf,srpt,spjf,rr").all()
     # cell order = config order (noise outer, seeds inner), then the run's policy order
     assert table.groupby("cell", sort=False)[["noise", "seed"]].first().values.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1]]
     assert table["policy"].tolist()[:5] == ["fifo", "sjf", "srpt", "spjf", "rr"]
     assert str(table["seed"].dtype) == "Int64" and table["n"].isna().all() and table["nodes"].isna().all()
+    assert table["lease"].isna().all()  # scheduling runs have no lease
     np.testing.assert_allclose(table["ratio"], table["value"] / table["reference"], rtol=1e-12)
     by = {(r.policy, r.noise, r.seed): r for r in table.itertuples()}
     for noise in (0.0, 1.0):
@@ -206,3 +213,55 @@ policies: [[fifo, srpt], [spjf]]   # spjf needs p̂: no noise and no predicted_d
     runs = mlflow.search_runs(experiment_names=["atlas-scheduling-total_completion"])
     assert runs["params.sweep_cell"].tolist() == ["0000-jobs-p0"]
     assert runs["metrics.srpt.ratio"].tolist() == [1.0] and runs["metrics.fifo.value"].tolist() == [20.0]
+
+
+# ----- fairness axes: lease and nodes -----------------------------------------------------------
+# two tenants on 8-GPU nodes; a and b hold 8 GPUs each for 2,000 s, c (tenant y) arrives at 10 s
+FAIR_JOBS = {"job_id": ["a", "b", "c"], "submit_time": [0, 0, 10], "duration": [2000, 2000, 500],
+             "gpus": [8, 8, 8], "tenant": ["x", "x", "y"]}
+
+
+def test_fairness_lease_and_nodes_axes_expand_into_run_options(tmp_path):
+    config = load_config(_write(tmp_path, "task: fairness\njobs: j.csv\npolicies: [astraea, fifo]\n"
+                                          "nodes: [1, 2]\nlease: [300, 1200.5]\n"))
+    assert config.lease == (300.0, 1200.5) and config.nodes == (1, 2)
+    grid = cells(config)
+    assert [(c.nodes, c.lease) for c in grid] == [(1, 300.0), (1, 1200.5), (2, 300.0), (2, 1200.5)]
+    assert grid[1].argv[-4:] == ("--nodes", "1", "--lease", "1200.5")
+    assert [c.id for c in grid] == ["0000-nodes1-lease300", "0001-nodes1-lease1200.5", "0002-nodes2-lease300",
+                                    "0003-nodes2-lease1200.5"]
+
+
+def test_fairness_sweep_rows_carry_lease_and_nodes_and_match_a_direct_run(tmp_path):
+    pd.DataFrame(FAIR_JOBS).to_csv(tmp_path / "j.csv", index=False)
+    config = _write(tmp_path, "task: fairness\njobs: j.csv\npolicies: [astraea, fifo]\nnodes: [1, 3]\n"
+                              "lease: [300, 900]\nmlflow: false\n")
+    out = tmp_path / "out"
+    assert main(["sweep", str(config), "--workers", "2", "--output", str(out), "--quiet"]) == 0
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert table[["nodes", "lease", "policy"]].values.tolist() == [
+        [1, 300.0, "astraea"], [1, 300.0, "fifo"], [1, 900.0, "astraea"], [1, 900.0, "fifo"],
+        [3, 300.0, "astraea"], [3, 300.0, "fifo"], [3, 900.0, "astraea"], [3, 900.0, "fifo"]]
+    by = {(r.nodes, r.lease, r.policy): r for r in table.itertuples()}
+    # on 3 nodes nobody waits: every job completes at submit + duration
+    assert by[(3, 300.0, "astraea")].avg_jct == pytest.approx((2000 + 2000 + 500) / 3)
+    # on 1 node fifo runs a, b, c one after the other (c waits for both)
+    assert by[(1, 900.0, "fifo")].avg_jct == pytest.approx((2000 + 4000 + 4490) / 3)
+    # while a job waits on 1 node astraea re-decides at every lease end: shorter leases, more rounds
+    assert by[(1, 300.0, "astraea")].rounds > by[(1, 900.0, "astraea")].rounds > 0
+    direct = tmp_path / "direct"
+    assert main(["run", "--task", "fairness", "--jobs", str(tmp_path / "j.csv"), "--policies", "astraea,fifo",
+                 "--nodes", "1", "--lease", "300", "--no-mlflow", "--quiet", "--output", str(direct)]) == 0
+    rows = {r["policy"]: r for r in json.loads((direct / "results.json").read_text())["rows"]}
+    for policy in ("astraea", "fifo"):
+        for metric in ("avg_jct", "sharing_loss_jobs", "preemptions"):
+            assert getattr(by[(1, 300.0, policy)], metric) == pytest.approx(rows[policy][metric])
+
+
+def test_the_lease_example_expands_into_one_venus_cell_per_lease():
+    from pathlib import Path
+
+    config = load_config(Path(__file__).resolve().parents[2] / "examples" / "sweep_lease.yaml")
+    grid = cells(config)
+    assert [c.lease for c in grid] == [300.0, 600.0, 900.0, 1200.0, 1800.0]
+    assert all(c.argv[:3] == ("run", "--task", "fairness") and "--scenario" in c.argv for c in grid)
