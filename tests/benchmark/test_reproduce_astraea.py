@@ -47,9 +47,13 @@ def test_every_paper_figure_has_a_row_with_a_verdict_and_a_why(small):
     expected = [f"sharing-loss jobs (ρ_job < 0.95): {p}" for p, f in PAPER_VENUS.items() if "sharing_loss_jobs" in f]
     expected += [f"tenant-loss intervals: {p}" for p, f in PAPER_VENUS.items() if "tenant_loss_intervals" in f]
     assert [r["figure"] for r in venus][:len(expected)] == expected
+    variants = [f"sharing-loss jobs, ρ_job from the first tick (tick): {p}" for p, f in PAPER_VENUS.items()
+                if "sharing_loss_jobs" in f]
+    variants += [f"tenant-loss intervals, demand-aware windows (eq8): {p}" for p, f in PAPER_VENUS.items()
+                 if "tenant_loss_intervals" in f]
     assert [r["figure"] for r in venus][len(expected):] == [
         "checkpoint + cold-start overhead, 900 s lease: astraea", "average JCT vs the paper's baselines",
-        "lease sensitivity: best lease", "lease sensitivity: 900 s vs 1200 s", "cluster-size sensitivity"]
+        *variants, "lease sensitivity: best lease", "lease sensitivity: 900 s vs 1200 s", "cluster-size sensitivity"]
     philly = [r for r in rows if r["section"].startswith("Philly, 40 x 8")]
     assert [r["figure"] for r in philly] == ["Philly: sharing-loss advantage", "Philly: tenant-loss intervals",
                                              "average JCT vs the paper's baselines"]
@@ -59,13 +63,29 @@ def test_every_paper_figure_has_a_row_with_a_verdict_and_a_why(small):
                if "no contention" not in r["why"])
 
 
+def test_variant_rows_come_from_the_variant_cell_under_the_other_definitions(small):
+    out, _, summary, _ = small
+    (alt,) = _cell_doc(out, "variants")
+    (main,) = _cell_doc(out, "venus")
+    assert alt["options"]["job_rho_from"] == "tick" and alt["options"]["tenant_loss_share"] == "eq8"
+    assert main["options"]["job_rho_from"] == "submit" and main["options"]["tenant_loss_share"] == "eq16"
+    ours = {r["policy"]: r for r in alt["rows"]}
+    rows = [r for r in summary["rows"] if "(tick)" in r["figure"] or "(eq8)" in r["figure"]]
+    assert rows
+    for row in rows:
+        policy = row["figure"].rsplit(": ", 1)[1]
+        metric = "sharing_loss_jobs" if "(tick)" in row["figure"] else "tenant_loss_intervals"
+        assert row["ours_value"] == ours[policy][metric]
+    assert summary["dropped_choices"] == 0
+
+
 def test_paper_column_is_the_scenarios_table_and_ours_is_the_cells_own(small):
     out, _, summary, _ = small
     (venus,) = _cell_doc(out, "venus")
     ours = {r["policy"]: r for r in venus["rows"]}
     assert venus["options"]["cluster"] == "40 x 8 GPUs" and venus["n_jobs"] == 600
     for row in summary["rows"]:
-        if row["figure"].startswith(("sharing-loss jobs", "tenant-loss intervals")):
+        if row["figure"].startswith(("sharing-loss jobs (", "tenant-loss intervals:")):  # the default definitions
             policy = row["figure"].split(": ")[-1]
             metric = "sharing_loss_jobs" if row["figure"].startswith("sharing") else "tenant_loss_intervals"
             assert row["paper_value"] == PAPER_VENUS[policy][metric]
@@ -83,7 +103,7 @@ def test_why_lines_quote_what_the_runs_measured(small):
     (venus_dir,) = sorted((out / "cells").glob("venus-*"))
     assert json.loads((venus_dir / "results.json").read_text())["offered_load"]["peak_demand_gpus"] > 320  # contended
     for row in summary["rows"]:
-        if not row["section"].startswith("Venus") or not row["figure"].startswith("sharing-loss jobs"):
+        if not row["section"].startswith("Venus") or not row["figure"].startswith("sharing-loss jobs ("):
             continue
         policy = row["figure"].split(": ")[-1]
         jobs = pd.read_parquet(venus_dir / "jobs" / f"{policy}.parquet")
@@ -91,6 +111,8 @@ def test_why_lines_quote_what_the_runs_measured(small):
         if row["verdict"] in ("ours higher", "ours lower") and len(lost):
             waited = np.mean(lost["preemptions"] == 0)
             assert f"of our {len(lost):,} sharing-loss jobs {100 * waited:.0f} % lost only waiting" in row["why"]
+            tick = np.mean((lost["preemptions"] == 0) & (lost["start_time"] - lost["submit_time"] <= 10 + 1e-9))
+            assert f"; {100 * tick:.0f} % waited no longer than the next 10 s scheduling tick" in row["why"]
     jct = next(r for r in summary["rows"] if r["section"].startswith("Venus") and r["figure"].startswith("average JCT"))
     (venus,) = _cell_doc(out, "venus")
     by = {r["policy"]: r["avg_jct"] for r in venus["rows"]}
