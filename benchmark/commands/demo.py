@@ -200,13 +200,18 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
                     f"{c['ours']} ({'holds' if c['holds'] else 'does not hold'})" for c in doc["paper_claims"]) + "."
             else:
                 caption = "the paper has no figures for this trace."
+            opts = doc.get("options") or {}
+            caption += (f" ρ_job from {opts.get('job_rho_from', 'tick')}, tenant-loss windows of "
+                        f"{opts.get('fair_window_s', 3600):,.0f} s on {opts.get('tenant_loss_share', 'eq8')}; "
+                        f"dropped choices: {sum(r.get('dropped_choices') or 0 for r in rows)}.")
             parts.append(f"**Fairness** ({label}); {caption}\n")
             parts.append(_md(
-                ["policy", "sharing-loss jobs", "tenant-loss intervals", "avg JCT (s)", "avg slowdown", "preemptions", "overhead %", "completed"],
+                ["policy", "sharing-loss jobs", "tenant-loss intervals", "avg JCT (s)", "avg slowdown", "preemptions",
+                 "migrations", "overhead %", "completed"],
                 [[r["policy"], _fmt(r.get("sharing_loss_jobs"), "{:.1%}") + _paper(paper, r["policy"], "sharing_loss_jobs"),
                   _fmt(r.get("tenant_loss_intervals"), "{:.1%}") + _paper(paper, r["policy"], "tenant_loss_intervals"),
                   _fmt(r.get("avg_jct"), "{:,.0f}"), _fmt(r.get("avg_slowdown"), "{:.2f}"), _fmt(r.get("preemptions"), "{:.0f}"),
-                  _fmt(r.get("overhead_pct"), "{:.2f}"), _fmt(r.get("completed"), "{:.0f}")] for r in rows],
+                  _fmt(r.get("migrations"), "{:.0f}"), _fmt(r.get("overhead_pct"), "{:.2f}"), _fmt(r.get("completed"), "{:.0f}")] for r in rows],
             ))
     return "\n\n".join(parts) + "\n"
 
