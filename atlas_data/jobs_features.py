@@ -148,6 +148,7 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
         raise InputError("--feature-columns names this column twice", path=path, where=f"column '{dup}'")
     submit = jobs["submit_time"].to_numpy(np.float64)
     duration = jobs["duration"].to_numpy(np.float64)
+    gpus = jobs["gpus"].to_numpy(np.float64)
     categorical, numeric, values = list(base.categorical), list(base.numeric), {}
     for name in names:
         where = f"column '{name}'"
@@ -164,16 +165,17 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
             raise InputError("--feature-columns: the column is empty in every row", path=path, where=where)
         if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
             x = raw.to_numpy(np.float64, na_value=np.nan)
-            rho = _spearman(x, duration)
+            rho = max((_spearman(x, d) for d in (duration, duration * gpus)), key=lambda r: abs(np.nan_to_num(r)))
             if np.isfinite(rho) and abs(rho) >= TRACKS_RHO:
                 raise InputError(f"--feature-columns: the values track the duration (Spearman ρ = {rho:.3f}): a "
                                  "post-execution value, not a submit-time input", path=path, where=where)
             finite = np.isfinite(x)
-            rho_t = _spearman(x, submit)
-            if finite.any() and np.all(x[finite] >= submit[finite]) and np.isfinite(rho_t) and rho_t >= TRACKS_RHO:
-                raise InputError(f"--feature-columns: the values are never before the submit time and follow it "
-                                 f"(Spearman ρ = {rho_t:.3f}): a start or end time, known only after the job ran",
-                                 path=path, where=where)
+            if finite.any() and np.all(x[finite] >= submit[finite]):
+                rho_t = np.nanmax([_spearman(x, submit), _spearman(x - submit, duration), -np.inf])
+                if rho_t >= TRACKS_RHO:
+                    raise InputError(f"--feature-columns: the values are never before the submit time and follow it "
+                                     f"or the duration (Spearman ρ = {rho_t:.3f}): a start or end time, known only "
+                                     "after the job ran", path=path, where=where)
             numeric.append(name)
             values[name] = x
         else:

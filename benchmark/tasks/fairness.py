@@ -183,8 +183,10 @@ def _load_dataset(args):
     from atlas_data.jobs_table import validate_jobs
 
     jobs = validate_jobs(jobs, str(args.data))
+    from benchmark.tasks.scheduling import dataset_name
+
     card = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint"),
-            "tenant_column": column}
+            "tenant_column": column, **dataset_name(args.data)}
     return jobs, card, label
 
 
@@ -385,8 +387,11 @@ def _x(v):
 
 
 def render(doc: dict) -> str:
+    from benchmark.tasks.traces import describe_data
+
     opts = doc["options"]
-    head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
+    head = (f"data: {describe_data(doc.get('dataset'))}\n"
+            f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
             f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
             f"job ρ from {opts['job_rho_from']}, tenant-loss windows {opts['fair_window_s']:g} s on "
             f"{opts.get('tenant_loss_share', 'eq8')}")

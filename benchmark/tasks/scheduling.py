@@ -106,8 +106,7 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
         return {m: learned_predictions(args.data, m, job_ids, seed=args.seed, quiet=args.quiet) for m in methods}
 
     dataset = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}
-    if getattr(args, "default_data", False):
-        dataset["name"] = "default"
+    dataset.update(dataset_name(args.data))
     return test_jobs(frame), dataset, str(args.data), learner
 
 
@@ -138,11 +137,20 @@ def resolve_data_source(args) -> None:
 
     if not args.jobs and not args.data:
         args.data = "default"
-        args.default_data = True
     if args.data:
         args.data = str(resolve_dataset(args.data, quiet=args.quiet))
         if not args.predictor and not args.noise:
             args.predictor = DEFAULT_PREDICTOR
+
+
+def dataset_name(folder) -> dict:
+    """{"name": NAME} when `folder` is the cache folder of a named dataset (default, paper-scale)."""
+    from atlas_data.named import NAMED_DATASETS, named_dataset_dir
+
+    for name in NAMED_DATASETS:
+        if Path(folder).resolve() == named_dataset_dir(name).resolve():
+            return {"name": name}
+    return {}
 
 
 def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
@@ -278,6 +286,12 @@ def _load_text(doc: dict) -> str:
 
 
 def render(doc: dict) -> str:
+    from benchmark.tasks.traces import describe_data
+
+    return f"data: {describe_data(doc.get('dataset'))}\n" + _render_table(doc)
+
+
+def _render_table(doc: dict) -> str:
     objective = doc["objective"]
     columns = ["policy", "predictor", "p_hat_source", "value", "reference", "ratio"]
     if objective == "total_completion" and doc.get("protocol") != "paper":

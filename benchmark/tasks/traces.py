@@ -164,3 +164,19 @@ def check_trace_options(args, *, needs_predictor: bool) -> None:
             raise InputError(f"{option} applies to --jobs TRACE|FILE (the jobs table to predict)", where=option)
         if needs_predictor and not getattr(args, "predictor", None):
             raise InputError(f"{option} only shapes learned p̂: give --predictor NAME too", where=option)
+
+
+def describe_data(card: dict) -> str:
+    """One line for a printed report: which jobs were scheduled, and where p̂ was learned."""
+    card = card or {}
+    if card.get("name"):
+        text = f"the ATLAS {card['name']} dataset ({card.get('source')}), test split"
+    elif card.get("trace"):
+        text = f"shipped trace {card['trace']}"
+    else:
+        text = str(card.get("path") or card.get("source") or "jobs table")
+    if card.get("scheduled"):
+        text += f", {card['scheduled']}"
+    if card.get("transfer"):
+        text += f"; p̂ fitted on {card['transfer']['train_jobs']}"
+    return text
