@@ -4,7 +4,7 @@ A jobs table (docs/data-formats.md) plus its *feature columns* — categorical (
 columns known when the job is submitted — becomes a prediction dataset in the ATLAS layout
 (`job_id`, `submit_time`, `user`, `group`, `is_recurrent`, the features, `p_star`, `y`, `split`),
 so that every prediction method, metric and the three-stage framework run on it unchanged.
-See docs/real-traces.md#predicting-durations-on-a-jobs-table.
+See docs/real-traces.md#10-predicting-durations-on-a-jobs-table.
 
 - label p* = `duration`, y = log1p(p*); split: time-ordered 70/15/15 on submit times
   (`atlas_data.split`);

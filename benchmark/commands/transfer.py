@@ -16,7 +16,7 @@ source: Cov@25, RMSLE and Spearman ρ of p̂ on the test part, and the total-com
 ΣC_j / ΣC_j(SRPT) of SPJF and SPRPT with that p̂, scheduling the test part with its real
 arrivals on one machine (FIFO beside them, blind). Writes OUT/transfer.json, transfer.csv and
 transfer.md; `--readme FILE` rewrites the block between `<!-- transfer:start -->` and
-`<!-- transfer:end -->`. See docs/real-traces.md#cross-cluster-transfer.
+`<!-- transfer:end -->`. See docs/real-traces.md#12-cross-cluster-transfer.
 
 May import atlas_data, predictors, schedulers and benchmark.
 """

@@ -5,7 +5,7 @@ predictors are fitted on (train/validation of the target, or of `--train-jobs` f
 and the target's test part, which the scheduling and fairness tasks then schedule with its real
 arrivals — and fits predictors on it (`fit_trace_method`, `trace_predictions`), so that the
 prediction, scheduling and fairness tasks and `benchmark transfer` cannot drift apart.
-See docs/real-traces.md#predicting-durations-on-a-jobs-table.
+See docs/real-traces.md#10-predicting-durations-on-a-jobs-table.
 
 May import atlas_data, predictors, schedulers.sampling and benchmark.
 """
