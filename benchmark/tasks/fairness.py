@@ -390,8 +390,7 @@ def render(doc: dict) -> str:
     from benchmark.tasks.traces import describe_data
 
     opts = doc["options"]
-    head = (f"data: {describe_data(doc.get('dataset'))}\n"
-            f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
+    head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
             f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
             f"job ρ from {opts['job_rho_from']}, tenant-loss windows {opts['fair_window_s']:g} s on "
             f"{opts.get('tenant_loss_share', 'eq8')}")
@@ -403,7 +402,7 @@ def render(doc: dict) -> str:
     if snap:
         head += (f"\nsnapshot: {snap['start']} to {snap['end']} (exclusive), {snap['jobs']} jobs, {snap['tenants']} VCs "
                  f"— {snap['rule']}; the paper's snapshot: {snap['paper_jobs']} jobs, {snap['paper_vcs']} VCs")
-    text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS)
+    text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS) + f"\ndata: {describe_data(doc.get('dataset'))}"
     if "quota" in doc:
         text += "\n\nVC quotas (∝ GPUs requested by the VC's jobs; saved as quota.csv)\n" + format_table(
             doc["quota"], ["tenant", "jobs", "requested_gpus", "share", "quota_gpus"])

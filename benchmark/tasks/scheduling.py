@@ -288,7 +288,7 @@ def _load_text(doc: dict) -> str:
 def render(doc: dict) -> str:
     from benchmark.tasks.traces import describe_data
 
-    return f"data: {describe_data(doc.get('dataset'))}\n" + _render_table(doc)
+    return _render_table(doc) + f"\ndata: {describe_data(doc.get('dataset'))}"
 
 
 def _render_table(doc: dict) -> str:

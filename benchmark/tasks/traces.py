@@ -113,7 +113,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
 # Fitted test predictions of this process, by (TraceSplit.key, method, seed): the demo and a sweep
 # schedule the same trace under several objectives, and a Philly fit takes tens of seconds.
 _FITS: OrderedDict = OrderedDict()
-_FITS_KEEP = 16
+_FITS_KEEP = 64  # a Prediction holds only test-part arrays: 64 fits are a few MB
 
 
 def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool = True):
