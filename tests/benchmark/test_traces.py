@@ -190,3 +190,19 @@ def test_without_jobs_or_data_every_task_uses_the_default_dataset(small_default,
     doc = json.loads((fair / "results.json").read_text())
     assert doc["dataset"]["name"] == "default" and doc["dataset"]["tenant_column"] == "user"
     assert {r["policy"]: r["predictor"] for r in doc["rows"]} == {"astraea": None, "astraea-p": "lgbm-meta"}
+
+
+def test_a_trace_fit_is_made_once_per_process(tmp_path, monkeypatch):
+    import predictors.methods
+
+    path, frame = _user_csv(tmp_path, n=300, seed=4)
+    calls = []
+    real = predictors.methods.run_method
+    monkeypatch.setattr(predictors.methods, "run_method", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    for objective in ("total_completion", "max_stretch"):
+        assert _run("--task", "scheduling", "--objective", objective, "--jobs", path, "--feature-columns", "app",
+                    "--predictor", "single-stage", "--policies", "srpt,spjf", "--output", tmp_path / objective,
+                    "--quiet") == 0
+        doc = json.loads((tmp_path / objective / "results.json").read_text())
+        assert doc["n_jobs"] == len(_test_ids(frame)) and doc["dataset"]["feature_columns"]["categorical"] == ["tenant", "app"]
+    assert calls == ["single-stage"]  # the second objective reused the first fit
