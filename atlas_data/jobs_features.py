@@ -59,7 +59,7 @@ BASE_NUMERIC = ("gpus",)
 NEVER_FEATURES = {
     "job_id": "the job's own id",
     "submit_time": "already used through the calendar and history features",
-    "duration": "the label (the true size)",
+    "duration": "the label: the true size",
     "predicted_duration": "a prediction, not a submit-time input",
     "weight": "a scheduling weight, not a property of the job",
     "split": "a reserved name", "p_star": "a reserved name", "y": "a reserved name", "sig": "a reserved name",

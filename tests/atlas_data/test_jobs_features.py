@@ -119,7 +119,7 @@ def test_feature_columns_take_their_kind_from_the_values():
     ("gpu_time", "gpu_time", "is a post-execution column (computed from what the job used)"),
     ("t_done", "end", "never before the submit time and follow it"),
     ("x", "gpu_time", "the values track the duration"),
-    ("duration", None, "cannot be a feature (the label (the true size))"),
+    ("duration", None, "cannot be a feature (the label: the true size)"),
     ("tenant", None, "already a feature of every jobs table"),
 ])
 def test_bad_feature_columns_are_refused_naming_the_column(column, values, message):
