@@ -13,6 +13,8 @@
   `atlas_data/resources/openb/` (attribution in the README.md there), the embedded default data.
 - `shipped_trace(name)`: a trace shipped in `atlas_data/resources/` by name — `openb`, `philly`,
   `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>` (attribution in each folder's README.md).
+- `TRACE_FEATURES`: the submit-time feature columns each shipped trace declares for prediction
+  (`atlas_data.jobs_features`).
 
 Each importer returns `(jobs, report)`; `report.dropped` counts dropped rows by reason (each row
 is counted once, under the first reason that applies, in the order listed by the importer).
@@ -33,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.jobs_features import FeatureColumns
 from atlas_data.jobs_table import Places, read_csv_frame, read_jobs, read_table, row_label, seconds_of, validate_jobs
 from atlas_data.outputs import check_output_file, output_file, write_signed_parquet
 
@@ -45,6 +48,17 @@ PHILLY_PATH = Path(__file__).resolve().parent / "resources" / "philly" / "philly
 ELASTICFLOW_PATH = Path(__file__).resolve().parent / "resources" / "elasticflow" / "raw-traces.tar.gz"
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "cluster")
 ELASTICFLOW_COLUMNS = ("job_id", "submission_time", "duration", "num_gpu")
+
+#: The submit-time columns each importer declares as prediction features (docs/real-traces.md):
+#: the jobs table's own `tenant` and `gpus`, plus, for openb, the pod's requests kept from the
+#: pod list. Philly and ElasticFlow publish nothing else known at submit time (Philly's gpu_time
+#: is duration × num_gpus, a post-execution value).
+OPENB_FEATURE_COLUMNS = ("gpu_spec", "cpu_milli", "memory_mib", "gpu_milli")
+TRACE_FEATURES = {
+    "openb": FeatureColumns(categorical=("tenant", "gpu_spec"), numeric=("gpus", "cpu_milli", "memory_mib", "gpu_milli")),
+    "philly": FeatureColumns(categorical=("tenant",), numeric=("gpus",)),
+    "elasticflow": FeatureColumns(categorical=("tenant",), numeric=("gpus",)),
+}
 
 
 @dataclass(frozen=True)
@@ -161,7 +175,8 @@ def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series
     return pd.Series(text, dtype=str), int(empty.sum())
 
 
-def import_openb(path: str | os.PathLike, tenant_column: str = "qos") -> tuple[pd.DataFrame, ImportReport]:
+def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
+                 extra_columns: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ImportReport]:
     """Alibaba GPU v2023 pod list -> jobs table.
 
     job_id = name, submit_time = creation_time, duration = deletion_time − scheduled_time,
@@ -171,10 +186,11 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos") -> tuple[p
     Kept as they are: GPU-sharing pods (num_gpu = 1 with gpu_milli < 1000) count as gpus = 1,
     because the jobs table has whole-GPU gangs only; Failed pods (they held their GPUs); pods still
     Running at the end of the trace (deletion_time = last deletion time), whose durations are
-    right-censored — both counted in the notes.
+    right-censored — both counted in the notes. `extra_columns` (e.g. OPENB_FEATURE_COLUMNS) are
+    kept as they are after the jobs-table columns (the prediction features of the pods).
     """
     path_s = str(path)
-    df, kind = read_table(path, string_columns=("name",) + ((tenant_column,) if tenant_column else ()))
+    df, kind = read_table(path, string_columns=("name", "gpu_spec") + ((tenant_column,) if tenant_column else ()))
     if len(df) == 0:
         raise InputError("the pod list has no rows", path=path_s)
     _require_columns(df, OPENB_COLUMNS, path_s, "an openb pod list")
@@ -204,6 +220,9 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos") -> tuple[p
         }
     )
     jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
+    _require_columns(df, extra_columns, path_s, "an openb pod list")
+    for column in extra_columns:
+        jobs[column] = df[column].to_numpy()[keep]
 
     notes = []
     if "gpu_milli" in df.columns:
@@ -503,19 +522,20 @@ def is_shipped_trace_name(text: str) -> bool:
 @functools.lru_cache(maxsize=4)
 def _shipped_cached(kind: str) -> pd.DataFrame:
     if kind == "openb":
-        return import_openb(default_pod_trace_path())[0]
+        return import_openb(default_pod_trace_path(), extra_columns=OPENB_FEATURE_COLUMNS)[0]
     if kind == "philly":
         return import_philly(PHILLY_PATH)[0]
     return import_elasticflow(ELASTICFLOW_PATH)[0]
 
 
-def shipped_trace(name: str) -> tuple[pd.DataFrame, dict]:
+def shipped_trace(name: str, with_features: bool = False) -> tuple[pd.DataFrame, dict]:
     """A trace shipped in atlas_data/resources by name, as (jobs table copy, card).
 
     `openb` (the 8,152-pod default trace, tenant = qos), `philly` (82,247 jobs, tenant = VC),
     `philly:<vc>` (one VC), `elasticflow` (10 clusters, tenant = cluster), `elasticflow:<cluster>`
     (one cluster: `cluster05`, `05` and `5` name the same one). Unknown names raise InputError
-    listing the valid ones.
+    listing the valid ones. `with_features` keeps the trace's declared feature columns
+    (TRACE_FEATURES) in the table and names them in the card under `feature_columns`.
     """
     kind, _, part = str(name).partition(":")
     if kind not in SHIPPED_TRACES:
@@ -537,4 +557,13 @@ def shipped_trace(name: str) -> tuple[pd.DataFrame, dict]:
             raise InputError(f"no {what} {part!r} in the {kind} trace (choose one of {', '.join(names)})", where="--jobs")
         jobs = jobs[jobs["tenant"] == wanted]
         card["tenant"] = wanted
+    if with_features:
+        card["feature_columns"] = TRACE_FEATURES[kind].as_dict()
+    else:
+        jobs = jobs.drop(columns=[c for c in OPENB_FEATURE_COLUMNS if c in jobs.columns])
     return jobs.reset_index(drop=True).copy(), card
+
+
+def shipped_feature_columns(name: str) -> FeatureColumns:
+    """The feature columns a shipped trace's importer declares (`openb`, `philly[:vc]`, `elasticflow[:cluster]`)."""
+    return TRACE_FEATURES[str(name).split(":", 1)[0]]

@@ -72,8 +72,9 @@ def resource_features(jobs: pd.DataFrame) -> pd.DataFrame:
     }, index=jobs.index)
 
 
-def calendar_features(jobs: pd.DataFrame) -> pd.DataFrame:
-    local = jobs["submit_time"].to_numpy(dtype=float) + UTC8
+def calendar_features(jobs: pd.DataFrame, utc_offset_s: float = UTC8) -> pd.DataFrame:
+    """Hour (sin/cos), day of week and weekend of the submit, on the clock `utc_offset_s` ahead of t."""
+    local = jobs["submit_time"].to_numpy(dtype=float) + utc_offset_s
     hour = np.mod(local, DAY) / 3600.0
     dow = np.mod(np.floor(local / DAY) + 3, 7)  # 1970-01-01 was a Thursday; Monday = 0
     return pd.DataFrame({
@@ -93,12 +94,17 @@ def signature(jobs: pd.DataFrame) -> pd.Series:
         [jobs["group"].astype("str"), jobs["workload"].astype("str"), jobs["gpu_type_spec"].astype("str"), buckets], sep="|")
 
 
-def encode_on_train(values: pd.Series, train: np.ndarray, missing_is_unknown: bool = False) -> np.ndarray:
-    """Label codes of the sorted train categories; unseen (and, optionally, empty) -> -1."""
+def train_categories(values: pd.Series, train: np.ndarray, missing_is_unknown: bool = False) -> np.ndarray:
+    """The sorted categories seen in train (the encoder's vocabulary); "" left out when it means missing."""
+    cats = np.sort(pd.unique(values.astype("str")[train].to_numpy(dtype=object)).astype(str))
+    return cats[cats != ""] if missing_is_unknown else cats
+
+
+def encode_on_train(values: pd.Series, train: np.ndarray, missing_is_unknown: bool = False,
+                    categories: np.ndarray | None = None) -> np.ndarray:
+    """Label codes of the sorted train categories (or of a given vocabulary); unseen (and, optionally, empty) -> -1."""
     values = values.astype("str")
-    cats = np.sort(pd.unique(values[train].to_numpy(dtype=object)).astype(str))
-    if missing_is_unknown:
-        cats = cats[cats != ""]
+    cats = train_categories(values, train, missing_is_unknown) if categories is None else np.asarray(categories, dtype=str)
     codes = pd.Categorical(values.to_numpy(dtype=object), categories=cats).codes.astype(np.int64)
     if missing_is_unknown:
         codes[(values == "").to_numpy()] = -1
@@ -173,6 +179,29 @@ def shrink(count: np.ndarray, mean: np.ndarray, prior: np.ndarray, lam: float = 
     return (count * mu + lam * prior) / (count + lam)
 
 
+def train_prior(submit: np.ndarray, finish: np.ndarray, y: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """μ0 per job: mean y of the train jobs finished by its submit (`PRIOR_FALLBACK` before any)."""
+    zero = np.zeros(len(submit), dtype=np.int64)
+    n0, m0, _ = causal_stats(zero, submit, finish, y, use_as_event=train)
+    return np.where(n0 > 0, m0, PRIOR_FALLBACK)
+
+
+def history_features(keys: dict[str, np.ndarray], submit: np.ndarray, finish: np.ndarray, y: np.ndarray,
+                     prior: np.ndarray, use_as_event: np.ndarray | None = None, prefix: str = "hist") -> pd.DataFrame:
+    """`{prefix}_{name}_count|mean_eb|ewma` per key: causal count, EB-shrunk mean and EWMA of y.
+
+    Over the jobs with the same key (≥ 0) finished by the job's submit (only `use_as_event` ones
+    when given); the mean shrinks to `prior` with λ = EB_LAMBDA, an empty history is the prior.
+    """
+    out = {}
+    for name, key in keys.items():
+        c, m, e = causal_stats(key, submit, finish, y, use_as_event=use_as_event)
+        out[f"{prefix}_{name}_count"] = c
+        out[f"{prefix}_{name}_mean_eb"] = shrink(c, m, prior)
+        out[f"{prefix}_{name}_ewma"] = np.where(c > 0, e, prior)
+    return pd.DataFrame(out)
+
+
 # ---------------------------------------------------------------------------------------------
 # the feature step
 
@@ -211,23 +240,15 @@ def add_features(jobs: pd.DataFrame) -> pd.DataFrame:
     rec["group_prior_submits"] = prior_submits(group_key, submit, row_order)
     rec["user_prior_submits"] = prior_submits(user_key, submit, row_order)
 
-    zero = np.zeros(len(jobs), dtype=np.int64)
-    n0, m0, _ = causal_stats(zero, submit, finish, y, use_as_event=train)
-    prior = np.where(n0 > 0, m0, PRIOR_FALLBACK)
-
-    c, m, e = causal_stats(sig_key, submit, finish, y, use_as_event=train)
-    rec["sig_train_count"] = c
-    rec["sig_train_mean_eb"] = shrink(c, m, prior)
-    rec["sig_train_ewma"] = np.where(c > 0, e, prior)
+    prior = train_prior(submit, finish, y, train)
+    train_stats = history_features({"sig": sig_key}, submit, finish, y, prior, use_as_event=train, prefix="train")
+    rec["sig_train_count"] = train_stats["train_sig_count"].to_numpy()
+    rec["sig_train_mean_eb"] = train_stats["train_sig_mean_eb"].to_numpy()
+    rec["sig_train_ewma"] = train_stats["train_sig_ewma"].to_numpy()
     parts.append(rec)
 
-    hist = pd.DataFrame(index=jobs.index)
-    for name, key in (("user", user_key), ("group", group_key), ("sig", sig_key)):
-        c, m, e = causal_stats(key, submit, finish, y)
-        hist[f"hist_{name}_count"] = c
-        hist[f"hist_{name}_mean_eb"] = shrink(c, m, prior)
-        hist[f"hist_{name}_ewma"] = np.where(c > 0, e, prior)
-    parts.append(hist)
+    hist = history_features({"user": user_key, "group": group_key, "sig": sig_key}, submit, finish, y, prior)
+    parts.append(hist.set_axis(jobs.index))
 
     feats = pd.concat(parts, axis=1)[FEATURES].astype(float)
     out = pd.concat([jobs, feats], axis=1)

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "benchmark.commands.sweep",
     "benchmark.commands.leaderboard",
     "benchmark.commands.reproduce",
+    "benchmark.commands.transfer",
 )
 
 

@@ -13,6 +13,7 @@ SECTIONS = {
     "pipeline": "benchmark.perf_pipeline",
     "predictors": "benchmark.perf_predictors",
     "fairness": "benchmark.perf_fairness",
+    "traces": "benchmark.perf_traces",
 }
 
 

@@ -197,9 +197,14 @@ def build_table(docs: dict, roles: dict) -> list[dict]:
     return lines
 
 
+def _role(label: str) -> str:
+    """A p̂ label for the caption; noise p̂ is built from the true sizes and says so."""
+    return f"`{label}`" + (" (noise, uses true sizes)" if str(label).startswith("noise:") else "")
+
+
 def markdown(lines: list[dict], source: str, docs: dict, elapsed_s: float, roles: dict) -> str:
     out = [f"Produced by `benchmark reproduce atlas` on {source} ({time.strftime('%Y-%m-%d')}, {elapsed_s:.0f} s); "
-           f"p̂: Meta = `{roles['meta']}`, Iso = `{roles['iso']}`. Paper column: *{PAPER}*, real PAI-2020 test split. "
+           f"p̂: Meta = {_role(roles['meta'])}, Iso = {_role(roles['iso'])}. Paper column: *{PAPER}*, real PAI-2020 test split. "
            "Δ = paper protocol here vs the paper. Leaks are rules of the paper protocol that read true sizes "
            "(docs/reproduce-atlas.md).", ""]
     for objective in ("total_completion", "makespan", "max_stretch"):

@@ -26,7 +26,15 @@ def register(subparsers) -> None:
                         help="jobs table (CSV or parquet, docs/data-formats.md), or a trace shipped with the package: "
                              "openb, philly, philly:<vc>, elasticflow (10 clusters), elasticflow:<cluster> e.g. "
                              "elasticflow:cluster05 (see docs/real-traces.md)")
-    parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`) or a named one: default, paper-scale")
+    parser.add_argument("--feature-columns", metavar="A,B,...",
+                        help="with --jobs FILE: more submit-time columns of the file used as prediction features "
+                             "(text = categorical, numbers = numeric; docs/real-traces.md lists the columns that can "
+                             "never be features). Shipped traces declare their own")
+    parser.add_argument("--train-jobs", metavar="FILE|TRACE",
+                        help="fit the predictors on this jobs table or shipped trace and predict the --jobs test part "
+                             "(cross-cluster transfer, docs/real-traces.md)")
+    parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`) or a named one: default, "
+                                       "paper-scale. With neither --jobs nor --data every task uses `default`")
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
     parser.add_argument("--policies", help="policy names, comma-separated (default: all for the task)")
     parser.add_argument("--n", type=int, help="number of jobs to sample (seeded)")

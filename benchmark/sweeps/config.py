@@ -3,12 +3,13 @@
     task: scheduling                      # required: a `benchmark run --task` name
     jobs: traces/a.csv                    # or data: DS — a path or a list of paths (each a cell);
                                           # relative paths are relative to the config file;
-                                          # neither = the task's embedded default data
+                                          # neither = the ATLAS default dataset
     objectives: [total_completion, max_stretch]
     policies: [spjf, sprpt, prr, srpt, rr]   # ONE policy list, run together in every cell;
                                              # a list of lists = one cell per inner list
     noise: [0, 0.5, 1, 2]                 # one cell per σ, so the cell's predictor is `noise:σ`
-    predictors: [lgbm-meta]               # one cell per learned predictor (needs `data`)
+    predictors: [lgbm-meta]               # one cell per learned predictor (fitted on the dataset's,
+                                          # or the jobs table's, train/validation part)
     seeds: [0, 1]
     n: [2000]
     machines: [5, [10, 20]]               # an inner list = one cell running all its counts

@@ -10,18 +10,21 @@ Jobs come from (first that applies):
   `--nodes` may shrink it), and the paper's Philly claims are checked against our numbers;
 - `--jobs FILE`: a jobs table (docs/data-formats.md; gpus, tenant, weight, predicted_duration are used), or a
   shipped trace by name (`philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`, `openb`);
+  with `--predictor NAME` only its test part is scheduled, with p̂ learned on its train/validation
+  part (or on `--train-jobs`; benchmark.tasks.traces);
 - `--data DS`: the test split of an ATLAS dataset (duration = p_star, gpus = ⌈requested GPUs⌉ =
   ⌈Σ plan_gpu/100 · instances⌉ read back from `log_gpu`, at least 1 — jobs asking for more than the
   cluster are capped at its size and counted in results.json `dataset.gpus_capped`; tenant =
-  `--tenant-column`, default `user`), p̂ from `--predictor NAME` (predictors.api.predict_test);
-- nothing: the embedded real Alibaba v2023 pod trace, tenant = `--tenant-column` (default qos).
+  `--tenant-column`, default `user`), p̂ from `--predictor NAME` (predictors.api.predict_test),
+  `lgbm-meta` when neither --predictor nor --noise is given;
+- nothing: the ATLAS default dataset, as `--data default`.
 
 p̂ for `astraea-p` and `themis`: the table's `predicted_duration`, or `--noise σ` (one value;
-p̂ = p·exp(σZ), seeded, the same noise model as the scheduling task), or `--predictor` with
-`--data`. Without p̂ these two policies are skipped when not asked for, and refused (exit 2)
-when named in `--policies`.
+p̂ = p·exp(σZ), seeded, the same noise model as the scheduling task; labelled "noise (uses true
+sizes)"), or `--predictor` with `--data` or `--jobs`. Without p̂ these two policies are skipped
+when not asked for, and refused (exit 2) when named in `--policies`.
 
-Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the embedded trace 4 × 8, which
+Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the openb pod trace 4 × 8, which
 contends enough for the policies to differ; the scenario's 100 × 8), or the
 real node list of `--node-list openb|pai` (GPU nodes of the v2023 / PAI-2020 clusters).
 Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: weight}; every tenant
@@ -51,7 +54,7 @@ from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
+from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, simulate_fairness
 from schedulers.jobs import JobSet
@@ -62,14 +65,15 @@ from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENA
 
 DEFAULT_NODES = 8
 DEFAULT_GPUS_PER_NODE = 8
-# The embedded pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
+# The openb pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
 # default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
 EMBEDDED_TRACE_SHAPE = (4, 8)
 # What one run may ask of the simulator (check_simulated_span): about a gigabyte of window records
 # and minutes of lease renewals per policy at most; the shipped traces stay over ten times below.
 MAX_TENANT_WINDOWS = 5_000_000
 MAX_LEASE_RENEWALS = 20_000_000
-TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+POD_TRACE = "openb"
+TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "migrations", "dropped_choices", "overhead_pct", "utilisation", "completed",
                  "sim_seconds"]
 
@@ -77,7 +81,7 @@ TABLE_COLUMNS = ["policy", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jc
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"cold_start", "data", "fair_share", "fair_window", "gpus_per_node", "interval", "job_rho_from",
                    "jobs", "lease", "n", "node_list", "nodes", "noise", "policies", "predictor", "sample", "scenario",
-                   "tenant_column", "tenant_loss_share", "tenant_weights"})
+                   "tenant_column", "tenant_loss_share", "tenant_weights", "feature_columns", "train_jobs"})
 
 
 def add_arguments(parser) -> None:
@@ -86,7 +90,7 @@ def add_arguments(parser) -> None:
                    help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = "
                         "the real Philly trace, busiest two weeks, 210 x 8 GPUs, quota ∝ requested GPUs per VC "
                         "(see docs/real-traces.md)")
-    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, embedded trace {EMBEDDED_TRACE_SHAPE[0]}, venus 100, philly 210)")
+    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, --jobs openb {EMBEDDED_TRACE_SHAPE[0]}, venus 100, philly 210)")
     g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
     g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
                    help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
@@ -106,19 +110,21 @@ def add_arguments(parser) -> None:
     g.add_argument("--job-rho-from", choices=RHO_FROM, default=RHO_FROM[0],
                    help="a job's ρ counts from its submit time (default: Active while pending or running, as the "
                         "paper defines it) or from the first scheduling tick after its submit (fairness)")
-    g.add_argument("--tenant-column", help="tenant column of the embedded trace (default qos) or of --data (default user)")
+    g.add_argument("--tenant-column", help="tenant column of --data (default user)")
 
 
 # ----- inputs ---------------------------------------------------------------------------------------
-def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None]:
-    """(jobs table, dataset card, tenant weights, (nodes, gpus) default, predictor label)."""
+def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None, str | None]:
+    """(jobs table, dataset card, tenant weights, (nodes, gpus) default, predictor label, p̂ source)."""
+    from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE, check_trace_options
+
     sources = [s for s in ("scenario", "jobs", "data") if getattr(args, s)]
     if len(sources) > 1:
         raise InputError(f"give only one of --scenario, --jobs, --data (got {', '.join('--' + s for s in sources)})",
                          where="--" + sources[1])
-    if args.predictor and not args.data:
-        raise InputError("--predictor needs --data (its predictors are fitted on the dataset's train/validation "
-                         "splits); with --jobs use a predicted_duration column, or --noise σ", where="--predictor")
+    check_trace_options(args, needs_predictor=True)
+    if args.predictor and args.scenario:
+        raise InputError("--predictor needs --data or --jobs (a scenario brings its own p̂)", where="--predictor")
     if args.scenario:
         if args.tenant_column:
             raise InputError("--tenant-column does not apply to --scenario (a scenario defines its tenants)",
@@ -127,23 +133,41 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
         card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": args.seed}
         if sc.info:
             card["snapshot"] = sc.info
-        return sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))"
+        return sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))", NOISE_SOURCE
     if args.jobs:
         if args.tenant_column:
-            raise InputError("--tenant-column applies to the embedded trace and --data, not to --jobs", where="--tenant-column")
+            raise InputError("--tenant-column applies to --data, not to --jobs", where="--tenant-column")
+        shape = EMBEDDED_TRACE_SHAPE if args.jobs == POD_TRACE and not Path(args.jobs).exists() else None
+        if args.predictor:
+            return (*_load_trace_learned(args), shape, args.predictor,
+                    TRANSFER_SOURCE if args.train_jobs else LEARNED_SOURCE)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
         table, card = read_jobs_or_trace(args.jobs)
         label = "column" if "predicted_duration" in table.columns else None
-        return table, card, None, None, label
-    if args.data:
-        return _load_dataset(args)
-    from atlas_data.adapters import default_jobs, default_pod_trace_path
+        return table, card, None, shape, label, COLUMN_SOURCE if label else None
+    if not args.data:
+        args.data = "default"  # one default data source for every task: the ATLAS default dataset
+    from atlas_data.named import resolve_dataset
 
-    column = args.tenant_column or "qos"
-    table = default_jobs(tenant_column=column)
-    card = {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path()), "tenant_column": column}
-    return table, card, None, EMBEDDED_TRACE_SHAPE, None
+    args.data = str(resolve_dataset(args.data, quiet=args.quiet))
+    if not args.predictor and not args.noise:
+        args.predictor = DEFAULT_PREDICTOR
+    table, card, label = _load_dataset(args)
+    return table, card, None, None, label, LEARNED_SOURCE if label else None
+
+
+def _load_trace_learned(args) -> tuple[pd.DataFrame, dict, None]:
+    """The --jobs trace's test part with p̂ learned on its train/validation part (or on --train-jobs)."""
+    from benchmark.tasks.traces import trace_predictions, trace_split
+
+    methods = csv_list(args.predictor, "predictor")
+    if len(methods) != 1:
+        raise InputError("the fairness task takes one predictor", where="--predictor")
+    trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs, seed=args.seed)
+    jobs = trace.test_jobs.copy()
+    jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=args.seed, quiet=args.quiet)[methods[0]]
+    return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
 
 
 def _load_dataset(args):
@@ -164,7 +188,11 @@ def _load_dataset(args):
     from atlas_data.jobs_table import validate_jobs
 
     jobs = validate_jobs(jobs, str(args.data))
-    return jobs, {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}, None, None, label
+    from benchmark.tasks.scheduling import dataset_name
+
+    card = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint"),
+            "tenant_column": column, **dataset_name(args.data)}
+    return jobs, card, label
 
 
 def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
@@ -199,14 +227,22 @@ def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
     return np.asarray(weights)
 
 
-def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None) -> tuple[JobSet, str | None]:
+def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None,
+                 source: str | None) -> tuple[JobSet, str | None, str | None]:
+    """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
+    from benchmark.tasks.traces import NOISE_SOURCE
+
     sigmas = csv_list(getattr(args, "noise", None), "noise", float)
     if sigmas:
         if len(sigmas) != 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
+        if args.predictor:
+            raise InputError("give --noise or --predictor, not both (the fairness task takes one p̂)", where="--noise")
         (name, p_hat), = noise_predictions(jobs.size, sigmas, args.seed).items()
-        return jobs.with_predictions(p_hat), name
-    return jobs, label if jobs.predicted is not None else None
+        return jobs.with_predictions(p_hat), name, NOISE_SOURCE
+    if jobs.predicted is None:
+        return jobs, None, None
+    return jobs, label, source
 
 
 def check_simulated_span(args, jobs: JobSet, total_gpus: int) -> None:
@@ -259,10 +295,10 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
             raise InputError(f"{opt} must be > 0, got {value:g}", where=opt)
     if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
         raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
-    table, card, scenario_weights, shape, label = _load(args)
+    table, card, scenario_weights, shape, label, p_hat_source = _load(args)
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
-    jobs, predictor = _predictions(args, window, jobs, label)
+    jobs, predictor, p_hat_source = _predictions(args, window, jobs, label, p_hat_source)
     capacities, cluster_text = _capacities(args, shape)
     if args.data and int(jobs.gpus.max()) > sum(capacities):
         from dataclasses import replace
@@ -308,6 +344,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, capacit
             run.tenant_intervals.to_parquet(out / "tenant_intervals" / f"{name}.parquet", index=False)
             run.allocations.to_parquet(out / "allocations" / f"{name}.parquet", index=False)
             row = {"policy": name, "predictor": predictor if cls.needs_prediction else None,
+                   "p_hat_source": p_hat_source if cls.needs_prediction else None,
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
             rows.append(row)
@@ -319,6 +356,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, capacit
             "tenant_loss_share": args.tenant_loss_share, "job_rho_from": args.job_rho_from,
             "tenant_weights": dict(zip(jobs.tenant_names, (weights.tolist() if weights is not None else [1.0] * len(jobs.tenant_names)))),
             "policies": policies, "n": args.n, "seed": args.seed, "predictor": predictor, "scenario": args.scenario,
+            "p_hat_source": p_hat_source, "train_jobs": args.train_jobs, "feature_columns": args.feature_columns,
         },
         "value": "sharing_loss_jobs",
     }
@@ -394,6 +432,8 @@ def _x(v):
 
 
 def render(doc: dict) -> str:
+    from benchmark.tasks.traces import describe_data
+
     opts = doc["options"]
     head = (f"fairness: {doc['n_jobs']} jobs on {opts['cluster']}, lease {opts['lease_s']:g} s, interval "
             f"{opts['interval_s']:g} s, cold start {opts['cold_start_s']:g} s, fair share {opts['fair_share']}, "
@@ -407,7 +447,7 @@ def render(doc: dict) -> str:
     if snap:
         head += (f"\nsnapshot: {snap['start']} to {snap['end']} (exclusive), {snap['jobs']} jobs, {snap['tenants']} VCs "
                  f"— {snap['rule']}; the paper's snapshot: {snap['paper_jobs']} jobs, {snap['paper_vcs']} VCs")
-    text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS)
+    text = head + "\n" + format_table(doc["rows"], TABLE_COLUMNS) + f"\ndata: {describe_data(doc.get('dataset'))}"
     if "quota" in doc:
         text += "\n\nVC quotas (∝ GPUs requested by the VC's jobs; saved as quota.csv)\n" + format_table(
             doc["quota"], ["tenant", "jobs", "requested_gpus", "share", "quota_gpus"])

@@ -16,6 +16,9 @@ from atlas_data.errors import InputError
 from benchmark.progress import say
 from schedulers.policy import get_policy, policy_names
 
+#: p̂ of a run on an ATLAS dataset that names no p̂ source (--predictor / --noise)
+DEFAULT_PREDICTOR = "lgbm-meta"
+
 
 def csv_list(text: str | None, what: str, convert=str) -> list:
     """Items of a comma-separated option (`--what`); a bad item is an InputError naming the option."""
@@ -77,7 +80,7 @@ def choose_policies(requested: str | None, kind: str, defaults, *, have_predicti
         if needing and not have_predictions:
             raise InputError(
                 f"policy '{needing[0]}' needs predicted durations: column 'predicted_duration' is missing "
-                "(add it, or use --noise σ, or --data DS --predictor NAME)",
+                "(add it, or use --predictor NAME to learn it, or --noise σ)",
                 path=source, where="--policies",
             )
         return chosen
@@ -85,5 +88,5 @@ def choose_policies(requested: str | None, kind: str, defaults, *, have_predicti
     if not have_predictions:
         dropped = [p for p in chosen if get_policy(p, kind).needs_prediction]
         chosen = [p for p in chosen if p not in dropped]
-        say(f"no predictions (no predicted_duration, --noise or --predictor): skipping {', '.join(dropped)}", quiet)
+        say(f"no predictions (no predicted_duration, --predictor or --noise): skipping {', '.join(dropped)}", quiet)
     return chosen

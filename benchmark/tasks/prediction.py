@@ -1,11 +1,15 @@
 """Task 'prediction': fit LASched prediction methods, score them on the test split, write the run.
 
-`benchmark run --task prediction [--data DS] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
+`benchmark run --task prediction [--data DS | --jobs TRACE|FILE [--feature-columns a,b]
+[--train-jobs TRACE|FILE] [--n N]] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
 writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
 fit/predict seconds), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
 the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png, and prints the paper-style table.
-Without --data it uses the embedded default dataset. `--predictor` is accepted as a synonym of
-`--methods`; `--n`, `--jobs`, `--policies` do not apply to this task.
+Without --data or --jobs it uses the embedded default dataset. With --jobs the data is any jobs
+table — a shipped trace or a file — featurised by `atlas_data.jobs_features` (its own
+time-ordered 70/15/15 split; `--n` keeps N consecutive jobs first); `--train-jobs` fits on
+another trace and predicts the --jobs test part (benchmark.tasks.traces). `--predictor` is
+accepted as a synonym of `--methods`; `--policies` does not apply to this task.
 
 May import predictors, benchmark.results, benchmark.progress, matplotlib.
 """
@@ -36,7 +40,7 @@ DEFAULT_METHODS = (
 
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
-READS = frozenset({"data", "methods", "predictor"})
+READS = frozenset({"data", "jobs", "methods", "predictor", "feature_columns", "train_jobs", "n"})
 
 
 def add_arguments(parser) -> None:
@@ -64,28 +68,46 @@ def _method_list(args) -> list[str]:
 def run(args) -> int:
     from predictors.data import SplitData, default_dataset_dir
 
+    from benchmark.tasks.traces import check_trace_options, trace_split
+
     methods = _method_list(args)  # validate names before any expensive work
     if args.output:
         check_output_folder(args.output, "run")
     quiet = bool(getattr(args, "quiet", False))
-    ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
+    seed = int(args.seed or 0)
+    check_trace_options(args, needs_predictor=False)
+    if args.jobs and args.data:
+        raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
+    if args.n is not None and not args.jobs:
+        raise InputError("--n applies to --jobs in the prediction task (a dataset is used whole)", where="--n")
+    trace = ds_dir = None
+    if args.jobs:
+        trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs,
+                            n=args.n, seed=seed)
+        split, card = trace.split, trace.card
+    else:
+        ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
+        split, card = SplitData.from_folder(ds_dir)
     out_dir = Path(args.output) if args.output else default_output_dir("prediction")
     args.output = str(out_dir)  # the run command logs this folder to MLflow
-    split, card = SplitData.from_folder(ds_dir)
     with output_folder(out_dir, "run") as folder:  # renamed to `out_dir` once every file is written
-        rows = _fit_and_write(folder, ds_dir, split, card, methods, int(args.seed or 0), quiet)
+        rows, dataset = _fit_and_write(folder, ds_dir, trace, split, card, methods, seed, quiet)
     if not quiet:
+        if trace is not None:
+            print(trace_header(dataset, args.jobs))
         print(paper_table(rows))
         say(f"wrote {out_dir}", quiet)
     return 0
 
 
-def _fit_and_write(out_dir: Path, ds_dir: Path, split, card: dict, methods: list[str], seed: int,
-                   quiet: bool) -> list[dict]:
+def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: list[str], seed: int,
+                   quiet: bool) -> tuple[list[dict], dict]:
     """Fit and score every method; write predictions, results and plots into the (temporary) folder."""
     from predictors.api import file_stem, remember
     from predictors.methods import MethodConfig, run_method
     from predictors.metrics import evaluate
+
+    from benchmark.tasks.traces import fit_trace_method
 
     truth = split.test_truth()
     config = MethodConfig(seed=seed)
@@ -95,12 +117,14 @@ def _fit_and_write(out_dir: Path, ds_dir: Path, split, card: dict, methods: list
     with Progress("prediction methods", total=len(methods), quiet=quiet) as progress:
         for name in methods:
             progress.note(f"fitting {name}")
-            pred = run_method(split, name, config)
+            # a trace's fits are memoised in-process, so a demo's scheduling step reuses them
+            pred = fit_trace_method(trace, name, seed=config.seed) if trace else run_method(split, name, config)
             frame = pred.to_frame()
             _check_covers_test(frame, truth, name)
             frame.to_parquet(out_dir / "predictions" / f"{file_stem(name)}.parquet", index=False)
-            # the scheduling and fairness tasks then reuse this fit instead of fitting again
-            remember(ds_dir, name, frame, seed=config.seed, fingerprint=card.get("fingerprint"))
+            if ds_dir is not None:
+                # the scheduling and fairness tasks then reuse this fit instead of fitting again
+                remember(ds_dir, name, frame, seed=config.seed, fingerprint=card.get("fingerprint"))
             p = truth.loc[frame["job_id"], "p_star"].to_numpy(float)
             rec = truth.loc[frame["job_id"], "is_recurrent"].to_numpy(bool)
             metrics = evaluate(frame["p_hat"], p, rec, frame.get("lo"), frame.get("hi"))
@@ -117,14 +141,33 @@ def _fit_and_write(out_dir: Path, ds_dir: Path, split, card: dict, methods: list
             frames[name] = (frame, p)
             progress.update()
 
-    dataset = {k: card.get(k) for k in ("source", "counts", "features", "splits", "fingerprint")}
-    dataset["path"] = str(ds_dir)
+    if trace is not None:
+        dataset = dict(card)
+    else:
+        dataset = {k: card.get(k) for k in ("source", "counts", "features", "splits", "fingerprint")}
+        dataset["path"] = str(ds_dir)
     write_results(
         out_dir, task="prediction", objective=None, n_jobs=len(truth), dataset=dataset, rows=rows,
         extra={"seed": config.seed, "n_estimators": config.n_estimators},
     )
     _plots(out_dir, frames)
-    return rows
+    return rows, dataset
+
+
+def trace_header(dataset: dict, spec: str) -> str:
+    """What a --jobs prediction run learned from: the trace, its split and its feature columns."""
+    counts, cols = dataset["counts"], dataset.get("feature_columns") or {}
+    text = (f"prediction on {spec}: train {counts['train']:,}, validation {counts['val']:,}, test {counts['test']:,} jobs "
+            f"(time-ordered); feature columns: categorical {', '.join(cols.get('categorical', [])) or '-'}, numeric "
+            f"{', '.join(cols.get('numeric', [])) or '-'}, plus calendar and the history of finished jobs")
+    transfer = dataset.get("transfer")
+    if transfer:
+        text += (f"\ntransfer: fitted on {transfer['train_jobs']} ({transfer['source_jobs_used']:,} of "
+                 f"{transfer['source_jobs']:,} jobs used"
+                 + (f"; {transfer['dropped_target_jobs']:,} of them are the target's own and "
+                    f"{transfer['dropped_after_target_test_start']:,} finish after its test part begins: left out"
+                    if "dropped_target_jobs" in transfer else "") + ")")
+    return text
 
 
 def _check_covers_test(frame, truth, name: str) -> None:

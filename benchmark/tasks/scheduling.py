@@ -3,14 +3,20 @@
 Jobs come from `--jobs FILE` (a jobs table), `--jobs TRACE` (a trace shipped with the package:
 `elasticflow:<cluster>` — one of the 10 ElasticFlow clusters with its real arrivals —,
 `elasticflow`, `philly`, `philly:<vc>`, `openb`), `--data DS` (the test split of an ATLAS dataset)
-or, with neither, the embedded real Alibaba GPU pod trace.
+or, with neither, the ATLAS default dataset (`--data default`). On a dataset without `--noise`
+or `--predictor`, p̂ is `lgbm-meta` (cached per dataset), so the learning-augmented policies
+run beside the blind ones by default.
 
 Every run states the single-machine load Σp / span (span = last − first submit of the scheduled
 jobs) in results.json (`load`) and in the printed report: above 1 the backlog grows over the
 trace and ΣC_j is dominated by queueing; the makespan objective ignores release times. Predictions p̂ come from the table's
 `predicted_duration` column, from `--noise σ[,σ...]` (p̂ = p·exp(σZ), one seeded Z per job shared
 by every σ so the robustness curve is smooth), or from `--predictor NAME[,NAME]` (learned on the
-dataset's train/val splits, never on the test split that is scheduled).
+dataset's train/val splits, never on the test split that is scheduled). With `--jobs` and
+`--predictor` the jobs table is split 70/15/15 by submit time like a dataset
+(benchmark.tasks.traces): the predictors are fitted on its train/validation part (or on
+`--train-jobs`) and its test part is scheduled with its real arrivals. Every row names its p̂
+source in `p_hat_source`; noise p̂ is "noise (uses true sizes)": a robustness model, not a predictor.
 
 Sampling (`--n N`): by default (`--sample window`) N consecutive jobs in submit order, starting at
 a seeded uniform offset — a window keeps the real arrival process and its load. `--sample random`
@@ -41,7 +47,7 @@ from atlas_data.outputs import check_output_folder, output_folder
 from benchmark import plots
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import choose_policies, csv_list, learned_predictions, noise_predictions
+from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy
@@ -51,7 +57,7 @@ from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"data", "jobs", "machines", "n", "noise", "objective", "policies", "predictor", "prr_lambda",
-                   "sample", "sample_seed", "protocol"})
+                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs"})
 
 
 def add_arguments(parser) -> None:
@@ -69,37 +75,90 @@ def add_arguments(parser) -> None:
 
 
 # ----- inputs -------------------------------------------------------------------------------
-def load_jobs(args) -> tuple[pd.DataFrame, dict, str]:
-    """(jobs table, dataset card, source label) from --jobs / --data / the embedded default."""
+def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
+    """(jobs table, dataset card, source label, learner) from --jobs / --data.
+
+    `learner(methods, job_ids)` returns {method: p̂ for job_ids} learned without the scheduled
+    jobs' labels, or is None when the source cannot learn (a jobs table without --predictor).
+    """
     if args.jobs and args.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if args.jobs:
+        if args.predictor:
+            from benchmark.tasks.traces import trace_predictions, trace_split
+
+            trace = trace_split(args.jobs, feature_columns=getattr(args, "feature_columns", None),
+                                train_spec=getattr(args, "train_jobs", None), seed=args.seed)
+
+            def learner(methods, job_ids):
+                return trace_predictions(trace, methods, job_ids, seed=args.seed, quiet=args.quiet)
+
+            card = {**trace.card, "scheduled": "test part (its real arrivals)"}
+            return trace.test_jobs, card, f"{args.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
 
         table, card = read_jobs_or_trace(args.jobs)
-        return table, card, str(args.jobs)
-    if args.data:
-        from atlas_data.build import load_dataset, test_jobs
+        return table, card, str(args.jobs), None
+    from atlas_data.build import load_dataset, test_jobs
 
-        frame, card = load_dataset(args.data)
-        return test_jobs(frame), {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}, str(args.data)
-    from atlas_data.adapters import default_jobs, default_pod_trace_path
+    frame, card = load_dataset(args.data)
 
-    return default_jobs(), {"source": "openb-v2023 (embedded)", "path": str(default_pod_trace_path())}, "embedded openb trace"
+    def learner(methods, job_ids):
+        return {m: learned_predictions(args.data, m, job_ids, seed=args.seed, quiet=args.quiet) for m in methods}
+
+    dataset = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}
+    dataset.update(dataset_name(args.data))
+    return test_jobs(frame), dataset, str(args.data), learner
 
 
-def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray) -> dict[str, np.ndarray]:
-    """p̂ per predictor label, aligned with `job_ids` (`size`: their sizes, for the noise model)."""
+def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray, learner=None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """(p̂ per predictor label aligned with `job_ids`, p̂ source per label); `size` feeds the noise model."""
+    from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE
+
     predictions: dict[str, np.ndarray] = {}
     predictions.update(noise_predictions(size, csv_list(args.noise, "noise", float), args.seed))
-    for method in csv_list(args.predictor, "predictor"):
-        if not args.data:
-            raise InputError("--predictor needs --data DS (a dataset to learn p̂ from)", where="--predictor")
-        predictions[method] = learned_predictions(args.data, method, job_ids, seed=args.seed, quiet=args.quiet)
+    sources = {label: NOISE_SOURCE for label in predictions}
+    methods = csv_list(args.predictor, "predictor")
+    if methods:
+        if learner is None:
+            raise InputError("--predictor needs data to learn p̂ from: --data DS, or --jobs TRACE|FILE", where="--predictor")
+        learned = learner(methods, job_ids)
+        predictions.update(learned)
+        sources.update({m: TRANSFER_SOURCE if getattr(args, "train_jobs", None) else LEARNED_SOURCE for m in learned})
     if not predictions and "predicted_duration" in frame.columns:
         order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
         predictions["column"] = frame["predicted_duration"].to_numpy(np.float64)[order]
-    return predictions
+        sources["column"] = COLUMN_SOURCE
+    return predictions, sources
+
+
+def resolve_data_source(args) -> None:
+    """Neither --jobs nor --data: the ATLAS default dataset; a dataset with no p̂ source: lgbm-meta."""
+    from atlas_data.named import resolve_dataset
+
+    if not args.jobs and not args.data:
+        args.data = "default"
+    if args.data:
+        args.data = str(resolve_dataset(args.data, quiet=args.quiet))
+        if not args.predictor and not args.noise:
+            args.predictor = DEFAULT_PREDICTOR
+
+
+def dataset_name(folder) -> dict:
+    """{"name": NAME} when `folder` is the cache folder of a named dataset (default, paper-scale)."""
+    from atlas_data.named import NAMED_DATASETS, named_dataset_dir
+
+    for name in NAMED_DATASETS:
+        if Path(folder).resolve() == named_dataset_dir(name).resolve():
+            return {"name": name}
+    return {}
+
+
+def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
+    """Every row names where its p̂ came from (None for policies that read no p̂)."""
+    for row in rows:
+        row["p_hat_source"] = sources.get(row.get("predictor")) if row.get("predictor") else None
+    return rows
 
 
 # ----- the task -----------------------------------------------------------------------------
@@ -114,18 +173,18 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
-    if args.data:
-        from atlas_data.named import resolve_dataset
+    from benchmark.tasks.traces import check_trace_options
 
-        args.data = str(resolve_dataset(args.data, quiet=args.quiet))
-    table, dataset, source = load_jobs(args)
+    check_trace_options(args, needs_predictor=True)
+    resolve_data_source(args)
+    table, dataset, source, learner = load_jobs(args)
     if getattr(args, "protocol", "honest") == "paper":
-        return _execute_paper(args, objective, machines, table, dataset, source)
+        return _execute_paper(args, objective, machines, table, dataset, source, learner)
     sample_seed = args.seed if getattr(args, "sample_seed", None) is None else args.sample_seed
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
     window = sample_window(table, n, sample_seed, args.sample)
     jobs = JobSet.from_frame(window)
-    predictions = build_predictions(args, window, jobs.job_id, jobs.size)
+    predictions, sources = build_predictions(args, window, jobs.job_id, jobs.size, learner)
     policies = choose_policies(
         args.policies, "parallel" if objective == "makespan" else "single", DEFAULT_POLICIES[objective],
         have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
@@ -141,6 +200,7 @@ def execute(args) -> tuple[Path, dict]:
     dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
     for row in rows:
         row["leaks"] = []
+    with_sources(rows, sources)
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
@@ -148,7 +208,7 @@ def execute(args) -> tuple[Path, dict]:
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
-                   "leaks": [], "instances": instances, "load": load},
+                   "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources},
         )
         title = f"{objective} — {jobs.n} jobs ({source})"
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
@@ -159,7 +219,7 @@ def execute(args) -> tuple[Path, dict]:
     return out, doc
 
 
-def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[Path, dict]:
+def _execute_paper(args, objective, machines, table, dataset, source, learner) -> tuple[Path, dict]:
     """--protocol paper: the reference code's rules on the table's rows in their own order."""
     sample_seed = PAPER_SAMPLE_SEED if args.sample_seed is None else args.sample_seed
     if args.n is not None and args.n < 1:
@@ -168,8 +228,8 @@ def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[P
         raise InputError("--n does not apply to makespan under --protocol paper (n(m) = m·max(10, ⌊10·log₂ m⌋))", where="--n")
     ordered = table.reset_index(drop=True)
     # in the table's own row order, the order the reference samples from
-    predictions = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
-                                    ordered["duration"].to_numpy(np.float64))
+    predictions, sources = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
+                                             ordered["duration"].to_numpy(np.float64), learner)
     kind = "parallel" if objective == "makespan" else "single"
     policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
                                source=source, task=objective, quiet=args.quiet)
@@ -179,6 +239,7 @@ def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[P
             objective, ordered, predictions, policies=policies, machines=machines, prr_lambda=args.prr_lambda,
             sample_seed=sample_seed, n=args.n, on_step=lambda row: progress.update(),
         )
+    with_sources(rows, sources)
     leaks = [{"leak": leak, "rule": LEAKS[leak], "rows": [f"{r['policy']}/{r['predictor']}" for r in rows if leak in r["leaks"]]}
              for leak in LEAKS if any(leak in r["leaks"] for r in rows)]
     if leaks:
@@ -193,7 +254,7 @@ def _execute_paper(args, objective, machines, table, dataset, source) -> tuple[P
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
-                   "leaks": leaks, "instances": instances},
+                   "leaks": leaks, "instances": instances, "p_hat_sources": sources},
         )
         title = f"{objective} — paper protocol ({source})"
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
@@ -228,8 +289,14 @@ def _load_text(doc: dict) -> str:
 
 
 def render(doc: dict) -> str:
+    from benchmark.tasks.traces import describe_data
+
+    return _render_table(doc) + f"\ndata: {describe_data(doc.get('dataset'))}"
+
+
+def _render_table(doc: dict) -> str:
     objective = doc["objective"]
-    columns = ["policy", "predictor", "value", "reference", "ratio"]
+    columns = ["policy", "predictor", "p_hat_source", "value", "reference", "ratio"]
     if objective == "total_completion" and doc.get("protocol") != "paper":
         columns.append("flow_ratio")
     if objective == "max_stretch":
@@ -239,13 +306,14 @@ def render(doc: dict) -> str:
         machines = sorted({r["machines"] for r in rows})
         lines: dict[tuple, dict] = {}
         for r in rows:
-            line = lines.setdefault((r["policy"], r["predictor"]), {"policy": r["policy"], "predictor": r["predictor"]})
+            line = lines.setdefault((r["policy"], r["predictor"]), {"policy": r["policy"], "predictor": r["predictor"],
+                                                                   "p_hat_source": r.get("p_hat_source")})
             line[f"m={r['machines']}"] = r["ratio"]
             line["leaks"] = _leak_cell(r)
         for line in lines.values():
             line["mean"] = float(np.mean([line[f"m={m}"] for m in machines]))
         lines = list(lines.values())
-        columns = ["policy", "predictor"] + [f"m={m}" for m in machines] + ["mean", "leaks"]
+        columns = ["policy", "predictor", "p_hat_source"] + [f"m={m}" for m in machines] + ["mean", "leaks"]
         header = f"makespan ratio C_max / McNaughton bound ({doc['n_jobs']} jobs, batch{_load_text(doc)})"
         return header + "\n" + format_table(lines, columns)
     header = {
@@ -266,7 +334,8 @@ def _options(args, machines) -> dict:
     return {
         "objective": args.objective, "policies": args.policies, "n": args.n, "seed": args.seed,
         "noise": args.noise, "predictor": args.predictor, "prr_lambda": args.prr_lambda, "sample": args.sample,
-        "machines": machines, "jobs": args.jobs, "data": args.data,
+        "machines": machines, "jobs": args.jobs, "data": args.data, "train_jobs": getattr(args, "train_jobs", None),
+        "feature_columns": getattr(args, "feature_columns", None),
         "protocol": getattr(args, "protocol", "honest"), "sample_seed": getattr(args, "sample_seed", None),
     }
 

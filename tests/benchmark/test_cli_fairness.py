@@ -73,11 +73,12 @@ def test_venus_scenario_prints_the_paper_table(tmp_path, capsys):
     assert doc["options"]["gpus"] == 800 and all(r["completed"] == 600 for r in doc["rows"])
 
 
-def test_default_trace(tmp_path):
+def test_pod_trace_runs_on_its_own_small_cluster(tmp_path):
     out = tmp_path / "out"
-    assert _run("--n", "300", "--policies", "astraea,fifo", "--output", out) == 0
+    assert _run("--jobs", "openb", "--n", "300", "--policies", "astraea,fifo", "--output", out) == 0
     doc = json.loads((out / "results.json").read_text())
-    assert doc["dataset"]["tenant_column"] == "qos" and doc["n_jobs"] == 300
+    assert doc["dataset"]["trace"] == "openb" and doc["n_jobs"] == 300 and doc["options"]["gpus"] == 32
+    assert set(doc["options"]["tenant_weights"]) <= {"LS", "BE", "Burstable", "Guaranteed"}
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -102,9 +103,8 @@ def test_missing_tenant_weight_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--jobs", "JOBS", "--predictor", "lgbm-meta"],
-     "--predictor: --predictor needs --data (its predictors are fitted on the dataset's train/validation splits); "
-     "with --jobs use a predicted_duration column, or --noise σ"),
+    (["--jobs", "JOBS", "--feature-columns", "x"],
+     "--feature-columns: --feature-columns only shapes learned p̂: give --predictor NAME too"),
     (["--scenario", "venus", "--tenant-column", "user"],
      "--tenant-column: --tenant-column does not apply to --scenario (a scenario defines its tenants)"),
 ])

@@ -14,18 +14,32 @@ def test_every_demo_step_is_a_valid_command_line(tmp_path):
     for _, argv in steps:
         parser.parse_args(argv)  # raises SystemExit on a bad option
     tasks = [argv[argv.index("--task") + 1] for _, argv in steps if argv[0] == "run"]
-    assert tasks.count("scheduling") == 6 and tasks.count("fairness") == 4 and tasks.count("prediction") == 1
+    assert tasks.count("scheduling") == 12 and tasks.count("fairness") == 4 and tasks.count("prediction") == 5
+    # the real traces' scheduling and fairness use learned p̂; noise only beside it, for the robustness curve
+    for _, argv in steps:
+        if argv[0] == "run" and "--jobs" in argv and argv[argv.index("--task") + 1] != "prediction":
+            assert argv[argv.index("--predictor") + 1] == "lgbm-meta"
+    noisy = [argv for _, argv in steps if "--noise" in argv]
+    assert noisy and all("--predictor" in argv for argv in noisy)
 
 
 def test_summary_is_read_from_results_and_replaces_the_readme_block(tmp_path):
     jobs = tmp_path / "jobs.csv"
     pd.DataFrame({"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}).to_csv(jobs, index=False)
     out = tmp_path / "demo"
-    assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
-                 "--policies", "fifo,srpt", "--output", str(out / "trace-total_completion"), "--quiet", "--no-mlflow"]) == 0
+    assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs), "--noise", "0",
+                 "--policies", "fifo,srpt,spjf", "--output", str(out / "trace-elasticflow-cluster05-total_completion"),
+                 "--quiet", "--no-mlflow"]) == 0
+    assert main(["run", "--task", "prediction", "--jobs", "openb", "--methods", "constant,oracle",
+                 "--output", str(out / "prediction-openb"), "--quiet", "--no-mlflow"]) == 0
     summary = summary_markdown(out)
-    # FIFO ΣC = 20, SRPT ΣC = 15 (hand schedules in tests/schedulers) → 1.333
+    # FIFO ΣC = 20, SRPT ΣC = 15 (hand schedules in tests/schedulers) → 1.333; SPJF with p̂ = p is SJF: 15
     assert "| fifo | – | 1.333 | – | – |" in summary and "| srpt | – | 1.000 | – | – |" in summary
+    assert "| spjf | noise:0 (noise, uses true sizes) | 1.000 | – | – |" in summary
+    assert "noise p̂ = p·exp(σZ) reads the true sizes" in summary
+    # the real-trace prediction table states each trace's split and feature columns
+    assert "`openb` 4,342/930/931 jobs, feature columns: tenant, gpu_spec, gpus, cpu_milli, memory_mib, gpu_milli" in summary
+    assert "| oracle | 0.000 · 100.0% |" in summary
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{START}\nold\n{END}\noutro\n")
     replace_block(readme, summary)

@@ -1,0 +1,182 @@
+"""Jobs tables as prediction data: the `--jobs TRACE|FILE`, `--feature-columns` and `--train-jobs` inputs.
+
+One place turns these options into a `TraceSplit` — the target's jobs table, the `SplitData` the
+predictors are fitted on (train/validation of the target, or of `--train-jobs` for a transfer)
+and the target's test part, which the scheduling and fairness tasks then schedule with its real
+arrivals — and fits predictors on it (`fit_trace_method`, `trace_predictions`), so that the
+prediction, scheduling and fairness tasks and `benchmark transfer` cannot drift apart.
+See docs/real-traces.md#10-predicting-durations-on-a-jobs-table.
+
+May import atlas_data, predictors, schedulers.sampling and benchmark.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from atlas_data.errors import InputError
+
+#: the p̂ source labels every table and results.json carries beside the predictor's name
+NOISE_SOURCE = "noise (uses true sizes)"
+LEARNED_SOURCE = "learned (fit on train/validation)"
+TRANSFER_SOURCE = "learned on --train-jobs (transfer)"
+COLUMN_SOURCE = "column predicted_duration"
+
+
+@dataclass(frozen=True)
+class TraceSplit:
+    """A jobs table cut for prediction: what the predictors see and which jobs get scheduled."""
+
+    split: object  # predictors.data.SplitData: train/val of the fit, test = the target's test part
+    test_jobs: pd.DataFrame  # the target's test part as a jobs table, in submit order
+    card: dict  # results.json `dataset`: source, feature columns, features, counts, split ranges
+    key: tuple  # what the fit depends on (the in-process memo of fitted predictions)
+
+
+def _file_key(spec: str) -> tuple:
+    path = Path(spec)
+    stat = path.stat() if path.is_file() else None
+    return (str(path.resolve()), stat.st_mtime_ns if stat else None, stat.st_size if stat else None)
+
+
+def _is_shipped(spec: str) -> bool:
+    from atlas_data.adapters import is_shipped_trace_name
+
+    return is_shipped_trace_name(spec) and not Path(spec).exists()
+
+
+def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs"):
+    """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace or a file."""
+    from atlas_data.adapters import shipped_feature_columns, shipped_trace
+    from atlas_data.jobs_features import read_jobs_with_features
+    from benchmark.tasks.inputs import csv_list
+
+    names = csv_list(feature_columns, "feature-columns")
+    if _is_shipped(spec):
+        if names:
+            raise InputError(f"the shipped trace '{spec}' declares its own feature columns (docs/real-traces.md); "
+                             "--feature-columns applies to files only", where="--feature-columns")
+        jobs, card = shipped_trace(spec, with_features=True)
+        return jobs, shipped_feature_columns(spec), card
+    jobs, columns = read_jobs_with_features(spec, names)
+    return jobs, columns, {"source": "jobs", "path": str(spec), "feature_columns": columns.as_dict()}
+
+
+def _family(spec: str) -> str:
+    """Traces of one family share a clock and job ids: a shipped trace kind, or one file."""
+    return spec.split(":", 1)[0] if _is_shipped(spec) else str(Path(spec).resolve())
+
+
+def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
+                n: int | None = None, seed: int = 0) -> TraceSplit:
+    """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead."""
+    from atlas_data.jobs_features import jobs_dataset, transfer_dataset
+    from predictors.data import SplitData
+    from schedulers.sampling import sample_window
+
+    jobs, columns, card = load_with_features(spec, feature_columns)
+    if n is not None:
+        jobs = sample_window(jobs, n, seed)
+    key = (_file_key(spec) if not _is_shipped(spec) else spec, columns, n, seed if n is not None else None)
+    card = {**card, "n_total": int(len(jobs))}
+    if train_spec is None:
+        ds = jobs_dataset(jobs, columns, where=str(spec))
+        frame = ds.frame
+    else:
+        source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs")
+        same = _family(train_spec) == _family(spec)
+        train_ds, ds, notes = transfer_dataset(source, source_columns, jobs, columns, same_clock=same)
+        test = ds.frame[ds.frame["split"] == "test"]
+        fit = train_ds.frame
+        if set(fit["job_id"]) & set(test["job_id"]):  # different families may reuse ids
+            fit = fit.assign(job_id="train:" + fit["job_id"].astype(str))
+        frame = pd.concat([fit, test], ignore_index=True)
+        card["transfer"] = {"train_jobs": str(train_spec), "train_source": source_card.get("source"),
+                            "train_counts": train_ds.card()["counts"], **notes}
+        key = key + (("train", _file_key(train_spec) if not _is_shipped(train_spec) else train_spec),)
+    card.update(ds.card())
+    card["features"] = list(ds.features)
+    card["counts"] = {s: int((frame["split"] == s).sum()) for s in ("train", "val", "test")}
+    split = SplitData(frame, ds.features)
+    test_ids = frame.loc[frame["split"] == "test", "job_id"].astype(str)
+    test_jobs = jobs[jobs["job_id"].astype(str).isin(set(test_ids))]
+    test_jobs = test_jobs.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
+    base = [c for c in ("job_id", "submit_time", "duration", "gpus", "tenant", "weight") if c in test_jobs.columns]
+    return TraceSplit(split, test_jobs[base], card, key)
+
+
+# Fitted test predictions of this process, by (TraceSplit.key, method, seed): the demo and a sweep
+# schedule the same trace under several objectives, and a Philly fit takes tens of seconds.
+_FITS: OrderedDict = OrderedDict()
+_FITS_KEEP = 64  # a Prediction holds only test-part arrays: 64 fits are a few MB
+
+
+def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool = True):
+    """`predictors.methods.run_method` on the trace's split, memoised in-process: the Prediction."""
+    from predictors.methods import MethodConfig, check_method_name, run_method
+
+    check_method_name(method)
+    memo = (ts.key, method, seed)
+    if memo in _FITS:
+        _FITS.move_to_end(memo)
+        return _FITS[memo]
+    if not quiet:
+        import sys
+
+        sys.stderr.write(f"[predictors] fitting {method} on {ts.card.get('trace') or ts.card.get('path')} "
+                         f"({ts.card['counts']['train']} train jobs, seed {seed})\n")
+    pred = run_method(ts.split, method, MethodConfig(seed=seed))
+    _FITS[memo] = pred
+    while len(_FITS) > _FITS_KEEP:
+        _FITS.popitem(last=False)
+    return pred
+
+
+def trace_predictions(ts: TraceSplit, methods, job_ids, *, seed: int = 0, quiet: bool = True) -> dict[str, np.ndarray]:
+    """p̂ (seconds) of each method for `job_ids` (jobs of the target's test part), in that order."""
+    from predictors.methods import method_names
+
+    out = {}
+    for method in methods:
+        if method not in method_names():
+            raise InputError(f"unknown predictor '{method}' (choose from {', '.join(method_names())})", where="--predictor")
+        frame = fit_trace_method(ts, method, seed=seed, quiet=quiet).to_frame()
+        lookup = frame.set_index(frame["job_id"].astype(str))["p_hat"]
+        predicted = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
+        if np.isnan(predicted).any():
+            raise InputError(f"predictor '{method}' did not predict every job", where="--predictor")
+        out[method] = predicted
+    return out
+
+
+def check_trace_options(args, *, needs_predictor: bool) -> None:
+    """--feature-columns and --train-jobs need --jobs (and, where p̂ is their only use, --predictor)."""
+    for option, value in (("--feature-columns", getattr(args, "feature_columns", None)),
+                          ("--train-jobs", getattr(args, "train_jobs", None))):
+        if value is None:
+            continue
+        if not getattr(args, "jobs", None):
+            raise InputError(f"{option} applies to --jobs TRACE|FILE (the jobs table to predict)", where=option)
+        if needs_predictor and not getattr(args, "predictor", None):
+            raise InputError(f"{option} only shapes learned p̂: give --predictor NAME too", where=option)
+
+
+def describe_data(card: dict) -> str:
+    """One line for a printed report: which jobs were scheduled, and where p̂ was learned."""
+    card = card or {}
+    if card.get("name"):
+        text = f"the ATLAS {card['name']} dataset ({card.get('source')}), test split"
+    elif card.get("trace"):
+        text = f"shipped trace {card['trace']}"
+    else:
+        text = str(card.get("path") or card.get("source") or "jobs table")
+    if card.get("scheduled"):
+        text += f", {card['scheduled']}"
+    if card.get("transfer"):
+        text += f"; p̂ fitted on {card['transfer']['train_jobs']}"
+    return text
