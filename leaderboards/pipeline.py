@@ -20,7 +20,14 @@ import pandas as pd
 from atlas_data.errors import InputError
 from leaderboards import score as scoring
 from leaderboards.schema import PREDICTIONS_FILE, SUBMISSION_FILE, TRACKS, Submission
-from leaderboards.store import build_entry, default_entries_dir, sha256_file, sha256_predictions, write_entry
+from leaderboards.store import (
+    build_entry,
+    default_entries_dir,
+    resolve_target,
+    sha256_file,
+    sha256_predictions,
+    write_entry,
+)
 from leaderboards.validate import validate_submission
 
 
@@ -84,8 +91,13 @@ def submit(sub_dir: Path | str, track: str, ds_dir: Path | str | None = None, en
     dataset = load_test(ds_dir, quiet)
     submission, preds = validate_submission(sub_dir, dataset.card, dataset.test["job_id"], track=track,
                                             ds_label=str(dataset.path))
+    entries_dir = entries_dir if entries_dir is not None else default_entries_dir()
+    # refuse a clobber or a duplicate before the (slow) scoring, not after it
+    resolve_target({"track": track, "name": submission.name, "authors": list(submission.authors),
+                    "dataset": {"fingerprint": submission.dataset_fingerprint},
+                    "provenance": {"predictions_sha256": sha256_predictions(preds)}}, entries_dir)
     entry = score_entry(submission, preds, dataset, seed=seed, file_sha256=sha256_file(Path(sub_dir) / PREDICTIONS_FILE))
-    path, replaced = write_entry(entry, entries_dir if entries_dir is not None else default_entries_dir())
+    path, replaced = write_entry(entry, entries_dir)
     return entry, path, replaced
 
 

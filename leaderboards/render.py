@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 TITLES = {"prediction": "prediction track", "scheduling": "scheduling track"}
 RANK_RULE = {
@@ -137,8 +138,8 @@ def render_markdown(entries_by_track: dict[str, list[dict]]) -> str:
             out.append("|" + "|".join("---:" if name not in ("Name", "Authors") else "---" for name, _ in cols) + "|")
             for rank, e in rank_entries(group, track):
                 name = _md_escape(e["name"])
-                if e.get("url"):
-                    name = f"[{name}]({e['url']})"
+                if str(e.get("url") or "").startswith(("http://", "https://")):
+                    name = f"[{name}]({_md_url(e['url'])})"
                 cells = [rank, name] + [_md_escape(fn(e)) for _, fn in cols[2:]]
                 out.append("| " + " | ".join(cells) + " |")
             out.append("")
@@ -192,5 +193,20 @@ def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
+# inside a table cell only these start or end inline markup (links, images, emphasis, code, cells)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
 def _md_escape(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text as literal Markdown: HTML-significant characters as entities (no raw tag survives),
+    Markdown punctuation backslash-escaped, whitespace runs (newlines included) as one space."""
+    text = " ".join(str(text).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_url(url: str) -> str:
+    """A URL safe inside `[..](..)`: characters that could end the link or open HTML percent-encoded."""
+    from urllib.parse import quote
+
+    return quote(url, safe=":/?#@!$&*+,;=%~-._")

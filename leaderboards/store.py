@@ -1,8 +1,12 @@
 """Leaderboard entries on disk: one JSON file per (track, submission name, dataset).
 
 Layout: `<entries dir>/<track>/<slug>.json`, slug = slugified name + '-' + the first 8 hex digits
-of the dataset fingerprint, so the same name on another dataset is another entry and a
-resubmission under the same name on the same dataset replaces the old one. The default entries
+of the dataset fingerprint (+ '-2', '-3', … when another name already has that slug: "My HGB
+(newcomer)" and "my HGB newcomer!!" are two entries). An entry is keyed by (track, name,
+dataset fingerprint): the same name on another dataset is another entry; on the same dataset a
+resubmission replaces the old entry only when its authors are the same — otherwise it is refused,
+and so is a submission whose predictions (predictions_sha256) are already on the board under
+another name (`resolve_target`, InputError: exit 2). The default entries
 dir is `leaderboards/entries/` inside the package (shipped as package data, committed with the
 built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename): a
 reader never sees half an entry, and a failure before the rename leaves nothing behind.
@@ -93,12 +97,63 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
     return entry
 
 
+def _authors_key(authors) -> tuple[str, ...]:
+    return tuple(sorted(" ".join(str(a).split()).casefold() for a in authors or []))
+
+
+def resolve_target(entry: dict, entries_dir: Path | str) -> tuple[str, bool]:
+    """(slug to write, replaces an existing entry) for `entry`, or InputError if it may not be stored.
+
+    Same track, name and dataset: replaced if the authors are the same, refused otherwise. Same
+    predictions (predictions_sha256) under another name on the same track and dataset: refused.
+    A slug taken by another name gets a numeric suffix.
+    """
+    track, name = entry["track"], entry["name"]
+    fingerprint = (entry.get("dataset") or {}).get("fingerprint") or ""
+    sha = (entry.get("provenance") or {}).get("predictions_sha256")
+    taken: dict[str, dict] = {}
+    for path, other in _stored(entries_dir, track):
+        taken[path.stem] = other
+        if ((other.get("dataset") or {}).get("fingerprint") or "") != fingerprint:
+            continue
+        if other.get("name") == name:
+            if _authors_key(other.get("authors")) != _authors_key(entry.get("authors")):
+                raise InputError(
+                    f"an entry named {name!r} on this dataset is by {', '.join(other.get('authors') or [])}; only its "
+                    "authors can replace it — choose another name", path=str(path), where="key 'name'")
+            return path.stem, True
+    for path, other in _stored(entries_dir, track):
+        same_data = ((other.get("dataset") or {}).get("fingerprint") or "") == fingerprint
+        if same_data and sha and (other.get("provenance") or {}).get("predictions_sha256") == sha:
+            raise InputError(
+                f"these predictions are already on the {track} leaderboard as {other.get('name')!r} (predictions "
+                f"sha256 {sha[:12]}…); an entry needs predictions of its own", path=str(path), where="predictions")
+    base = entry_slug(name, fingerprint)
+    slug, i = base, 1
+    while slug in taken:
+        i += 1
+        slug = f"{base}-{i}"
+    return slug, False
+
+
+def _stored(entries_dir: Path | str, track: str):
+    folder = Path(entries_dir) / track
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            other = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # `leaderboard` names a malformed file; it blocks no slug but its own
+        if isinstance(other, dict):
+            yield path, other
+
+
 def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
-    """Write atomically; return (path, replaced an existing entry)."""
+    """Store `entry` under the slug `resolve_target` gives (refusing clobbers); return (path, replaced)."""
     from atlas_data.io import json_safe, write_text_atomic  # NaN/inf -> null: the one JSON rule
 
-    path = entry_path(entries_dir, entry["track"], entry["slug"])
-    replaced = path.exists()
+    slug, replaced = resolve_target(entry, entries_dir)
+    entry["slug"] = slug  # the caller sees the slug it was stored under
+    path = entry_path(entries_dir, entry["track"], slug)
     write_text_atomic(path, json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n")
     return path, replaced
 
