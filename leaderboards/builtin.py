@@ -40,7 +40,7 @@ def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | 
         preds = check_predictions(preds, dataset.test["job_id"], f"built-in method {method}")
         scheduling = None
         if "scheduling" in tracks:
-            scheduling = scoring.score_scheduling(preds, dataset.test, seed=seed)
+            scheduling = scoring.score_scheduling(preds, dataset.test, blind_p_hat=dataset.blind_p_hat, seed=seed)
         spec = METHODS.get(method)
         for track in tracks:
             submission = Submission(
@@ -51,6 +51,7 @@ def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | 
                                 reference=method in REFERENCE_METHODS, scheduling=scheduling)
             path, _ = write_entry(entry, entries_dir)
             written.append(path)
+        score = (scheduling or {}).get("score") or {}
         note(f"{method}: cov25 {entry['prediction']['cov25']:.3f}"
-             + (f", scheduling score {scheduling['score']:.4f}" if scheduling and scheduling.get("score") else ""))
+             + (f", scheduling score {score['mean']:.4f} [{score['lo']:.4f}, {score['hi']:.4f}]" if score.get("mean") else ""))
     return written

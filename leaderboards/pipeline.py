@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
@@ -37,6 +38,7 @@ class Dataset:
     card: dict
     test: pd.DataFrame
     default: bool
+    blind_p_hat: float  # the scheduling score's blind reference: the train median (the `constant` method)
 
     @property
     def info(self) -> dict:
@@ -66,16 +68,18 @@ def load_test(ds_dir: Path | str | None, quiet: bool = True) -> Dataset:
     if test.empty:
         raise InputError("the dataset has no test split rows", path=str(path))
     is_default = path.resolve() == default_dataset_dir().resolve()
-    return Dataset(path, card, test, is_default)
+    train = frame[frame["split"] == "train"]
+    train_y = train["y"].to_numpy(float) if "y" in train.columns else np.log1p(train["p_star"].to_numpy(float))
+    return Dataset(path, card, test, is_default, scoring.blind_p_hat(train_y))
 
 
 def score_entry(submission: Submission, preds: pd.DataFrame, dataset: Dataset, *, seed: int = 0,
                 file_sha256: str | None = None, builtin: bool = False, reference: bool = False,
                 scheduling: dict | None = None) -> dict:
     """Score validated predictions for the submission's track and build the entry document."""
-    prediction = scoring.score_prediction(preds, dataset.test)
+    prediction = scoring.score_prediction(preds, dataset.test, seed=seed)
     if submission.track == "scheduling" and scheduling is None:
-        scheduling = scoring.score_scheduling(preds, dataset.test, seed=seed)
+        scheduling = scoring.score_scheduling(preds, dataset.test, blind_p_hat=dataset.blind_p_hat, seed=seed)
     return build_entry(
         submission, dataset=dataset.info, prediction=prediction, scheduling=scheduling,
         predictions_sha256=sha256_predictions(preds), predictions_file_sha256=file_sha256, seed=seed,

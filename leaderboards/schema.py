@@ -25,10 +25,10 @@ REQUIRED_KEYS = ("name", "authors", "description", "url", "track", "dataset_fing
 PREDICTION_COLUMNS = ("job_id", "p_hat")
 OPTIONAL_COLUMNS = ("lo", "hi")
 MAX_NAME_CHARS = 80
-ENTRY_SCHEMA = 1
+ENTRY_SCHEMA = 2  # 2: windowed scheduling score relative to the blind p̂, with intervals
 # Every entry has these keys; `scheduling` is null on the prediction track.
 ENTRY_KEYS = ("schema", "track", "name", "slug", "authors", "description", "url", "builtin", "reference",
-              "dataset", "prediction", "scheduling", "score", "provenance")
+              "dataset", "prediction", "scheduling", "score", "score_interval", "provenance")
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 

@@ -70,7 +70,11 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
     from atlas_data.io import package_version
 
     now = now or _dt.datetime.now(_dt.timezone.utc)
-    score = (scheduling or {}).get("score") if submission.track == "scheduling" else prediction.get("cov25")
+    if submission.track == "scheduling":
+        summary = (scheduling or {}).get("score") or {}
+        score, interval = summary.get("mean"), [summary.get("lo"), summary.get("hi")]
+    else:
+        score, interval = prediction.get("cov25"), list((prediction.get("intervals") or {}).get("cov25") or [None, None])
     entry = {
         "schema": ENTRY_SCHEMA,
         "track": submission.track,
@@ -85,6 +89,7 @@ def build_entry(submission: Submission, *, dataset: dict, prediction: dict, sche
         "prediction": prediction,
         "scheduling": scheduling if submission.track == "scheduling" else None,
         "score": score,
+        "score_interval": interval,
         "provenance": {
             "predictions_sha256": predictions_sha256,
             "predictions_file_sha256": predictions_file_sha256,
@@ -174,5 +179,8 @@ def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
             raise InputError(f"not a valid entry (missing key(s) {', '.join(missing)})", path=str(path))
         if entry["track"] != track:
             raise InputError(f"entry of track '{entry['track']}' in the '{track}' folder", path=str(path))
+        if entry["schema"] != ENTRY_SCHEMA:
+            raise InputError(f"entry of schema {entry['schema']} (this version scores with schema {ENTRY_SCHEMA}, another "
+                             "score): submit it again", path=str(path))
         entries.append(entry)
     return entries

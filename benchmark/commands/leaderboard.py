@@ -70,7 +70,10 @@ def _submit(args) -> int:
         line = (f"{entry['name']} ({entry['track']}): cov25 {_pct(p.get('cov25'))}, cov50 {_pct(p.get('cov50'))}, "
                 f"rmsle {_fmt(p.get('rmsle'))}, spearman {_fmt(p.get('spearman'))}")
         if entry["track"] == "scheduling":
-            line += f"; scheduling score {_fmt(entry['score'], 4)} (geometric mean of ratios, lower is better)"
+            lo, hi = entry["score_interval"]
+            line += (f"; scheduling score {_fmt(entry['score'], 4)} [95 % interval {_fmt(lo, 4)}–{_fmt(hi, 4)}] "
+                     "(your ratios / the blind p̂'s, geometric mean over objectives and windows; lower is better, "
+                     "1 = as good as knowing nothing)")
         print(line)
         print(f"{'replaced' if replaced else 'wrote'} entry {path}")
     return 0
