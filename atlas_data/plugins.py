@@ -83,6 +83,11 @@ def load_plugins(items: str | None, where: str = "--plugins") -> list[str]:
             name = path.stem
             if not name.isidentifier():
                 raise InputError(f"plugin file '{item}': its name must be a Python identifier", where=where)
+            loaded = _module_of_file(path)
+            if loaded is not None:  # already imported (as a module or by an earlier --plugins): reuse it
+                sys.modules.setdefault(name, loaded)
+                names.append(name)
+                continue
             spec = importlib.util.spec_from_file_location(name, path.resolve())
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module  # so that 'stem:Obj' resolves to this file
@@ -96,6 +101,15 @@ def load_plugins(items: str | None, where: str = "--plugins") -> list[str]:
             name = item
         names.append(name)
     return names
+
+
+def _module_of_file(path: Path):
+    target = path.resolve()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve() == target:
+            return module
+    return None
 
 
 def load_entry_points() -> None:

@@ -3,7 +3,8 @@
 `submit(sub_dir, track, ds_dir, entries_dir)` is what `benchmark submit DIR` runs. Nothing is
 written unless validation and scoring both succeed; the entry is then written atomically
 (leaderboards.store). `write_template(out_dir, ds_dir, method)` writes a valid example submission
-folder (submission.yaml + predictions.parquet of a built-in method) to start from.
+folder (submission.yaml + predictions.parquet of a method: a registered name or a plugin's
+`package.module:Object`) to start from.
 
 May import yaml, pandas, atlas_data, predictors.api, benchmark.tracking and leaderboards.*.
 """
@@ -110,10 +111,10 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     """An example submission folder with a built-in method's test predictions."""
     import yaml
 
-    from predictors.api import method_names, predict_test
+    from predictors.api import predict_test
+    from predictors.methods import check_method_name
 
-    if method not in method_names():
-        raise InputError(f"unknown method '{method}' (choose from {', '.join(method_names())})", where="--method")
+    check_method_name(method, where="--method")  # a registered name or a plugin's import path
     if track not in TRACKS:
         raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
     out_dir = Path(out_dir)
@@ -127,7 +128,7 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     cols = [c for c in ("job_id", "p_hat", "lo", "hi") if c in preds.columns]
     preds = preds[cols].assign(job_id=preds["job_id"].astype(str))
     meta = {
-        "name": f"my-{method}",
+        "name": f"my-{method.rpartition(':')[2] or method}",
         "authors": ["Your Name"],
         "description": f"Starter submission: the built-in '{method}' predictor. Replace predictions.parquet with yours.",
         "url": "",

@@ -7,7 +7,7 @@ resources, a weak diurnal effect, and heavy-tailed noise. Features are computed 
 categorical codes and signature statistics from train only (unseen -> -1; train rows out-of-fold), history
 statistics as one-step-lagged expanding means and EWMAs in submit order.
 
-May import numpy and pandas only.
+May import numpy, pandas and atlas_data.build (the fingerprint rule) only.
 """
 
 from __future__ import annotations

@@ -84,7 +84,10 @@ def register(cls: type[Policy]) -> type[Policy]:
     Names are unique per kind only: the cluster task has its own `fifo` beside the single-machine one.
     """
     key = (cls.kind, cls.name)
-    if not cls.name or key in _REGISTRY:
+    old = _REGISTRY.get(key)
+    if old is not None and (old.__module__, old.__qualname__) == (cls.__module__, cls.__qualname__):
+        old = None  # the same class again: its module was imported anew (reloaded, or a plugin file)
+    if not cls.name or old is not None:
         raise ValueError(f"policy name {cls.name!r} empty or already registered for kind {cls.kind!r}")
     _REGISTRY[key] = cls
     return cls

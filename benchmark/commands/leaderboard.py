@@ -31,7 +31,10 @@ def register(subparsers) -> None:
     sub.add_argument("--data", help="ATLAS dataset folder (default: the embedded default dataset)")
     sub.add_argument("--entries-dir", help="where entries are stored (default: the package's leaderboards/entries)")
     sub.add_argument("--template", metavar="DIR", help="write an example submission folder to DIR instead")
-    sub.add_argument("--method", default="constant", help="built-in method whose predictions --template uses (default constant)")
+    sub.add_argument("--method", default="constant",
+                     help="method whose test predictions --template writes: a registered name (default constant) or a "
+                          "plugin's package.module:Object (docs/plugins.md)")
+    sub.add_argument("--plugins", metavar="MODULES|FILES", help="Python modules or .py files to import first (comma-separated)")
     sub.add_argument("--quiet", action="store_true", help="print nothing on success")
     sub.set_defaults(handler=_submit)
 
@@ -44,14 +47,17 @@ def register(subparsers) -> None:
                        help="score the built-in prediction methods for both tracks and write their entries first")
     board.add_argument("--data", help="dataset for --rebuild-builtin (default: the embedded default dataset)")
     board.add_argument("--methods", help="methods for --rebuild-builtin, comma-separated (default: all)")
+    board.add_argument("--plugins", metavar="MODULES|FILES", help="Python modules or .py files to import first (comma-separated)")
     board.add_argument("--quiet", action="store_true", help="no progress lines")
     board.set_defaults(handler=_leaderboard)
 
 
 def _submit(args) -> int:
+    from atlas_data.plugins import load_plugins
     from benchmark.progress import say
     from leaderboards.pipeline import submit, write_template
 
+    load_plugins(args.plugins)
     if args.template:
         if args.dir:
             raise InputError("give a submission folder DIR or --template DIR, not both", where="--template")
@@ -84,17 +90,19 @@ def _leaderboard(args) -> int:
     from leaderboards.render import render
     from leaderboards.store import default_entries_dir, load_entries
 
+    from atlas_data.plugins import load_plugins
+
+    load_plugins(args.plugins)
     entries_dir = Path(args.entries_dir) if args.entries_dir else default_entries_dir()
     if args.rebuild_builtin:
         from leaderboards.builtin import rebuild_builtin
 
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         if methods:
-            from predictors.api import method_names
+            from predictors.methods import check_method_name
 
-            unknown = [m for m in methods if m not in method_names()]
-            if unknown:
-                raise InputError(f"unknown method '{unknown[0]}' (choose from {', '.join(method_names())})", where="--methods")
+            for method in methods:
+                check_method_name(method, where="--methods")
         paths = rebuild_builtin(args.data, entries_dir, methods=methods, quiet=args.quiet,
                                 note=lambda m: say(m, args.quiet))
         say(f"wrote {len(paths)} built-in entries under {entries_dir}", args.quiet)
