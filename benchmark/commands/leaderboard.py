@@ -2,7 +2,7 @@
 
     benchmark submit DIR --track prediction|scheduling [--data DS] [--entries-dir D] [--quiet]
     benchmark submit --template DIR [--method constant] [--track T] [--data DS]
-    benchmark leaderboard [--track T] [--format md|html] [--output FILE] [--entries-dir D]
+    benchmark leaderboard [--track T] [--format md|html|site] [--output FILE|DIR] [--entries-dir D]
     benchmark leaderboard --rebuild-builtin [--data DS] [--methods a,b] [--entries-dir D]
 
 `submit` validates the folder against the dataset (default: the embedded default dataset), scores
@@ -40,8 +40,9 @@ def register(subparsers) -> None:
 
     board = subparsers.add_parser("leaderboard", help="render the leaderboard ranking(s)")
     board.add_argument("--track", choices=TRACKS, help="one track (default: both)")
-    board.add_argument("--format", choices=("md", "html"), default="md", help="output format (default md)")
-    board.add_argument("--output", help="write to this file instead of stdout")
+    board.add_argument("--format", choices=("md", "html", "site"), default="md",
+                       help="md, html (one page) or site (a static site: index, one page per entry; needs --output DIR)")
+    board.add_argument("--output", help="write to this file instead of stdout (the folder, with --format site)")
     board.add_argument("--entries-dir", help="entries folder (default: the package's leaderboards/entries)")
     board.add_argument("--rebuild-builtin", action="store_true",
                        help="score the built-in prediction methods for both tracks and write their entries first")
@@ -109,7 +110,18 @@ def _leaderboard(args) -> int:
     elif args.data or args.methods:
         raise InputError("--data and --methods apply only with --rebuild-builtin", where="--data" if args.data else "--methods")
     tracks = [args.track] if args.track else list(TRACKS)
-    text = render({t: load_entries(entries_dir, t) for t in tracks}, args.format)
+    entries = {t: load_entries(entries_dir, t) for t in tracks}
+    if args.format == "site":
+        from leaderboards.site import write_site
+
+        if not args.output:
+            raise InputError("--format site writes a folder: give it with --output DIR", where="--output")
+        if Path(args.output).exists() and not Path(args.output).is_dir():
+            raise InputError("exists and is not a folder", path=args.output, where="--output")
+        index = write_site(entries, Path(args.output))
+        say(f"wrote {index} (open it in a browser)", args.quiet)
+        return 0
+    text = render(entries, args.format)
     if args.output:
         out = write_text_atomic(Path(args.output), text)
         say(f"wrote {out}", args.quiet)
