@@ -292,15 +292,15 @@ PIPELINE_ENTRY = "build"
 PIPELINE_RESOURCES = ("pai_machine_spec.csv",)  # bundled files the synthetic generator reads
 
 
-def pipeline_modules() -> list[str]:
+def pipeline_modules(root: Path | None = None) -> list[str]:
     """atlas_data modules the pipeline runs: `build` and everything it imports, transitively.
 
     Found from the import statements (lazy ones inside functions included), so a new pipeline
-    module is covered without a list to keep up to date.
+    module is covered without a list to keep up to date. `root`: the package folder (this one).
     """
     import ast
 
-    here = Path(__file__).resolve().parent
+    here = Path(root) if root is not None else Path(__file__).resolve().parent
     seen, todo = set(), [PIPELINE_ENTRY]
     while todo:
         name = todo.pop()
@@ -317,11 +317,11 @@ def pipeline_modules() -> list[str]:
     return sorted(seen)
 
 
-def pipeline_revision() -> str:
+def pipeline_revision(root: Path | None = None) -> str:
     """Short hash of the pipeline's code and bundled inputs: a cached dataset is rebuilt when they change."""
     h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for name in pipeline_modules():
+    here = Path(root) if root is not None else Path(__file__).resolve().parent
+    for name in pipeline_modules(here):
         h.update(f"{name}.py\n".encode())
         h.update((here / f"{name}.py").read_bytes())
     for name in PIPELINE_RESOURCES:

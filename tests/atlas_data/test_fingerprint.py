@@ -110,3 +110,31 @@ def test_the_dataset_cache_key_covers_every_pipeline_module():
     # build imports these directly; synth lazily, inside a function; raw is imported by synth too
     assert {"build", "assemble", "labels", "split", "features", "raw", "synth"} <= set(pipeline_modules())
     assert "describe" not in pipeline_modules() and "adapters" not in pipeline_modules()
+
+
+def test_the_dataset_cache_key_changes_with_any_pipeline_code(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import atlas_data
+    from atlas_data.build import pipeline_revision
+
+    copy = tmp_path / "atlas_data"
+    shutil.copytree(Path(atlas_data.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    base = pipeline_revision(copy)
+    assert base == pipeline_revision()
+    (copy / "describe.py").write_text((copy / "describe.py").read_text() + "\n# not part of the pipeline\n")
+    assert pipeline_revision(copy) == base
+    (copy / "features.py").write_text((copy / "features.py").read_text() + "\n# a pipeline edit\n")
+    edited = pipeline_revision(copy)
+    assert edited != base
+    # a new module the pipeline starts to import is covered without any list to update
+    (copy / "extra_step.py").write_text("X = 1\n")
+    (copy / "labels.py").write_text((copy / "labels.py").read_text() + "\nfrom atlas_data.extra_step import X  # noqa\n")
+    with_new = pipeline_revision(copy)
+    (copy / "extra_step.py").write_text("X = 2\n")
+    assert pipeline_revision(copy) != with_new
+    # the bundled machine spec the generator reads is part of it too
+    spec = copy / "resources" / "pai_machine_spec.csv"
+    spec.write_text(spec.read_text() + "\n")
+    assert pipeline_revision(copy) not in (base, edited, with_new)
