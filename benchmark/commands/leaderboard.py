@@ -100,10 +100,13 @@ def _leaderboard(args) -> int:
 
         methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
         if methods:
-            from predictors.methods import check_method_name
+            from predictors.methods import BUILTIN_METHODS
 
             for method in methods:
-                check_method_name(method, where="--methods")
+                if method not in BUILTIN_METHODS:
+                    raise InputError(f"'{method}' is not a built-in method (choose from {', '.join(BUILTIN_METHODS)}); "
+                                     "your own predictor goes on the board with `benchmark submit --template DIR "
+                                     "--method ...` and `benchmark submit DIR`", where="--methods")
         paths = rebuild_builtin(args.data, entries_dir, methods=methods, quiet=args.quiet,
                                 note=lambda m: say(m, args.quiet))
         say(f"wrote {len(paths)} built-in entries under {entries_dir}", args.quiet)

@@ -14,6 +14,14 @@ import examples.my_policy  # noqa: F401 - registers spjf-aging
 JOBS = JobSet.from_arrays([0, 1, 2, 3, 4, 5], [10, 50, 5, 5, 5, 5], predicted=[10, 50, 5, 5, 5, 5])
 
 
+@pytest.fixture(autouse=True)
+def _private_registry(monkeypatch):
+    import schedulers.policy
+
+    schedulers.policy.policy_names()  # the built-in policies registered first, into the real registry
+    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))
+
+
 def _completions(alpha):
     name = resolve_policy(f"spjf-aging(alpha={alpha})", "single")
     return simulate(JOBS, get_policy(name, "single")()).completion_time
