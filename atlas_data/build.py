@@ -11,14 +11,17 @@ no group tag), `is_recurrent`, the FEATURES columns (float), `p_star`, `y` = log
 `split`; rows in (submit_time, job_id) order.
 
 dataset.json: `source`, `counts{kept, dropped{reason: n}, train, val, test}`, `features`,
-`splits{train: [t0, t1], ...}` (submit-time range of each split), `fingerprint` (sha256 of
-atlas.parquet), plus `source_detail`, `raw_tables` (rows / bad rows per raw table),
-`raw_stats` (calibration figures of the raw trace) and `version`.
+`splits{train: [t0, t1], ...}` (submit-time range of each split), `fingerprint` (the content
+hash of `content_fingerprint`: column names, dtypes and values in job order — not the bytes of
+the parquet file, which change with the writer and library versions; `fingerprint_kind` says
+which), plus `source_detail`, `raw_tables` (rows / bad rows per raw table), `raw_stats`
+(calibration figures of the raw trace) and `version`.
 
 `ensure_default_dataset()` builds the embedded default dataset (synthetic, seed 0, 30,000 jobs)
 once into the user cache (`$ATLAS_BENCH_CACHE` or `~/.cache/atlas-bench`), in a folder named
-`default-<package version>-<pipeline revision>` (a hash of the pipeline source), so a code
-change never serves a stale dataset.
+`default-<package version>-<pipeline revision>` (a hash of the source of every atlas_data module
+the pipeline imports and of the bundled files it reads), so a code change never serves a stale
+dataset.
 
 May import: numpy, pandas, pyarrow, atlas_data.* (never predictors/schedulers/benchmark).
 """
@@ -146,6 +149,54 @@ def build_frame(raw: RawTables | dict, *, source: str = "pai",
     return ds, card
 
 
+FINGERPRINT_KIND = "content-v1"  # dataset.json cards without this key carry the file's sha256
+
+
+def content_fingerprint(frame: pd.DataFrame) -> str:
+    """sha256 of a dataset's canonical content: independent of the parquet writer and library versions.
+
+    Rows in job order (submit_time, then job_id, as the dataset is written), columns sorted by
+    name; per column its name, a logical dtype (bool, int8…int64, float32 or float64 by width;
+    pandas' object, `str` and Arrow string types are all `string`) and its values: numbers as
+    little-endian float64 / int64 (every NaN the same bit pattern, -0.0 as 0.0), strings as UTF-8
+    with a length prefix (missing: length -1).
+    """
+    order = np.lexsort((frame["job_id"].astype(str).to_numpy(object), frame["submit_time"].to_numpy(np.float64)))
+    h = hashlib.sha256(f"atlas-dataset {FINGERPRINT_KIND} rows={len(frame)}\n".encode())
+    for name in sorted(map(str, frame.columns)):
+        column = frame[name]
+        if pd.api.types.is_bool_dtype(column.dtype):
+            kind, data = "bool", column.to_numpy(np.uint8)[order].tobytes()
+        elif pd.api.types.is_integer_dtype(column.dtype):
+            kind = f"int{_bits(column.dtype)}"
+            data = column.to_numpy(np.int64)[order].astype("<i8").tobytes()
+        elif pd.api.types.is_float_dtype(column.dtype):
+            kind = f"float{_bits(column.dtype)}"
+            values = column.to_numpy(np.float64, na_value=np.nan)[order] + 0.0  # -0.0 + 0.0 == +0.0
+            values[np.isnan(values)] = np.nan
+            data = values.astype("<f8").tobytes()
+        else:
+            kind, data = "string", _strings_blob(column.to_numpy(object)[order])
+        h.update(f"column {name!r} {kind} {len(data)}\n".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _bits(dtype) -> int:
+    return 8 * np.dtype(getattr(dtype, "numpy_dtype", dtype)).itemsize  # nullable Int64 counts as int64
+
+
+def _strings_blob(values: np.ndarray) -> bytes:
+    parts = []
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
+            parts.append(b"\xff\xff\xff\xff")
+        else:
+            b = str(v).encode("utf-8")
+            parts.append(len(b).to_bytes(4, "little") + b)
+    return b"".join(parts)
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -164,7 +215,8 @@ def write_dataset(ds: pd.DataFrame, card: dict, out: Path | str, *, option: str 
         table = pa.Table.from_pandas(ds, preserve_index=False)
         pq.write_table(table, tmp / DATASET_FILE, compression="zstd")
         card = {k: v for k, v in card.items() if k != "timings"}  # keep dataset.json reproducible
-        card["fingerprint"] = _sha256(tmp / DATASET_FILE)
+        card["fingerprint"] = content_fingerprint(pd.read_parquet(tmp / DATASET_FILE))  # what readers will see
+        card["fingerprint_kind"] = FINGERPRINT_KIND
         card["version"] = _version()
         (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n")
     return card
@@ -200,7 +252,11 @@ def build_dataset(out: Path | str, *, source: str = "synthetic", raw_dir: Path |
 
 
 def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
-    """Read a dataset folder: (frame, card). Checks the files exist and the fingerprint matches."""
+    """Read a dataset folder: (frame, card). Checks the files exist and the fingerprint matches.
+
+    A card with `fingerprint_kind` content-v1 is checked against the content hash; an older card
+    (no kind) against the sha256 of the file, as it was made.
+    """
     ds_dir = Path(ds_dir)
     pq_path, card_path = ds_dir / DATASET_FILE, ds_dir / CARD_FILE
     for p in (pq_path, card_path):
@@ -210,8 +266,6 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
         card = json.loads(card_path.read_text())
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc})", path=str(card_path)) from None
-    if card.get("fingerprint") and card["fingerprint"] != _sha256(pq_path):
-        raise InputError("fingerprint mismatch: atlas.parquet changed after the build", path=str(pq_path))
     try:
         names = pq.read_schema(pq_path).names
         df = pd.read_parquet(pq_path)
@@ -221,6 +275,13 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError("column appears more than once", path=str(pq_path), where=f"column '{repeated[0]}'")
+    if card.get("fingerprint"):
+        kind = card.get("fingerprint_kind")
+        if kind not in (None, FINGERPRINT_KIND):
+            raise InputError(f"unknown fingerprint_kind {kind!r} (this version knows {FINGERPRINT_KIND})", path=str(card_path))
+        actual = content_fingerprint(df) if kind else _sha256(pq_path)
+        if card["fingerprint"] != actual:
+            raise InputError("fingerprint mismatch: atlas.parquet changed after the build", path=str(pq_path))
     missing = [c for c in ID_COLUMNS + card.get("features", []) + LABEL_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", path=str(pq_path))
@@ -263,15 +324,45 @@ def check_dataset_frame(df: pd.DataFrame, path: str) -> None:
         raise InputError(f"duplicate job_id {text.iloc[i]!r}", path=path, where=f"row {i + 1}")
 
 
-PIPELINE_MODULES = ("raw", "assemble", "labels", "split", "features", "synth", "build")
+PIPELINE_ENTRY = "build"
+PIPELINE_RESOURCES = ("pai_machine_spec.csv",)  # bundled files the synthetic generator reads
 
 
-def pipeline_revision() -> str:
-    """Short hash of the pipeline's source: a cached default dataset is rebuilt when the code changes."""
+def pipeline_modules(root: Path | None = None) -> list[str]:
+    """atlas_data modules the pipeline runs: `build` and everything it imports, transitively.
+
+    Found from the import statements (lazy ones inside functions included), so a new pipeline
+    module is covered without a list to keep up to date. `root`: the package folder (this one).
+    """
+    import ast
+
+    here = Path(root) if root is not None else Path(__file__).resolve().parent
+    seen, todo = set(), [PIPELINE_ENTRY]
+    while todo:
+        name = todo.pop()
+        if name in seen or not (here / f"{name}.py").is_file():
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse((here / f"{name}.py").read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            todo += [t.split(".")[1] for t in targets if t.startswith("atlas_data.") and t.count(".") >= 1]
+    return sorted(seen)
+
+
+def pipeline_revision(root: Path | None = None) -> str:
+    """Short hash of the pipeline's code and bundled inputs: a cached dataset is rebuilt when they change."""
     h = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    for name in PIPELINE_MODULES:
+    here = Path(root) if root is not None else Path(__file__).resolve().parent
+    for name in pipeline_modules(here):
+        h.update(f"{name}.py\n".encode())
         h.update((here / f"{name}.py").read_bytes())
+    for name in PIPELINE_RESOURCES:
+        h.update(f"resources/{name}\n".encode())
+        h.update((here / "resources" / name).read_bytes())
     return h.hexdigest()[:10]
 
 

@@ -2,7 +2,7 @@
 
 schema (submission and entry formats) -> validate (a submission folder) -> score (prediction
 metrics; p̂ through the predictive schedulers) -> store (atomic JSON entries under entries/) ->
-render (Markdown / HTML rankings). pipeline wires them for `benchmark submit`; builtin pre-scores
+render (Markdown / HTML rankings) and site (the static site). pipeline wires them for `benchmark submit`; builtin pre-scores
 the built-in predictors. See leaderboards/README.md.
 
 May import atlas_data, predictors, schedulers and benchmark.results / tracking / tasks; nothing in

@@ -1,6 +1,6 @@
 """Pre-score the built-in prediction methods on a dataset (default: the embedded default dataset).
 
-`rebuild_builtin()` runs every method of `predictors.api.method_names()` through
+`rebuild_builtin()` runs every method shipped with the package (`predictors.methods.BUILTIN_METHODS`) through
 `predict_test` (cached in DS/predictions/), checks its predictions with the same rules as a
 submission (`leaderboards.validate.check_predictions`), scores them for both tracks and writes
 one entry per method and track. `oracle` (p̂ = p) is stored as a reference entry: shown, not
@@ -27,20 +27,20 @@ def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | 
                     methods: list[str] | None = None, tracks=TRACKS, seed: int = 0, quiet: bool = True,
                     note=None) -> list[Path]:
     """Score built-in methods for `tracks`; return the written entry paths."""
-    from predictors.api import method_names, predict_test
-    from predictors.methods import METHODS, REFERENCE_METHODS
+    from predictors.api import predict_test
+    from predictors.methods import BUILTIN_METHODS, METHODS, REFERENCE_METHODS
 
     note = note or (lambda message: None)
     entries_dir = Path(entries_dir) if entries_dir is not None else default_entries_dir()
     dataset = load_test(ds_dir, quiet)
-    names = list(methods) if methods else method_names()
+    names = list(methods) if methods else list(BUILTIN_METHODS)  # never a plugin: these are the package's
     written = []
     for method in names:
         preds = predict_test(dataset.path, method, seed=seed, quiet=quiet)
         preds = check_predictions(preds, dataset.test["job_id"], f"built-in method {method}")
         scheduling = None
         if "scheduling" in tracks:
-            scheduling = scoring.score_scheduling(preds, dataset.test, seed=seed)
+            scheduling = scoring.score_scheduling(preds, dataset.test, blind_p_hat=dataset.blind_p_hat, seed=seed)
         spec = METHODS.get(method)
         for track in tracks:
             submission = Submission(
@@ -51,6 +51,7 @@ def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | 
                                 reference=method in REFERENCE_METHODS, scheduling=scheduling)
             path, _ = write_entry(entry, entries_dir)
             written.append(path)
+        score = (scheduling or {}).get("score") or {}
         note(f"{method}: cov25 {entry['prediction']['cov25']:.3f}"
-             + (f", scheduling score {scheduling['score']:.4f}" if scheduling and scheduling.get("score") else ""))
+             + (f", scheduling score {score['mean']:.4f} [{score['lo']:.4f}, {score['hi']:.4f}]" if score.get("mean") else ""))
     return written

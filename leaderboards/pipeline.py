@@ -3,7 +3,8 @@
 `submit(sub_dir, track, ds_dir, entries_dir)` is what `benchmark submit DIR` runs. Nothing is
 written unless validation and scoring both succeed; the entry is then written atomically
 (leaderboards.store). `write_template(out_dir, ds_dir, method)` writes a valid example submission
-folder (submission.yaml + predictions.parquet of a built-in method) to start from.
+folder (submission.yaml + predictions.parquet of a method: a registered name or a plugin's
+`package.module:Object`) to start from.
 
 May import yaml, pandas, atlas_data, predictors.api, benchmark.tracking and leaderboards.*.
 """
@@ -13,14 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from leaderboards import score as scoring
 from leaderboards.schema import PREDICTIONS_FILE, SUBMISSION_FILE, TRACKS, Submission
-from leaderboards.store import (build_entry, check_entry_path, default_entries_dir, entry_path, entry_slug, sha256_file,
-                                sha256_predictions, write_entry)
+from leaderboards.store import (
+    build_entry,
+    check_entry_path,
+    default_entries_dir,
+    entry_path,
+    resolve_target,
+    sha256_file,
+    sha256_predictions,
+    write_entry,
+)
 from leaderboards.validate import validate_submission
 
 TEMPLATE_COMMAND = "submit --template"
@@ -32,6 +42,7 @@ class Dataset:
     card: dict
     test: pd.DataFrame
     default: bool
+    blind_p_hat: float  # the scheduling score's blind reference: the train median (the `constant` method)
 
     @property
     def info(self) -> dict:
@@ -61,16 +72,18 @@ def load_test(ds_dir: Path | str | None, quiet: bool = True) -> Dataset:
     if test.empty:
         raise InputError("the dataset has no test split rows", path=str(path))
     is_default = path.resolve() == default_dataset_dir().resolve()
-    return Dataset(path, card, test, is_default)
+    train = frame[frame["split"] == "train"]
+    train_y = train["y"].to_numpy(float) if "y" in train.columns else np.log1p(train["p_star"].to_numpy(float))
+    return Dataset(path, card, test, is_default, scoring.blind_p_hat(train_y))
 
 
 def score_entry(submission: Submission, preds: pd.DataFrame, dataset: Dataset, *, seed: int = 0,
                 file_sha256: str | None = None, builtin: bool = False, reference: bool = False,
                 scheduling: dict | None = None) -> dict:
     """Score validated predictions for the submission's track and build the entry document."""
-    prediction = scoring.score_prediction(preds, dataset.test)
+    prediction = scoring.score_prediction(preds, dataset.test, seed=seed)
     if submission.track == "scheduling" and scheduling is None:
-        scheduling = scoring.score_scheduling(preds, dataset.test, seed=seed)
+        scheduling = scoring.score_scheduling(preds, dataset.test, blind_p_hat=dataset.blind_p_hat, seed=seed)
     return build_entry(
         submission, dataset=dataset.info, prediction=prediction, scheduling=scheduling,
         predictions_sha256=sha256_predictions(preds), predictions_file_sha256=file_sha256, seed=seed,
@@ -87,7 +100,11 @@ def submit(sub_dir: Path | str, track: str, ds_dir: Path | str | None = None, en
     submission, preds = validate_submission(sub_dir, dataset.card, dataset.test["job_id"], track=track,
                                             ds_label=str(dataset.path))
     entries_dir = entries_dir if entries_dir is not None else default_entries_dir()
-    check_entry_path(entry_path(entries_dir, track, entry_slug(submission.name, submission.dataset_fingerprint)))
+    # refuse a clobber or a duplicate before the (slow) scoring, not after it
+    slug, _ = resolve_target({"track": track, "name": submission.name, "authors": list(submission.authors),
+                              "dataset": {"fingerprint": submission.dataset_fingerprint},
+                              "provenance": {"predictions_sha256": sha256_predictions(preds)}}, entries_dir)
+    check_entry_path(entry_path(entries_dir, track, slug))
     entry = score_entry(submission, preds, dataset, seed=seed, file_sha256=sha256_file(Path(sub_dir) / PREDICTIONS_FILE))
     path, replaced = write_entry(entry, entries_dir)
     return entry, path, replaced
@@ -98,10 +115,10 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     """An example submission folder with a built-in method's test predictions."""
     import yaml
 
-    from predictors.api import method_names, predict_test
+    from predictors.api import predict_test
+    from predictors.methods import check_method_name
 
-    if method not in method_names():
-        raise InputError(f"unknown method '{method}' (choose from {', '.join(method_names())})", where="--method")
+    check_method_name(method, where="--method")  # a registered name or a plugin's import path
     if track not in TRACKS:
         raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
     out_dir = Path(out_dir)
@@ -112,7 +129,7 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     cols = [c for c in ("job_id", "p_hat", "lo", "hi") if c in preds.columns]
     preds = preds[cols].assign(job_id=preds["job_id"].astype(str))
     meta = {
-        "name": f"my-{method}",
+        "name": f"my-{method.rpartition(':')[2] or method}",
         "authors": ["Your Name"],
         "description": f"Starter submission: the built-in '{method}' predictor. Replace predictions.parquet with yours.",
         "url": "",

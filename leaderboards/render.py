@@ -1,12 +1,16 @@
-"""Ranking tables of leaderboard entries, as Markdown or as a standalone HTML page.
+"""Ranking tables of leaderboard entries, as Markdown or as a standalone HTML page (the site: leaderboards.site).
 
 Ranking (one table per dataset fingerprint, the default dataset first):
-- prediction track: Cov@25 descending, then RMSLE ascending, then name;
-- scheduling track: the score (geometric mean of the five LASched ratios, see leaderboards.score)
-  ascending, then name.
+- prediction track: Cov@25 descending (95 % bootstrap interval over test jobs), then RMSLE, then name;
+- scheduling track: the score (leaderboards.score: the ratios of p̂ over those of the blind p̂,
+  geometric mean over objectives and seeded windows, 95 % bootstrap interval) ascending, then name.
+Ranks with ties: an entry's rank is 1 + the number of entries whose interval lies entirely on the
+better side of its own, so entries whose intervals overlap share a rank, shown as "=k".
 Reference entries (the `oracle` method, p̂ = p) are listed after the ranking, unranked: they show
 the ceiling, they do not compete. Every row shows name (linked to its url), authors, the key
-metrics, the date and the first 12 hex digits of the predictions' sha256.
+metrics, the date and the first 12 hex digits of the predictions' sha256. A metric column that
+separates no two rows of a table (every pair of 95 % intervals overlaps, or, without intervals,
+every cell reads the same) is left out and named in the notes under the table.
 
 May import the standard library only (entries are plain dicts).
 """
@@ -15,14 +19,28 @@ from __future__ import annotations
 
 import html
 import math
+import re
+from dataclasses import dataclass
+from typing import Callable
 
 TITLES = {"prediction": "prediction track", "scheduling": "scheduling track"}
 RANK_RULE = {
-    "prediction": "ranked by Cov@25 (higher is better), then RMSLE (lower is better)",
-    "scheduling": ("ranked by the geometric mean of the five LASched ratios (lower is better, 1 = optimal): "
-                   "SPJF and SPRPT on ΣC_j / ΣC_j(SRPT), SPRPT and EDF-P on max stretch / S*, "
-                   "LPPT on C_max / McNaughton bound (mean over m = 5, 10, 20, 50, 100)"),
+    "prediction": ("ranked by Cov@25 (higher is better; 95 % bootstrap interval over test jobs), then RMSLE (lower "
+                   "is better); '=k': tied, the Cov@25 intervals overlap"),
+    "scheduling": ("ranked by the score (lower is better; 1 = the blind p̂, every job predicted as the train median): "
+                   "per window exp(⅓ Σ_objectives mean_policies log(ratio with p̂ / ratio with the blind p̂)), "
+                   "geometric mean over the seeded windows of the test split (95 % bootstrap interval); objectives "
+                   "ΣC_j (SPJF, SPRPT; ratio to SRPT), max S_j (SPRPT, EDF-P; ratio to S*), C_max (LPPT; ratio to the "
+                   "McNaughton bound, mean over m = 5, 10, 20, 50, 100); '=k': tied, the score intervals overlap"),
 }
+
+
+def _get(d: dict | None, *path):
+    for p in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(p)
+    return d
 
 
 # ----- ranking ---------------------------------------------------------------------------------
@@ -36,11 +54,36 @@ def _key(entry: dict, track: str) -> tuple:
     return (score is None, score if score is not None else math.inf, entry["name"].lower())
 
 
+def _interval(entry: dict) -> tuple[float, float] | None:
+    """The ranking key's 95 % interval (the point value twice if the entry has none)."""
+    lo, hi = (entry.get("score_interval") or [None, None])[:2]
+    if entry.get("score") is None:
+        return None
+    return (entry["score"] if lo is None else lo, entry["score"] if hi is None else hi)
+
+
 def rank_entries(entries: list[dict], track: str) -> list[tuple[str, dict]]:
-    """[(rank label, entry)] in table order: ranked entries 1..n, then reference entries ('ref')."""
+    """[(rank label, entry)] in table order: ranked entries, then reference entries ('ref').
+
+    Rank = 1 + the number of ranked entries whose interval is entirely better; a rank shared by
+    several entries is shown as '=k'; entries without a score are ranked '–' at the end.
+    """
     ranked = sorted((e for e in entries if not e.get("reference")), key=lambda e: _key(e, track))
     refs = sorted((e for e in entries if e.get("reference")), key=lambda e: _key(e, track))
-    return [(str(i), e) for i, e in enumerate(ranked, 1)] + [("ref", e) for e in refs]
+    spans = [_interval(e) for e in ranked]
+    numbers = []
+    for span in spans:
+        if span is None:
+            numbers.append(None)
+            continue
+        lo, hi = span
+        better = (sum(1 for o in spans if o is not None and o[1] < lo) if track == "scheduling"
+                  else sum(1 for o in spans if o is not None and o[0] > hi))
+        numbers.append(1 + better)
+    labels = []
+    for n in numbers:
+        labels.append("–" if n is None else (f"={n}" if numbers.count(n) > 1 else str(n)))
+    return list(zip(labels, ranked)) + [("ref", e) for e in refs]
 
 
 def _groups(entries: list[dict]) -> list[tuple[dict, list[dict]]]:
@@ -53,7 +96,7 @@ def _groups(entries: list[dict]) -> list[tuple[dict, list[dict]]]:
     return groups
 
 
-# ----- cells -------------------------------------------------------------------------------------
+# ----- columns -----------------------------------------------------------------------------------
 def _pct(v) -> str:
     return "–" if v is None else f"{100 * v:.1f} %"
 
@@ -62,43 +105,117 @@ def _f(v, digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-def _get(d: dict | None, *path):
-    for p in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(p)
-    return d
+@dataclass(frozen=True)
+class Column:
+    """One table column: its cell text, its sort value, and (when the entry has one) a 95 % interval."""
+
+    title: str
+    text: Callable[[dict], str]
+    value: Callable[[dict], float | None] = lambda e: None
+    interval: Callable[[dict], tuple | None] = lambda e: None
+    numeric: bool = True
+    fixed: bool = False  # always shown (rank, name, score, provenance), never dropped
 
 
-def columns(track: str) -> list[tuple[str, callable]]:
-    common_tail = [
-        ("Date", lambda e: str(_get(e, "provenance", "created") or "")[:10]),
-        ("sha256", lambda e: str(_get(e, "provenance", "predictions_sha256") or "")[:12]),
+def _summary_column(title: str, path: tuple, fmt=_f, digits: int = 3, **kw) -> Column:
+    """A column of a per-window summary ({mean, lo, hi}) stored at `path` in the entry."""
+    return Column(
+        title,
+        text=lambda e: fmt(_get(e, *path, "mean"), digits) if fmt is _f else fmt(_get(e, *path, "mean")),
+        value=lambda e: _get(e, *path, "mean"),
+        interval=lambda e: (_get(e, *path, "lo"), _get(e, *path, "hi")) if _get(e, *path, "lo") is not None else None,
+        **kw,
+    )
+
+
+def _score_text(e: dict) -> str:
+    lo, hi = (e.get("score_interval") or [None, None])[:2]
+    if e.get("score") is None:
+        return "–"
+    return f"{e['score']:.3f}" + (f" ({lo:.3f}–{hi:.3f})" if lo is not None and hi is not None else "")
+
+
+def _cov_text(e: dict) -> str:
+    lo, hi = (_get(e, "prediction", "intervals", "cov25") or [None, None])[:2]
+    return _pct(_get(e, "prediction", "cov25")) + (f" ({100 * lo:.1f}–{100 * hi:.1f})" if lo is not None else "")
+
+
+def _plain(title: str, path: tuple, fmt) -> Column:
+    return Column(title, text=lambda e: fmt(_get(e, *path)), value=lambda e: _get(e, *path))
+
+
+def columns(track: str) -> list[Column]:
+    """Every column a track's table can have, in order (`visible_columns` drops the uninformative ones)."""
+    head = [
+        Column("#", text=lambda e: "", numeric=True, fixed=True),
+        Column("Name", text=lambda e: e["name"], numeric=False, fixed=True),
+        Column("Authors", text=lambda e: ", ".join(e.get("authors") or []), numeric=False, fixed=True),
     ]
+    tail = [
+        Column("Date", text=lambda e: str(_get(e, "provenance", "created") or "")[:10], numeric=False, fixed=True),
+        Column("sha256", text=lambda e: str(_get(e, "provenance", "predictions_sha256") or "")[:12], numeric=False,
+               fixed=True),
+    ]
+    cov25 = Column("Cov@25", text=_cov_text, value=lambda e: _get(e, "prediction", "cov25"),
+                   interval=lambda e: tuple(_get(e, "prediction", "intervals", "cov25") or ()) or None)
     if track == "prediction":
         body = [
-            ("Cov@25", lambda e: _pct(_get(e, "prediction", "cov25"))),
-            ("Cov@50", lambda e: _pct(_get(e, "prediction", "cov50"))),
-            ("Cov@25 rec.", lambda e: _pct(_get(e, "prediction", "cov25_recurrent"))),
-            ("Cov@50 rec.", lambda e: _pct(_get(e, "prediction", "cov50_recurrent"))),
-            ("RMSLE", lambda e: _f(_get(e, "prediction", "rmsle"))),
-            ("Spearman", lambda e: _f(_get(e, "prediction", "spearman"))),
-            ("Interval cov.", lambda e: _pct(_get(e, "prediction", "interval_coverage"))),
+            Column(cov25.title, cov25.text, cov25.value, cov25.interval, fixed=True),
+            _plain("Cov@50", ("prediction", "cov50"), _pct),
+            _plain("Cov@25 rec.", ("prediction", "cov25_recurrent"), _pct),
+            _plain("Cov@50 rec.", ("prediction", "cov50_recurrent"), _pct),
+            Column("RMSLE", text=lambda e: _f(_get(e, "prediction", "rmsle")), value=lambda e: _get(e, "prediction", "rmsle"),
+                   interval=lambda e: tuple(_get(e, "prediction", "intervals", "rmsle") or ()) or None),
+            _plain("Spearman", ("prediction", "spearman"), _f),
+            _plain("Interval cov.", ("prediction", "interval_coverage"), _pct),
         ]
     else:
+        sched = ("scheduling",)
         body = [
-            ("Score", lambda e: _f(e.get("score"), 4)),
-            ("SPJF ΣC", lambda e: _f(_get(e, "scheduling", "total_completion", "spjf", "ratio"), 4)),
-            ("SPJF ΣF", lambda e: _f(_get(e, "scheduling", "total_completion", "spjf", "flow_ratio"), 4)),
-            ("SPRPT ΣC", lambda e: _f(_get(e, "scheduling", "total_completion", "sprpt", "ratio"), 4)),
-            ("SPRPT max S", lambda e: _f(_get(e, "scheduling", "max_stretch", "sprpt", "ratio"), 3)),
-            ("EDF-P max S", lambda e: _f(_get(e, "scheduling", "max_stretch", "edf-p", "ratio"), 3)),
-            ("LPPT C_max", lambda e: _f(_get(e, "scheduling", "makespan", "lppt", "ratio"), 4)),
-            ("ASTRAEA-P JCT", lambda e: _f(_get(e, "scheduling", "fairness", "jct_ratio"), 4)),
-            ("ASTRAEA-P loss", lambda e: _pct(_get(e, "scheduling", "fairness", "astraea-p", "sharing_loss_jobs"))),
-            ("Cov@25", lambda e: _pct(_get(e, "prediction", "cov25"))),
+            Column("Score", text=_score_text, value=lambda e: e.get("score"),
+                   interval=lambda e: _interval(e), fixed=True),
+            _summary_column("ΣC_j vs blind", sched + ("total_completion", "relative")),
+            _summary_column("max S_j vs blind", sched + ("max_stretch", "relative")),
+            _summary_column("C_max vs blind", sched + ("makespan", "relative")),
+            _summary_column("SPJF ΣC", sched + ("total_completion", "spjf", "ratio"), digits=4),
+            _summary_column("SPRPT ΣC", sched + ("total_completion", "sprpt", "ratio"), digits=4),
+            _summary_column("SPRPT max S", sched + ("max_stretch", "sprpt", "ratio"), digits=1),
+            _summary_column("EDF-P max S", sched + ("max_stretch", "edf-p", "ratio"), digits=1),
+            _summary_column("LPPT C_max", sched + ("makespan", "lppt", "ratio"), digits=4),
+            _summary_column("ASTRAEA-P JCT", sched + ("fairness", "jct_ratio"), digits=4),
+            _summary_column("ASTRAEA-P loss", sched + ("fairness", "sharing_loss_jobs"), fmt=_pct),
+            cov25,
         ]
-    return [("#", None), ("Name", None), ("Authors", lambda e: ", ".join(e.get("authors") or []))] + body + common_tail
+    return head + body + tail
+
+
+def separates(column: Column, rows: list[dict]) -> bool:
+    """Does the column tell at least two rows apart? With intervals: two that do not overlap."""
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            ia, ib = column.interval(a), column.interval(b)
+            if ia and ib and None not in ia and None not in ib:
+                if ia[1] < ib[0] or ib[1] < ia[0]:
+                    return True
+            elif column.text(a) != column.text(b):
+                return True
+    return False
+
+
+def visible_columns(track: str, rows: list[dict]) -> tuple[list[Column], list[str]]:
+    """(columns to show, notes naming the ones left out and why)."""
+    shown, dropped = [], []
+    for column in columns(track):
+        if column.fixed or separates(column, rows):
+            shown.append(column)
+            continue
+        values = sorted({column.text(e) for e in rows})
+        dropped.append(f"{column.title} ({values[0]} for every entry)" if len(values) == 1 else
+                       f"{column.title} ({values[0]} to {values[-1]}, every pair of 95 % intervals overlapping)")
+    notes = []
+    if dropped and len(rows) > 1:
+        notes.append("Not shown, as they separate no two entries: " + "; ".join(dropped) + ".")
+    return shown, notes
 
 
 def _dataset_line(ds: dict, n: int) -> str:
@@ -111,9 +228,14 @@ def _dataset_line(ds: dict, n: int) -> str:
 def _notes(track: str, entries: list[dict]) -> list[str]:
     notes = [RANK_RULE[track] + "."]
     if track == "scheduling":
-        notes.append("ΣF: flow-time ratio ΣF_j / ΣF_j(SRPT) of SPJF (ΣC_j ratios are diluted by Σr_j). "
-                     "ASTRAEA-P JCT: average JCT of astraea-p / astraea on the same cluster; ASTRAEA-P loss: share "
-                     "of jobs with ρ_job < 0.95 (not part of the score).")
+        windows = {(_get(e, "scheduling", "windows"), str(_get(e, "scheduling", "window_jobs", "total_completion")))
+                   for e in entries if e.get("scheduling")}
+        for count, size in sorted(windows, key=str):
+            notes.append(f"{count} seeded windows of {size} consecutive test jobs each. "
+                         "'vs blind' columns: that objective's ratio with p̂ / with the blind p̂ (geometric mean over "
+                         "windows). ΣC, max S, C_max columns: the LASched ratios themselves. ASTRAEA-P JCT: average JCT "
+                         "of astraea-p / astraea on the same cluster; ASTRAEA-P loss: share of jobs with ρ_job < 0.95 "
+                         "(neither is part of the score).")
         missing = [e["name"] for e in entries if _get(e, "scheduling", "fairness") is None]
         if missing:
             notes.append(f"astraea-p not scored for: {', '.join(missing)}.")
@@ -130,19 +252,19 @@ def render_markdown(entries_by_track: dict[str, list[dict]]) -> str:
         if not entries:
             out += ["_No entries yet._", ""]
             continue
-        cols = columns(track)
         for ds, group in _groups(entries):
+            cols, dropped = visible_columns(track, group)
             out += [f"_{_dataset_line(ds, len(group))}_", ""]
-            out.append("| " + " | ".join(name for name, _ in cols) + " |")
-            out.append("|" + "|".join("---:" if name not in ("Name", "Authors") else "---" for name, _ in cols) + "|")
+            out.append("| " + " | ".join(c.title for c in cols) + " |")
+            out.append("|" + "|".join("---:" if c.numeric else "---" for c in cols) + "|")
             for rank, e in rank_entries(group, track):
                 name = _md_escape(e["name"])
-                if e.get("url"):
-                    name = f"[{name}]({e['url']})"
-                cells = [rank, name] + [_md_escape(fn(e)) for _, fn in cols[2:]]
+                if str(e.get("url") or "").startswith(("http://", "https://")):
+                    name = f"[{name}]({_md_url(e['url'])})"
+                cells = [rank, name] + [_md_escape(c.text(e)) for c in cols[2:]]
                 out.append("| " + " | ".join(cells) + " |")
             out.append("")
-            out += [f"- {_md_escape(n)}" for n in _notes(track, group)]
+            out += [f"- {_md_escape(n)}" for n in _notes(track, group) + dropped]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -162,23 +284,23 @@ def render_html(entries_by_track: dict[str, list[dict]]) -> str:
         if not entries:
             out.append("<p><em>No entries yet.</em></p></section>")
             continue
-        cols = columns(track)
         for ds, group in _groups(entries):
+            cols, dropped = visible_columns(track, group)
             out.append(f"<p><em>{esc(_dataset_line(ds, len(group)))}</em></p>")
-            out.append("<table><thead><tr>" + "".join(f"<th>{esc(n)}</th>" for n, _ in cols) + "</tr></thead><tbody>")
+            out.append("<table><thead><tr>" + "".join(f"<th>{esc(c.title)}</th>" for c in cols) + "</tr></thead><tbody>")
             for rank, e in rank_entries(group, track):
                 name = esc(e["name"])
                 url = e.get("url") or ""
                 if url.startswith(("http://", "https://")):
                     name = f'<a href="{esc(url, quote=True)}">{name}</a>'
                 cells = [f'<td class="num">{esc(rank)}</td>', f"<td>{name}</td>"]
-                for title, fn in cols[2:]:
-                    cls = "" if title in ("Authors",) else ' class="num"'
-                    cells.append(f"<td{cls}>{esc(fn(e))}</td>")
+                for c in cols[2:]:
+                    cls = ' class="num"' if c.numeric else ""
+                    cells.append(f"<td{cls}>{esc(c.text(e))}</td>")
                 row_cls = ' class="ref"' if rank == "ref" else ""
                 out.append(f"<tr{row_cls}>" + "".join(cells) + "</tr>")
             out.append("</tbody></table>")
-            out.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(track, group)) + "</ul>")
+            out.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(track, group) + dropped) + "</ul>")
         out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -192,5 +314,20 @@ def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
+# inside a table cell only these start or end inline markup (links, images, emphasis, code, cells)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
 def _md_escape(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text as literal Markdown: HTML-significant characters as entities (no raw tag survives),
+    Markdown punctuation backslash-escaped, whitespace runs (newlines included) as one space."""
+    text = " ".join(str(text).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_url(url: str) -> str:
+    """A URL safe inside `[..](..)`: characters that could end the link or open HTML percent-encoded."""
+    from urllib.parse import quote
+
+    return quote(url, safe=":/?#@!$&*+,;=%~-._")

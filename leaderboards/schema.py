@@ -25,10 +25,10 @@ REQUIRED_KEYS = ("name", "authors", "description", "url", "track", "dataset_fing
 PREDICTION_COLUMNS = ("job_id", "p_hat")
 OPTIONAL_COLUMNS = ("lo", "hi")
 MAX_NAME_CHARS = 80
-ENTRY_SCHEMA = 1
+ENTRY_SCHEMA = 2  # 2: windowed scheduling score relative to the blind p̂, with intervals
 # Every entry has these keys; `scheduling` is null on the prediction track.
 ENTRY_KEYS = ("schema", "track", "name", "slug", "authors", "description", "url", "builtin", "reference",
-              "dataset", "prediction", "scheduling", "score", "provenance")
+              "dataset", "prediction", "scheduling", "score", "score_interval", "provenance")
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -61,6 +61,9 @@ class Submission:
         for key in ("name", "description", "url", "track", "dataset_fingerprint"):
             if not isinstance(data[key], str):
                 raise InputError(f"must be a string, got {type(data[key]).__name__} {data[key]!r}", path=path, where=f"key '{key}'")
+        for key in ("name", "description", "url"):
+            if _control_characters(data[key], allow="\n\t" if key == "description" else ""):
+                raise InputError("contains control characters", path=path, where=f"key '{key}'")
         name = data["name"].strip()
         if not name or len(name) > MAX_NAME_CHARS or "\n" in name:
             raise InputError(f"must be one non-empty line of at most {MAX_NAME_CHARS} characters", path=path, where="key 'name'")
@@ -71,6 +74,8 @@ class Submission:
             authors = [a.strip() for a in authors.split(",")]
         if not isinstance(authors, list) or not authors or not all(isinstance(a, str) and a.strip() for a in authors):
             raise InputError("must be a non-empty string or a list of non-empty strings", path=path, where="key 'authors'")
+        if any(_control_characters(a) for a in authors):
+            raise InputError("contains control characters", path=path, where="key 'authors'")
         url = data["url"].strip()
         if url and not re.match(r"^https?://\S+$", url):
             raise InputError(f"must be an http(s) URL or empty, got {url!r}", path=path, where="key 'url'")
@@ -94,6 +99,13 @@ class Submission:
         out = asdict(self)
         out["authors"] = list(self.authors)
         return out
+
+
+def _control_characters(text: str, allow: str = "") -> bool:
+    """Terminal escapes, zero-width and other non-printing characters (Unicode category C*)."""
+    import unicodedata
+
+    return any(unicodedata.category(ch).startswith("C") and ch not in allow for ch in text)
 
 
 def slugify(text: str) -> str:

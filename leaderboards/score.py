@@ -1,27 +1,35 @@
 """Score validated predictions: prediction metrics, and p̂ through the predictive schedulers (docs/leaderboards.md).
 
 - `score_prediction(preds, test)`: every metric of `predictors.metrics.evaluate` (RMSLE, Cov@25/50
-  on all and on recurrent test jobs, Spearman, interval coverage / width when lo, hi are given).
-- `score_scheduling(preds, test, seed=0)`: the test split becomes a jobs table (job_id,
-  submit_time, duration = p_star, predicted_duration = p̂), windowed exactly as
-  `benchmark run --task scheduling --data DS` does (`sample_window`, `DATA_DEFAULT_N` jobs per
-  objective, same seed), then on the one simulator core:
+  on all and on recurrent test jobs, Spearman, interval coverage / width when lo, hi are given)
+  on the whole test split, with 95 % bootstrap intervals over test jobs for Cov@25 and RMSLE, and
+  a binned p̂-vs-p summary (`calibration`) for the entry's plot.
+- `score_scheduling(preds, test, blind_p_hat=...)`: the test split becomes a jobs table (job_id,
+  submit_time, duration = p_star, predicted_duration = p̂). WINDOWS seeded windows (`sample_window`,
+  seeds seed·WINDOWS + k) of n_o = min(DATA_DEFAULT_N[o], ⌈n_test / WINDOW_SHARE⌉) consecutive jobs
+  per objective o, and on each window, on the one simulator core:
     total_completion: `spjf`, `sprpt`   (ratio ΣC_j / ΣC_j(SRPT), plus flow_ratio)
-    max_stretch:      `sprpt`, `edf-p`  (ratio max S_j / S*, plus median / p99)
-    makespan:         `lppt` on m ∈ {5, 10, 20, 50, 100} (C_max / McNaughton bound; mean over m)
-    fairness:         `astraea-p` beside plain `astraea` on the same jobs (tenant = user, gpus =
-                      ⌈requested GPU % / 100⌉ ≥ 1 as in `--task fairness --data`, lease 900 s,
-                      eq16): sharing-loss share, tenant-loss intervals, average JCT and `jct_ratio`
-                      = avg JCT(astraea-p) / avg JCT(astraea). The cluster is 8-GPU nodes, as many
-                      as make the offered load Σ gpus·p / span about 80 % of capacity (at least
-                      enough for the largest gang): fairness only shows under contention, and the
-                      default 64-GPU cluster runs the default test split at 14 % utilisation, where
-                      every policy is trivially fair. The size depends on true sizes only, so it is
-                      the same for every submission on a dataset.
-  The ranking score is the geometric mean of the five LASched ratios (lower is better, 1 = the
-  clairvoyant optimum or the bound). Geometric, not arithmetic: max-stretch ratios are often ≥ 10
-  and would otherwise decide the ranking alone. astraea-p is reported, not folded into the score:
-  its main outcome is fairness, which has no optimum to take a ratio to.
+    max_stretch:      `sprpt`, `edf-p`  (ratio max S_j / S*)
+    makespan:         `lppt`, mean over m ∈ {5, 10, 20, 50, 100} of C_max / McNaughton bound
+  each policy fed twice: with the submission's p̂ and with the *blind* p̂ (the same number for
+  every job: the train median, what the built-in `constant` method predicts). The score of a
+  window is
+
+      score_k = exp( (1/3) Σ_o (1/|P_o|) Σ_{π ∈ P_o} log( ratio_π(p̂) / ratio_π(blind) ) )
+
+  — each objective weighs one third whatever the size of its ratios (max-stretch ratios are in
+  the hundreds, ΣC_j ratios near 1); < 1 is better than knowing nothing about sizes, 1 is the
+  constant predictor, lower is better. The entry's score is the geometric mean over the windows,
+  with a 95 % percentile-bootstrap interval (BOOTSTRAP_RESAMPLES resamples of the windows).
+    fairness (shown, not scored): `astraea-p` beside plain `astraea` on each window (tenant = user,
+                      gpus = ⌈requested GPU % / 100⌉ ≥ 1 as in `--task fairness --data`, lease 900
+                      s, eq16): sharing-loss share, average JCT and `jct_ratio` = avg
+                      JCT(astraea-p) / avg JCT(astraea). The cluster is 8-GPU nodes, as many as
+                      make the window's offered load Σ gpus·p / span about 80 % of capacity (at
+                      least enough for the largest gang): fairness only shows under contention.
+                      The size depends on true sizes only, so it is the same for every submission.
+  Every per-window quantity is kept with its mean and interval (`summary`), so the renderer can
+  tell which columns separate entries.
 
 May import numpy, pandas, atlas_data, predictors.metrics and schedulers.
 """
@@ -38,15 +46,17 @@ from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, run_objective
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
-SCHEDULING_RUNS = (
+OBJECTIVE_POLICIES = (
     ("total_completion", ("spjf", "sprpt")),
     ("max_stretch", ("sprpt", "edf-p")),
     ("makespan", ("lppt",)),
 )
-# (objective, policy) pairs whose ratios make the ranking score, in table order.
-SCORE_PARTS = (("total_completion", "spjf"), ("total_completion", "sprpt"), ("max_stretch", "sprpt"),
-               ("max_stretch", "edf-p"), ("makespan", "lppt"))
-FAIRNESS_N = 5_000  # jobs in the fairness window (the whole test split of the default dataset)
+# (objective, policy) pairs whose ratios make the score, in table order.
+SCORE_PARTS = tuple((objective, policy) for objective, policies in OBJECTIVE_POLICIES for policy in policies)
+WINDOWS = 8  # seeded windows of the test split per submission (the score's uncertainty)
+WINDOW_SHARE = 4  # a window holds at most a quarter of the test split, so the windows differ
+BOOTSTRAP_RESAMPLES = 2000
+FAIRNESS_N = 5_000  # at most this many jobs in a fairness window
 FAIRNESS_TENANT_COLUMN = "user"
 GPUS_PER_NODE = 8
 FAIRNESS_TARGET_LOAD = 0.8
@@ -84,14 +94,63 @@ def _aligned(preds: pd.DataFrame, test: pd.DataFrame, column: str) -> np.ndarray
     return values
 
 
-def score_prediction(preds: pd.DataFrame, test: pd.DataFrame) -> dict:
+def summary(values, *, seed: int = 0, geometric: bool = False) -> dict:
+    """Mean of per-window values with a 95 % percentile-bootstrap interval of that mean.
+
+    `geometric`: the mean and the interval are taken on log values (for ratios and scores).
+    None values (a window where the quantity is undefined) are left out; no values: all None.
+    """
+    kept = np.asarray([v for v in values if v is not None and np.isfinite(v)], np.float64)
+    out = {"values": [_num(v) for v in values], "mean": None, "lo": None, "hi": None}
+    if not len(kept) or (geometric and (kept <= 0).any()):
+        return out
+    data = np.log(kept) if geometric else kept
+    rng = np.random.default_rng([seed, 0xB007])
+    means = data[rng.integers(0, len(data), size=(BOOTSTRAP_RESAMPLES, len(data)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    back = np.exp if geometric else (lambda x: x)
+    out.update(mean=_num(back(data.mean())), lo=_num(back(lo)), hi=_num(back(hi)))
+    return out
+
+
+def score_prediction(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) -> dict:
     from predictors.metrics import evaluate
 
     p_hat = _aligned(preds, test, "p_hat")
+    p = test["p_star"].to_numpy(np.float64)
     lo = _aligned(preds, test, "lo") if "lo" in preds.columns else None
     hi = _aligned(preds, test, "hi") if "hi" in preds.columns else None
-    metrics = evaluate(p_hat, test["p_star"].to_numpy(np.float64), test["is_recurrent"].to_numpy(bool), lo, hi)
-    return {"n_jobs": int(len(test)), **{k: _num(v) for k, v in metrics.items()}}
+    metrics = evaluate(p_hat, p, test["is_recurrent"].to_numpy(bool), lo, hi)
+    return {"n_jobs": int(len(test)), **{k: _num(v) for k, v in metrics.items()},
+            "intervals": _job_bootstrap(p_hat, p, seed), "calibration": calibration(p_hat, p)}
+
+
+def _job_bootstrap(p_hat: np.ndarray, p: np.ndarray, seed: int) -> dict:
+    """95 % bootstrap intervals over test jobs of Cov@25 and RMSLE (the prediction track's keys)."""
+    rng = np.random.default_rng([seed, 0xC0F])
+    within = (np.abs(p_hat - p) <= 0.25 * p).astype(np.float64)
+    sq = (np.log1p(p_hat) - np.log1p(p)) ** 2
+    idx = rng.integers(0, len(p), size=(BOOTSTRAP_RESAMPLES // 2, len(p)))
+    cov = np.percentile(within[idx].mean(axis=1), [2.5, 97.5])
+    rmsle = np.percentile(np.sqrt(sq[idx].mean(axis=1)), [2.5, 97.5])
+    return {"cov25": [_num(cov[0]), _num(cov[1])], "rmsle": [_num(rmsle[0]), _num(rmsle[1])]}
+
+
+CALIBRATION_BINS = 10
+
+
+def calibration(p_hat: np.ndarray, p: np.ndarray) -> dict:
+    """p̂ against p in CALIBRATION_BINS bins of equal job count by true p: median p and the
+    10 / 50 / 90 % quantiles of p̂ per bin (what the entry page plots)."""
+    order = np.argsort(p, kind="stable")
+    bins = [b for b in np.array_split(order, min(CALIBRATION_BINS, len(p))) if len(b)]
+    return {
+        "p_median": [_num(np.median(p[b])) for b in bins],
+        "p_hat_q10": [_num(np.quantile(p_hat[b], 0.1)) for b in bins],
+        "p_hat_q50": [_num(np.median(p_hat[b])) for b in bins],
+        "p_hat_q90": [_num(np.quantile(p_hat[b], 0.9)) for b in bins],
+        "jobs": [int(len(b)) for b in bins],
+    }
 
 
 def scheduling_jobs(preds: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
@@ -101,42 +160,78 @@ def scheduling_jobs(preds: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def score_scheduling(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0, fairness: bool = True,
-                     machines=DEFAULT_MACHINES) -> dict:
-    """LASched ratios of p̂ through spjf / sprpt / edf-p / lppt, astraea-p metrics, and the score."""
+def window_jobs(objective: str, n_test: int) -> int:
+    """Jobs per scoring window: the `run --task scheduling --data` size, at most ⌈n_test / WINDOW_SHARE⌉."""
+    return int(max(1, min(DATA_DEFAULT_N[objective], math.ceil(n_test / WINDOW_SHARE))))
+
+
+def window_seeds(seed: int = 0) -> list[int]:
+    return [seed * WINDOWS + k for k in range(WINDOWS)]
+
+
+def blind_p_hat(train_y: np.ndarray) -> float:
+    """The blind reference p̂ (seconds): the train median, exactly what the `constant` method predicts."""
+    from predictors.framework import to_seconds
+    from predictors.stage1 import ConstantLearner
+
+    value = ConstantLearner().fit(None, train_y).predict(np.zeros(1))
+    return float(to_seconds(value)[0])
+
+
+def score_scheduling(preds: pd.DataFrame, test: pd.DataFrame, *, blind_p_hat: float, seed: int = 0,
+                     fairness: bool = True, machines=DEFAULT_MACHINES) -> dict:
+    """Per-window LASched ratios of p̂ and of the blind p̂, their log-ratio score, astraea-p metrics."""
     table = scheduling_jobs(preds, test)
-    out: dict = {"seed": int(seed)}
-    for objective, policies in SCHEDULING_RUNS:
-        window = sample_window(table, DATA_DEFAULT_N[objective], seed)
-        jobs = JobSet.from_frame(window[["job_id", "submit_time", "duration"]])
-        p_hat = pd.Series(window["predicted_duration"].to_numpy(np.float64),
-                          index=pd.Index(window["job_id"].to_numpy(object))).reindex(jobs.job_id).to_numpy(np.float64)
-        rows, _, _ = run_objective(objective, jobs, list(policies), {"submission": p_hat}, machines=machines, seed=seed)
-        block: dict = {"n_jobs": int(jobs.n)}
-        for policy in policies:
-            mine = [r for r in rows if r["policy"] == policy]
-            if objective == "makespan":
-                ratios = {str(r["machines"]): _num(r["ratio"]) for r in mine}
-                block[policy] = {"ratio": _num(float(np.mean([r["ratio"] for r in mine]))), "by_machines": ratios,
-                                 "opt_ratio": {str(r["machines"]): _num(r["opt_ratio"]) for r in mine}}
-            else:
-                keep = ("value", "reference", "ratio", "flow_ratio", "median_ratio", "p99_ratio", "edf_p_stretch")
-                block[policy] = {k: _num(mine[0][k]) for k in keep if k in mine[0]}
+    seeds = window_seeds(seed)
+    out: dict = {"seed": int(seed), "windows": len(seeds), "window_seeds": seeds, "blind_p_hat": _num(blind_p_hat),
+                 "window_jobs": {}}
+    relative = {objective: [] for objective, _ in OBJECTIVE_POLICIES}
+    for objective, policies in OBJECTIVE_POLICIES:
+        n = window_jobs(objective, len(table))
+        out["window_jobs"][objective] = n
+        per_policy = {p: {"ratio": [], "blind_ratio": [], "by_machines": {}} for p in policies}
+        for window_seed in seeds:
+            window = sample_window(table, n, window_seed)
+            jobs = JobSet.from_frame(window[["job_id", "submit_time", "duration"]])
+            p_hat = pd.Series(window["predicted_duration"].to_numpy(np.float64),
+                              index=pd.Index(window["job_id"].to_numpy(object))).reindex(jobs.job_id).to_numpy(np.float64)
+            rows, _, _ = run_objective(objective, jobs, list(policies),
+                                       {"submission": p_hat, "blind": np.full(jobs.n, float(blind_p_hat))},
+                                       machines=machines, seed=window_seed)
+            logs = []
+            for policy in policies:
+                ratio = {label: [r["ratio"] for r in rows if r["policy"] == policy and r["predictor"] == label]
+                         for label in ("submission", "blind")}
+                if objective == "makespan":
+                    for r in rows:
+                        if r["policy"] == policy and r["predictor"] == "submission":
+                            per_policy[policy]["by_machines"].setdefault(str(r["machines"]), []).append(_num(r["ratio"]))
+                mine, blind = float(np.mean(ratio["submission"])), float(np.mean(ratio["blind"]))
+                per_policy[policy]["ratio"].append(mine)
+                per_policy[policy]["blind_ratio"].append(blind)
+                logs.append(math.log(mine / blind) if mine > 0 and blind > 0 else math.nan)
+            relative[objective].append(float(np.exp(np.mean(logs))))
+        block: dict = {"n_jobs": n}
+        for policy, parts in per_policy.items():
+            block[policy] = {key: summary(values, seed=seed, geometric=True) for key, values in parts.items()
+                             if key != "by_machines"}
+            if parts["by_machines"]:
+                block[policy]["by_machines"] = {m: summary(v, seed=seed, geometric=True)["mean"]
+                                                for m, v in parts["by_machines"].items()}
+        block["relative"] = summary(relative[objective], seed=seed, geometric=True)
         out[objective] = block
+    window_scores = [scheduling_score({o: relative[o][k] for o, _ in OBJECTIVE_POLICIES}) for k in range(len(seeds))]
+    out["score"] = summary(window_scores, seed=seed, geometric=True)
     out["fairness"] = score_fairness(preds, test, seed=seed) if fairness else None
-    out["score"] = scheduling_score(out)
     return out
 
 
-def scheduling_score(result: dict) -> float | None:
-    """Geometric mean of the five LASched ratios (None if one is missing)."""
-    ratios = []
-    for objective, policy in SCORE_PARTS:
-        ratio = ((result.get(objective) or {}).get(policy) or {}).get("ratio")
-        if ratio is None or not (ratio > 0):
-            return None
-        ratios.append(float(ratio))
-    return float(math.exp(np.mean(np.log(ratios))))
+def scheduling_score(relative: dict[str, float]) -> float | None:
+    """One window's score from its per-objective relative ratios: their geometric mean (None if one is missing)."""
+    values = [relative.get(objective) for objective, _ in OBJECTIVE_POLICIES]
+    if any(v is None or not (v > 0) for v in values):
+        return None
+    return float(math.exp(np.mean(np.log(values))))
 
 
 def fairness_jobs(preds: pd.DataFrame, test: pd.DataFrame, tenant_column: str = FAIRNESS_TENANT_COLUMN) -> pd.DataFrame:
@@ -146,29 +241,41 @@ def fairness_jobs(preds: pd.DataFrame, test: pd.DataFrame, tenant_column: str = 
     return table
 
 
+FAIRNESS_KEEP = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+                 "makespan", "preemptions", "overhead_pct", "utilisation")
+
+
 def score_fairness(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) -> dict:
+    """astraea-p (the submission's p̂) beside astraea on each scoring window; summaries over windows."""
     from schedulers.cluster.metrics import simulate_fairness
     from schedulers.policy import get_policy
 
-    table = sample_window(fairness_jobs(preds, test), FAIRNESS_N, seed)
-    jobs = JobSet.from_frame(table)
-    nodes = fairness_nodes(jobs)
-    runs = {}
-    for name in ("astraea-p", "astraea"):
-        policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=GPUS_PER_NODE)
-        runs[name] = simulate_fairness(jobs, policy).metrics
-    mine, base = runs["astraea-p"], runs["astraea"]
-    keep = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown", "makespan",
-            "preemptions", "overhead_pct", "utilisation")
+    table = fairness_jobs(preds, test)
+    n = min(FAIRNESS_N, math.ceil(len(table) / WINDOW_SHARE))
+    windows = []
+    for window_seed in window_seeds(seed):
+        jobs = JobSet.from_frame(sample_window(table, n, window_seed))
+        nodes = fairness_nodes(jobs)
+        runs = {}
+        for name in ("astraea-p", "astraea"):
+            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=GPUS_PER_NODE)
+            runs[name] = simulate_fairness(jobs, policy).metrics
+        mine, base = runs["astraea-p"], runs["astraea"]
+        windows.append({
+            "cluster": f"{nodes} x {GPUS_PER_NODE} GPUs",
+            "offered_load_gpus": _num(offered_load(jobs)),
+            "fair_share": mine.get("fair_share"),
+            "astraea-p": {k: _num(mine[k]) for k in FAIRNESS_KEEP},
+            "astraea": {k: _num(base[k]) for k in FAIRNESS_KEEP},
+            "jct_ratio": _num(mine["avg_jct"] / base["avg_jct"]) if base["avg_jct"] else None,
+        })
     return {
-        "n_jobs": int(jobs.n),
-        "cluster": f"{nodes} x {GPUS_PER_NODE} GPUs",
-        "offered_load_gpus": _num(offered_load(jobs)),
+        "n_jobs": int(n),
         "tenant_column": FAIRNESS_TENANT_COLUMN if FAIRNESS_TENANT_COLUMN in test.columns else None,
-        "fair_share": mine.get("fair_share"),
-        "astraea-p": {k: _num(mine[k]) for k in keep},
-        "astraea": {k: _num(base[k]) for k in keep},
-        "jct_ratio": _num(mine["avg_jct"] / base["avg_jct"]) if base["avg_jct"] else None,
+        "fair_share": windows[0]["fair_share"],
+        "windows": windows,
+        "jct_ratio": summary([w["jct_ratio"] for w in windows], seed=seed, geometric=True),
+        "sharing_loss_jobs": summary([w["astraea-p"]["sharing_loss_jobs"] for w in windows], seed=seed),
     }
 
 

@@ -2,8 +2,10 @@
 
 `predict_test(ds_dir, method)` -> DataFrame `job_id`, `p_hat` (seconds, > 0, not floored —
 flooring to 1 s is the scheduler's rule), plus `lo`, `hi` for interval methods. Cached as
-DS/predictions/<method>-seed<seed>.parquet; the dataset fingerprint and the method settings are
-stored in the parquet metadata, so a rebuilt dataset (new fingerprint) invalidates the cache.
+DS/predictions/<method>-seed<seed>.parquet; the dataset fingerprint, the method settings and the
+method's definition (`predictors.definition`: the code and parameters of every component, the
+package version) are stored in the parquet metadata, so a rebuilt dataset or an edited method —
+a changed plugin module, another estimator parameter — refits instead of reusing stale p̂.
 
 May import pyarrow, pandas and predictors.*.
 """
@@ -37,7 +39,9 @@ def cache_path(ds_dir: Path | str, method: str, seed: int = 0) -> Path:
 def remember(ds_dir: Path | str, method: str, frame: pd.DataFrame, *, seed: int, fingerprint: str | None) -> None:
     """Cache test predictions fitted elsewhere (the prediction task) so predict_test reuses them."""
     config = MethodConfig(seed=seed)
-    _write_cache(cache_path(ds_dir, method, seed), frame, _cache_key(fingerprint, method, seed, config))
+    card = _card(Path(ds_dir))
+    _write_cache(cache_path(ds_dir, method, seed), frame,
+                 _cache_key(fingerprint, method, seed, config, card.get("features") or ()))
 
 
 def _read_cache(path: Path, key: dict) -> pd.DataFrame | None:
@@ -64,15 +68,19 @@ def _write_cache(path: Path, frame: pd.DataFrame, key: dict) -> None:
     os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
 
 
-def _card_fingerprint(ds_dir: Path) -> str | None:
+def _card(ds_dir: Path) -> dict:
     try:
-        return json.loads((ds_dir / "dataset.json").read_text()).get("fingerprint")
+        card = json.loads((ds_dir / "dataset.json").read_text())
+        return card if isinstance(card, dict) else {}
     except (OSError, ValueError):
-        return None
+        return {}
 
 
-def _cache_key(fingerprint, method: str, seed: int, config: MethodConfig) -> dict:
-    return {"fingerprint": fingerprint, "method": method, "seed": seed, "n_estimators": config.n_estimators}
+def _cache_key(fingerprint, method: str, seed: int, config: MethodConfig, features) -> dict:
+    from predictors.definition import method_definition
+
+    return {"fingerprint": fingerprint, "method": method, "seed": seed, "n_estimators": config.n_estimators,
+            "definition": method_definition(method, tuple(features), config)}
 
 
 def predict_test(
@@ -90,12 +98,13 @@ def predict_test(
     config = MethodConfig(seed=seed, **({"n_estimators": n_estimators} if n_estimators else {}))
     path = cache_path(ds_dir, method, seed)
     if cache and path.is_file():
-        # A cache hit needs only the card's fingerprint, not the (possibly large) parquet.
-        cached = _read_cache(path, _cache_key(_card_fingerprint(ds_dir), method, seed, config))
+        # A cache hit needs only the card (fingerprint, feature names), not the (possibly large) parquet.
+        card = _card(ds_dir)
+        cached = _read_cache(path, _cache_key(card.get("fingerprint"), method, seed, config, card.get("features") or ()))
         if cached is not None:
             return cached
     split, card = SplitData.from_folder(ds_dir)
-    key = _cache_key(card.get("fingerprint"), method, seed, config)
+    key = _cache_key(card.get("fingerprint"), method, seed, config, split.features)
     if not quiet:
         import sys
 

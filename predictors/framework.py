@@ -1,7 +1,10 @@
 """The three-stage runner (Algorithm 1 of ATLAS/LASched) and the prediction result type.
 
 `ThreeStage(stage1={name: learner}, stage2=combiner).fit(split)`:
-  Stage 1 — each learner is cloned and fitted on `split.train()` only (X_train, y_train);
+  Stage 1 — each learner is cloned and fitted on `split.train()` only (X_train, y_train); a plain
+            scikit-learn regressor (one without `reads_frame = True`) is wrapped in
+            `SklearnLearner`, which hands it numbers only (text context columns encoded);
+            `stage2=None` means no calibration (one learner only);
   Stage 2 — the Stage-1 learners predict the validation inputs, and the combiner is fitted on
             that table of predictions and y_val only;
   Stage 3 — `predict(split.test_inputs())` gets test inputs without label columns.
@@ -53,20 +56,29 @@ def to_seconds(y_log: np.ndarray) -> np.ndarray:
 class ThreeStage:
     """Fit Stage 1 on train, Stage 2 on validation predictions, predict test. See module doc."""
 
-    def __init__(self, stage1: dict, stage2):
+    def __init__(self, stage1: dict, stage2=None):
         if not stage1:
             raise ValueError("ThreeStage needs at least one Stage-1 learner")
         self.stage1 = dict(stage1)
         self.stage2 = stage2
 
     def fit(self, split: SplitData) -> "ThreeStage":
+        from predictors.stage1 import as_stage1_learner
+        from predictors.stage2 import Passthrough
+
+        stage2 = self.stage2
+        if stage2 is None:  # no calibration: the prediction is the one Stage-1 learner's
+            if len(self.stage1) != 1:
+                raise ValueError(f"stage2=None needs exactly one Stage-1 learner, got {len(self.stage1)} "
+                                 "(give a combiner, e.g. predictors.stage2.MetaStacker())")
+            stage2 = Passthrough(next(iter(self.stage1)))
         t0 = time.perf_counter()
         train = split.train()
-        self.stage1_ = {name: clone(est).fit(train.X, train.y) for name, est in self.stage1.items()}
+        self.stage1_ = {name: as_stage1_learner(clone(est)).fit(train.X, train.y) for name, est in self.stage1.items()}
         del train
         val = split.val()
         P_val = self.stage1_outputs(val.X)
-        self.stage2_ = clone(self.stage2).fit(P_val, val.y)
+        self.stage2_ = clone(stage2).fit(P_val, val.y)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 

@@ -21,8 +21,11 @@ spec) — nothing derived from earlier jobs (`feature_groups` sorts the dataset'
 name tokens).
 Every other method uses all model features except frozen train statistics (see
 `stage1.is_frozen_train_statistic`), which reach Stage 2 as their own columns. A name that is not
-in the registry but looks like an import path ("package.module:Class") is a user's scikit-learn
-regressor (predictors.plugins); `register_method` adds a named method.
+in the registry but looks like an import path ("package.module:Obj") is a user's plugin
+(predictors.plugins: a scikit-learn regressor, a ThreeStage or a build function, found through
+the one plugin route of atlas_data.plugins); `register_method` adds a named method, and installed
+packages can add theirs through the `atlas_bench.plugins` entry-point group. Exceptions raised
+while fitting or predicting a method that is not built in are reported as the plugin's (exit 2).
 
 Every Stage-1 LightGBM model picks its number of trees by early stopping on the latest 10 % of
 train (by submit time), never on validation. CQR uses the paper's margin k = Q60(max(r, 0)); on
@@ -40,6 +43,7 @@ from typing import Callable
 import numpy as np
 
 from atlas_data.errors import InputError
+from atlas_data.plugins import load_entry_points, user_code
 from predictors.data import SplitData
 from predictors.framework import Prediction, ThreeStage
 from predictors.plugins import looks_like_import_path, plugin_method
@@ -222,15 +226,25 @@ def register_method(name: str, build: Callable[[tuple, MethodConfig], ThreeStage
     METHODS[name] = MethodSpec(name, description or name, build, interval)
 
 
+BUILTIN_METHODS = tuple(METHODS)  # shipped with the package; everything registered later is a plugin
+
+
 def method_names() -> list[str]:
+    load_entry_points()
     return list(METHODS)
 
 
-def check_method_name(name: str) -> None:
+def check_method_name(name: str, where: str | None = None) -> None:
     """InputError for a name that is neither registered nor an import path."""
+    load_entry_points()
     if name in METHODS or looks_like_import_path(name):
         return
-    raise InputError(f"unknown prediction method {name!r}; valid: {', '.join(METHODS)} (or package.module:Class)")
+    raise InputError(f"unknown prediction method '{name}' (choose from {', '.join(METHODS)}, or package.module:Object)",
+                     where=where)
+
+
+def is_plugin_method(name: str) -> bool:
+    return name not in BUILTIN_METHODS
 
 
 def build_method(name: str, features, config: MethodConfig = MethodConfig()) -> ThreeStage:
@@ -238,8 +252,14 @@ def build_method(name: str, features, config: MethodConfig = MethodConfig()) -> 
     if name in REFERENCE_METHODS:
         raise ValueError(f"{name!r} is a reference, not a fitted method")
     if name in METHODS:
-        return METHODS[name].build(tuple(features), config)
-    return plugin_method(name)
+        if not is_plugin_method(name):
+            return METHODS[name].build(tuple(features), config)
+        with user_code(f"method '{name}'"):
+            built = METHODS[name].build(tuple(features), config)
+        if not isinstance(built, ThreeStage):
+            raise InputError(f"method '{name}': build(features, config) returned {type(built).__name__}, not a ThreeStage")
+        return built
+    return plugin_method(name, features, config)
 
 
 def run_method(split: SplitData, name: str, config: MethodConfig = MethodConfig()) -> Prediction:
@@ -249,8 +269,11 @@ def run_method(split: SplitData, name: str, config: MethodConfig = MethodConfig(
         # REFERENCE PATH — the only place outside scoring that reads test labels: p̂ = p.
         truth = split.test_truth()
         return Prediction(job_id=truth.index.to_numpy(), y_hat=np.log1p(truth["p_star"].to_numpy(float)))
-    method = build_method(name, split.features, config).fit(split)
-    return method.predict(split.test_inputs())
+    method = build_method(name, split.features, config)
+    if not is_plugin_method(name):
+        return method.fit(split).predict(split.test_inputs())
+    with user_code(f"method '{name}'"):
+        return method.fit(split).predict(split.test_inputs())
 
 
 def is_interval_method(name: str) -> bool:

@@ -1,55 +1,55 @@
-"""A user's own estimator, named by import path, as a prediction method.
+"""A user's predictor named by import path, as a prediction method (docs/plugins.md).
 
-`resolve_estimator("package.module:Class")` or `("package.module.Class")` imports the object;
-a class is instantiated without arguments, an instance is used as is (cloned on fit). Any
-scikit-learn regressor becomes a Stage-1 learner on y = log1p(p*) through
-`predictors.stage1.SklearnLearner`, with no Stage-2 calibration.
+`plugin_method("package.module:Obj", features, config)` resolves the object through the one
+plugin route (`atlas_data.plugins.import_object`: working folder first, then installed packages)
+and makes a ThreeStage of it:
+- a scikit-learn regressor (a class, instantiated without arguments, or an instance): a Stage-1
+  learner on y = log1p(p*) through `predictors.stage1.SklearnLearner` (numeric features imputed,
+  text context columns encoded), no Stage-2 calibration;
+- a ThreeStage: used as it is;
+- a function `build(features, config) -> ThreeStage` (what `register_method` takes): called.
 
-May import the Python standard library, atlas_data.errors and predictors.{stage1, stage2, framework}.
+May import the Python standard library, atlas_data (errors, plugins) and predictors.{stage1, stage2, framework}.
 """
 
 from __future__ import annotations
 
-import importlib
+import inspect
 
 from atlas_data.errors import InputError
+from atlas_data.plugins import import_object, looks_like_import_path, user_code
 
-
-def looks_like_import_path(name: str) -> bool:
-    return ":" in name or "." in name
+__all__ = ["looks_like_import_path", "resolve_estimator", "plugin_method"]
 
 
 def resolve_estimator(path: str):
     """The estimator instance named by `path`; InputError if it cannot be imported or is no regressor."""
-    if ":" in path:
-        module_name, _, attr = path.partition(":")
-    else:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or not attr:
-        raise InputError(f"estimator {path!r}: expected 'package.module:Class' or 'package.module.Class'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise InputError(f"estimator {path!r}: cannot import module {module_name!r} ({exc})") from exc
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise InputError(f"estimator {path!r}: module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    obj = import_object(path, what="estimator")
     if isinstance(obj, type):
         try:
-            obj = obj()
+            with user_code(f"estimator '{path}'"):
+                obj = obj()
         except TypeError as exc:
-            raise InputError(f"estimator {path!r}: cannot be constructed without arguments ({exc})") from exc
+            raise InputError(f"estimator '{path}': cannot be constructed without arguments ({exc})") from None
     if not (hasattr(obj, "fit") and hasattr(obj, "predict")):
-        raise InputError(f"estimator {path!r}: not an estimator (needs fit and predict)")
+        raise InputError(f"estimator '{path}': not an estimator (needs fit and predict), nor a ThreeStage or a "
+                         "build(features, config) function")
     return obj
 
 
-def plugin_method(path: str):
-    """A ThreeStage for the estimator at `path`: Stage 1 = the estimator on y, Stage 2 = none."""
+def plugin_method(path: str, features=(), config=None):
+    """A ThreeStage for the object at `path` (see the module docstring)."""
     from predictors.framework import ThreeStage
     from predictors.stage1 import SklearnLearner
     from predictors.stage2 import Passthrough
 
+    obj = import_object(path, what="method")
+    if isinstance(obj, ThreeStage):
+        return obj
+    if inspect.isfunction(obj):
+        with user_code(f"method '{path}'"):
+            built = obj(tuple(features), config)
+        if not isinstance(built, ThreeStage):
+            raise InputError(f"method '{path}': build(features, config) returned {type(built).__name__}, not a ThreeStage")
+        return built
     return ThreeStage({"main": SklearnLearner(resolve_estimator(path))}, Passthrough("main"))

@@ -149,6 +149,8 @@ class LGBMLearner(RegressorMixin, BaseEstimator):
     refits on all train rows.
     """
 
+    reads_frame = True  # reads the input frame's columns by name (context included)
+
     def __init__(
         self,
         objective: str = "l2",
@@ -211,6 +213,8 @@ class LGBMLearner(RegressorMixin, BaseEstimator):
 class ConstantLearner(RegressorMixin, BaseEstimator):
     """Predicts one number learned on train: the median of y (= log1p of the median p*)."""
 
+    reads_frame = True  # reads the input frame's columns by name (context included)
+
     def __init__(self, statistic: str = "median"):
         self.statistic = statistic
 
@@ -230,6 +234,8 @@ class SignatureStatsLearner(RegressorMixin, BaseEstimator):
     shrinks toward the next one: μ̄ = (n μ + λ μ_parent)/(n + λ), the top parent being the train
     mean. An unseen key falls back to its parent's estimate.
     """
+
+    reads_frame = True  # reads the input frame's columns by name (context included)
 
     def __init__(self, keys=("group", "user"), shrinkage: float = 5.0):
         self.keys = keys
@@ -267,6 +273,8 @@ class FeatureLearner(RegressorMixin, BaseEstimator):
     Nothing but that mean is fitted here: the statistic was fitted on train by the pipeline.
     With `fill` set, the column is context for Stage 2 (e.g. a support count), missing -> fill."""
 
+    reads_frame = True  # reads the input frame's columns by name (context included)
+
     def __init__(self, column: str = "sig_train_mean_eb", fill: float | None = None):
         self.column = column
         self.fill = fill
@@ -285,6 +293,8 @@ class TwoStageLearner(RegressorMixin, BaseEstimator):
 
     `routing='soft'` returns Σ_b P(b|x)·expert_b(x); 'hard' uses the most probable band's expert.
     """
+
+    reads_frame = True  # reads the input frame's columns by name (context included)
 
     def __init__(
         self,
@@ -349,29 +359,47 @@ class TwoStageLearner(RegressorMixin, BaseEstimator):
 
 
 class SklearnLearner(RegressorMixin, BaseEstimator):
-    """Any scikit-learn regressor as a Stage-1 learner on y (missing features imputed by the
-    train median, since most sklearn models reject NaN)."""
+    """Any scikit-learn regressor as a Stage-1 learner on y: it is handed numbers only.
 
-    def __init__(self, estimator=None, features=None):
+    The numeric model features (missing values imputed by the train median, since most sklearn
+    models reject NaN) plus the context columns a plain regressor can use: `user` and `group` as
+    integer codes of the train values (a value not seen in train is -1) and `is_recurrent` as 0/1.
+    `submit_time` is left out: absolute time does not carry from train to test. The estimator gets
+    a DataFrame (column names, job_id index), so both array- and frame-minded models work.
+    """
+
+    reads_frame = True
+    CODED_CONTEXT = ("user", "group")
+
+    def __init__(self, estimator=None, features=None, context: bool = True):
         self.estimator = estimator
         self.features = features
+        self.context = context
+
+    def _numbers(self, X: pd.DataFrame) -> pd.DataFrame:
+        out = pd.DataFrame(feature_matrix(X, self.features_).astype(np.float64), index=X.index, columns=self.features_)
+        out = out.fillna(self.medians_)
+        for column, categories in self.codes_.items():
+            out[f"{column}_code"] = pd.Categorical(X[column].astype(str), categories=categories).codes.astype(np.float64)
+        if self.context and "is_recurrent" in X.columns:
+            out["is_recurrent"] = X["is_recurrent"].astype(np.float64).to_numpy()
+        return out
 
     def fit(self, X: pd.DataFrame, y):
-        from sklearn.impute import SimpleImputer
-        from sklearn.pipeline import make_pipeline
-
         if self.estimator is None:
             raise ValueError("SklearnLearner needs an estimator")
         self.features_ = model_features(X, self.features)
-        M = feature_matrix(X, self.features_).astype(np.float64)
-        all_nan = np.all(np.isnan(M), axis=0)
-        M[:, all_nan] = 0.0  # SimpleImputer would drop such columns
-        self.model_ = make_pipeline(SimpleImputer(strategy="median"), clone(self.estimator))
-        self.model_.fit(M, np.asarray(y, float))
-        self.all_nan_ = all_nan
+        medians = pd.DataFrame(feature_matrix(X, self.features_).astype(np.float64), columns=self.features_).median()
+        self.medians_ = medians.fillna(0.0)  # a column without any value becomes 0
+        self.codes_ = ({c: pd.Index(sorted(X[c].astype(str).unique())) for c in self.CODED_CONTEXT if c in X.columns}
+                       if self.context else {})
+        self.model_ = clone(self.estimator).fit(self._numbers(X), np.asarray(y, float))
         return self
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        M = feature_matrix(X, self.features_).astype(np.float64)
-        M[:, self.all_nan_] = 0.0
-        return np.asarray(self.model_.predict(M), float).ravel()
+        return np.asarray(self.model_.predict(self._numbers(X)), float).ravel()
+
+
+def as_stage1_learner(estimator):
+    """A learner ThreeStage can hand its input frame: ours as they are, any other regressor wrapped."""
+    return estimator if getattr(estimator, "reads_frame", False) else SklearnLearner(estimator)

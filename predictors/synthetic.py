@@ -7,7 +7,7 @@ resources, a weak diurnal effect, and heavy-tailed noise. Features are computed 
 categorical codes and signature statistics from train only (unseen -> -1; train rows out-of-fold), history
 statistics as one-step-lagged expanding means and EWMAs in submit order.
 
-May import numpy and pandas only.
+May import numpy, pandas and atlas_data.build (the fingerprint rule) only.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def card_for(frame: pd.DataFrame, source: str = "synthetic-frame") -> dict:
 
 
 def write_dataset(frame: pd.DataFrame, out_dir, source: str = "synthetic-frame") -> dict:
-    """Write `atlas.parquet` + `dataset.json` (fingerprint = sha256 of the parquet file)."""
+    """Write `atlas.parquet` + `dataset.json` (fingerprint = the dataset content hash, as `data build` does)."""
     import json
     from pathlib import Path
 
@@ -146,7 +146,10 @@ def write_dataset(frame: pd.DataFrame, out_dir, source: str = "synthetic-frame")
     out.mkdir(parents=True, exist_ok=True)
     frame.to_parquet(out / "atlas.parquet", index=False)
     card = card_for(frame, source)
-    card["fingerprint"] = hashlib.sha256((out / "atlas.parquet").read_bytes()).hexdigest()
+    from atlas_data.build import FINGERPRINT_KIND, content_fingerprint
+
+    card["fingerprint"] = content_fingerprint(pd.read_parquet(out / "atlas.parquet"))
+    card["fingerprint_kind"] = FINGERPRINT_KIND
     (out / "dataset.json").write_text(json.dumps(card, indent=2) + "\n")
     return card
 

@@ -16,7 +16,8 @@ clock advances by rate * dt; nothing is sampled on a time grid.
 Observers (fairness accounting) get `on_interval(engine, t0, t1)` for every stretch of time in
 which the allocation is constant, before the events at t1 are processed.
 
-May import numpy and schedulers.policy / schedulers.jobs only.
+A plugin policy's exceptions (and the rule breaks the engine finds) are reported as the plugin's
+(`schedulers.policy.guard`). May import numpy and schedulers.policy / schedulers.jobs only.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schedulers.jobs import JobSet
-from schedulers.policy import IDLE, Allocation, Policy, PolicyError
+from schedulers.policy import IDLE, Allocation, Policy, PolicyError, guard
 
 _REL_TOL = 1e-11  # completions closer than this (relative, in virtual service) are simultaneous
 
@@ -232,6 +233,10 @@ class Engine:
 
     # ----- main loop ----------------------------------------------------------------------
     def run(self) -> SimResult:
+        with guard(self.policy):
+            return self._run()
+
+    def _run(self) -> SimResult:
         jobs, policy = self.jobs, self.policy
         n = jobs.n
         submit = jobs.submit_time.tolist()

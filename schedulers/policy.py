@@ -3,12 +3,27 @@
 A policy owns only its decision (STYLE.md, after Gavel): at each event the engine calls
 `allocate(view)` and applies the returned Allocation, which is a *change*: jobs moved into or out
 of service groups, group rates, and an optional wake-up time. Keeping decisions incremental is what
-lets processor-sharing policies run in O(log n) per event. May import numpy only.
+lets processor-sharing policies run in O(log n) per event.
+
+`resolve_policy(spec, kind)` is the one way a `--policies` item becomes a registered name: a
+registered name, `package.module:Class` (a user's Policy subclass, found through the one plugin
+route of atlas_data.plugins and registered on first use), either with constructor parameters in
+parentheses — `spjf-aging(alpha=0.01)` is registered as its own name, so results say which
+setting ran. Installed packages add policies through the `atlas_bench.plugins` entry-point group.
+`guard(policy)` turns an exception inside a plugin policy into one line naming it (exit 2).
+May import numpy, the standard library and atlas_data (errors, plugins) only.
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import inspect
+import re
 from typing import ClassVar
+
+from atlas_data.errors import InputError
+from atlas_data.plugins import import_object, is_plugin, load_entry_points, looks_like_import_path, user_code
 
 IDLE = -1  # group id meaning "not in service"
 
@@ -69,7 +84,10 @@ def register(cls: type[Policy]) -> type[Policy]:
     Names are unique per kind only: the cluster task has its own `fifo` beside the single-machine one.
     """
     key = (cls.kind, cls.name)
-    if not cls.name or key in _REGISTRY:
+    old = _REGISTRY.get(key)
+    if old is not None and (old.__module__, old.__qualname__) == (cls.__module__, cls.__qualname__):
+        old = None  # the same class again: its module was imported anew (reloaded, or a plugin file)
+    if not cls.name or old is not None:
         raise ValueError(f"policy name {cls.name!r} empty or already registered for kind {cls.kind!r}")
     _REGISTRY[key] = cls
     return cls
@@ -96,4 +114,105 @@ def get_policy(name: str, kind: str | None = None) -> type[Policy]:
 def _load_builtin() -> None:
     # Imported lazily so that `schedulers.policy` itself has no dependency on the policy modules.
     import schedulers.policies  # noqa: F401
+
+    load_entry_points()
+
+
+_SPEC = re.compile(r"^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def split_policy_list(text: str | None) -> list[str]:
+    """Items of a comma-separated `--policies` value; commas inside parentheses belong to the item."""
+    items, depth, current = [], 0, []
+    for ch in str(text or ""):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]
+
+
+def _parse_params(text: str, spec: str) -> dict:
+    params = {}
+    for part in split_policy_list(text):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise InputError(f"policy '{spec}': expected name(param=value, ...), got {part!r}", where="--policies")
+        try:
+            params[key] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            params[key] = value.strip()  # a bare word is a string
+    return params
+
+
+def resolve_policy(spec: str, kind: str) -> str:
+    """The registered name of a `--policies` item of `kind` (see the module docstring); InputError if none."""
+    _load_builtin()
+    match = _SPEC.match(spec)
+    if not match:
+        raise InputError(f"policy '{spec}': expected a name, package.module:Class, or either with (param=value, ...)",
+                         where="--policies")
+    base, param_text = match.group(1), match.group(2)
+    cls = _REGISTRY.get((kind, base))
+    if cls is None and looks_like_import_path(base):
+        obj = import_object(base, what="policy", where="--policies")
+        if not (isinstance(obj, type) and issubclass(obj, Policy)):
+            raise InputError(f"policy '{base}': not a policy (a subclass of schedulers.policy.Policy)", where="--policies")
+        if obj.kind != kind:
+            raise InputError(f"policy '{base}' is a {obj.kind} policy, this task needs a {kind} one", where="--policies")
+        if not obj.name:
+            raise InputError(f"policy '{base}': the class sets no `name`", where="--policies")
+        registered = _REGISTRY.get((kind, obj.name))
+        if registered is not None and registered is not obj:
+            raise InputError(f"policy '{base}': the name '{obj.name}' is taken by {registered.__module__}."
+                             f"{registered.__qualname__}", where="--policies")
+        cls = _REGISTRY.setdefault((kind, obj.name), obj)
+    if cls is None:
+        raise InputError(f"unknown policy '{base}' (choose from {', '.join(policy_names(kind))}, or "
+                         "package.module:Class)", where="--policies")
+    if param_text is None:
+        return cls.name
+    params = _parse_params(param_text, spec)
+    accepted = inspect.signature(cls.__init__).parameters
+    unknown = [k for k in params if k not in accepted]
+    if unknown:
+        names = [p for p in accepted if p != "self" and accepted[p].kind is not inspect.Parameter.VAR_KEYWORD]
+        raise InputError(f"policy '{cls.name}' has no parameter '{unknown[0]}' (it takes: {', '.join(names) or 'none'})",
+                         where="--policies")
+    label = f"{cls.name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+    if (kind, label) not in _REGISTRY:
+        init = cls.__init__
+
+        def __init__(self, *args, **kwargs):
+            init(self, *args, **{**params, **kwargs})
+
+        _REGISTRY[(kind, label)] = type(cls.__name__, (cls,), {"name": label, "__init__": __init__,
+                                                                "__module__": cls.__module__,
+                                                                "__qualname__": cls.__qualname__})
+    return label
+
+
+class PluginPolicyError(PolicyError, InputError):
+    """A plugin policy broke the engine's rules: still a PolicyError, reported like bad input (exit 2)."""
+
+
+@contextlib.contextmanager
+def guard(policy):
+    """A context in which an exception raised by a plugin policy is one line naming it (exit 2)."""
+    if not is_plugin(type(policy)):
+        yield
+        return
+    cls = type(policy)
+    label = f"policy '{getattr(policy, 'name', '') or cls.__name__}' ({cls.__module__}.{cls.__qualname__})"
+    try:
+        yield
+    except PolicyError as exc:
+        raise PluginPolicyError(f"{label} broke the engine's rules: {exc}") from exc
+    except Exception:  # noqa: BLE001 - whatever the plugin raised: one line naming it
+        with user_code(label):
+            raise
 

@@ -42,7 +42,9 @@ def register(subparsers) -> None:
     parser.add_argument("--output", help="output folder (default results/<task>-<objective>-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log this run to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")
-    parser.add_argument("--plugins", help="modules to import first (comma-separated), e.g. ones registering policies")
+    parser.add_argument("--plugins", metavar="MODULES|FILES",
+                        help="Python modules or .py files to import first (comma-separated), e.g. ones registering "
+                             "policies or prediction methods (docs/plugins.md)")
     for module in TASKS.values():
         importlib.import_module(module).add_arguments(parser)
     parser.set_defaults(handler=_run)
@@ -95,19 +97,7 @@ def log_to_mlflow(args) -> str:
 
 
 def load_plugins(modules: str | None) -> None:
-    """Import user modules (which register policies with @schedulers.policy.register)."""
-    import os
-    import sys
+    """Import user modules or files (which register policies or methods); see atlas_data.plugins."""
+    from atlas_data.plugins import load_plugins as _load
 
-    from atlas_data.errors import InputError
-
-    if not modules:
-        return
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # a module next to the user's working directory
-    importlib.invalidate_caches()
-    for name in [m.strip() for m in (modules or "").split(",") if m.strip()]:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise InputError(f"cannot import plugin module '{name}': {exc}", where="--plugins") from None
+    _load(modules)

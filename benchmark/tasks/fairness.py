@@ -316,13 +316,13 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
                                source=str(source), task="fairness", quiet=args.quiet)
     out = Path(args.output) if args.output else default_output_dir("fairness")
     with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
-        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, capacities, cluster_text,
-                                        weights, policies)
+        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
+                                        cluster_text, weights, policies)
     return out, doc, runs
 
 
-def _simulate_and_write(args, out, table, card, window, jobs, predictor, capacities, cluster_text, weights,
-                        policies) -> tuple[dict, dict]:
+def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text,
+                        weights, policies) -> tuple[dict, dict]:
     """Simulate every policy and write the output files into the (temporary) folder `out`."""
     (out / "jobs").mkdir(parents=True, exist_ok=True)
     (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)

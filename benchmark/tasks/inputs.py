@@ -14,7 +14,7 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from benchmark.progress import say
-from schedulers.policy import get_policy, policy_names
+from schedulers.policy import get_policy, resolve_policy, split_policy_list
 
 #: p̂ of a run on an ATLAS dataset that names no p̂ source (--predictor / --noise)
 DEFAULT_PREDICTOR = "lgbm-meta"
@@ -52,10 +52,10 @@ def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[
 
 def learned_predictions(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet: bool) -> np.ndarray:
     """p̂ of a predictor method (fitted on the dataset's train/val splits) for `job_ids`, in that order."""
-    from predictors.api import method_names, predict_test
+    from predictors.api import predict_test
+    from predictors.methods import check_method_name
 
-    if method not in method_names():
-        raise InputError(f"unknown predictor '{method}' (choose from {', '.join(method_names())})", where="--predictor")
+    check_method_name(method, where="--predictor")  # a registered name or a plugin's import path
     p_hat = predict_test(Path(ds_dir), method, seed=seed, quiet=quiet)
     lookup = p_hat.set_index(p_hat["job_id"].astype(str))["p_hat"]
     predicted = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
@@ -69,13 +69,11 @@ def choose_policies(requested: str | None, kind: str, defaults, *, have_predicti
     """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.
 
     Named predictive policies without p̂ are refused (exit 2); default ones are skipped with a note.
+    Each requested item goes through `schedulers.policy.resolve_policy`: a name, a plugin's
+    `package.module:Class`, either with `(param=value, ...)`.
     """
-    valid = policy_names(kind)
     if requested:
-        chosen = csv_list(requested, "policies")
-        for name in chosen:
-            if name not in valid:
-                raise InputError(f"unknown policy '{name}' for {task} (choose from {', '.join(valid)})", where="--policies")
+        chosen = list(dict.fromkeys(resolve_policy(item, kind) for item in split_policy_list(requested)))
         needing = [p for p in chosen if get_policy(p, kind).needs_prediction]
         if needing and not have_predictions:
             raise InputError(

@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from atlas_data.build import FINGERPRINT_KIND, content_fingerprint
+
 N_TRAIN, N_VAL, N_TEST = 60, 20, 40
 
 
@@ -39,7 +41,8 @@ def make_dataset(folder, seed: int = 7):
         "source": "hand-made test dataset",
         "counts": {"kept": n, "train": N_TRAIN, "val": N_VAL, "test": N_TEST},
         "features": ["log_gpu"],
-        "fingerprint": sha256(folder / "atlas.parquet"),
+        "fingerprint": content_fingerprint(pd.read_parquet(folder / "atlas.parquet")),
+        "fingerprint_kind": FINGERPRINT_KIND,
     }
     (folder / "dataset.json").write_text(json.dumps(card, indent=2))
     return folder, frame

@@ -21,10 +21,13 @@ def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_c
     constant = json.loads((entries / "scheduling" / f"constant-{fingerprint[:8]}.json").read_text())
     assert oracle["reference"] is True and oracle["builtin"] is True and constant["reference"] is False
     assert oracle["prediction"]["rmsle"] == 0.0 and oracle["prediction"]["cov25"] == 1.0
-    assert oracle["scheduling"]["total_completion"]["sprpt"]["ratio"] == pytest.approx(1.0)
+    assert oracle["scheduling"]["total_completion"]["sprpt"]["ratio"]["mean"] == pytest.approx(1.0)
     # the constant predictor ties every job: SPJF = FIFO, which is worse than SJF (= oracle SPJF) here
-    spjf = lambda e: e["scheduling"]["total_completion"]["spjf"]["ratio"]  # noqa: E731
+    spjf = lambda e: e["scheduling"]["total_completion"]["spjf"]["ratio"]["mean"]  # noqa: E731
     assert spjf(constant) > spjf(oracle) >= 1.0
+    # the constant method is the blind reference: its score is exactly 1; p̂ = p is far better
+    assert constant["score"] == 1.0 and constant["score_interval"] == [1.0, 1.0]
+    assert oracle["score_interval"][1] < 1.0
     assert board.index("| 1 | constant |") < board.index("| ref | oracle |")
 
     # the template is the constant method's predictions: submitting it reproduces the built-in numbers
@@ -32,15 +35,17 @@ def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_c
     assert main(["submit", "--template", str(sub), "--data", str(ds), "--track", "scheduling", "--quiet"]) == 0
     meta = yaml.safe_load((sub / "submission.yaml").read_text())
     assert meta["dataset_fingerprint"] == fingerprint and meta["track"] == "scheduling" and meta["name"] == "my-constant"
-    assert main(["submit", str(sub), "--track", "scheduling", "--data", str(ds), "--entries-dir", str(entries), "--quiet"]) == 0
-    mine = json.loads((entries / "scheduling" / f"my-constant-{fingerprint[:8]}.json").read_text())
-    assert mine["provenance"]["predictions_sha256"] == constant["provenance"]["predictions_sha256"]
-    assert mine["score"] == constant["score"] and mine["prediction"] == constant["prediction"]
-    assert mine["builtin"] is False
+    # submitted unchanged, it is the built-in's predictions under a second name: refused
+    capsys.readouterr()
+    assert main(["submit", str(sub), "--track", "scheduling", "--data", str(ds), "--entries-dir", str(entries)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "already on the scheduling leaderboard as 'constant'" in err[0]
+    assert not (entries / "scheduling" / f"my-constant-{fingerprint[:8]}.json").exists()
 
     # the template never overwrites an existing submission
+    before = sha256_file(sub / "predictions.parquet")
     capsys.readouterr()
     assert main(["submit", "--template", str(sub), "--data", str(ds)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "already holds the output of an earlier `benchmark submit --template`" in err[0]
-    assert mine["provenance"]["predictions_file_sha256"] == sha256_file(sub / "predictions.parquet")  # untouched
+    assert sha256_file(sub / "predictions.parquet") == before  # untouched

@@ -1,10 +1,12 @@
 """Ranking order and content of the rendered leaderboards, from hand-made entries."""
 
+import hashlib
 import json
 import re
 
 import pytest
 
+from atlas_data.errors import InputError
 from benchmark.cli import main
 from leaderboards.render import rank_entries, render_html, render_markdown
 from leaderboards.schema import ENTRY_KEYS
@@ -14,20 +16,30 @@ FP = "ab" * 32
 OTHER_FP = "cd" * 32
 
 
-def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, reference=False, fp=FP, url="",
-           sha="f" * 64, created="2026-12-01T10:00:00Z", default=True):
+def _summary(mean, half=0.0):
+    return None if mean is None else {"values": [mean], "mean": mean, "lo": mean - half, "hi": mean + half}
+
+
+def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, half=0.01, reference=False, fp=FP, url="",
+           sha=None, created="2026-12-01T10:00:00Z", default=True, jct=0.98, spjf=1.25):
+    sha = sha or hashlib.sha256(name.encode()).hexdigest()  # distinct predictions per entry
     prediction = {"n_jobs": 10, "rmsle": rmsle, "cov25": cov25, "cov50": None, "cov25_recurrent": None,
-                  "cov50_recurrent": None, "spearman": 0.5, "interval_coverage": None, "interval_width": None}
+                  "cov50_recurrent": None, "spearman": 0.5, "interval_coverage": None, "interval_width": None,
+                  "intervals": {"cov25": None if cov25 is None else [cov25 - half, cov25 + half], "rmsle": None}}
     scheduling = None
     if track == "scheduling":
-        scheduling = {"score": score, "total_completion": {"spjf": {"ratio": 1.25, "flow_ratio": 1.5}},
-                      "fairness": {"jct_ratio": 0.98, "astraea-p": {"sharing_loss_jobs": 0.071}}}
+        scheduling = {"score": _summary(score, half), "windows": 8, "window_jobs": {"total_completion": 5},
+                      "total_completion": {"spjf": {"ratio": _summary(spjf, 0.01)},
+                                           "relative": _summary(score, half)},
+                      "fairness": {"jct_ratio": _summary(jct, 0.001), "sharing_loss_jobs": _summary(0.071, 0.0)}}
     entry = {
-        "schema": 1, "track": track, "name": name, "slug": re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-" + fp[:8],
+        "schema": 2, "track": track, "name": name, "slug": re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-" + fp[:8],
         "authors": ["Ann", "Bo"], "description": "", "url": url, "builtin": False, "reference": reference,
         "dataset": {"fingerprint": fp, "source": "synthetic", "n_test": 10, "default": default},
         "prediction": prediction, "scheduling": scheduling,
         "score": cov25 if track == "prediction" else score,
+        "score_interval": [None, None] if (cov25 if track == "prediction" else score) is None else
+        [(cov25 if track == "prediction" else score) - half, (cov25 if track == "prediction" else score) + half],
         "provenance": {"predictions_sha256": sha, "predictions_file_sha256": None, "package_version": "0.1.0",
                        "created": created, "seed": 0},
     }
@@ -43,9 +55,9 @@ PREDICTION = [
     _entry("unscored", cov25=None, rmsle=None),
 ]
 SCHEDULING = [
-    _entry("s-worse", "scheduling", score=3.5, cov25=0.1),
-    _entry("s-better", "scheduling", score=1.75, cov25=0.2),
-    _entry("s-oracle", "scheduling", score=1.01, reference=True),
+    _entry("s-worse", "scheduling", score=0.8, cov25=0.1, spjf=1.5),
+    _entry("s-better", "scheduling", score=0.4, cov25=0.2),
+    _entry("s-oracle", "scheduling", score=0.05, reference=True, spjf=1.0),
     _entry("s-none", "scheduling", score=None),
 ]
 
@@ -57,36 +69,58 @@ def _names_in_order(text, names):
 
 def test_rank_order():
     assert [(r, e["name"]) for r, e in rank_entries(PREDICTION, "prediction")] == [
-        ("1", "best"), ("2", "tie-better-rmsle"), ("3", "mid"), ("4", "unscored"), ("ref", "oracle")]
+        ("1", "best"), ("=2", "tie-better-rmsle"), ("=2", "mid"), ("–", "unscored"), ("ref", "oracle")]
     assert [(r, e["name"]) for r, e in rank_entries(SCHEDULING, "scheduling")] == [
-        ("1", "s-better"), ("2", "s-worse"), ("3", "s-none"), ("ref", "s-oracle")]
+        ("1", "s-better"), ("2", "s-worse"), ("–", "s-none"), ("ref", "s-oracle")]
+
+
+def test_ranks_within_overlapping_intervals_are_ties():
+    """rank = 1 + the number of entries whose interval lies entirely on the better side."""
+    entries = [_entry("a", "scheduling", score=0.50, half=0.01), _entry("b", "scheduling", score=0.515, half=0.01),
+               _entry("c", "scheduling", score=0.535, half=0.01), _entry("d", "scheduling", score=0.70, half=0.01)]
+    # a [.49,.51] and b [.505,.525] overlap; c [.525,.545] overlaps b but not a; d is clear of all
+    assert [(r, e["name"]) for r, e in rank_entries(entries, "scheduling")] == [("=1", "a"), ("=1", "b"), ("2", "c"), ("4", "d")]
+    # narrower intervals: no ties
+    entries = [_entry(n, "scheduling", score=v, half=0.001) for n, v in (("a", 0.5), ("b", 0.515), ("c", 0.535))]
+    assert [r for r, _ in rank_entries(entries, "scheduling")] == ["1", "2", "3"]
+
+
+def test_columns_that_separate_no_two_entries_are_left_out_and_named():
+    md = render_markdown({"scheduling": SCHEDULING})
+    header = next(line for line in md.splitlines() if line.startswith("| # |"))
+    # every jct interval overlaps (0.98 ± 0.001 for all): dropped and explained; SPJF ΣC separates s-worse
+    assert "ASTRAEA-P JCT" not in header and "ASTRAEA-P loss" not in header and "SPJF ΣC" in header
+    assert "Not shown, as they separate no two entries: " in md
+    assert "ASTRAEA-P JCT (0.9800 for every entry)" in md and "ASTRAEA-P loss (7.1 % for every entry)" in md
+    # a fairness value that differs beyond the intervals is shown
+    rows = SCHEDULING[:1] + [_entry("fair", "scheduling", score=0.6, jct=0.90)]
+    assert "ASTRAEA-P JCT" in next(line for line in render_markdown({"scheduling": rows}).splitlines() if line.startswith("| # |"))
 
 
 def test_markdown_prediction_table():
     md = render_markdown({"prediction": PREDICTION})
     lines = md.splitlines()
     header = next(line for line in lines if line.startswith("| # |"))
-    assert header == ("| # | Name | Authors | Cov@25 | Cov@50 | Cov@25 rec. | Cov@50 rec. | RMSLE | Spearman | "
-                      "Interval cov. | Date | sha256 |")
-    rows = [line for line in lines if re.match(r"^\| (\d+|ref) \|", line)]
-    assert rows[0] == ("| 1 | [best](https://example.org/best) | Ann, Bo | 50.0 % | – | – | – | 1.200 | 0.500 | – | "
-                       "2026-12-01 | 0123456789ab |")
+    # Cov@50, Cov@25/50 rec., Spearman and Interval cov. read the same on every row: left out
+    assert header == "| # | Name | Authors | Cov@25 | RMSLE | Date | sha256 |"
+    rows = [line for line in lines if re.match(r"^\| (=?\d+|ref|–) \|", line)]
+    assert rows[0] == "| 1 | [best](https://example.org/best) | Ann, Bo | 50.0 % (49.0–51.0) | 1.200 | 2026-12-01 | 0123456789ab |"
     assert [r.split(" | ")[1] for r in rows] == ["[best](https://example.org/best)", "tie-better-rmsle", "mid", "unscored", "oracle"]
     assert rows[-1].startswith("| ref | oracle |")
     assert "_dataset synthetic (default), fingerprint abababababab…, 10 test jobs, 5 entries_" in md
-    assert "ranked by Cov@25 (higher is better), then RMSLE (lower is better)" in md
+    assert "ranked by Cov@25 (higher is better; 95 % bootstrap interval over test jobs), then RMSLE" in md
+    assert "Cov@50 (– for every entry)" in md and "Spearman (0.500 for every entry)" in md
 
 
 def test_markdown_scheduling_table_and_empty_track():
     md = render_markdown({"prediction": [], "scheduling": SCHEDULING})
     assert "## Prediction track\n\n_No entries yet._" in md
-    rows = [line for line in md.splitlines() if re.match(r"^\| (\d+|ref) \|", line)]
+    rows = [line for line in md.splitlines() if re.match(r"^\| (=?\d+|ref|–) \|", line)]
     assert [r.split(" | ")[1] for r in rows] == ["s-better", "s-worse", "s-none", "s-oracle"]
-    # score, SPJF ΣC, SPJF ΣF, ..., ASTRAEA-P JCT ratio and sharing loss
-    cells = rows[0].split(" | ")
-    assert cells[3:6] == ["1.7500", "1.2500", "1.5000"]
-    assert "0.9800" in cells and "7.1 %" in cells
-    assert "geometric mean of the five LASched ratios" in md
+    header = next(line for line in md.splitlines() if line.startswith("| # |")).split(" | ")
+    cells = dict(zip(header, rows[0].split(" | ")))
+    assert cells["Score"] == "0.400 (0.390–0.410)" and cells["ΣC_j vs blind"] == "0.400" and cells["SPJF ΣC"] == "1.2500"
+    assert "log(ratio with p̂ / ratio with the blind p̂)" in md and "8 seeded windows of 5 consecutive test jobs" in md
 
 
 def test_datasets_are_separate_tables_default_first():
@@ -114,6 +148,12 @@ def test_cli_renders_stored_entries(tmp_path, capsys):
         write_entry(e, tmp_path)
     assert sorted(p.name for p in (tmp_path / "prediction").iterdir()) == sorted(f"{e['slug']}.json" for e in PREDICTION)
     assert len(load_entries(tmp_path, "scheduling")) == 4
+    # an entry scored by an older version (another score) is named, not mixed in
+    old = dict(SCHEDULING[0], schema=1, name="old", slug="old-abababab")
+    (tmp_path / "scheduling" / "old-abababab.json").write_text(json.dumps(old))
+    with pytest.raises(InputError, match="old-abababab.json: entry of schema 1"):
+        load_entries(tmp_path, "scheduling")
+    (tmp_path / "scheduling" / "old-abababab.json").unlink()
     out = tmp_path / "board" / "lb.md"
     assert main(["leaderboard", "--track", "prediction", "--entries-dir", str(tmp_path), "--output", str(out), "--quiet"]) == 0
     text = out.read_text()

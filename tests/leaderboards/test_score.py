@@ -9,13 +9,16 @@ import pytest
 
 from schedulers.sampling import sample_window
 from leaderboards.score import (
-    SCORE_PARTS,
+    OBJECTIVE_POLICIES,
+    WINDOWS,
     fairness_nodes,
     offered_load,
     score_fairness,
     score_prediction,
     score_scheduling,
     scheduling_score,
+    summary,
+    window_jobs,
 )
 from schedulers.jobs import JobSet
 from schedulers.objectives import run_objective
@@ -59,50 +62,86 @@ def test_prediction_metrics_by_hand(dataset):
     assert m["interval_width"] == pytest.approx(np.mean(np.log1p(hi) - np.log1p(lo)))
 
 
-def test_scheduling_with_exact_predictions_matches_clairvoyant(dataset, no_cpsat):
+BLIND = 100.0
+
+
+def _window_rows(objective, test, seed, p_hat, policies, machines=(5, 10, 20, 50, 100)):
+    """run_objective on scoring window `seed` of the test split, recomputed here from its definition."""
+    n = window_jobs(objective, len(test))
+    table = pd.DataFrame({"job_id": test["job_id"].astype(str), "submit_time": test["submit_time"],
+                          "duration": test["p_star"], "p_hat": p_hat})
+    window = sample_window(table, n, seed)
+    jobs = JobSet.from_frame(window[["job_id", "submit_time", "duration"]])
+    preds = {"x": window.set_index("job_id")["p_hat"].reindex(jobs.job_id).to_numpy()}
+    rows, _, _ = run_objective(objective, jobs, list(policies), preds, machines=machines)
+    return rows
+
+
+def test_scheduling_windows_and_score_by_hand(dataset, no_cpsat):
     _, _, test = dataset
-    result = score_scheduling(_preds(test, test["p_star"]), test, seed=0)
-    tc = {r["policy"]: r for r in _ratios("total_completion", test, ["sjf", "srpt"])}
-    assert result["total_completion"]["n_jobs"] == 40
-    assert result["total_completion"]["spjf"]["ratio"] == pytest.approx(tc["sjf"]["ratio"], rel=1e-12)
-    assert result["total_completion"]["spjf"]["value"] == pytest.approx(tc["sjf"]["value"], rel=1e-12)
-    assert tc["sjf"]["ratio"] > 1.0  # the instance has contention: SJF is not optimal here
-    assert result["total_completion"]["sprpt"]["ratio"] == pytest.approx(1.0, rel=1e-12)  # p̂ = p: SPRPT is SRPT
-    ms = {r["policy"]: r for r in _ratios("max_stretch", test, ["srpt"])}
-    assert result["max_stretch"]["sprpt"]["ratio"] == pytest.approx(ms["srpt"]["ratio"], rel=1e-12)
-    assert result["max_stretch"]["edf-p"]["ratio"] >= 1.0 - 1e-4  # S* is optimal
-    lpt = {str(r["machines"]): r["ratio"] for r in _ratios("makespan", test, ["lpt"])}
-    assert sorted(lpt, key=int) == ["5", "10", "20", "50", "100"]
-    assert result["makespan"]["lppt"]["by_machines"] == pytest.approx(lpt, rel=1e-12)
-    assert result["makespan"]["lppt"]["ratio"] == pytest.approx(np.mean(list(lpt.values())))
-    parts = [result[o][p]["ratio"] for o, p in SCORE_PARTS]
-    assert result["score"] == pytest.approx(math.exp(np.mean(np.log(parts))))
+    p = test["p_star"].to_numpy()
+    result = score_scheduling(_preds(test, p * 1.3), test, blind_p_hat=BLIND, seed=0, fairness=False)
+    assert result["windows"] == WINDOWS >= 5 and result["window_seeds"] == list(range(WINDOWS))
+    assert result["window_jobs"] == {o: 10 for o in ("total_completion", "max_stretch", "makespan")}  # ⌈40 / 4⌉
+    logs = {o: [] for o in ("total_completion", "max_stretch", "makespan")}
+    for k in range(WINDOWS):
+        for objective, policies in OBJECTIVE_POLICIES:
+            mine = _window_rows(objective, test, k, p * 1.3, policies)
+            blind = _window_rows(objective, test, k, np.full(len(p), BLIND), policies)
+            parts = []
+            for policy in policies:
+                r = np.mean([row["ratio"] for row in mine if row["policy"] == policy])
+                b = np.mean([row["ratio"] for row in blind if row["policy"] == policy])
+                assert result[objective][policy]["ratio"]["values"][k] == pytest.approx(r, rel=1e-12)
+                assert result[objective][policy]["blind_ratio"]["values"][k] == pytest.approx(b, rel=1e-12)
+                parts.append(math.log(r / b))
+            logs[objective].append(np.mean(parts))
+            assert result[objective]["relative"]["values"][k] == pytest.approx(math.exp(np.mean(parts)), rel=1e-12)
+    window_scores = [math.exp(np.mean([logs[o][k] for o in logs])) for k in range(WINDOWS)]
+    assert result["score"]["values"] == pytest.approx(window_scores, rel=1e-12)
+    assert result["score"]["mean"] == pytest.approx(math.exp(np.mean(np.log(window_scores))), rel=1e-12)
+    assert result["score"]["lo"] <= result["score"]["mean"] <= result["score"]["hi"]
+    assert result["score"]["lo"] < result["score"]["hi"]  # the windows differ
     json.dumps(result, allow_nan=False)  # plain JSON, no NaN
 
 
-def test_constant_predictions_make_spjf_fifo(dataset, no_cpsat):
-    """All p̂ equal: SPJF breaks every tie by submit order, i.e. it is FIFO."""
+def test_exact_predictions_beat_the_blind_reference(dataset, no_cpsat):
     _, _, test = dataset
-    result = score_scheduling(_preds(test, np.full(len(test), 100.0)), test, fairness=False)
-    fifo = {r["policy"]: r for r in _ratios("total_completion", test, ["fifo"])}
-    assert result["total_completion"]["spjf"]["value"] == pytest.approx(fifo["fifo"]["value"], rel=1e-12)
+    result = score_scheduling(_preds(test, test["p_star"]), test, blind_p_hat=BLIND, fairness=False)
+    # p̂ = p: SPRPT is SRPT on every window
+    assert result["total_completion"]["sprpt"]["ratio"]["values"] == pytest.approx([1.0] * WINDOWS, rel=1e-12)
+    assert result["score"]["hi"] < 1.0
+
+
+def test_the_blind_predictions_score_exactly_one(dataset, no_cpsat):
+    """All p̂ equal (the blind reference itself): every ratio equals its blind ratio; SPJF is FIFO."""
+    _, _, test = dataset
+    result = score_scheduling(_preds(test, np.full(len(test), BLIND)), test, blind_p_hat=BLIND, fairness=False)
+    assert result["score"]["values"] == [1.0] * WINDOWS and result["score"]["mean"] == 1.0
+    assert result["score"]["lo"] == result["score"]["hi"] == 1.0
+    fifo = _window_rows("total_completion", test, 3, np.ones(len(test)), ["fifo"])[0]
+    assert result["total_completion"]["spjf"]["ratio"]["values"][3] == pytest.approx(fifo["ratio"], rel=1e-12)
     assert result["fairness"] is None
 
 
 def test_fairness_part(dataset, no_cpsat):
     _, _, test = dataset
     fair = score_fairness(_preds(test, test["p_star"]), test)
-    assert fair["n_jobs"] == 40 and fair["tenant_column"] == "user" and fair["fair_share"] == "eq16"
-    # every 7th job asks for 2 GPUs -> a 2-GPU gang; offered load Σ gpus·p / span
-    ids = test["job_id"].str.slice(1).astype(int).to_numpy()
-    gpus = np.where(ids % 7 == 0, 2, 1)
-    span = test["submit_time"].max() - test["submit_time"].min()
-    load = float((gpus * test["p_star"].to_numpy()).sum() / span)
-    assert fair["offered_load_gpus"] == pytest.approx(load)
-    assert fair["cluster"] == f"{max(1, math.ceil(load / 6.4))} x 8 GPUs"
-    for name in ("astraea-p", "astraea"):
-        assert 0.0 <= fair[name]["sharing_loss_jobs"] <= 1.0 and fair[name]["avg_jct"] > 0
-    assert fair["jct_ratio"] == pytest.approx(fair["astraea-p"]["avg_jct"] / fair["astraea"]["avg_jct"])
+    assert fair["n_jobs"] == 10 and fair["tenant_column"] == "user" and fair["fair_share"] == "eq16"
+    assert len(fair["windows"]) == WINDOWS
+    table = pd.DataFrame({"job_id": test["job_id"].astype(str), "submit_time": test["submit_time"], "duration": test["p_star"],
+                          "gpus": np.where(test["job_id"].str.slice(1).astype(int) % 7 == 0, 2, 1)})
+    for k, window in enumerate(fair["windows"]):
+        jobs = sample_window(table, 10, k)
+        span = jobs["submit_time"].max() - jobs["submit_time"].min()
+        load = float((jobs["gpus"] * jobs["duration"]).sum() / span)
+        assert window["offered_load_gpus"] == pytest.approx(load)
+        nodes = max(1, min(math.ceil(load / 6.4), math.ceil(jobs["gpus"].sum() / 8)))
+        assert window["cluster"] == f"{nodes} x 8 GPUs"
+        for name in ("astraea-p", "astraea"):
+            assert 0.0 <= window[name]["sharing_loss_jobs"] <= 1.0 and window[name]["avg_jct"] > 0
+        assert window["jct_ratio"] == pytest.approx(window["astraea-p"]["avg_jct"] / window["astraea"]["avg_jct"])
+    assert fair["jct_ratio"]["values"] == [w["jct_ratio"] for w in fair["windows"]]
 
 
 def test_fairness_nodes_rule():
@@ -119,11 +158,33 @@ def test_fairness_nodes_rule():
     assert fairness_nodes(jobs) == 2
 
 
-def test_scheduling_score_is_a_geometric_mean():
-    ratios = dict(zip(SCORE_PARTS, (1.0, 1.0, 4.0, 4.0, 1.0)))
-    doc = {}
-    for (objective, policy), r in ratios.items():
-        doc.setdefault(objective, {})[policy] = {"ratio": r}
-    assert scheduling_score(doc) == pytest.approx(4.0 ** (2 / 5))
-    doc["makespan"]["lppt"]["ratio"] = None
-    assert scheduling_score(doc) is None
+def test_one_window_score_is_the_geometric_mean_over_objectives():
+    assert scheduling_score({"total_completion": 0.5, "max_stretch": 0.125, "makespan": 1.0}) == pytest.approx(0.0625 ** (1 / 3))
+    assert scheduling_score({"total_completion": 0.5, "max_stretch": None, "makespan": 1.0}) is None
+
+
+def test_summary_bootstrap():
+    flat = summary([2.0] * 6, geometric=True)
+    assert flat["mean"] == pytest.approx(2.0) and flat["lo"] == pytest.approx(2.0) and flat["hi"] == pytest.approx(2.0)
+    values = [1.0, 2.0, 4.0, 8.0, 16.0]
+    s = summary(values, geometric=True, seed=1)
+    assert s["mean"] == pytest.approx(4.0) and s["values"] == values
+    assert 1.0 <= s["lo"] < 4.0 < s["hi"] <= 16.0
+    assert summary(values, geometric=True, seed=1) == s  # seeded: reproducible
+    arithmetic = summary([0.0, 1.0, 2.0, None], seed=1)
+    assert arithmetic["mean"] == pytest.approx(1.0) and arithmetic["values"][3] is None
+
+
+def test_prediction_intervals_and_calibration(dataset):
+    _, _, test = dataset
+    p = test["p_star"].to_numpy()
+    factor = np.r_[[2.0] * 10, [1.0] * 30]
+    m = score_prediction(_preds(test, p * factor), test)
+    lo, hi = m["intervals"]["cov25"]
+    assert m["cov25"] == pytest.approx(0.75) and 0.0 <= lo < 0.75 < hi <= 1.0
+    assert m["intervals"]["rmsle"][0] < m["rmsle"] < m["intervals"]["rmsle"][1]
+    cal = m["calibration"]
+    assert sum(cal["jobs"]) == 40 and len(cal["jobs"]) == 10
+    order = np.sort(p)
+    assert cal["p_median"][0] == pytest.approx(np.median(order[:4]))
+    assert all(a <= b <= c for a, b, c in zip(cal["p_hat_q10"], cal["p_hat_q50"], cal["p_hat_q90"]))
