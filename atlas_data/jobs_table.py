@@ -140,7 +140,7 @@ def read_csv_frame(source: Path | bytes, *, string_columns: Iterable[str] = (), 
 
 
 #: the delimiters a CSV file may use; the header line decides which (docs/data-formats.md#delimiters)
-DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs"}
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 
 
 def _header_line(source: Path | bytes, label: str, where: str | None) -> str:
@@ -170,7 +170,7 @@ def detect_delimiter(header: str, label: str = "<text>", where: str | None = Non
         return ","
     winners = [d for d, c in counts.items() if c == best]
     if len(winners) > 1:
-        found = ", ".join(f"{counts[d]} {DELIMITERS[d]}" for d in winners)
+        found = ", ".join(f"{counts[d]} {DELIMITERS[d]}{'s' if counts[d] != 1 else ''}" for d in winners)
         raise InputError(f"cannot tell the delimiter from the header line ({found}); use one of comma, semicolon "
                          "or tab", path=label, where=where)
     return winners[0]
