@@ -7,7 +7,9 @@
   num_gpus, cluster = VC); tenant = VC.
 - `import_elasticflow`: the ElasticFlow traces of 10 Microsoft clusters (`raw-traces.tar.gz` or
   one `clusterNN.csv`); tenant = cluster.
-- `import_jobs`: a jobs table already in our format (passthrough to `read_jobs`).
+- `import_swf`: a Standard Workload Format log of the Parallel Workloads Archive (`*.swf`);
+  tenant = user (or group / queue / partition), requests and ids kept as feature columns.
+- `import_jobs`: a jobs table already in our format, its columns optionally renamed (`--columns`).
 - `convert(format, path, out)`: any of the above to a parquet jobs table, written atomically.
 - `default_pod_trace_path()` / `default_jobs()`: the openb trace shipped in
   `atlas_data/resources/openb/` (attribution in the README.md there), the embedded default data.
@@ -19,7 +21,8 @@
 Each importer returns `(jobs, report)`; `report.dropped` counts dropped rows by reason (each row
 is counted once, under the first reason that applies, in the order listed by the importer).
 Malformed input (missing column, text where a number belongs, duplicate id) raises InputError
-naming the file, the row (with its file line) or column, and the problem.
+naming the file, the row (with its file line) or column, and the problem. A column an importer
+was given but cannot map is an InputError too (never a note): no importer loses data silently.
 
 May import only numpy, pandas and other `atlas_data` modules.
 """
@@ -36,10 +39,11 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.jobs_features import FeatureColumns
-from atlas_data.jobs_table import Places, read_csv_frame, read_jobs, read_table, row_label, seconds_of, validate_jobs
+from atlas_data.jobs_table import (Places, read_csv_frame, read_jobs_source, read_table, row_label, seconds_of,
+                                  suggest_column_map, validate_jobs)
 from atlas_data.outputs import check_output_file, output_file, write_signed_parquet
 
-FORMATS = ("openb", "helios", "philly", "elasticflow", "jobs")
+FORMATS = ("openb", "helios", "philly", "elasticflow", "swf", "jobs")
 
 OPENB_COLUMNS = ("name", "num_gpu", "creation_time", "deletion_time", "scheduled_time")
 OPENB_RESOURCE_DIR = Path(__file__).resolve().parent / "resources" / "openb"
@@ -58,6 +62,9 @@ TRACE_FEATURES = {
     "openb": FeatureColumns(categorical=("tenant", "gpu_spec"), numeric=("gpus", "cpu_milli", "memory_mib", "gpu_milli")),
     "philly": FeatureColumns(categorical=("tenant",), numeric=("gpus",)),
     "elasticflow": FeatureColumns(categorical=("tenant",), numeric=("gpus",)),
+    # SWF logs: the kept submit-time fields; `swf_feature_columns` keeps those a given log fills
+    "swf": FeatureColumns(categorical=("tenant", "user_id", "group_id", "queue_id", "partition_id", "executable_id"),
+                          numeric=("gpus", "requested_time", "requested_processors", "requested_memory")),
 }
 
 
@@ -238,6 +245,10 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
     return jobs, report
 
 
+#: the columns of a published Helios `cluster_log.csv` [Hu21]; the importer maps or deliberately
+#: ignores each (cpu_num, node_num, state, jobname, queue: not jobs-table columns) and refuses others
+HELIOS_LOG_COLUMNS = ("job_id", "user", "vc", "jobname", "gpu_num", "cpu_num", "node_num", "state", "submit_time",
+                      "start_time", "end_time", "duration", "queue")
 _HELIOS_ID = ("job_id", "jobid", "job_name", "id")
 _HELIOS_GPUS = ("gpu_num", "num_gpu", "gpus", "gpu")
 _HELIOS_TENANT = ("vc", "tenant", "user")
@@ -271,6 +282,13 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
     notes: list[str] = []
 
     if "submit_time" not in df.columns and "runtime" in df.columns:
+        # a batch at time 0 with gpus = 1 has room for nothing but the runtime (and the tenant)
+        unmapped = [c for c in df.columns if c not in ("runtime", tenant_column)]
+        if unmapped:
+            raise InputError(
+                f"a runtime-only file (no submit_time) becomes a batch at time 0 with gpus = 1, which cannot keep "
+                f"its column(s) {', '.join(unmapped)}; import it with --format jobs --columns "
+                f"{suggest_column_map(df.columns)}", path=path_s, where=f"column '{unmapped[0]}'")
         duration = _numbers(df, "runtime", path_s, places, temporal="span")
         job_id = np.array([f"philly-{i + 1}" for i in range(n)], dtype=object)
         submit = np.zeros(n)
@@ -280,7 +298,19 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
         source = "helios (runtime-only: batch at time 0)"
         notes.append("runtime-only file: all jobs submitted at time 0, gpus = 1")
     else:
-        _require_columns(df, ("submit_time",), path_s, "a Helios job log")
+        if "submit_time" not in df.columns:
+            present = ", ".join(map(str, df.columns))
+            raise InputError(f"a Helios job log needs this column (columns present: {present}); for another "
+                             f"layout use --format jobs --columns {suggest_column_map(df.columns)}",
+                             path=path_s, where="column 'submit_time'")
+        known = set(HELIOS_LOG_COLUMNS + _HELIOS_ID + _HELIOS_GPUS + _HELIOS_TENANT) | {tenant_column}
+        unmapped = [c for c in df.columns if c not in known]
+        if unmapped:
+            raise InputError(
+                f"the helios importer cannot map column(s) {', '.join(unmapped)} (a Helios log has "
+                f"{', '.join(HELIOS_LOG_COLUMNS)}); for another layout use --format jobs --columns "
+                f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
+                where=f"column '{unmapped[0]}'")
         id_column = _first_present(df, _HELIOS_ID)
         if id_column is None:
             raise InputError("a Helios job log needs a job id column", path=path_s, where="column 'job_id'")
@@ -351,7 +381,7 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
         keep, dropped = _drop_by_reason([("no_gpu", ~(gpus > 0))] + _duration_drops(duration), n)
     i = _first_missing(submit, keep)
     if i is not None:
-        raise InputError("timestamp is empty", path=path_s, where=row_label(i, places))
+        raise InputError("timestamp is missing/NaN", path=path_s, where=row_label(i, places))
     jobs = pd.DataFrame({"job_id": job_id[keep], "submit_time": submit[keep], "duration": duration[keep],
                          "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
     jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
@@ -417,7 +447,7 @@ def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None
         gpus = _numbers(df, "num_gpu", where_file, places)
         i = _first_missing(submit, np.ones(len(df), dtype=bool))
         if i is not None:
-            raise InputError("submission_time is empty", path=where_file, where=row_label(i, places))
+            raise InputError("submission_time is missing/NaN", path=where_file, where=row_label(i, places))
         if tenant_column is None:
             tenant = pd.Series([cluster] * len(df), dtype=str)
         else:
@@ -437,24 +467,185 @@ def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None
     return jobs, ImportReport("elasticflow", path_s, n_total, len(jobs), dropped_total, notes)
 
 
-def import_jobs(path: str | os.PathLike) -> tuple[pd.DataFrame, ImportReport]:
-    """A jobs table in our own format: read and validated, nothing dropped."""
-    jobs = read_jobs(path)
-    return jobs, ImportReport("jobs", str(path), len(jobs), len(jobs), {}, ())
+def import_jobs(path: str | os.PathLike, columns: dict[str, str] | None = None) -> tuple[pd.DataFrame, ImportReport]:
+    """A jobs table in our own format: read and validated, nothing dropped.
+
+    `columns` maps jobs-table columns to the file's own names (`--columns job_id=id,...`). The
+    file's other columns are kept as they are after the jobs-table columns (nothing it holds is
+    lost; `--feature-columns` can later name them) and listed in the notes.
+    """
+    df, places = read_jobs_source(path, columns)
+    jobs = validate_jobs(df, str(path), places=places)
+    other = [c for c in df.columns if c not in jobs.columns]
+    for column in other:
+        jobs[column] = df[column].to_numpy()
+    notes = []
+    if columns:
+        notes.append("columns mapped: " + ", ".join(f"{t} = '{s}'" for t, s in columns.items()))
+    if other:
+        notes.append(f"kept {len(other)} other column(s) as they are: {', '.join(other)}")
+    return jobs, ImportReport("jobs", str(path), len(jobs), len(jobs), {}, tuple(notes))
+
+
+# ----- Standard Workload Format (Parallel Workloads Archive) -----------------------------------------
+#: the 18 fields of a Standard Workload Format line, in order [Feitelson14]; −1 means missing
+SWF_FIELDS = ("job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
+              "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
+              "group_id", "executable_number", "queue_number", "partition_number", "preceding_job", "think_time")
+#: the fields that may be the tenant (`--tenant-column`), and the extra column each becomes
+SWF_TENANTS = {"user": "user_id", "group": "group_id", "queue": "queue_number", "partition": "partition_number"}
+#: submit-time fields kept as extra columns (prediction features): categorical ids and numeric requests;
+#: wait time, CPU time, used memory, status, preceding job and think time are outcomes or links, not kept
+SWF_CATEGORICAL = {"user_id": "user_id", "group_id": "group_id", "queue_id": "queue_number",
+                   "partition_id": "partition_number", "executable_id": "executable_number"}
+SWF_NUMERIC = {"requested_time": "requested_time", "requested_processors": "requested_processors",
+               "requested_memory": "requested_memory"}
+SWF_SUFFIXES = (".swf", ".swf.gz")
+
+
+def is_swf_path(spec: str | os.PathLike) -> bool:
+    """True for a file name ending in .swf or .swf.gz (read by `import_swf` wherever a jobs table goes)."""
+    return str(spec).lower().endswith(SWF_SUFFIXES)
+
+
+def _swf_lines(path: Path) -> list[str]:
+    import gzip
+
+    if not path.is_file():
+        raise InputError("file not found" if not path.exists() else "not a regular file", path=str(path))
+    try:
+        opener = gzip.open if path.name.lower().endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            data = fh.read()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
+    """Standard Workload Format log (Parallel Workloads Archive, `*.swf`) -> jobs table.
+
+    Lines starting with `;` are header comments, blank lines are skipped; every other line holds
+    the 18 whitespace-separated SWF_FIELDS (a different count, or a field that is not a number, is
+    an InputError naming the line); −1 means missing. job_id = job number, submit_time = submit
+    time, duration = run time, gpus = allocated processors (requested processors where −1; counted
+    in the notes), tenant = `tenant_column` (user, group, queue or partition; −1 → "default").
+    Kept as extra columns, missing = empty: user_id, group_id, queue_id, partition_id,
+    executable_id (text) and requested_time, requested_processors, requested_memory (numbers).
+    Dropped, in order: `no_submit_time` (−1), `no_processors` (allocated and requested missing or
+    ≤ 0), `no_duration` (run time −1), `non_positive_duration` (run time 0).
+    """
+    path = Path(path)
+    path_s = str(path)
+    if tenant_column not in SWF_TENANTS:
+        raise InputError(f"an SWF tenant is one of {', '.join(SWF_TENANTS)}, got {tenant_column!r}",
+                         where="--tenant-column")
+    data, line_numbers, comments = [], [], 0
+    for number, line in enumerate(_swf_lines(path), start=1):
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith(";"):
+            comments += 1
+            continue
+        data.append(text)
+        line_numbers.append(number)
+    if not data:
+        raise InputError("the SWF log has no job lines", path=path_s)
+    tokens = list(map(str.split, data))  # C-speed: logs have millions of lines
+    counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    bad = counts != len(SWF_FIELDS)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"expected {len(SWF_FIELDS)} whitespace-separated SWF fields, got {counts[i]}",
+                         path=path_s, where=f"line {line_numbers[i]}")
+    try:
+        values = np.array([f for row in tokens for f in row], dtype=np.float64).reshape(len(tokens), len(SWF_FIELDS))
+    except ValueError:
+        i, k = next((i, k) for i, row in enumerate(tokens) for k, f in enumerate(row) if not _is_number(f))
+        raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a number: {tokens[i][k]!r}", path=path_s,
+                         where=f"line {line_numbers[i]}") from None
+    ids = [row[0] for row in tokens]
+    n = len(tokens)
+    field = {name: values[:, k] for k, name in enumerate(SWF_FIELDS)}
+    places = Places(np.arange(1, n + 1, dtype=np.int64), None, np.array(line_numbers, dtype=np.int64))
+
+    def present(x: np.ndarray) -> np.ndarray:  # −1 (or any negative) marks a missing value
+        return x >= 0
+
+    allocated, requested = field["allocated_processors"], field["requested_processors"]
+    fell_back = ~(allocated > 0) & (requested > 0)
+    gpus = np.where(allocated > 0, allocated, np.where(requested > 0, requested, np.nan))
+    submit, run = field["submit_time"], field["run_time"]
+    keep, dropped = _drop_by_reason([("no_submit_time", ~present(submit)), ("no_processors", np.isnan(gpus)),
+                                     ("no_duration", ~present(run)), ("non_positive_duration", ~(run > 0))], n)
+    tenant_raw = field[SWF_TENANTS[tenant_column]]
+    tenant = _swf_ids(tenant_raw)
+    tenant[~present(tenant_raw)] = "default"
+    jobs = pd.DataFrame({"job_id": np.array(ids, dtype=object)[keep], "submit_time": submit[keep],
+                         "duration": run[keep], "gpus": gpus[keep], "tenant": tenant[keep]})
+    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
+    for column, source in SWF_CATEGORICAL.items():
+        jobs[column] = pd.Series(_swf_ids(field[source][keep]), dtype=object)
+    for column, source in SWF_NUMERIC.items():
+        x = field[source][keep]
+        jobs[column] = np.where(present(x), x, np.nan)
+    notes = [f"{comments} header comment line(s); tenant = {tenant_column}: {jobs['tenant'].nunique()} tenants"]
+    if int((fell_back & keep).sum()):
+        notes.append(f"{int((fell_back & keep).sum())} kept jobs have no allocated processors and use the requested ones")
+    defaulted = int((~present(tenant_raw) & keep).sum())
+    if defaulted:
+        notes.append(f"{defaulted} kept jobs have no {tenant_column} (−1) and use tenant 'default'")
+    return jobs, ImportReport("swf", path_s, n, len(jobs), dropped, tuple(notes))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _swf_ids(values: np.ndarray) -> np.ndarray:
+    """SWF id fields as text ("7"), None where missing (−1); vectorised, logs have millions of lines."""
+    out = np.full(len(values), None, dtype=object)
+    ok = values >= 0
+    whole = ok & (values == np.floor(values)) & (values < 2.0 ** 53)
+    out[whole] = values[whole].astype(np.int64).astype(str)
+    other = ok & ~whole
+    out[other] = [f"{v:g}" for v in values[other]]
+    return out
+
+
+def swf_feature_columns(jobs: pd.DataFrame) -> FeatureColumns:
+    """The feature columns of an imported SWF log: the kept submit-time fields that are not missing
+    in every row (many archive logs leave, e.g., requested memory at −1 throughout)."""
+    def filled(c):
+        return c in jobs.columns and jobs[c].notna().any()
+
+    return FeatureColumns(categorical=("tenant",) + tuple(c for c in SWF_CATEGORICAL if filled(c)),
+                          numeric=("gpus",) + tuple(c for c in SWF_NUMERIC if filled(c)))
 
 
 IMPORTERS = {"openb": import_openb, "helios": import_helios, "philly": import_philly,
-             "elasticflow": import_elasticflow, "jobs": import_jobs}
+             "elasticflow": import_elasticflow, "swf": import_swf, "jobs": import_jobs}
 
 
-def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | None = None):
-    """Dispatch by format name; `tenant_column` None means the importer's default."""
+def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | None = None,
+                 columns: dict[str, str] | None = None):
+    """Dispatch by format name; `tenant_column` None means the importer's default; `columns`
+    ({jobs-table column: file column}, `--columns`) applies to the `jobs` format only."""
     if format not in IMPORTERS:
         raise InputError(f"unknown format {format!r} (choose one of {', '.join(FORMATS)})", where="--format")
     if format == "jobs":
         if tenant_column is not None:
-            raise InputError("--tenant-column applies to openb, helios, philly and elasticflow only", where="--tenant-column")
-        return import_jobs(path)
+            raise InputError("--tenant-column applies to openb, helios, philly, elasticflow and swf only; with "
+                             "--format jobs map the tenant with --columns tenant=COLUMN", where="--tenant-column")
+        return import_jobs(path, columns)
+    if columns:
+        raise InputError(f"--columns applies to --format jobs only: the {format} importer knows its own columns",
+                         where="--columns")
     if tenant_column is None:
         return IMPORTERS[format](path)
     return IMPORTERS[format](path, tenant_column=tenant_column)
@@ -478,7 +669,8 @@ def write_parquet_atomic(jobs: pd.DataFrame, out: str | os.PathLike) -> Path:
                        option="--out", make_parent=False)
 
 
-def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, tenant_column: str | None = None):
+def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, tenant_column: str | None = None,
+            columns: dict[str, str] | None = None):
     """Import `path` in `format` and write the jobs table to `out` (parquet, atomically).
 
     Returns the ImportReport. Bad input or a bad output path raise InputError before anything
@@ -487,7 +679,7 @@ def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, ten
     """
     out_path = Path(out)
     _check_output(out_path)
-    jobs, report = import_trace(format, path, tenant_column=tenant_column)
+    jobs, report = import_trace(format, path, tenant_column=tenant_column, columns=columns)
     write_parquet_atomic(jobs, out_path)
     return report
 

@@ -49,7 +49,7 @@ from atlas_data.features import (
     train_categories,
     train_prior,
 )
-from atlas_data.jobs_table import Places, read_table, validate_jobs
+from atlas_data.jobs_table import read_jobs_source, validate_jobs
 from atlas_data.split import assign_split, split_boundaries, split_ranges
 
 #: the columns every jobs table contributes (present or defaulted by validate_jobs)
@@ -185,10 +185,15 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
             pd.DataFrame(values, index=jobs.index))
 
 
-def read_jobs_with_features(path: str | os.PathLike, names) -> tuple[pd.DataFrame, FeatureColumns]:
-    """A jobs-table file with the user's feature columns kept beside the jobs-table columns."""
-    df, kind = read_table(path, string_columns=("job_id", "tenant"))
-    jobs = validate_jobs(df, str(path), places=Places.for_file(kind, len(df)))
+def read_jobs_with_features(path: str | os.PathLike, names,
+                            columns: dict[str, str] | None = None) -> tuple[pd.DataFrame, FeatureColumns]:
+    """A jobs-table file with the user's feature columns kept beside the jobs-table columns.
+
+    `columns` maps jobs-table columns to the file's own names (`--columns`); feature columns are
+    named as in the file.
+    """
+    df, places = read_jobs_source(path, columns)
+    jobs = validate_jobs(df, str(path), places=places)
     columns, values = check_feature_columns(df, jobs, names, str(path))
     return pd.concat([jobs, values], axis=1), columns
 

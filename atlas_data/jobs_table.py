@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,14 +111,16 @@ def read_csv_frame(source: Path | bytes, *, string_columns: Iterable[str] = (), 
         return io.BytesIO(source) if isinstance(source, bytes) else source
 
     string_columns = set(string_columns)
+    sep = detect_delimiter(_header_line(source, label, where), label, where)
     try:
         # the header row as written: pandas would rename a repeated name `x.1` and hide it
-        head = pd.read_csv(handle(), header=None, nrows=1, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        head = pd.read_csv(handle(), header=None, nrows=1, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                           sep=sep)
         raw_names = [str(c) for c in head.iloc[0]] if len(head) else []
         _refuse_duplicate_names([c.strip() for c in raw_names], label, where)
         text = [c for c in raw_names if c.strip() in string_columns]
         df = pd.read_csv(
-            handle(), dtype={c: str for c in text}, skip_blank_lines=False, encoding="utf-8-sig",
+            handle(), dtype={c: str for c in text}, skip_blank_lines=False, encoding="utf-8-sig", sep=sep,
             # keep blank places as all-NaN rows so that row numbers stay equal to file places
             keep_default_na=False, na_values={c: list(DEFAULT_NA_STRINGS) for c in raw_names if c not in text},
         )
@@ -134,6 +137,43 @@ def read_csv_frame(source: Path | bytes, *, string_columns: Iterable[str] = (), 
         last = len(blank) - np.argmin(blank[::-1]) if not blank.all() else 0
         df = df.iloc[:last]
     return df
+
+
+#: the delimiters a CSV file may use; the header line decides which (docs/data-formats.md#delimiters)
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+
+
+def _header_line(source: Path | bytes, label: str, where: str | None) -> str:
+    """The first line of a CSV file (gzip-compressed when the name ends in .gz), as text."""
+    import gzip
+
+    try:
+        if isinstance(source, bytes):
+            first = source[:1 << 16]
+        else:
+            opener = gzip.open if str(source).lower().endswith(".gz") else open
+            with opener(source, "rb") as fh:
+                first = fh.read(1 << 16)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read csv file: {_first_line(exc)}", path=label, where=where) from None
+    return first.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace").rstrip("\r")
+
+
+def detect_delimiter(header: str, label: str = "<text>", where: str | None = None) -> str:
+    """The delimiter of a CSV header line: comma, semicolon or tab, whichever occurs (outside
+    quotes); a line with none is one column (comma). Two of them equally often is an InputError
+    that states the counts, never a guess."""
+    unquoted = re.sub(r'"[^"]*"', "", header)
+    counts = {d: unquoted.count(d) for d in DELIMITERS}
+    best = max(counts.values())
+    if best == 0:
+        return ","
+    winners = [d for d, c in counts.items() if c == best]
+    if len(winners) > 1:
+        found = ", ".join(f"{counts[d]} {DELIMITERS[d]}{'s' if counts[d] != 1 else ''}" for d in winners)
+        raise InputError(f"cannot tell the delimiter from the header line ({found}); use one of comma, semicolon "
+                         "or tab", path=label, where=where)
+    return winners[0]
 
 
 def _refuse_duplicate_names(names: list[str], label: str, where: str | None = None) -> None:
@@ -159,6 +199,7 @@ class Places:
 
     rows: np.ndarray | None = None
     line_offset: int | None = None
+    lines: np.ndarray | None = None  # the file line of each row, where rows and lines are not a fixed offset apart (SWF)
 
     @classmethod
     def for_file(cls, kind: str, n: int) -> "Places":
@@ -166,11 +207,13 @@ class Places:
 
     def label(self, i: int) -> str:
         row = i + 1 if self.rows is None else int(self.rows[i])
+        if self.lines is not None:
+            return f"row {row} (line {int(self.lines[i])})"
         return f"row {row}" if self.line_offset is None else f"row {row} (line {row + self.line_offset})"
 
     def subset(self, keep: np.ndarray) -> "Places":
         rows = np.arange(1, len(keep) + 1) if self.rows is None else np.asarray(self.rows)
-        return Places(rows[keep], self.line_offset)
+        return Places(rows[keep], self.line_offset, None if self.lines is None else np.asarray(self.lines)[keep])
 
 
 def row_label(i: int, places: Places | None) -> str:
@@ -239,7 +282,8 @@ def _check_finite_positive(values: np.ndarray, column: str, path: str, places, *
                            bound: float | None = None, unit: str = " s") -> None:
     i = _first_bad(~np.isfinite(values))
     if i is not None:
-        what = "is empty" if np.isnan(values[i]) else f"must be finite, got {values[i]}"
+        # an empty cell and a NaN read the same; "missing/NaN" names both (text columns say "empty")
+        what = "is missing/NaN" if np.isnan(values[i]) else f"must be finite, got {values[i]}"
         raise InputError(f"{column} {what}", path=path, where=row_label(i, places))
     if positive:
         i = _first_bad(values <= 0)
@@ -384,10 +428,98 @@ def validate_jobs(
     return out
 
 
-def read_jobs(path: str | os.PathLike, *, require_prediction: bool = False) -> pd.DataFrame:
-    """Read a jobs table from .csv / .csv.gz / .parquet / .pq, validate and normalise it."""
-    df, kind = read_table(path, string_columns=("job_id", "tenant"))
-    return validate_jobs(df, str(path), places=Places.for_file(kind, len(df)), require_prediction=require_prediction)
+# ----- column mapping (--columns) ----------------------------------------------------------------------
+#: the columns `--columns` may map: every jobs-table column
+MAPPABLE_COLUMNS = COLUMNS + (PREDICTION_COLUMN,)
+#: file column names a missing jobs-table column is often called, for the suggestion in the error
+_USUAL_NAMES = {
+    "job_id": ("id", "jobid", "job", "job_name", "jobname", "name", "job_number"),
+    "submit_time": ("submit", "submitted", "submission_time", "submit_ts", "submit_timestamp", "arrival",
+                    "arrival_time", "timestamp", "creation_time", "created"),
+    "duration": ("runtime", "run_time", "duration_s", "elapsed", "length", "job_duration", "wall_time"),
+    "gpus": ("gpu", "num_gpu", "num_gpus", "gpu_num", "ngpus", "n_gpus", "gpu_count"),
+    "tenant": ("vc", "virtual_cluster", "user", "team", "queue", "cluster", "group"),
+}
+
+
+def parse_column_map(text: str | None, option: str = "--columns") -> dict[str, str]:
+    """`job_id=id,submit_time=submit,...` -> {jobs-table column: file column}; bad text is an InputError."""
+    if text is None:
+        return {}
+    mapping: dict[str, str] = {}
+    for item in (t.strip() for t in str(text).split(",")):
+        if not item:
+            continue
+        target, eq, source = (part.strip() for part in item.partition("="))
+        if not eq or not target or not source:
+            raise InputError(f"cannot read {item!r}: write JOBS_COLUMN=FILE_COLUMN, e.g. job_id=id", where=option)
+        if target not in MAPPABLE_COLUMNS:
+            raise InputError(f"{target!r} is not a jobs-table column (choose from {', '.join(MAPPABLE_COLUMNS)})",
+                             where=option)
+        if target in mapping:
+            raise InputError(f"{target!r} is mapped twice", where=option)
+        if source in mapping.values():
+            raise InputError(f"file column {source!r} is mapped twice", where=option)
+        mapping[target] = source
+    if not mapping:
+        raise InputError("no mapping given: write JOBS_COLUMN=FILE_COLUMN, e.g. job_id=id", where=option)
+    return mapping
+
+
+def apply_column_map(df: pd.DataFrame, mapping: dict[str, str], path: str) -> pd.DataFrame:
+    """Rename the file's columns to jobs-table columns; a mapped name the file lacks, or a file that
+    also has the target under its own name (it would be hidden), is an InputError naming it."""
+    present = ", ".join(map(str, df.columns)) or "none"
+    for target, source in mapping.items():
+        if source not in df.columns:
+            raise InputError(f"--columns maps {target} to '{source}', which the file does not have "
+                             f"(columns present: {present})", path=path, where=f"column '{source}'")
+        if target != source and target in df.columns and target not in mapping.values():
+            raise InputError(f"--columns maps {target} to '{source}', but the file has its own '{target}' column "
+                             "too; map that one or rename it", path=path, where=f"column '{target}'")
+    return df.rename(columns={source: target for target, source in mapping.items()})
+
+
+def suggest_column_map(columns) -> str:
+    """A `--columns` value for a file whose required columns have other names (placeholders where no
+    usual name is present)."""
+    present = {str(c).strip().lower(): str(c).strip() for c in columns}
+    items = []
+    for target in ("job_id", "submit_time", "duration", "gpus", "tenant"):
+        if target in present:
+            continue
+        found = next((present[n] for n in _USUAL_NAMES[target] if n in present), None)
+        if found is not None:
+            items.append(f"{target}={found}")
+        elif target in REQUIRED_COLUMNS:
+            items.append(f"{target}=COLUMN")
+    return ",".join(items)
+
+
+def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None):
+    """A jobs-table file as read, its columns renamed by `columns` ({jobs column: file column}):
+    (frame, Places). A missing required column is an InputError that suggests `--columns`."""
+    mapping = dict(columns or {})
+    text_columns = (mapping.get("job_id", "job_id"), mapping.get("tenant", "tenant"))
+    df, kind = read_table(path, string_columns=text_columns)
+    df = apply_column_map(df, mapping, str(path))
+    for column in REQUIRED_COLUMNS:
+        if column not in df.columns:
+            present = ", ".join(map(str, df.columns)) or "none"
+            raise InputError(f"required column is missing (columns present: {present}); name the file's columns "
+                             f"with --columns {suggest_column_map(df.columns)}", path=str(path),
+                             where=f"column '{column}'")
+    return df, Places.for_file(kind, len(df))
+
+
+def read_jobs(path: str | os.PathLike, *, require_prediction: bool = False,
+              columns: dict[str, str] | None = None) -> pd.DataFrame:
+    """Read a jobs table from .csv / .csv.gz / .parquet / .pq, validate and normalise it.
+
+    `columns` maps jobs-table columns to the file's own names (`--columns`, `parse_column_map`).
+    """
+    df, places = read_jobs_source(path, columns)
+    return validate_jobs(df, str(path), places=places, require_prediction=require_prediction)
 
 
 def require_predictions(df: pd.DataFrame, path: str | os.PathLike | None, policies: Iterable[str]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 # options every task reads; each task module lists the others it reads in READS
-COMMON = frozenset({"task", "output", "no_mlflow", "quiet", "plugins", "seed", "handler"})
+COMMON = frozenset({"task", "output", "no_mlflow", "quiet", "plugins", "seed", "handler", "columns"})
 _PARSER = None  # the `run` parser, for its defaults
 
 TASKS = {
@@ -23,13 +23,17 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("run", help="run one task and write an output folder")
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
     parser.add_argument("--jobs", metavar="FILE|TRACE",
-                        help="jobs table (CSV or parquet, docs/data-formats.md), or a trace shipped with the package: "
+                        help="jobs table (CSV or parquet, docs/data-formats.md; a .swf / .swf.gz file is read as a "
+                             "Standard Workload Format log), or a trace shipped with the package: "
                              "openb, philly, philly:<vc>, elasticflow (10 clusters), elasticflow:<cluster> e.g. "
                              "elasticflow:cluster05 (see docs/real-traces.md)")
     parser.add_argument("--feature-columns", metavar="A,B,...",
                         help="with --jobs FILE: more submit-time columns of the file used as prediction features "
                              "(text = categorical, numbers = numeric; docs/real-traces.md lists the columns that can "
                              "never be features). Shipped traces declare their own")
+    parser.add_argument("--columns", metavar="JOBS_COL=FILE_COL,...",
+                        help="with --jobs FILE: the file's name for each jobs-table column, e.g. "
+                             "job_id=id,submit_time=submit,duration=runtime,gpus=gpus (docs/data-formats.md)")
     parser.add_argument("--train-jobs", metavar="FILE|TRACE",
                         help="fit the predictors on this jobs table or shipped trace and predict the --jobs test part "
                              "(cross-cluster transfer, docs/real-traces.md)")
@@ -68,6 +72,13 @@ def check_task_options(args) -> None:
 
 def _run(args) -> int:
     check_task_options(args)
+    if args.columns is not None:
+        from atlas_data.errors import InputError
+        from atlas_data.jobs_table import parse_column_map
+
+        if not args.jobs:
+            raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
+        parse_column_map(args.columns)  # a malformed mapping stops here, before any work
     if args.output:
         from atlas_data.outputs import check_output_folder
 

@@ -143,7 +143,7 @@ def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None
                     TRANSFER_SOURCE if args.train_jobs else LEARNED_SOURCE)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(args.jobs)
+        table, card = read_jobs_or_trace(args.jobs, columns=getattr(args, "columns", None), quiet=args.quiet)
         label = "column" if "predicted_duration" in table.columns else None
         return table, card, None, shape, label, COLUMN_SOURCE if label else None
     if not args.data:
@@ -164,7 +164,8 @@ def _load_trace_learned(args) -> tuple[pd.DataFrame, dict, None]:
     methods = csv_list(args.predictor, "predictor")
     if len(methods) != 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
-    trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs, seed=args.seed)
+    trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs, seed=args.seed,
+                        columns=getattr(args, "columns", None), quiet=args.quiet)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=args.seed, quiet=args.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None

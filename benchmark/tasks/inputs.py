@@ -31,15 +31,47 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
         raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
 
 
-def read_jobs_or_trace(spec: str) -> tuple[pd.DataFrame, dict]:
-    """`--jobs`: a jobs table file, or — when no such file exists — a trace shipped with the package
-    by name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""
+def read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False) -> tuple[pd.DataFrame, dict]:
+    """`--jobs`: a jobs table file (its columns renamed by `--columns`), a Standard Workload Format
+    log (`.swf`, `.swf.gz`), or — when no such file exists — a trace shipped with the package by
+    name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""
     from atlas_data.adapters import is_shipped_trace_name, shipped_trace
-    from atlas_data.jobs_table import read_jobs
+    from atlas_data.jobs_table import COLUMNS, parse_column_map, read_jobs
 
+    mapping = parse_column_map(columns)
     if is_shipped_trace_name(spec) and not Path(spec).exists():
+        refuse_columns(mapping, f"the shipped trace '{spec}'")
         return shipped_trace(spec)
-    return read_jobs(spec), {"source": "jobs", "path": str(spec)}
+    if is_swf(spec):
+        refuse_columns(mapping, "an SWF log")
+        jobs, card = read_swf(spec, quiet)
+        return jobs[list(COLUMNS)], card
+    return read_jobs(spec, columns=mapping), {"source": "jobs", "path": str(spec)}
+
+
+def is_swf(spec: str) -> bool:
+    from atlas_data.adapters import is_swf_path
+
+    return is_swf_path(spec)
+
+
+def refuse_columns(mapping: dict, what: str) -> None:
+    if mapping:
+        raise InputError(f"--columns applies to a jobs-table file; {what} has fixed columns", where="--columns")
+
+
+def read_swf(spec: str, quiet: bool) -> tuple[pd.DataFrame, dict]:
+    """An SWF log as a jobs table with its kept fields (`atlas_data.adapters.import_swf`), and its card.
+
+    What was read, kept and dropped goes to stderr: even with --quiet when rows were dropped, since
+    a run never drops input silently."""
+    from atlas_data.adapters import import_swf
+
+    jobs, report = import_swf(spec)
+    for line in report.summary_lines():
+        say(line, quiet and report.dropped_total == 0)
+    card = {"source": "swf", "path": str(spec), "rows_read": report.rows_read, "dropped": report.dropped}
+    return jobs, card
 
 
 def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:

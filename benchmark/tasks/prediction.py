@@ -83,7 +83,7 @@ def run(args) -> int:
     trace = ds_dir = None
     if args.jobs:
         trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs,
-                            n=args.n, seed=seed)
+                            n=args.n, seed=seed, columns=getattr(args, "columns", None), quiet=quiet)
         split, card = trace.split, trace.card
     else:
         ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)

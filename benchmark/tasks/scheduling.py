@@ -88,7 +88,8 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
             from benchmark.tasks.traces import trace_predictions, trace_split
 
             trace = trace_split(args.jobs, feature_columns=getattr(args, "feature_columns", None),
-                                train_spec=getattr(args, "train_jobs", None), seed=args.seed)
+                                train_spec=getattr(args, "train_jobs", None), seed=args.seed,
+                                columns=getattr(args, "columns", None), quiet=args.quiet)
 
             def learner(methods, job_ids):
                 return trace_predictions(trace, methods, job_ids, seed=args.seed, quiet=args.quiet)
@@ -97,7 +98,7 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
             return trace.test_jobs, card, f"{args.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(args.jobs)
+        table, card = read_jobs_or_trace(args.jobs, columns=getattr(args, "columns", None), quiet=args.quiet)
         return table, card, str(args.jobs), None
     from atlas_data.build import load_dataset, test_jobs
 

@@ -50,21 +50,37 @@ def _is_shipped(spec: str) -> bool:
     return is_shipped_trace_name(spec) and not Path(spec).exists()
 
 
-def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs"):
-    """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace or a file."""
-    from atlas_data.adapters import shipped_feature_columns, shipped_trace
-    from atlas_data.jobs_features import read_jobs_with_features
-    from benchmark.tasks.inputs import csv_list
+def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs", columns: str | None = None,
+                       quiet: bool = True):
+    """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace, an SWF log or a
+    jobs-table file (its columns renamed by `columns`, the `--columns` text)."""
+    from atlas_data.adapters import shipped_feature_columns, shipped_trace, swf_feature_columns
+    from atlas_data.jobs_features import check_feature_columns, read_jobs_with_features
+    from atlas_data.jobs_table import COLUMNS, parse_column_map
+    from benchmark.tasks.inputs import csv_list, is_swf, read_swf, refuse_columns
 
     names = csv_list(feature_columns, "feature-columns")
+    mapping = parse_column_map(columns)
     if _is_shipped(spec):
+        refuse_columns(mapping, f"the shipped trace '{spec}'")
         if names:
             raise InputError(f"the shipped trace '{spec}' declares its own feature columns (docs/real-traces.md); "
                              "--feature-columns applies to files only", where="--feature-columns")
         jobs, card = shipped_trace(spec, with_features=True)
         return jobs, shipped_feature_columns(spec), card
-    jobs, columns = read_jobs_with_features(spec, names)
-    return jobs, columns, {"source": "jobs", "path": str(spec), "feature_columns": columns.as_dict()}
+    if is_swf(spec):
+        refuse_columns(mapping, "an SWF log")
+        imported, card = read_swf(spec, quiet)
+        base = imported[list(COLUMNS)]
+        if names:  # a chosen subset of the kept fields, checked like a file's columns
+            declared, values = check_feature_columns(imported, base, names, str(spec))
+            jobs = pd.concat([base, values], axis=1)
+        else:
+            declared = swf_feature_columns(imported)
+            jobs = imported[list(COLUMNS) + [c for c in declared.names if c not in COLUMNS]]
+        return jobs, declared, {**card, "feature_columns": declared.as_dict()}
+    jobs, declared = read_jobs_with_features(spec, names, mapping)
+    return jobs, declared, {"source": "jobs", "path": str(spec), "feature_columns": declared.as_dict()}
 
 
 def _family(spec: str) -> str:
@@ -73,22 +89,28 @@ def _family(spec: str) -> str:
 
 
 def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
-                n: int | None = None, seed: int = 0) -> TraceSplit:
-    """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead."""
+                n: int | None = None, seed: int = 0, columns: str | None = None, quiet: bool = True) -> TraceSplit:
+    """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead.
+
+    `columns` (the `--columns` text) renames the target file's columns; `--train-jobs` files use
+    the jobs-table names (or are SWF logs / shipped traces)."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
     from predictors.data import SplitData
     from schedulers.sampling import sample_window
 
-    jobs, columns, card = load_with_features(spec, feature_columns)
+    mapping_text = columns
+    jobs, columns, card = load_with_features(spec, feature_columns, columns=mapping_text, quiet=quiet)
     if n is not None:
         jobs = sample_window(jobs, n, seed)
-    key = (_file_key(spec) if not _is_shipped(spec) else spec, columns, n, seed if n is not None else None)
+    key = (_file_key(spec) if not _is_shipped(spec) else spec, columns, n, seed if n is not None else None,
+           mapping_text)
     card = {**card, "n_total": int(len(jobs))}
     if train_spec is None:
         ds = jobs_dataset(jobs, columns, where=str(spec))
         frame = ds.frame
     else:
-        source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs")
+        source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs",
+                                                                 quiet=quiet)
         same = _family(train_spec) == _family(spec)
         train_ds, ds, notes = transfer_dataset(source, source_columns, jobs, columns, same_clock=same)
         test = ds.frame[ds.frame["split"] == "test"]

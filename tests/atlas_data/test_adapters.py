@@ -164,7 +164,7 @@ def test_parquet_pod_list_rows_have_no_lines(tmp_path):
     frame.to_parquet(path)
     with pytest.raises(InputError) as info:
         import_openb(path)
-    assert str(info.value) == f"{path}: row 3: submit_time is empty"  # source row, after a dropped row
+    assert str(info.value) == f"{path}: row 3: submit_time is missing/NaN"  # source row, after a dropped row
 
 
 def test_helios_duration_from_start_and_end_seconds(tmp_path):

@@ -67,20 +67,20 @@ def test_parquet_round_trip(tmp_path):
     "text, expected",
     [
         ("job_id,duration\n1,5\n",
-         "column 'submit_time': required column is missing (columns present: job_id, duration)"),
+         "column 'submit_time': required column is missing (columns present: job_id, duration); name the file's columns with --columns submit_time=COLUMN"),
         ("job_id,submit_time\n1,5\n",
-         "column 'duration': required column is missing (columns present: job_id, submit_time)"),
+         "column 'duration': required column is missing (columns present: job_id, submit_time); name the file's columns with --columns duration=COLUMN"),
         ("submit_time,duration\n1,5\n",
-         "column 'job_id': required column is missing (columns present: submit_time, duration)"),
+         "column 'job_id': required column is missing (columns present: submit_time, duration); name the file's columns with --columns job_id=COLUMN"),
         ("job_id,submit_time,duration\n", "the jobs table has no rows"),
         ("job_id,submit_time,duration\na,0,1\nb,0,1\na,2,3\n",
          "row 3 (line 4): duplicate job_id 'a': row 1 (line 2) and row 3 (line 4)"),
         ("job_id,submit_time,duration\na,0,1\nb,0,-2\n", "row 2 (line 3): duration must be > 0, got -2"),
         ("job_id,submit_time,duration\na,0,0\n", "row 1 (line 2): duration must be > 0, got 0"),
         ("job_id,submit_time,duration\na,0,1\nb,0,inf\n", "row 2 (line 3): duration must be finite, got inf"),
-        ("job_id,submit_time,duration\na,0,1\nb,0,\n", "row 2 (line 3): duration is empty"),
+        ("job_id,submit_time,duration\na,0,1\nb,0,\n", "row 2 (line 3): duration is missing/NaN"),
         ("job_id,submit_time,duration\na,0,1\nb,0,ten\n", "row 2 (line 3): duration is not a number: 'ten'"),
-        ("job_id,submit_time,duration\na,nan,1\n", "row 1 (line 2): submit_time is empty"),
+        ("job_id,submit_time,duration\na,nan,1\n", "row 1 (line 2): submit_time is missing/NaN"),
         ("job_id,submit_time,duration\na,0,1\nb,-inf,1\n", "row 2 (line 3): submit_time must be finite, got -inf"),
         ("job_id,submit_time,duration,gpus\na,0,1,1\nb,0,1,0\n", "row 2 (line 3): gpus must be >= 1, got 0"),
         ("job_id,submit_time,duration,gpus\na,0,1,1.5\n", "row 1 (line 2): gpus must be a whole number, got 1.5"),
@@ -108,6 +108,7 @@ def test_missing_column_lists_present_columns(tmp_path):
     message = str(error_of(path))
     assert message.startswith(f"{path}: column 'job_id': required column is missing")
     assert "columns present: id, submit_time, duration" in message
+    assert message.endswith("name the file's columns with --columns job_id=id")  # the usual name, suggested
 
 
 def test_file_level_errors(tmp_path):
@@ -131,7 +132,7 @@ def test_validate_jobs_on_a_frame_in_memory():
     frame = pd.DataFrame({"job_id": ["x", "y"], "submit_time": [0.0, 1.0], "duration": [1.0, np.nan]})
     with pytest.raises(InputError) as info:
         validate_jobs(frame, "my-frame")
-    assert str(info.value) == "my-frame: row 2: duration is empty"
+    assert str(info.value) == "my-frame: row 2: duration is missing/NaN"
     ok = validate_jobs(frame.assign(duration=[1.0, 2.0]))
     assert ok["duration"].tolist() == [1.0, 2.0]
     assert frame["duration"].isna().sum() == 1  # input untouched

@@ -48,11 +48,11 @@ def test_tenant_column_option(tmp_path, capsys):
 
 
 BAD_JOBS = [
-    ("job_id,submit_time\na,0\n", "column 'duration': required column is missing (columns present: job_id, submit_time)"),
+    ("job_id,submit_time\na,0\n", "column 'duration': required column is missing (columns present: job_id, submit_time); name the file's columns with --columns duration=COLUMN"),
     ("job_id,submit_time,duration\na,0,1\nb,1,2\na,2,3\n",
      "row 3 (line 4): duplicate job_id 'a': row 1 (line 2) and row 3 (line 4)"),
     ("job_id,submit_time,duration\na,0,1\nb,1,-4\n", "row 2 (line 3): duration must be > 0, got -4"),
-    ("job_id,submit_time,duration\na,0,1\nb,1,nan\n", "row 2 (line 3): duration is empty"),
+    ("job_id,submit_time,duration\na,0,1\nb,1,nan\n", "row 2 (line 3): duration is missing/NaN"),
     ("job_id,submit_time,duration\na,0,1\nb,inf,1\n", "row 2 (line 3): submit_time must be finite, got inf"),
     ("job_id,submit_time,duration,gpus\na,0,1,0\n", "row 1 (line 2): gpus must be >= 1, got 0"),
     ("job_id,submit_time,duration,gpus\na,0,1,2.5\n", "row 1 (line 2): gpus must be a whole number, got 2.5"),

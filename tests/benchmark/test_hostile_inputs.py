@@ -221,7 +221,7 @@ def test_date_times_and_time_spans_are_seconds_never_nanoseconds(tmp_path):
     ("phat.csv", {"predicted_duration": [1, 1, 1e13, 1]}, ("row 3 (line 4)", "predicted_duration must be at most")),
     ("gpus.csv", {"gpus": [1e20, 1, 1, 1]}, ("row 1 (line 2)", "gpus must be at most 1e+06")),
     ("zero.csv", {"duration": [0, 1, 1, 1]}, ("row 1 (line 2)", "duration must be > 0")),
-    ("nan.csv", {"duration": [np.nan, 1, 1, 1]}, ("row 1 (line 2)", "duration is empty")),
+    ("nan.csv", {"duration": [np.nan, 1, 1, 1]}, ("row 1 (line 2)", "duration is missing/NaN")),
 ])
 @pytest.mark.parametrize("task", ["scheduling", "fairness"])
 def test_bad_types_and_ranges_are_exit_2(tmp_path, capsys, name, columns, fragments, task):
