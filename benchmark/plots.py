@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import ScalarFormatter
 
@@ -30,8 +31,9 @@ PREDICTIVE_LINESTYLE = "-"
 BLIND_LINESTYLE = "--"
 BLIND_HATCH = "//"
 BLIND_BAR_COLOUR = "#d9d9d9"
-# blind series are few (fifo, sjf, srpt, …); shades of grey keep them apart from every p̂ colour
-BLIND_COLOURS = ("#000000", "#5a5a5a", "#8c8c8c", "#b4b4b4")
+# blind series are few (fifo, sjf, srpt, rr, las, …): shades of grey keep them apart from every p̂
+# colour, their markers apart from each other; the first three shades differ most
+BLIND_COLOURS = ("#000000", "#6e6e6e", "#b0b0b0", "#383838", "#8f8f8f", "#cfcfcf")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p", "d", "8")
 
 
@@ -202,6 +204,7 @@ def ratio_bars(rows: list[dict], path: Path, *, title: str, value: str = "ratio"
 def stretch_cdf_figure(per_job: pd.DataFrame, *, title: str, s_star: float | None = None) -> Figure:
     """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor."""
     groups = list(per_job.groupby(["policy", "predictor"], dropna=False, sort=False))
+    groups.sort(key=lambda item: not is_blind(item[0][1]))  # blind series first in the legend
     styles = series_styles(key for key, _ in groups)
     fig, ax = subplots(figsize=(9, 4.8))
     for (policy, predictor), group in groups:
@@ -260,7 +263,7 @@ def robustness_curve_figure(frame: pd.DataFrame, *, title: str) -> Figure:
     table); `objective` and `seed` are optional. Rows with a σ are averaged over seeds (error bars
     = std over seeds); rows without p̂ do not depend on σ and are drawn as dashed horizontal lines.
     Predictive policies that coincide (spjf and sprpt on one machine) stay visible: each has its
-    own colour, open marker of its own size, and line style.
+    own colour, an open marker of its own size and a line of its own width, thinner ones on top.
     """
     frame = frame[frame["ratio"].notna()]
     fig, panels = _panels(frame, 6.0, extra_width=2.2)
@@ -268,7 +271,6 @@ def robustness_curve_figure(frame: pd.DataFrame, *, title: str) -> Figure:
     predictive = list(dict.fromkeys(noisy_all["policy"]))
     blind_styles = series_styles((p, None) for p in dict.fromkeys(frame.loc[frame["predictor"].isna(), "policy"]))
     # predictors here are noise levels on the x axis, so colour tells the policy
-    dashes = ("-", (0, (6, 2)), "-.", (0, (1, 1.5)))
     handles = {}
     for ax, objective, part in panels:
         noisy = part[part["noise"].notna() & part["predictor"].notna()]
@@ -278,15 +280,22 @@ def robustness_curve_figure(frame: pd.DataFrame, *, title: str) -> Figure:
             handle = ax.errorbar(stats["noise"], stats["mean"], yerr=stats["std"], capsize=3, label=policy,
                                  color=PREDICTOR_COLOURS[k % len(PREDICTOR_COLOURS)], marker=MARKERS[k % len(MARKERS)],
                                  markersize=max(3.0, 11.0 - 3.5 * k), markerfacecolor="none", markeredgewidth=1.2,
-                                 linestyle=dashes[k % len(dashes)], lw=1.3)
+                                 linestyle=PREDICTIVE_LINESTYLE, lw=max(1.0, 3.4 - 0.8 * k), zorder=2 + 0.01 * k)
             handles.setdefault(policy, handle)
         blind = part[part["predictor"].isna()].groupby("policy", sort=False)["ratio"].mean()
         n_blind = max(2, len(blind_styles))
-        for k, (policy, ratio) in enumerate(blind.items()):
+        x_lo, x_hi = (noisy["noise"].min(), noisy["noise"].max()) if len(noisy) else (0.0, 1.0)
+        for policy, ratio in blind.items():
+            k = list(blind_styles).index((policy, None))
             style = blind_styles[(policy, None)]
-            # dashes of the blind lines interleave (shifted phase), so equal ratios show every colour
-            dash = (3.0 * list(blind_styles).index((policy, None)), (3.0, 3.0 * (n_blind - 1)))
-            handles.setdefault(f"{policy} (blind)", ax.axhline(ratio, ls=dash, lw=1.2, color=style.color))
+            # dashes of the blind lines interleave (shifted phase) and each has its marker at its own
+            # σ, so blind policies with equal ratios (sjf and srpt on one machine) all stay visible
+            dash = (4.0 * k, (4.0, 4.0 * (n_blind - 1)))
+            ax.axhline(ratio, ls=dash, lw=1.2, color=style.color)
+            ax.plot([x_lo + (x_hi - x_lo) * (k + 0.5) / n_blind], [ratio], marker=style.marker, color=style.color,
+                    markersize=6, linestyle="none")
+            handles.setdefault(f"{policy} (blind)", Line2D([], [], color=style.color, ls=BLIND_LINESTYLE, lw=1.2,
+                                                            marker=style.marker, markersize=6))
         ax.set_xlabel("prediction noise σ  (p̂ = p·exp(σZ))")
         ax.set_ylabel("ratio (1 = optimal)" + (", mean over seeds" if "seed" in part.columns else ""))
         ax.set_yscale("log")

@@ -155,7 +155,11 @@ def test_robustness_curve_keeps_coinciding_lines_apart_and_labels_in_a_legend(tm
     assert len({line.get_color() for line in lines}) == 3
     blind = [line for line in ax.get_lines() if list(line.get_xdata()) == [0, 1]]  # the horizontal lines
     assert len(blind) == 2 and blind[0].get_color() != blind[1].get_color()
-    assert {line.get_linestyle() for line in blind} == {"--"} and lines[0].get_linestyle() == "-"
+    assert {line.get_linestyle() for line in blind} == {"--"} and {line.get_linestyle() for line in lines} == {"-"}
+    assert len({line.get_linewidth() for line in lines}) == 3  # wide under narrow: coinciding lines show
+    # the blind policies' markers sit at different σ, so coinciding blind lines show both markers
+    markers = [line for line in ax.get_lines() if len(line.get_xdata()) == 1]
+    assert len({line.get_xdata()[0] for line in markers}) == 2
     # the blind dashes are shifted against each other, so equal ratios show both colours
     assert blind[0]._unscaled_dash_pattern[0] != blind[1]._unscaled_dash_pattern[0]
     _assert_legends_outside(fig)
