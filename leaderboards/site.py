@@ -9,7 +9,7 @@ DIR/entries/<track>/<slug>.html
                      tenth of the test jobs by true p), the ratio bars of the scheduling track, and
                      provenance (sha256 of the predictions and of the submitted file, package
                      version, time, seed, dataset fingerprint) with a link to the entry's JSON;
-DIR/entries/<track>/<slug>.json, <slug>-*.png, DIR/style.css.
+DIR/entries/<track>/<slug>.json, <slug>-*.png (each with its .svg), DIR/style.css.
 Nothing is fetched from the network; every text from an entry is HTML-escaped. The files are
 written into DIR as given (the command line decides where DIR is).
 

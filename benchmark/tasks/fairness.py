@@ -37,7 +37,7 @@ the peak GPU demand if no job ever waited: below the cluster size no policy can 
 Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
 tenant_intervals/<policy>.parquet, allocations/<policy>.parquet (the executed allocations: job_id,
 tenant, start, end, nodes, gpus, kind = run / cold-start), rho_cdf.png (CDF of ρ_job, the paper's main figure),
-tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png.
+tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png; each PNG with an SVG beside it.
 May import atlas_data, predictors, schedulers and benchmark.
 """
 

@@ -4,7 +4,7 @@
 [--train-jobs TRACE|FILE] [--n N]] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
 writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
 fit/predict seconds), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
-the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png, and prints the paper-style table.
+the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png (each with an SVG beside it), and prints the paper-style table.
 Without --data or --jobs it uses the embedded default dataset. With --jobs the data is any jobs
 table — a shipped trace or a file — featurised by `atlas_data.jobs_features` (its own
 time-ordered 70/15/15 split; `--n` keeps N consecutive jobs first); `--train-jobs` fits on
