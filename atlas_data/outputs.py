@@ -367,3 +367,15 @@ def svg_text(fig, command: str | None = None) -> str:
         head, _, rest = text.partition("\n")
         text = f"{head}\n{text_signature(command)}\n{rest}"
     return text
+
+
+def write_figure(fig, path: Path | str, *, dpi: int = 120, command: str | None = None) -> Path:
+    """A matplotlib figure as a PNG at `path` and as an SVG beside it (same stem); returns the PNG path.
+
+    With `command`, both are signed (PNG text chunk, SVG comment) like every file the product
+    writes. `benchmark.plots.save_figure` is this; it lives here so every layer writes figures alike.
+    """
+    path = Path(path)
+    fig.savefig(path, dpi=dpi, format="png", metadata=png_metadata(command) if command else None)
+    path.with_suffix(".svg").write_text(svg_text(fig, command), encoding="utf-8")
+    return path

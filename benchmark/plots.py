@@ -10,7 +10,7 @@ colour of its predictor (or noise level), one colour per predictor from 18 disti
 axes (right of them), and every figure uses constrained layout so nothing is clipped.
 `save_figure` writes each figure as PNG and as SVG beside it.
 
-May import numpy/pandas/matplotlib and atlas_data.outputs.
+May import numpy/pandas/matplotlib and atlas_data.outputs (where `write_figure` lives, for every layer).
 """
 
 from __future__ import annotations
@@ -139,31 +139,14 @@ def scheme_handles(styles) -> tuple[list, list]:
 
 
 # ----- saving ---------------------------------------------------------------------------------------
-def svg_path(path: Path | str) -> Path:
-    """Where the SVG copy of the PNG `path` goes: same folder, same stem."""
-    return Path(path).with_suffix(".svg")
-
-
-def write_png(fig: Figure, path: Path | str, *, dpi: int = 120, signed_by: str | None = None) -> None:
-    """`fig` as a PNG; `signed_by` = the command recorded in the PNG's text chunk (atlas_data.outputs)."""
-    from atlas_data.outputs import png_metadata
-
-    fig.savefig(path, dpi=dpi, format="png", metadata=png_metadata(signed_by) if signed_by else None)
-
-
-def write_svg(fig: Figure, path: Path | str, *, signed_by: str | None = None) -> None:
-    """`fig` as an SVG (no date, so a rerun on the same data writes the same file), signed like HTML."""
-    from atlas_data.outputs import svg_text
-
-    Path(path).write_text(svg_text(fig, signed_by), encoding="utf-8")
-
-
 def save_figure(fig: Figure, path: Path | str, *, dpi: int = 120, signed_by: str | None = None) -> Path:
-    """Write `fig` to `path` (PNG) and to the same name with .svg beside it; returns the PNG path."""
-    path = Path(path)
-    write_png(fig, path, dpi=dpi, signed_by=signed_by)
-    write_svg(fig, svg_path(path), signed_by=signed_by)
-    return path
+    """Write `fig` to `path` (PNG) and to the same name with .svg beside it; returns the PNG path.
+
+    `signed_by` = the command recorded in both files (a PNG text chunk, an SVG comment).
+    """
+    from atlas_data.outputs import write_figure
+
+    return write_figure(fig, path, dpi=dpi, command=signed_by)
 
 
 def _label(policy: str, predictor) -> str:

@@ -13,7 +13,7 @@ DIR/entries/<track>/<slug>.json, <slug>-*.png (each with its .svg), DIR/style.cs
 Nothing is fetched from the network; every text from an entry is HTML-escaped. The files are
 written into DIR as given (the command line decides where DIR is).
 
-May import the standard library, matplotlib, benchmark.plots (the figure scheme and `save_figure`) and
+May import the standard library, matplotlib, atlas_data.outputs (`write_figure`: PNG and SVG) and
 leaderboards.{render, schema}.
 """
 
@@ -227,14 +227,12 @@ def _figure(width: float = 5.5):
 
 
 def _save(fig, path: Path) -> None:
-    from benchmark.plots import save_figure  # PNG for the page, SVG beside it
+    from atlas_data.outputs import write_figure  # PNG for the page, SVG beside it
 
-    save_figure(fig, path, dpi=90)
+    write_figure(fig, path, dpi=90)
 
 
 def _plot_calibration(cal: dict, path: Path, name: str) -> None:
-    from benchmark.plots import outside_legend
-
     fig = _figure(7.0)
     ax = fig.add_subplot()
     x = [v for v in cal.get("p_median") or []]
@@ -249,7 +247,7 @@ def _plot_calibration(cal: dict, path: Path, name: str) -> None:
     ax.set_xlabel("true p (s), median of each tenth of the test jobs")
     ax.set_ylabel("predicted p̂ (s)")
     ax.set_title(f"p̂ against p — {name}"[:70], fontsize=9)
-    outside_legend(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=7, frameon=False)
     _save(fig, path)
 
 

@@ -498,18 +498,19 @@ def _plots(out: Path, runs: dict, *, title: str) -> None:
     save_figure(jct_slowdown_figure(runs, predictive, title=title), out / "jct_slowdown.png", dpi=110)
 
 
-def _styles(runs: dict, predictive: set):
+def _styles(runs: dict, predictive: set, *, colour_per_policy: bool = False):
     from benchmark.plots import series_styles
 
-    # a fairness run has one p̂ at most: predictive policies share its colour, blind ones are grey
-    return series_styles((name, "p̂" if name in predictive else None) for name in runs)
+    # a fairness run has one p̂ at most: bars of predictive policies share its colour; lines of
+    # predictive policies get one colour each (one p̂, so colour is free to tell the policies apart)
+    return series_styles((name, (name if colour_per_policy else "p̂") if name in predictive else None) for name in runs)
 
 
 def rho_cdf_figure(runs: dict, predictive: set, *, title: str):
     """CDF of ρ_job per policy (blind dashed grey, predictive solid), legend right of the axes."""
     from benchmark.plots import outside_legend, subplots
 
-    styles = _styles(runs, predictive)
+    styles = _styles(runs, predictive, colour_per_policy=True)
     fig, ax = subplots(figsize=(8.5, 4.5))
     for (name, run), style in zip(runs.items(), styles.values()):
         rho = np.sort(np.clip(run.jobs["rho"].to_numpy(np.float64), 0, 10))
@@ -544,8 +545,9 @@ def tenant_rho_figure(runs: dict, *, title: str):
         ax.axhline(1.0, color="k", ls="--", lw=0.6)
         ax.set_title(name, fontsize=8)
         ax.set_xlabel("day", fontsize=7)
-        ax.set_ylabel("ρ_tenant per window, ≤ 3", fontsize=7)
         ax.tick_params(labelsize=7)
+    for ax in axes[:, 0]:  # the panels share y: the label on the first column, inside the figure
+        ax.set_ylabel("ρ_tenant per window, ≤ 3", fontsize=8)
     for ax in axes.ravel()[n:]:
         ax.axis("off")
     if handles:
