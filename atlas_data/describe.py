@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.build import load_dataset
-from atlas_data.outputs import check_output_file, file_signature, output_file, png_metadata, read_marker
+from atlas_data.outputs import check_output_file, file_signature, output_file, png_metadata, read_marker, svg_text
 from atlas_data.synth import CALIBRATION_TARGETS
 
 
@@ -100,7 +100,7 @@ def plot_durations(df: pd.DataFrame, path: Path, recognise=None) -> Path:
 
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 3.8))
+    fig = Figure(figsize=(11, 3.8), layout="constrained")  # room for the legend right of the first panel
     axes = fig.subplots(1, 2)
     p = df["p_star"].to_numpy(dtype=float)
     bins = np.logspace(0, np.log10(max(p.max(), 10)), 60)
@@ -111,13 +111,15 @@ def plot_durations(df: pd.DataFrame, path: Path, recognise=None) -> Path:
     axes[0].set_xscale("log")
     axes[0].set_xlabel("p* (s, log scale)")
     axes[0].set_ylabel("share of jobs")
-    axes[0].legend()
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, title="split")
     axes[0].set_title("fork-join duration by split")
     axes[1].hist(df["y"], bins=60, color="tab:gray")
     axes[1].set_xlabel("y = log1p(p*)")
     axes[1].set_title(f"skew {_skew(p):.1f} → {_skew(df['y'].to_numpy()):.2f} after log")
-    fig.tight_layout()
-    # signed (a PNG text chunk), written aside and renamed: a rerun replaces it, nothing else is replaced
+    # signed (a PNG text chunk, an SVG comment), written aside and renamed: a rerun replaces them,
+    # nothing else is replaced; the SVG sits beside the PNG under the same name
+    output_file(path.with_suffix(".svg"), "data describe",
+                lambda tmp: tmp.write_text(svg_text(fig, "data describe"), encoding="utf-8"), recognise=recognise or _ours)
     return output_file(path, "data describe", lambda tmp: fig.savefig(tmp, dpi=100, format="png",
                                                                        metadata=png_metadata("data describe")),
                        recognise=recognise or _ours)
@@ -136,6 +138,7 @@ def describe(ds_dir: Path | str, output: Path | str | None = None) -> tuple[str,
     # the plot inside the dataset folder itself is this command's by convention; elsewhere it must be signed
     recognise = _ours if output else (lambda path: True)
     check_output_file(png, "data describe", recognise=recognise)  # before reading the dataset
+    check_output_file(png.with_suffix(".svg"), "data describe", recognise=recognise)
     df, card = load_dataset(ds_dir)
     s = summarize(df, card)
     return format_summary(s), plot_durations(df, png, recognise), s

@@ -346,3 +346,36 @@ def write_signed_parquet(frame, path: Path, command: str) -> None:
 def png_metadata(command: str) -> dict[str, str]:
     """`savefig(metadata=...)` for a PNG file signed by `command`."""
     return {SIGNATURE_KEY: command}
+
+
+def svg_text(fig, command: str | None = None) -> str:
+    """A matplotlib figure as SVG text, signed by `command` (when given) like a markdown/HTML file.
+
+    No date and fixed element ids (a salt instead of random ones), so a rerun on the same data
+    writes the same file. The XML declaration must stay first, so the signature comment is the
+    second line (where `file_signature` looks).
+    """
+    import io
+
+    from matplotlib import rc_context
+
+    buffer = io.StringIO()
+    with rc_context({"svg.hashsalt": "atlas-bench"}):  # restored on exit: no lasting global state
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    if command:
+        head, _, rest = text.partition("\n")
+        text = f"{head}\n{text_signature(command)}\n{rest}"
+    return text
+
+
+def write_figure(fig, path: Path | str, *, dpi: int = 120, command: str | None = None) -> Path:
+    """A matplotlib figure as a PNG at `path` and as an SVG beside it (same stem); returns the PNG path.
+
+    With `command`, both are signed (PNG text chunk, SVG comment) like every file the product
+    writes. `benchmark.plots.save_figure` is this; it lives here so every layer writes figures alike.
+    """
+    path = Path(path)
+    fig.savefig(path, dpi=dpi, format="png", metadata=png_metadata(command) if command else None)
+    path.with_suffix(".svg").write_text(svg_text(fig, command), encoding="utf-8")
+    return path

@@ -1,64 +1,214 @@
-"""Figures derived from the tidy result tables (never from anything else).
+"""Figures derived from the tidy result tables (never from anything else), and the one scheme they share.
 
 Figures are built with matplotlib's object API (`Figure`, no pyplot): no global backend is
 switched, so the library works the same in a terminal, a worker process or a notebook.
 
-May import numpy/pandas/matplotlib only.
+The scheme (docs/results-and-tracking.md, "Figures"): a policy that uses no p̂ (blind) is drawn
+dashed in a grey shade (bars: light grey, hatched); a policy that uses p̂ is drawn solid in the
+colour of its predictor (or noise level), one colour per predictor from 18 distinct ones
+(tab20 without its greys, then tab20b); the policy is told by its marker. Legends sit outside the
+axes (right of them), and every figure uses constrained layout so nothing is clipped.
+`save_figure` writes each figure as PNG and as SVG beside it.
+
+May import numpy/pandas/matplotlib and atlas_data.outputs (where `write_figure` lives, for every layer).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import ScalarFormatter
+
+PREDICTIVE_LINESTYLE = "-"
+BLIND_LINESTYLE = "--"
+BLIND_HATCH = "//"
+BLIND_BAR_COLOUR = "#d9d9d9"
+# blind series are few (fifo, sjf, srpt, rr, las, …): shades of grey keep them apart from every p̂
+# colour, their markers apart from each other; the first three shades differ most
+BLIND_COLOURS = ("#000000", "#6e6e6e", "#b0b0b0", "#383838", "#8f8f8f", "#cfcfcf")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p", "d", "8")
+
+
+def _predictor_colours() -> tuple:
+    # tab20 pairs a strong and a light shade of ten hues: strong shades first so the first ten
+    # predictors get ten different hues; its two greys are left to the blind series
+    tab20 = colormaps["tab20"].colors
+    order = [i for i in range(0, 20, 2) if i != 14] + [i for i in range(1, 20, 2) if i != 15]
+    tab20b = colormaps["tab20b"].colors
+    return tuple(tab20[i] for i in order) + tuple(tab20b[i] for i in range(0, 20, 4)) + tuple(tab20b[i] for i in range(2, 20, 4))
+
+
+PREDICTOR_COLOURS = _predictor_colours()
+
+
+def is_blind(predictor) -> bool:
+    """True when a row's predictor says the policy ran without p̂ (None, empty or NaN)."""
+    return predictor is None or predictor == "" or (isinstance(predictor, float) and np.isnan(predictor))
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    """How one series (policy × predictor) is drawn; `line` / `bar` give matplotlib keyword arguments."""
+
+    label: str
+    color: tuple | str
+    linestyle: str
+    marker: str
+    hatch: str | None
+    blind: bool
+
+    def line(self) -> dict:
+        return {"color": self.color, "linestyle": self.linestyle, "marker": self.marker, "label": self.label}
+
+    def bar(self) -> dict:
+        if self.blind:
+            return {"facecolor": BLIND_BAR_COLOUR, "hatch": BLIND_HATCH, "edgecolor": "#404040", "linewidth": 0.6}
+        return {"facecolor": self.color, "edgecolor": "#404040", "linewidth": 0.6}
+
+
+def series_styles(keys) -> dict:
+    """One `SeriesStyle` per distinct (policy, predictor) key, in order of first appearance.
+
+    Predictors take colours in order of appearance, policies take markers in order of appearance,
+    so a policy keeps its marker and a predictor its colour across every figure of a run.
+    """
+    keys = list(dict.fromkeys((policy, None if is_blind(q) else q) for policy, q in keys))
+    predictors = list(dict.fromkeys(q for _, q in keys if q is not None))
+    policies = list(dict.fromkeys(p for p, _ in keys))
+    blind_policies = list(dict.fromkeys(p for p, q in keys if q is None))
+    styles = {}
+    for policy, predictor in keys:
+        marker = MARKERS[policies.index(policy) % len(MARKERS)]
+        if predictor is None:
+            colour = BLIND_COLOURS[blind_policies.index(policy) % len(BLIND_COLOURS)]
+            styles[(policy, None)] = SeriesStyle(_label(policy, None), colour, BLIND_LINESTYLE, marker, BLIND_HATCH, True)
+        else:
+            colour = PREDICTOR_COLOURS[predictors.index(predictor) % len(PREDICTOR_COLOURS)]
+            styles[(policy, predictor)] = SeriesStyle(_label(policy, predictor), colour, PREDICTIVE_LINESTYLE, marker, None, False)
+    return styles
+
+
+def style_of(styles: dict, policy, predictor) -> SeriesStyle:
+    return styles[(policy, None if is_blind(predictor) else predictor)]
 
 
 def subplots(*args, figsize=None, **kwargs):
-    """Like pyplot.subplots, without pyplot's global state: (figure, axes)."""
-    fig = Figure(figsize=figsize)
+    """Like pyplot.subplots, without pyplot's global state: (figure, axes), constrained layout."""
+    fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.subplots(*args, **kwargs)
 
 
+def outside_legend(ax, handles=None, labels=None, *, title=None, fontsize=7):
+    """A legend right of the axes' data area, in as many columns as 24 rows per column need."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    ncol = max(1, math.ceil(len(handles) / 24))
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize=fontsize, ncol=ncol, title=title, title_fontsize=fontsize, frameon=False)
+
+
+def figure_legend(fig, handles, labels, *, title=None, fontsize=7):
+    """One legend for every panel of `fig`, right of them (constrained layout makes room)."""
+    ncol = max(1, math.ceil(len(handles) / 24))
+    return fig.legend(handles, labels, loc="outside right upper", fontsize=fontsize, ncol=ncol, title=title,
+                      title_fontsize=fontsize, frameon=False)
+
+
+def scheme_handles(styles) -> tuple[list, list]:
+    """Legend patches for bar charts: one per predictor colour, one for the blind policies."""
+    handles, labels, seen = [], [], set()
+    for style in styles.values():
+        key = "blind" if style.blind else style.label.rsplit("[", 1)[-1].rstrip("]")
+        if key in seen:
+            continue
+        seen.add(key)
+        handles.append(Patch(**style.bar()))
+        labels.append("blind (no p̂)" if style.blind else f"p̂: {key}")
+    blind_first = sorted(range(len(labels)), key=lambda i: labels[i] != "blind (no p̂)")
+    return [handles[i] for i in blind_first], [labels[i] for i in blind_first]
+
+
+# ----- saving ---------------------------------------------------------------------------------------
+def save_figure(fig: Figure, path: Path | str, *, dpi: int = 120, signed_by: str | None = None) -> Path:
+    """Write `fig` to `path` (PNG) and to the same name with .svg beside it; returns the PNG path.
+
+    `signed_by` = the command recorded in both files (a PNG text chunk, an SVG comment).
+    """
+    from atlas_data.outputs import write_figure
+
+    return write_figure(fig, path, dpi=dpi, command=signed_by)
+
+
 def _label(policy: str, predictor) -> str:
-    return policy if predictor in (None, "") or (isinstance(predictor, float) and np.isnan(predictor)) else f"{policy} [{predictor}]"
+    return policy if is_blind(predictor) else f"{policy} [{predictor}]"
+
+
+# ----- scheduling figures -----------------------------------------------------------------------------
+def _bars(ax, labels, means, styles_in_order, *, yerr=None) -> None:
+    x = np.arange(len(labels))
+    for i, style in enumerate(styles_in_order):
+        ax.bar(x[i], means[i], yerr=None if yerr is None else yerr[i], capsize=3, **style.bar())
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
+    if len(means) and np.nanmax(means) / max(np.nanmin(means), 1e-12) > 50:
+        ax.set_yscale("log")
+
+
+def ratio_bars_figure(rows: list[dict], *, title: str, value: str = "ratio") -> Figure:
+    """Bars of `value` per policy (and predictor); makespan rows are averaged over machines."""
+    frame = pd.DataFrame(rows)
+    styles = series_styles(zip(frame["policy"], frame["predictor"]))
+    frame["label"] = [style_of(styles, p, q).label for p, q in zip(frame["policy"], frame["predictor"])]
+    by_label = {s.label: s for s in styles.values()}
+    means = frame.groupby("label", sort=False)[value].mean().sort_values()
+    fig, ax = subplots(figsize=(max(6, 0.45 * len(means) + 3.5), 4.6))
+    _bars(ax, list(means.index), means.to_numpy(float), [by_label[k] for k in means.index])
+    ax.set_ylabel(f"{value} (1 = optimal / bound)")
+    ax.set_title(title, fontsize=10)
+    outside_legend(ax, *scheme_handles(styles), fontsize=8)
+    return fig
 
 
 def ratio_bars(rows: list[dict], path: Path, *, title: str, value: str = "ratio") -> Path:
-    """Bar chart of `value` per policy (and predictor); makespan rows are averaged over machines."""
-    frame = pd.DataFrame(rows)
-    frame["label"] = [_label(p, q) for p, q in zip(frame["policy"], frame["predictor"])]
-    means = frame.groupby("label", sort=False)[value].mean().sort_values()
-    fig, ax = subplots(figsize=(max(6, 0.45 * len(means) + 2), 4.2))
-    ax.bar(range(len(means)), means.to_numpy(), color="#4C72B0")
-    ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xticks(range(len(means)), means.index, rotation=60, ha="right", fontsize=8)
-    ax.set_ylabel(f"{value} (1 = optimal / bound)")
-    if means.max() / max(means.min(), 1e-12) > 50:
-        ax.set_yscale("log")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    """`ratio_bars_figure` written to `path` (PNG + SVG)."""
+    return save_figure(ratio_bars_figure(rows, title=title, value=value), path)
 
 
-def stretch_cdf(per_job: pd.DataFrame, path: Path, *, title: str, s_star: float | None = None) -> Path:
+def stretch_cdf_figure(per_job: pd.DataFrame, *, title: str, s_star: float | None = None) -> Figure:
     """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor."""
-    fig, ax = subplots(figsize=(7, 4.5))
-    for (policy, predictor), group in per_job.groupby(["policy", "predictor"], dropna=False, sort=False):
+    groups = list(per_job.groupby(["policy", "predictor"], dropna=False, sort=False))
+    groups.sort(key=lambda item: not is_blind(item[0][1]))  # blind series first in the legend
+    styles = series_styles(key for key, _ in groups)
+    fig, ax = subplots(figsize=(9, 4.8))
+    for (policy, predictor), group in groups:
         s = np.sort(group["stretch"].to_numpy())
-        ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", label=_label(policy, predictor), lw=1.1)
+        style = style_of(styles, policy, predictor)
+        # markers on a few evenly spaced steps, so twenty series stay apart where they cross
+        ax.step(s, np.arange(1, len(s) + 1) / len(s), where="post", lw=1.1, markersize=4,
+                markevery=max(1, len(s) // 6), **style.line())
     if s_star is not None:
-        ax.axvline(s_star, color="k", ls="--", lw=0.8, label=f"S* = {s_star:.3g}")
+        ax.axvline(s_star, color="#d62728", ls=":", lw=1.0, label=f"S* = {s_star:.3g}")
     ax.set_xscale("log")
     ax.set_xlabel("stretch (C − r) / p")
     ax.set_ylabel("share of jobs")
-    ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    ax.set_title(title, fontsize=10)
+    outside_legend(ax, title="dashed grey: blind; solid: colour = p̂")
+    return fig
+
+
+def stretch_cdf(per_job: pd.DataFrame, path: Path, *, title: str, s_star: float | None = None) -> Path:
+    """`stretch_cdf_figure` written to `path` (PNG + SVG)."""
+    return save_figure(stretch_cdf_figure(per_job, title=title, s_star=s_star), path)
 
 
 def noise_levels(rows: list[dict]) -> pd.DataFrame:
@@ -81,63 +231,91 @@ def _seed_stats(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return stats
 
 
-def _panels(frame: pd.DataFrame, width: float):
+def _panels(frame: pd.DataFrame, width: float, *, extra_width: float = 0.0):
     """One panel per objective (a single panel when the frame has no objective column)."""
     objective = frame["objective"].fillna(frame["task"]) if "objective" in frame.columns else pd.Series("", index=frame.index)
     names = list(dict.fromkeys(objective))
-    fig, axes = subplots(1, len(names), figsize=(width * len(names), 4.5), squeeze=False)
+    fig, axes = subplots(1, len(names), figsize=(width * len(names) + extra_width, 4.8), squeeze=False)
     return fig, [(ax, name, frame[objective == name]) for ax, name in zip(axes[0], names)]
 
 
-def robustness_curve(frame: pd.DataFrame, path: Path, *, title: str) -> Path:
+def robustness_curve_figure(frame: pd.DataFrame, *, title: str) -> Figure:
     """Ratio against the prediction noise σ, one line per predictive policy, one panel per objective.
 
     `frame` needs `policy`, `predictor`, `noise` and `ratio` (as from `noise_levels` or a sweep
     table); `objective` and `seed` are optional. Rows with a σ are averaged over seeds (error bars
-    = std over seeds); rows without p̂ do not depend on σ and are drawn as dotted horizontal lines.
+    = std over seeds); rows without p̂ do not depend on σ and are drawn as dashed horizontal lines.
+    Predictive policies that coincide (spjf and sprpt on one machine) stay visible: each has its
+    own colour, an open marker of its own size and a line of its own width, thinner ones on top.
     """
     frame = frame[frame["ratio"].notna()]
-    fig, panels = _panels(frame, 7.0)
+    fig, panels = _panels(frame, 6.0, extra_width=2.2)
+    noisy_all = frame[frame["noise"].notna() & frame["predictor"].notna()]
+    predictive = list(dict.fromkeys(noisy_all["policy"]))
+    blind_styles = series_styles((p, None) for p in dict.fromkeys(frame.loc[frame["predictor"].isna(), "policy"]))
+    # predictors here are noise levels on the x axis, so colour tells the policy
+    handles = {}
     for ax, objective, part in panels:
         noisy = part[part["noise"].notna() & part["predictor"].notna()]
         for policy, group in noisy.groupby("policy", sort=False):
+            k = predictive.index(policy)
             stats = _seed_stats(group, ["noise"]).sort_values("noise")
-            ax.errorbar(stats["noise"], stats["mean"], yerr=stats["std"], marker="o", capsize=3, label=policy)
-        x_end = noisy["noise"].max() if len(noisy) else 1.0
+            handle = ax.errorbar(stats["noise"], stats["mean"], yerr=stats["std"], capsize=3, label=policy,
+                                 color=PREDICTOR_COLOURS[k % len(PREDICTOR_COLOURS)], marker=MARKERS[k % len(MARKERS)],
+                                 markersize=max(3.0, 11.0 - 3.5 * k), markerfacecolor="none", markeredgewidth=1.2,
+                                 linestyle=PREDICTIVE_LINESTYLE, lw=max(1.0, 3.4 - 0.8 * k), zorder=2 + 0.01 * k)
+            handles.setdefault(policy, handle)
         blind = part[part["predictor"].isna()].groupby("policy", sort=False)["ratio"].mean()
+        n_blind = max(2, len(blind_styles))
+        x_lo, x_hi = (noisy["noise"].min(), noisy["noise"].max()) if len(noisy) else (0.0, 1.0)
         for policy, ratio in blind.items():
-            ax.axhline(ratio, ls=":", lw=0.9, color="grey")
-            ax.annotate(policy, (x_end, ratio), fontsize=7, color="grey")
+            k = list(blind_styles).index((policy, None))
+            style = blind_styles[(policy, None)]
+            # dashes of the blind lines interleave (shifted phase) and each has its marker at its own
+            # σ, so blind policies with equal ratios (sjf and srpt on one machine) all stay visible
+            dash = (4.0 * k, (4.0, 4.0 * (n_blind - 1)))
+            ax.axhline(ratio, ls=dash, lw=1.2, color=style.color)
+            ax.plot([x_lo + (x_hi - x_lo) * (k + 0.5) / n_blind], [ratio], marker=style.marker, color=style.color,
+                    markersize=6, linestyle="none")
+            handles.setdefault(f"{policy} (blind)", Line2D([], [], color=style.color, ls=BLIND_LINESTYLE, lw=1.2,
+                                                            marker=style.marker, markersize=6))
         ax.set_xlabel("prediction noise σ  (p̂ = p·exp(σZ))")
         ax.set_ylabel("ratio (1 = optimal)" + (", mean over seeds" if "seed" in part.columns else ""))
         ax.set_yscale("log")
-        ax.set_title(objective or title)
-        if len(noisy):
-            ax.legend(fontsize=8)
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(ScalarFormatter())
+        ax.set_title(objective or title, fontsize=10)
+    if handles:
+        figure_legend(fig, list(handles.values()), list(handles), title="policy", fontsize=8)
     if len(panels) > 1 or panels[0][1]:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def robustness_curve(frame: pd.DataFrame, path: Path, *, title: str) -> Path:
+    """`robustness_curve_figure` written to `path` (PNG + SVG)."""
+    return save_figure(robustness_curve_figure(frame, title=title), path)
+
+
+def sweep_ratio_bars_figure(table: pd.DataFrame) -> Figure:
+    """A sweep's mean ratio per policy [predictor], one panel per objective, error bars = std over seeds."""
+    frame = table[table["ratio"].notna()]
+    styles = series_styles(zip(frame["policy"], frame["predictor"]))
+    frame = frame.assign(label=[style_of(styles, p, q).label for p, q in zip(frame["policy"], frame["predictor"])])
+    by_label = {s.label: s for s in styles.values()}
+    n_labels = int(frame.groupby(frame["objective"].fillna(frame["task"]))["label"].nunique().max())
+    fig, panels = _panels(frame, max(5.0, 0.42 * n_labels + 2), extra_width=2.0)
+    for ax, objective, part in panels:
+        stats = _seed_stats(part, ["label"])
+        _bars(ax, list(stats["label"]), stats["mean"].to_numpy(float), [by_label[k] for k in stats["label"]],
+              yerr=stats["std"].to_numpy(float))
+        ax.set_title(objective, fontsize=10)
+        ax.set_ylabel("ratio (1 = optimal / bound), mean over seeds")
+    figure_legend(fig, *scheme_handles(styles), fontsize=8)
+    fig.suptitle(f"sweep: {frame['cell'].nunique()} cells, {frame['seed'].nunique()} seed(s)", fontsize=10)
+    return fig
 
 
 def sweep_ratio_bars(table: pd.DataFrame, path: Path) -> Path:
-    """A sweep's mean ratio per policy [predictor], one panel per objective, error bars = std over seeds."""
-    frame = table[table["ratio"].notna()]
-    frame = frame.assign(label=[_label(p, q) for p, q in zip(frame["policy"], frame["predictor"])])
-    n_labels = int(frame.groupby(frame["objective"].fillna(frame["task"]))["label"].nunique().max())
-    fig, panels = _panels(frame, max(5.0, 0.42 * n_labels + 2))
-    for ax, objective, part in panels:
-        stats = _seed_stats(part, ["label"])
-        x = np.arange(len(stats))
-        ax.bar(x, stats["mean"], yerr=stats["std"], capsize=3, color="#4C72B0")
-        ax.axhline(1.0, color="k", lw=0.8, ls="--")
-        ax.set_xticks(x, stats["label"], rotation=60, ha="right", fontsize=8)
-        ax.set_title(objective)
-        ax.set_ylabel("ratio (1 = optimal / bound), mean over seeds")
-        if stats["mean"].max() / max(stats["mean"].min(), 1e-12) > 50:
-            ax.set_yscale("log")
-    fig.suptitle(f"sweep: {frame['cell'].nunique()} cells, {frame['seed'].nunique()} seed(s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
+    """`sweep_ratio_bars_figure` written to `path` (PNG + SVG)."""
+    return save_figure(sweep_ratio_bars_figure(table), path)

@@ -9,11 +9,12 @@ DIR/entries/<track>/<slug>.html
                      tenth of the test jobs by true p), the ratio bars of the scheduling track, and
                      provenance (sha256 of the predictions and of the submitted file, package
                      version, time, seed, dataset fingerprint) with a link to the entry's JSON;
-DIR/entries/<track>/<slug>.json, <slug>-*.png, DIR/style.css.
+DIR/entries/<track>/<slug>.json, <slug>-*.png (each with its .svg), DIR/style.css.
 Nothing is fetched from the network; every text from an entry is HTML-escaped. The files are
 written into DIR as given (the command line decides where DIR is).
 
-May import the standard library, matplotlib and leaderboards.{render, schema}.
+May import the standard library, matplotlib, atlas_data.outputs (`write_figure`: PNG and SVG) and
+leaderboards.{render, schema}.
 """
 
 from __future__ import annotations
@@ -219,14 +220,20 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
     (folder / f"{stem}.html").write_text(_page(f"{e['name']} — ATLAS-Bench", body, 2), encoding="utf-8")
 
 
-def _figure():
+def _figure(width: float = 5.5):
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
 
-    return Figure(figsize=(5.5, 3.6), dpi=90)
+    return Figure(figsize=(width, 3.6), dpi=90, layout="constrained")
+
+
+def _save(fig, path: Path) -> None:
+    from atlas_data.outputs import write_figure  # PNG for the page, SVG beside it
+
+    write_figure(fig, path, dpi=90)
 
 
 def _plot_calibration(cal: dict, path: Path, name: str) -> None:
-    fig = _figure()
+    fig = _figure(7.0)
     ax = fig.add_subplot()
     x = [v for v in cal.get("p_median") or []]
     q10, q50, q90 = cal.get("p_hat_q10") or [], cal.get("p_hat_q50") or [], cal.get("p_hat_q90") or []
@@ -240,9 +247,8 @@ def _plot_calibration(cal: dict, path: Path, name: str) -> None:
     ax.set_xlabel("true p (s), median of each tenth of the test jobs")
     ax.set_ylabel("predicted p̂ (s)")
     ax.set_title(f"p̂ against p — {name}"[:70], fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=7, frameon=False)
+    _save(fig, path)
 
 
 def _plot_ratios(s: dict, path: Path, name: str) -> None:
@@ -263,10 +269,11 @@ def _plot_ratios(s: dict, path: Path, name: str) -> None:
         errs[1].append((score.get("hi") or score["mean"]) - score["mean"])
     fig = _figure()
     ax = fig.add_subplot()
-    ax.bar(range(len(means)), means, yerr=errs, capsize=4, color=["#4c72b0"] * (len(means) - 1) + ["#dd8452"])
+    has_score = score.get("mean") is not None
+    ax.bar(range(len(means)), means, yerr=errs, capsize=4,
+           color=["#1f77b4"] * (len(means) - has_score) + ["#ff7f0e"] * has_score)
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xticks(range(len(labels)), labels)
     ax.set_ylabel("ratio with p̂ / with the blind p̂")
     ax.set_title(f"lower is better, 1 = blind — {name}"[:70], fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)

@@ -224,10 +224,11 @@ def markdown(lines: list[dict], source: str, docs: dict, elapsed_s: float, roles
 
 
 def figure(lines: list[dict], path: Path) -> Path:
-    from benchmark.plots import subplots
+    """Bars of the paper's value, the paper protocol's and the honest protocol's per row (PNG + SVG)."""
+    from benchmark.plots import figure_legend, save_figure, subplots
 
     objectives = ("total_completion", "makespan", "max_stretch")
-    fig, axes = subplots(1, 3, figsize=(16, 4.8))
+    fig, axes = subplots(1, 3, figsize=(17.5, 4.8))
     for ax, objective in zip(axes, objectives):
         rows = [x for x in lines if x["objective"] == objective]
         x = np.arange(len(rows))
@@ -240,10 +241,8 @@ def figure(lines: list[dict], path: Path) -> Path:
         if objective == "max_stretch":
             ax.set_yscale("log")
         ax.set_title(objective.replace("_", " "))
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    figure_legend(fig, *axes[0].get_legend_handles_labels(), fontsize=8)
+    return save_figure(fig, path, dpi=110)
 
 
 def replace_block(readme: Path, block: str) -> None:

@@ -548,10 +548,12 @@ def write_readme(readme: Path | str, summary_json: Path | str) -> None:
 
 
 def figure(summary: dict, path: Path) -> Path:
-    from benchmark.plots import subplots
+    """The Venus comparison, JCT per policy, lease and cluster-size curves (PNG + SVG)."""
+    from benchmark.plots import outside_legend, save_figure, series_styles, subplots
+    from schedulers.policy import get_policy
 
     rows = [r for r in summary["rows"] if r["section"].startswith("Venus") and r["paper_value"] is not None]
-    fig, axes = subplots(2, 3, figsize=(17, 9))
+    fig, axes = subplots(2, 3, figsize=(20, 9))
     for ax, key, title in ((axes[0][0], "sharing-loss", "Venus: sharing-loss jobs (%)"),
                            (axes[0][1], "tenant-loss", "Venus: tenant-loss intervals (%)")):
         chosen = [r for r in rows if r["figure"].startswith(key)]
@@ -561,7 +563,7 @@ def figure(summary: dict, path: Path) -> Path:
                label="ours", color="#4C72B0")
         ax.set_xticks(x, [r["figure"].split(": ")[-1] for r in chosen], rotation=20)
         ax.set_title(title)
-        ax.legend(fontsize=8)
+        outside_legend(ax, fontsize=8)
     ax = axes[0][2]
     venus_jct = [(r["policy"], r["avg_jct"]) for r in summary["venus_rows"]]
     ax.bar(range(len(venus_jct)), [v / 3600 for _, v in venus_jct],
@@ -579,19 +581,19 @@ def figure(summary: dict, path: Path) -> Path:
     twin.set_ylabel("sharing-loss jobs (%)")
     ax.set_title("Venus: lease sensitivity (astraea)")
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, loc="upper center", fontsize=8, framealpha=0.7)
+    twin.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.18, 1.0), borderaxespad=0.0, fontsize=8, frameon=False)
     size = pd.DataFrame(summary["curves"]["nodes"])
     for ax, metric, scale, label in ((axes[1][1], "avg_jct", 1 / 3600, "average JCT (h)"),
                                      (axes[1][2], "sharing_loss_jobs", 100, "sharing-loss jobs (%)")):
-        for policy, part in size.groupby("policy", sort=False):
-            ax.plot(part["gpus"], part[metric] * scale, "o-", label=policy)
+        styles = series_styles((name, "p̂" if get_policy(name, "cluster").needs_prediction else None)
+                               for name in dict.fromkeys(size["policy"]))
+        for (policy, part), style in zip(size.groupby("policy", sort=False), styles.values()):
+            ax.plot(part["gpus"], part[metric] * scale, **{**style.line(), "label": policy})
         ax.set_xlabel("GPUs (Venus-like, 8 per node)")
         ax.set_ylabel(label)
         ax.set_title(f"Venus: cluster size, {label}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+        outside_legend(ax, fontsize=8)
+    return save_figure(fig, path, dpi=100)
 
 
 def reproduce(args) -> int:

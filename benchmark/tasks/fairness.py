@@ -37,7 +37,7 @@ the peak GPU demand if no job ever waited: below the cluster size no policy can 
 Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
 tenant_intervals/<policy>.parquet, allocations/<policy>.parquet (the executed allocations: job_id,
 tenant, start, end, nodes, gpus, kind = run / cold-start), rho_cdf.png (CDF of ρ_job, the paper's main figure),
-tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png.
+tenant_rho.png (ρ_tenant per window over time), jct_slowdown.png; each PNG with an SVG beside it.
 May import atlas_data, predictors, schedulers and benchmark.
 """
 
@@ -488,56 +488,97 @@ def _num(v):
 
 # ----- figures (derived from the per-policy tables) ----------------------------------------------------
 def _plots(out: Path, runs: dict, *, title: str) -> None:
-
-    from benchmark.plots import subplots
+    """rho_cdf.png, tenant_rho.png and jct_slowdown.png (each with an SVG beside it)."""
+    from benchmark.plots import save_figure
 
     if not runs:
         return
-    fig, ax = subplots(figsize=(7, 4.5))
-    for name, run in runs.items():
+    predictive = {name for name in runs if get_policy(name, "cluster").needs_prediction}
+    save_figure(rho_cdf_figure(runs, predictive, title=title), out / "rho_cdf.png", dpi=110)
+    save_figure(tenant_rho_figure(runs, title=title), out / "tenant_rho.png", dpi=100)
+    save_figure(jct_slowdown_figure(runs, predictive, title=title), out / "jct_slowdown.png", dpi=110)
+
+
+def _styles(runs: dict, predictive: set, *, colour_per_policy: bool = False):
+    from benchmark.plots import series_styles
+
+    # a fairness run has one p̂ at most: bars of predictive policies share its colour; lines of
+    # predictive policies get one colour each (one p̂, so colour is free to tell the policies apart)
+    return series_styles((name, (name if colour_per_policy else "p̂") if name in predictive else None) for name in runs)
+
+
+def rho_cdf_figure(runs: dict, predictive: set, *, title: str):
+    """CDF of ρ_job per policy (blind dashed grey, predictive solid), legend right of the axes."""
+    from benchmark.plots import outside_legend, subplots
+
+    styles = _styles(runs, predictive, colour_per_policy=True)
+    fig, ax = subplots(figsize=(8.5, 4.5))
+    for (name, run), style in zip(runs.items(), styles.values()):
         rho = np.sort(np.clip(run.jobs["rho"].to_numpy(np.float64), 0, 10))
-        ax.step(rho, np.arange(1, len(rho) + 1) / len(rho), where="post", label=name)
-    ax.axvline(0.95, color="k", ls="--", lw=0.8)
+        line = {**style.line(), "label": name + ("" if name in predictive else " (blind)")}
+        ax.step(rho, np.arange(1, len(rho) + 1) / len(rho), where="post", markevery=max(1, len(rho) // 6),
+                markersize=4, **line)
+    ax.axvline(0.95, color="#d62728", ls=":", lw=1.0, label="ρ = 0.95")
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("ρ_job (attained / fair GPU·s), clipped at 10")
     ax.set_ylabel("CDF of jobs")
     ax.set_title(f"ρ_job CDF — {title}", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "rho_cdf.png", dpi=110)
+    outside_legend(ax, title="policy")
+    return fig
+
+
+def tenant_rho_figure(runs: dict, *, title: str):
+    """ρ_tenant per window over time, one panel per policy, one colour per tenant in every panel."""
+    from benchmark.plots import PREDICTOR_COLOURS, figure_legend, subplots
 
     n = len(runs)
     cols = min(3, n)
     rows_ = int(math.ceil(n / cols))
-    fig, axes = subplots(rows_, cols, figsize=(4.2 * cols, 2.8 * rows_), squeeze=False, sharey=True)
+    tenants = sorted({str(t) for run in runs.values() for t in run.tenant_intervals["tenant"].unique()})
+    colour = {t: PREDICTOR_COLOURS[k % len(PREDICTOR_COLOURS)] for k, t in enumerate(tenants)}
+    fig, axes = subplots(rows_, cols, figsize=(4.2 * cols + 1.8, 3.0 * rows_ + 0.4), squeeze=False, sharey=True)
+    handles = {}
     for ax, (name, run) in zip(axes.ravel(), runs.items()):
-        win = run.tenant_intervals
-        for tenant, part in win.groupby("tenant", sort=True):
-            ax.plot(part["start_s"].to_numpy() / 86400.0, np.clip(part["rho"].to_numpy(np.float64), 0, 3), lw=0.6, label=tenant)
+        for tenant, part in run.tenant_intervals.groupby("tenant", sort=True):
+            (line,) = ax.plot(part["start_s"].to_numpy() / 86400.0, np.clip(part["rho"].to_numpy(np.float64), 0, 3),
+                              lw=0.8, color=colour[str(tenant)], label=str(tenant))
+            handles.setdefault(str(tenant), line)
         ax.axhline(1.0, color="k", ls="--", lw=0.6)
         ax.set_title(name, fontsize=8)
         ax.set_xlabel("day", fontsize=7)
+        ax.tick_params(labelsize=7)
+    for ax in axes[:, 0]:  # the panels share y: the label on the first column, inside the figure
+        ax.set_ylabel("ρ_tenant per window, ≤ 3", fontsize=8)
     for ax in axes.ravel()[n:]:
         ax.axis("off")
-    axes[0][0].set_ylabel("ρ_tenant per window, ≤ 3")
+    if handles:
+        names = sorted(handles)
+        figure_legend(fig, [handles[t] for t in names], names, title="tenant")
     fig.suptitle(f"ρ_tenant over time — {title}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "tenant_rho.png", dpi=100)
+    return fig
 
+
+def jct_slowdown_figure(runs: dict, predictive: set, *, title: str):
+    """Average JCT and average slowdown per policy; predictive bars coloured, blind ones grey and hatched."""
+    from benchmark.plots import scheme_handles, figure_legend, subplots
+
+    styles = _styles(runs, predictive)
     names = list(runs)
+    n = len(names)
     jct = [runs[p].metrics["avg_jct"] / 3600.0 for p in names]
     slow = [runs[p].metrics["avg_slowdown"] for p in names]
-    fig, (a1, a2) = subplots(1, 2, figsize=(10, 4))
-    a1.bar(range(n), jct, color="#4C72B0")
-    a1.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
+    fig, (a1, a2) = subplots(1, 2, figsize=(11.5, 4.2))
+    for ax, values in ((a1, jct), (a2, slow)):
+        for i, style in enumerate(styles.values()):
+            ax.bar(i, values[i], **style.bar())
+        ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
     a1.set_ylabel("average JCT (h)")
-    a2.bar(range(n), slow, color="#DD8452")
-    a2.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
     a2.set_ylabel("average slowdown")
     a2.set_yscale("log")
+    handles, labels = scheme_handles(styles)
+    figure_legend(fig, handles, [label.replace("p̂: p̂", "uses p̂") for label in labels])
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out / "jct_slowdown.png", dpi=110)
+    return fig
 
 
 __all__ = ["add_arguments", "run", "execute", "render", "paper_table", "JOB_COLUMNS", "METRICS"]

@@ -4,7 +4,7 @@
 [--train-jobs TRACE|FILE] [--n N]] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
 writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
 fit/predict seconds), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
-the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png, and prints the paper-style table.
+the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png (each with an SVG beside it), and prints the paper-style table.
 Without --data or --jobs it uses the embedded default dataset. With --jobs the data is any jobs
 table — a shipped trace or a file — featurised by `atlas_data.jobs_features` (its own
 time-ordered 70/15/15 split; `--n` keeps N consecutive jobs first); `--train-jobs` fits on
@@ -202,10 +202,26 @@ def paper_table(rows: list[dict]) -> str:
 
 
 def _plots(out_dir: Path, frames: dict) -> None:
+    """pred_vs_true.png and coverage_curve.png (each with an SVG beside it)."""
+    from benchmark.plots import save_figure
 
+    save_figure(pred_vs_true_figure(frames), out_dir / "pred_vs_true.png", dpi=100)
+    save_figure(coverage_curve_figure(frames), out_dir / "coverage_curve.png", dpi=100)
+
+
+def _method_styles(names):
+    from benchmark.plots import series_styles
+
+    # every method is a predictor: one colour and one marker each, the same in both figures
+    return {name: style for name, style in zip(names, series_styles((name, name) for name in names).values())}
+
+
+def pred_vs_true_figure(frames: dict):
+    """p̂ against p on log axes, one panel per method (at most 5000 jobs each, drawn at random)."""
     from benchmark.plots import subplots
 
     names = list(frames)
+    styles = _method_styles(names)
     cols = min(4, len(names))
     rows = int(np.ceil(len(names) / cols))
     fig, axes = subplots(rows, cols, figsize=(3.2 * cols, 3.2 * rows), squeeze=False)
@@ -214,7 +230,7 @@ def _plots(out_dir: Path, frames: dict) -> None:
         frame, p = frames[name]
         p_hat = frame["p_hat"].to_numpy(float)
         show = rng.choice(len(p), size=min(len(p), 5000), replace=False)
-        ax.scatter(p[show], p_hat[show], s=2, alpha=0.3)
+        ax.scatter(p[show], p_hat[show], s=2, alpha=0.3, color=styles[name].color)
         lo, hi = max(1.0, min(p.min(), p_hat.min())), max(p.max(), p_hat.max())
         ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
         ax.set_xscale("log")
@@ -224,21 +240,27 @@ def _plots(out_dir: Path, frames: dict) -> None:
         ax.set_ylabel("predicted p̂ (s)", fontsize=8)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(out_dir / "pred_vs_true.png", dpi=100)
+    return fig
 
+
+def coverage_curve_figure(frames: dict):
+    """Cov@τ against τ, one line per method, legend right of the axes."""
+    from benchmark.plots import outside_legend, subplots
     from predictors.metrics import coverage_curve
 
+    names = list(frames)
+    styles = _method_styles(names)
     taus = np.linspace(0.0, 1.0, 101)
-    fig, ax = subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(7.5, 4))
     for name in names:
         frame, p = frames[name]
-        ax.plot(taus, coverage_curve(frame["p_hat"].to_numpy(float), p, taus), label=name)
+        ax.plot(taus, coverage_curve(frame["p_hat"].to_numpy(float), p, taus), color=styles[name].color,
+                marker=styles[name].marker, markevery=(names.index(name) % 10, 10), markersize=4,
+                label=name)
     ax.set_xlabel("τ (relative error |p̂ − p| / p)")
     ax.set_ylabel("Cov@τ")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "coverage_curve.png", dpi=100)
+    outside_legend(ax, title="method")
+    return fig

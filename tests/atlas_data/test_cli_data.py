@@ -7,6 +7,7 @@ import pytest
 
 from atlas_data.build import build_dataset, default_dataset_dir, ensure_default_dataset, load_dataset
 from atlas_data.errors import InputError
+from atlas_data.outputs import file_signature
 from benchmark.cli import main
 
 CONTRACT_KEYS = {"source", "counts", "features", "splits", "fingerprint"}
@@ -27,6 +28,18 @@ def test_synth_build_describe(tmp_path, capsys):
     for needle in ("jobs kept", "calibration", "test_recurrent_share", "p_star_skew", "top features", "train"):
         assert needle in out
     assert (ds / "durations.png").stat().st_size > 1000
+    assert (ds / "durations.svg").read_text().startswith("<?xml")
+    # --output FILE.png: the SVG goes beside it, signed like the PNG; a user's SVG there is refused
+    figure = tmp_path / "figs" / "d.png"
+    assert main(["data", "describe", str(ds), "--output", str(figure)]) == 0
+    assert file_signature(figure) == "data describe" == file_signature(figure.with_suffix(".svg"))
+    assert main(["data", "describe", str(ds), "--output", str(figure)]) == 0  # a rerun replaces both
+    mine = tmp_path / "figs" / "mine.svg"
+    mine.write_text("<svg/>")
+    capsys.readouterr()
+    assert main(["data", "describe", str(ds), "--output", str(mine.with_suffix(".png"))]) == 2
+    assert "mine.svg" in capsys.readouterr().err and mine.read_text() == "<svg/>"
+    assert not mine.with_suffix(".png").exists()
 
     # synth + build in one gives the same dataset as synth then build from the CSVs
     ds2 = tmp_path / "ds2"

@@ -183,9 +183,9 @@ def test_a_rerun_replaces_its_output_whole_and_logs_only_the_new_files(tmp_path,
     assert main(first + ["--noise", "0,1"]) == 0
     assert (out / "robustness.png").exists()  # two noise levels draw the robustness curve
     assert main(first + ["--policies", "fifo,srpt"]) == 0
-    assert not (out / "robustness.png").exists()
-    assert sorted(p.name for p in out.iterdir()) == [".atlas-bench-output", "per_job.parquet", "ratios.png",
-                                                     "results.csv", "results.json", "stretch_cdf.png"]
+    assert not (out / "robustness.png").exists() and not (out / "robustness.svg").exists()
+    assert sorted(p.name for p in out.iterdir()) == [".atlas-bench-output", "per_job.parquet", "ratios.png", "ratios.svg",
+                                                     "results.csv", "results.json", "stretch_cdf.png", "stretch_cdf.svg"]
     from benchmark.tracking import import_mlflow, tracking_uri_for
 
     client = import_mlflow().MlflowClient(tracking_uri=tracking_uri_for(out.parent))

@@ -64,6 +64,8 @@ def test_site_files_links_and_escaping(site):
     entry_page = next((site / "entries" / "scheduling").glob("second-one-*.html")).read_text()
     assert "Scheduling score" in entry_page and "95 % interval" in entry_page and "ratio with the blind p̂" in entry_page
     assert "-p-hat-vs-p.png" in entry_page and "-ratios.png" in entry_page and "predictions sha256" in entry_page
+    pngs = sorted((site / "entries" / "scheduling").glob("second-one-*.png"))
+    assert pngs and all(png.with_suffix(".svg").read_text().startswith("<?xml") for png in pngs)  # SVG beside each
     hostile_page = next(p for p in (site / "entries" / "scheduling").glob("*.html") if "img-src" in p.name).read_text()
     assert "<img src=x" not in hostile_page
 
