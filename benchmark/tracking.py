@@ -374,11 +374,15 @@ def _refuse_version(db: Path, uri: str, version: str | None, head: str, known: f
 
 @contextlib.contextmanager
 def store_errors(uri: str):
-    """MLflow's own refusal of a store whose schema is not its own becomes exit 2 with the fix."""
+    """MLflow's own refusals of a store the user pointed at become exit 2 with the fix."""
     try:
         yield
     except Exception as exc:
         db = sqlite_path(uri)
+        if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
+            raise InputError("this MLflow no longer writes file stores: point MLFLOW_TRACKING_URI at a database, "
+                             "e.g. sqlite:///PATH/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)",
+                             where=f"MLFLOW_TRACKING_URI={uri}") from None
         if db is None or "out-of-date database schema" not in str(exc):
             raise
         head, known = _schema_revisions()
