@@ -2,7 +2,8 @@
 
 Each module in COMMAND_MODULES has `register(subparsers)`, which adds its parser(s) and sets
 `handler` on them. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
-nothing else ever prints a traceback unless ATLAS_DEBUG=1.
+Ctrl-C or SIGTERM at any moment (imports included) exits 130 with one line; nothing else ever
+prints a traceback unless ATLAS_DEBUG=1.
 """
 
 from __future__ import annotations
@@ -45,11 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from atlas_data.outputs import using_command_line
+    from benchmark.interrupts import deferred_signals, quiet_exit, terminate_as_interrupt
 
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    parser = build_parser()
     try:
+        with terminate_as_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt as exc:
+        with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
+            how = "terminated (SIGTERM)" if str(exc) == "SIGTERM" else "interrupted"
+            sys.stderr.write(f"{how}\n")
+            sys.stderr.flush()
+        return 130
+    finally:
+        quiet_exit()
+
+
+def _main(argv: list[str]) -> int:
+    from atlas_data.outputs import using_command_line
+
+    try:
+        parser = build_parser()  # imports every command module: Ctrl-C may land here too
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (2) and --help (0) return like every other outcome
         return int(exc.code or 0)
@@ -59,13 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return 130
     except Exception as exc:  # the user must never see a traceback
         if os.environ.get("ATLAS_DEBUG") == "1":
             raise
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set ATLAS_DEBUG=1 for details)\n")
+        first = (str(exc).strip().splitlines() or [""])[0]  # database errors carry the SQL on more lines
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {first} (set ATLAS_DEBUG=1 for details)\n")
         return 1
     return int(code or 0)
 

@@ -6,33 +6,51 @@ named `<policy>.<metric>` (`<policy>/<predictor>.<metric>` when a predictor is s
 `<policy>.m<machines>.<metric>` for makespan rows, `<method>.<metric>` for prediction rows);
 artifacts = the output folder. Store: $MLFLOW_TRACKING_URI if set, else SQLite at
 `<parent of the output folder>/mlflow.db` (so `results/mlflow.db` by default), artifacts in
-`<parent>/mlartifacts`.
-May import mlflow and the standard library; mlflow is imported lazily (it is slow to import).
+`<parent>/mlartifacts` (for any local SQLite store: `mlartifacts` beside the database file).
+
+A local store (SQLite file or file store) is used only under an exclusive lock on `<store>.lock`
+(fcntl.flock), held from the store check to the end of the logging: a new SQLite store is built
+and migrated in a temporary file and renamed into place, so an interrupt or four runs starting at
+once never leave it half-migrated; a store that an older interruption left half-migrated is
+rebuilt (no runs in it), repaired on a copy, or refused with exit 2 and the command that fixes it.
+An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
+that run KILLED before the command exits 130.
+May import mlflow, alembic, benchmark.interrupts, atlas_data and the standard library; mlflow is
+imported lazily (it is slow to import).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import re
+import sqlite3
 import subprocess
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
+from atlas_data.errors import InputError
 from atlas_data.io import package_version
 
 _SAFE = re.compile(r"[^A-Za-z0-9_\-.:/ ]")
 _KEY_COLUMNS = ("policy", "method", "predictor", "machines")
 
 
-def tracking_uri_for(results_dir: Path) -> str:
+def tracking_uri_for(results_dir: Path, *, create: bool = True) -> str:
+    """$MLFLOW_TRACKING_URI, else the SQLite store `<results_dir>/mlflow.db` (the folder made if create)."""
     uri = os.environ.get("MLFLOW_TRACKING_URI")
     if uri:
         return uri
     results_dir = Path(results_dir).resolve()
-    results_dir.mkdir(parents=True, exist_ok=True)
+    if create:
+        results_dir.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{results_dir / 'mlflow.db'}"
 
 
@@ -88,22 +106,381 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
     out_dir = Path(out_dir)
     doc = json.loads((out_dir / "results.json").read_text())
     mlflow = import_mlflow()
-    local = not os.environ.get("MLFLOW_TRACKING_URI")
-    use_store(mlflow, tracking_uri_for(out_dir.parent))
+    uri = tracking_uri_for(out_dir.parent)
     name = experiment_name(doc["task"], doc.get("objective"))
-    if mlflow.get_experiment_by_name(name) is None:
-        # with the default local store, artifacts sit beside mlflow.db, not in ./mlruns of the cwd
-        where = (out_dir.parent.resolve() / "mlartifacts").as_uri() if local else None
-        mlflow.create_experiment(name, artifact_location=where)
-    mlflow.set_experiment(name)
-    with mlflow.start_run(run_name=run_name or out_dir.name) as run:
+    with store_lock(uri), store_errors(uri):
+        ensure_store(uri)
+        use_store(mlflow, uri)
+        experiment_id = _experiment_id(mlflow.MlflowClient(uri), name, uri)
+        return _log(mlflow, uri, experiment_id, run_name or out_dir.name, out_dir, options, doc)
+
+
+def _log(mlflow, uri: str, experiment_id: str, run_name: str, out_dir: Path, options: dict, doc: dict) -> str:
+    """Create the run, log everything, end it FINISHED; any interruption ends it KILLED (FAILED on an error)."""
+    from benchmark.interrupts import deferred_signals
+
+    run_id = None
+    try:
+        with deferred_signals():  # the run row and the active-run record exist together or not at all
+            run_id = mlflow.start_run(experiment_id=experiment_id, run_name=run_name).info.run_id
         mlflow.log_params(params_of(options, doc))
         metrics = metrics_of(doc)
         if metrics:
             mlflow.log_metrics(metrics)
         mlflow.set_tags({"task": doc["task"], "objective": str(doc.get("objective")), "output": str(out_dir.resolve())})
         mlflow.log_artifacts(str(out_dir))
-        return run.info.run_id
+        with deferred_signals():
+            mlflow.end_run()
+        return run_id
+    except BaseException as exc:
+        if run_id is not None:
+            status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
+            with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
+                end_unfinished_run(mlflow, uri, run_id, status)
+        raise
+
+
+def end_unfinished_run(mlflow, uri: str, run_id: str, status: str) -> None:
+    """End `run_id` with `status` if it is still RUNNING, by every means at hand (never raises)."""
+    with contextlib.suppress(Exception):
+        active = mlflow.active_run()
+        if active is not None and active.info.run_id == run_id:
+            mlflow.end_run(status=status)
+    with contextlib.suppress(Exception):
+        client = mlflow.MlflowClient(uri)
+        if client.get_run(run_id).info.status == "RUNNING":
+            client.set_terminated(run_id, status)
+    db = sqlite_path(uri)
+    if db is not None and db.exists():  # the session may be unusable after an interrupt: plain SQL
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db, timeout=30)) as con:
+            con.execute("UPDATE runs SET status = ?, end_time = ? WHERE run_uuid = ? AND status = 'RUNNING'",
+                        (status, int(time.time() * 1000), run_id))
+            con.commit()
+
+
+def _experiment_id(client, name: str, uri: str) -> str:
+    """The experiment's id, created first when missing (the caller holds the store lock)."""
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        if experiment.lifecycle_stage != "active":
+            raise InputError(f"experiment '{name}' was deleted in this store; restore it "
+                             f"(mlflow experiments restore --experiment-id {experiment.experiment_id}) "
+                             "or use another store", where=uri)
+        return experiment.experiment_id
+    return client.create_experiment(name, artifact_location=artifact_location_for(uri))
+
+
+# ----- the store: where it is, its lock, its state ---------------------------------------------
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a local SQLite store URI (`sqlite:///rel.db`, `sqlite:////abs.db`), else None."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    rest = unquote(uri[len("sqlite:///"):].split("?", 1)[0])
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest).absolute()
+
+
+def file_store_path(uri: str) -> Path | None:
+    """The folder of a local file store (`file:///dir` or a plain path), else None."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path)).absolute()
+    if parsed.scheme == "" or (len(parsed.scheme) == 1 and os.name == "nt"):  # a plain path
+        return Path(uri).absolute()
+    return None
+
+
+def lock_path(uri: str) -> Path | None:
+    """`<store>.lock` beside a local store; None for a server or a remote database (it serialises itself)."""
+    local = sqlite_path(uri) or file_store_path(uri)
+    return None if local is None else local.with_name(local.name + ".lock")
+
+
+@contextlib.contextmanager
+def store_lock(uri: str):
+    """Hold the store's exclusive lock (waits for another run that holds it); no-op for remote stores."""
+    path = lock_path(uri)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, as before
+        fcntl = None
+    if path is None or fcntl is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # another run is migrating or logging: wait
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def store_is_idle(uri: str) -> bool:
+    """True when no process holds the store's lock (so no run is being logged to it right now)."""
+    path = lock_path(uri)
+    if path is None or not path.exists():
+        return path is not None
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return True
+
+
+def artifact_location_for(uri: str) -> str | None:
+    """Where a new experiment of this store keeps its artifacts; never the working folder.
+
+    MLflow's own default for a database store is ./mlruns of whatever folder the command runs in.
+    A local SQLite store gets `mlartifacts` beside its file; a file store keeps artifacts inside
+    itself and a tracking server decides for itself (None = theirs). A remote database has no place
+    of its own, so it needs a tracking server (exit 2).
+    """
+    db = sqlite_path(uri)
+    if db is not None:
+        return (db.parent / "mlartifacts").as_uri()
+    scheme = urlparse(uri).scheme.split("+", 1)[0]
+    if scheme in ("postgresql", "mysql", "mssql", "sqlite"):
+        raise InputError("a database store names no artifact location, and MLflow would write artifacts to ./mlruns "
+                         "of the working folder: run `mlflow server --backend-store-uri URI --artifacts-destination "
+                         "DIR` and set MLFLOW_TRACKING_URI to that server", where=f"MLFLOW_TRACKING_URI={uri}")
+    return None
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """What a local SQLite store holds, read with plain sqlite3 (no MLflow, no migration)."""
+
+    tables: frozenset[str] = frozenset()
+    versions: tuple[str, ...] = ()   # rows of alembic_version: exactly one in a sound store
+    n_runs: int = 0
+
+    @property
+    def leftovers(self) -> list[str]:
+        """Tables an interrupted batch migration left behind (`_alembic_tmp_<table>`)."""
+        return sorted(t for t in self.tables if t.startswith("_alembic_tmp_"))
+
+
+_CORE_TABLES = ("alembic_version", "experiments", "runs", "metrics", "params", "tags")
+
+
+def read_state(db: Path) -> StoreState:
+    """The tables, schema versions and run count of `db`; an empty state for a missing or empty file."""
+    if not db.exists() or db.stat().st_size == 0:
+        return StoreState()
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+            tables = frozenset(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+            versions = tuple(r[0] for r in con.execute("SELECT version_num FROM alembic_version")) \
+                if "alembic_version" in tables else ()
+            n_runs = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] if "runs" in tables else 0
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"not a usable MLflow SQLite store: {exc}", path=str(db)) from None
+    return StoreState(tables=tables, versions=versions, n_runs=int(n_runs))
+
+
+def _schema_revisions() -> tuple[str, frozenset[str]]:
+    """The schema version this MLflow writes (head) and every version it knows."""
+    from alembic.script import ScriptDirectory
+    from mlflow.store.db.utils import _get_alembic_config
+
+    script = ScriptDirectory.from_config(_get_alembic_config(""))
+    heads = script.get_heads()
+    return heads[0], frozenset(r.revision for r in script.walk_revisions())
+
+
+def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:
+    """Why the store is not sound (None if it is). An older schema with runs in it is not damage."""
+    problems = []
+    if state.leftovers:
+        problems.append(f"leftover table {', '.join(state.leftovers)}")
+    missing = [t for t in _CORE_TABLES if t not in state.tables]
+    if missing:
+        problems.append(f"missing table {', '.join(missing)}")
+    if "alembic_version" in state.tables and len(state.versions) != 1:
+        problems.append(f"{len(state.versions)} schema version rows instead of 1")
+    elif state.versions and state.versions[0] != head and state.versions[0] in known and not state.n_runs:
+        problems.append(f"schema migration stopped at version {state.versions[0]}")
+    return "; ".join(problems) or None
+
+
+def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> None:
+    """Make a local SQLite store sound before anyone logs to it; call it holding `store_lock(uri)`.
+
+    Missing: built and migrated in a temporary file, renamed into place (unless create=False).
+    Half-migrated by an older interruption (leftover `_alembic_tmp_*` tables, a missing or doubled
+    schema version, a migration that stopped part way): rebuilt when it holds no runs, else
+    repaired on a copy, else refused (exit 2) with the command that fixes it. A schema older or
+    newer than this MLflow's is refused (exit 2) with the command to run. Other stores: nothing.
+    A sound-looking store that holds runs skips the schema-version check (loading MLflow's
+    migration scripts takes seconds) unless thorough: MLflow makes it anyway (`store_errors`).
+    """
+    db = sqlite_path(uri)
+    if db is None:
+        return
+    _remove_temporaries(db)
+    state = read_state(db)
+    if not state.tables:
+        if create:
+            _build(db)
+        return
+    if not thorough and state.n_runs and not state.leftovers and len(state.versions) == 1 and _has_core_tables(state):
+        return  # looks sound and holds runs: MLflow checks the schema version itself (see store_errors)
+    head, known = _schema_revisions()
+    problem = damage(state, head, known)
+    if problem is None:
+        version = state.versions[0]
+        if version != head:
+            _refuse_version(db, uri, version, head, known)
+        return
+    if not state.n_runs:
+        _build(db)  # nothing in it to keep: a fresh store replaces it
+        _note(f"{db}: rebuilt the MLflow store, which an interrupted run had left half-migrated ({problem}); "
+              "it held no runs")
+        return
+    backup = _repair(db, state, head)
+    if backup is None:
+        raise InputError(f"the MLflow store was left half-migrated by an interrupted run ({problem}) and holds "
+                         f"{state.n_runs} runs, so it is not rebuilt: move it aside and start a new store with "
+                         f"`mv {db} {db}.damaged` (the old file stays readable with sqlite3)", path=str(db))
+    _note(f"{db}: repaired the MLflow store, which an interrupted run had left half-migrated ({problem}); "
+          f"the damaged file is kept as {backup}")
+
+
+def _has_core_tables(state: StoreState) -> bool:
+    return all(t in state.tables for t in _CORE_TABLES)
+
+
+def _refuse_version(db: Path, uri: str, version: str | None, head: str, known: frozenset[str]):
+    import mlflow
+
+    if version in known:
+        raise InputError(f"the MLflow store has the older schema version {version} (MLflow {mlflow.__version__} "
+                         f"writes {head}): back it up, then run `mlflow db upgrade {uri}`", path=str(db))
+    raise InputError(f"the MLflow store was written by a newer MLflow (schema version {version} is unknown to "
+                     f"MLflow {mlflow.__version__}): upgrade MLflow (pip install -U mlflow) or use another store",
+                     path=str(db))
+
+
+@contextlib.contextmanager
+def store_errors(uri: str):
+    """MLflow's own refusals of a store the user pointed at become exit 2 with the fix."""
+    try:
+        yield
+    except Exception as exc:
+        db = sqlite_path(uri)
+        if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
+            raise InputError("this MLflow no longer writes file stores: point MLFLOW_TRACKING_URI at a database, "
+                             "e.g. sqlite:///PATH/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)",
+                             where=f"MLFLOW_TRACKING_URI={uri}") from None
+        if db is None or "out-of-date database schema" not in str(exc):
+            raise
+        head, known = _schema_revisions()
+        state = read_state(db)
+        _refuse_version(db, uri, state.versions[0] if len(state.versions) == 1 else None, head, known)
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"note: {message}\n")
+
+
+def _sidecars(path: Path) -> list[Path]:
+    return [path] + [path.with_name(path.name + suffix) for suffix in ("-journal", "-wal", "-shm")]
+
+
+def _remove_temporaries(db: Path) -> None:
+    """Delete what a killed process left while building or repairing this store (we hold the lock)."""
+    if not db.parent.is_dir():
+        return
+    for leftover in db.parent.glob(f"{db.name}.building-*"):
+        leftover.unlink(missing_ok=True)
+    for leftover in db.parent.glob(f"{db.name}.repairing-*"):
+        leftover.unlink(missing_ok=True)
+
+
+def _forget_engines(db: Path) -> None:
+    """Close MLflow's pooled connections to `db`: after a rename they would point at the old file."""
+    with contextlib.suppress(Exception):
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+        for key, engine in list(getattr(SqlAlchemyStore, "_engine_map", {}).items()):
+            if sqlite_path(key) == db:
+                engine.dispose()
+
+
+def _build(db: Path) -> None:
+    """A new store at `db`: created and migrated in `<db>.building-<pid>`, then renamed over `db`."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db.with_name(f"{db.name}.building-{os.getpid()}")
+    try:
+        for path in _sidecars(tmp):
+            path.unlink(missing_ok=True)
+        SqlAlchemyStore(f"sqlite:///{tmp}", artifact_location_for(f"sqlite:///{db}"))
+        _forget_engines(tmp)
+        for path in _sidecars(db)[1:]:
+            path.unlink(missing_ok=True)
+        os.replace(tmp, db)
+        _forget_engines(db)
+    finally:
+        for path in _sidecars(tmp):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(Exception):
+            SqlAlchemyStore._engine_map.pop(f"sqlite:///{tmp}", None)
+
+
+def _repair(db: Path, state: StoreState, head: str) -> Path | None:
+    """Undo a half-done migration on a copy of `db` and finish it; swap the copy in. None if it cannot."""
+    import shutil
+
+    tmp = db.with_name(f"{db.name}.repairing-{os.getpid()}")
+    try:
+        shutil.copyfile(db, tmp)
+        with contextlib.closing(sqlite3.connect(tmp, timeout=30)) as con:
+            for leftover in state.leftovers:
+                table = leftover[len("_alembic_tmp_"):]
+                if table in state.tables:  # interrupted before the swap: the original is intact
+                    con.execute(f'DROP TABLE "{leftover}"')
+                else:  # interrupted after dropping the original: the copy is the table
+                    con.execute(f'ALTER TABLE "{leftover}" RENAME TO "{table}"')
+            if len(set(state.versions)) != 1:
+                return None  # no version, or several different ones: where the schema stands is unknown
+            con.execute("DELETE FROM alembic_version")
+            con.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (state.versions[0],))
+            con.commit()
+        uri = f"sqlite:///{tmp}"
+        if state.versions[0] != head:
+            from mlflow.store.db.utils import _upgrade_db, create_sqlalchemy_engine
+
+            engine = create_sqlalchemy_engine(uri)
+            try:
+                _upgrade_db(engine)
+            finally:
+                engine.dispose()
+        repaired = read_state(tmp)
+        if repaired.leftovers or repaired.versions != (head,) or any(t not in repaired.tables for t in _CORE_TABLES):
+            return None
+        backup = db.with_name(f"{db.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copyfile(db, backup)
+        os.replace(tmp, db)
+        _forget_engines(db)
+        return backup
+    except Exception:  # noqa: BLE001 - any failure means: not repairable here
+        return None
+    finally:
+        for path in _sidecars(tmp):
+            path.unlink(missing_ok=True)
 
 
 def use_store(mlflow, uri: str) -> None:
@@ -127,3 +504,21 @@ def import_mlflow():
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return mlflow
+
+
+def prepare(uri: str) -> None:
+    """Create, check or repair the store now (under its lock), before work that will log to it."""
+    import_mlflow()
+    with store_lock(uri):
+        ensure_store(uri, thorough=True)
+
+
+def preflight(uri: str) -> None:
+    """Before a long command: a local SQLite store with visible damage is repaired (or refused) now,
+    not after the work; the normal case costs one sqlite3 read and no MLflow import."""
+    db = sqlite_path(uri)
+    if db is None:
+        return
+    state = read_state(db)
+    if state.tables and (state.leftovers or len(state.versions) != 1):
+        prepare(uri)

@@ -1,5 +1,8 @@
-"""`benchmark compare`: MLflow runs side by side, one row per run, key metrics as columns.
+"""`benchmark compare`: MLflow runs side by side, one row per run, its status, key metrics as columns.
 
+A run whose status is still RUNNING while nobody holds the store's lock was being logged by a
+process that was killed outright (SIGKILL, power loss): it is shown as RUNNING and counted in a
+note. Reading never creates a store; a damaged one is repaired or refused as for `run`.
 `--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
 """
 
@@ -21,23 +24,33 @@ def register(subparsers) -> None:
 
 
 def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
-    """DataFrame with one row per run: run id, experiment, start time, run name, chosen metrics."""
+    """DataFrame with one row per run: run id, experiment, start time, run name, status, chosen metrics."""
     import pandas as pd
 
-    from benchmark.tracking import import_mlflow, tracking_uri_for, use_store
+    from benchmark.tracking import (ensure_store, import_mlflow, sqlite_path, store_errors, store_lock, tracking_uri_for,
+                                    use_store)
 
+    uri = tracking_uri_for(results, create=False)
+    db = sqlite_path(uri)
+    if db is not None and not db.exists():  # nothing tracked here yet; do not create a store by looking
+        if experiment:
+            raise InputError(f"no experiment named '{experiment}' in {uri} (no store there)", where="--experiment")
+        return pd.DataFrame()
     mlflow = import_mlflow()
-
-    use_store(mlflow, tracking_uri_for(results))
-    client = mlflow.MlflowClient()
-    experiments = [e for e in client.search_experiments() if e.name.startswith("atlas-")]
+    with store_lock(uri):
+        ensure_store(uri, create=False)
+    use_store(mlflow, uri)
+    with store_errors(uri):
+        experiments = [e for e in mlflow.MlflowClient().search_experiments() if e.name.startswith("atlas-")]
     if experiment:
         experiments = [e for e in experiments if e.name == experiment]
         if not experiments:
-            raise InputError(f"no experiment named '{experiment}' in {tracking_uri_for(results)}", where="--experiment")
+            raise InputError(f"no experiment named '{experiment}' in {uri}", where="--experiment")
     if not experiments:
         return pd.DataFrame()
     runs = mlflow.search_runs(experiment_ids=[e.experiment_id for e in experiments], order_by=["attributes.start_time ASC"])
+    if runs.empty:
+        return pd.DataFrame()
     names = {e.experiment_id: e.name for e in experiments}
     keep = [c for c in runs.columns if c.startswith("metrics.") and c.rsplit(".", 1)[-1] in suffixes]
     table = pd.DataFrame(
@@ -46,6 +59,7 @@ def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
             "experiment": runs["experiment_id"].map(names),
             "start": runs["start_time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
             "name": runs.get("tags.mlflow.runName"),
+            "status": runs["status"],
         }
     )
     metrics = runs[sorted(keep)].rename(columns=lambda c: c[len("metrics."):])
@@ -79,4 +93,11 @@ def _compare(args) -> int:
         output_file(Path(args.csv), "compare", lambda tmp: table.to_csv(tmp, index=False), option="--csv",
                     recognise=_is_compare_csv)
     print(format_table(table.to_dict("records"), list(table.columns)))
+    running = int((table["status"] == "RUNNING").sum())
+    if running:
+        from benchmark.tracking import store_is_idle, tracking_uri_for
+
+        if store_is_idle(tracking_uri_for(Path(args.results), create=False)):
+            print(f"note: {running} run(s) still RUNNING although no run is being logged: their process was killed "
+                  "while logging (their output folders hold the results)")
     return 0

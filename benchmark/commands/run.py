@@ -84,6 +84,13 @@ def _run(args) -> int:
 
         check_output_folder(args.output, "run")  # before any computation (docs/results-and-tracking.md)
     load_plugins(args.plugins)
+    if not args.no_mlflow:
+        from pathlib import Path
+
+        from benchmark.tracking import preflight, tracking_uri_for
+
+        # a damaged store is repaired or refused (exit 2) before the work, not after it
+        preflight(tracking_uri_for(Path(args.output).parent if args.output else Path("results"), create=False))
     code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
     if code == 0 and not args.no_mlflow:
         log_to_mlflow(args)

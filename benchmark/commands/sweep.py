@@ -18,7 +18,7 @@ from atlas_data.outputs import check_output_folder
 def register(subparsers) -> None:
     parser = subparsers.add_parser("sweep", help="run the cross product of a YAML config (local processes or Dask)")
     parser.add_argument("config", metavar="CONFIG.yaml", help="sweep config (keys: task, jobs|data, objectives, "
-                        "policies, predictors, noise, seeds, n, machines, nodes, lease, options, mlflow)")
+                        "policies, predictors, noise, seeds, n, machines, nodes, lease, options, mlflow, max_cells)")
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="local worker processes (default) or a Dask cluster")
     parser.add_argument("--address", help="Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     parser.add_argument("--output", help="output folder (default results/sweep-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log the cells to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")
+    parser.add_argument("--max-cells", type=int, metavar="N",
+                        help="refuse a config that expands to more than N cells (default: the config's max_cells key, "
+                             "else 10,000)")
     parser.set_defaults(handler=_sweep)
 
 
@@ -38,7 +41,13 @@ def _sweep(args) -> int:
         raise InputError("--address needs --executor dask", where="--address")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}", where="--workers")
+    if args.max_cells is not None and args.max_cells < 1:
+        raise InputError(f"--max-cells must be at least 1, got {args.max_cells}", where="--max-cells")
     config = sweeps.load_config(args.config)
+    if args.max_cells is not None:
+        from dataclasses import replace
+
+        config = replace(config, max_cells=args.max_cells)
     out = Path(args.output) if args.output else default_output_dir("sweep")
     check_output_folder(out, "sweep")  # before any cell runs
     result = sweeps.run_sweep(config, out, executor=args.executor, address=args.address, workers=args.workers,

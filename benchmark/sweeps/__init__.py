@@ -12,8 +12,9 @@ The config format is documented in docs/results-and-tracking.md and in `benchmar
 """
 
 from benchmark.sweeps.aggregate import TABLE_COLUMNS, summary, sweep_table
-from benchmark.sweeps.config import CONFIG_KEYS, SWEEP_KEYS, Cell, SweepConfig, cells, load_config
+from benchmark.sweeps.config import (CONFIG_KEYS, DEFAULT_MAX_CELLS, SWEEP_KEYS, Cell, SweepConfig, cell_count, cells,
+                                     load_config)
 from benchmark.sweeps.execution import CellResult, SweepResult, run_cell, run_cells, run_sweep
 
-__all__ = ["CONFIG_KEYS", "SWEEP_KEYS", "TABLE_COLUMNS", "Cell", "CellResult", "SweepConfig", "SweepResult",
-           "cells", "load_config", "run_cell", "run_cells", "run_sweep", "summary", "sweep_table"]
+__all__ = ["CONFIG_KEYS", "DEFAULT_MAX_CELLS", "SWEEP_KEYS", "TABLE_COLUMNS", "Cell", "CellResult", "SweepConfig", "SweepResult",
+           "cell_count", "cells", "load_config", "run_cell", "run_cells", "run_sweep", "summary", "sweep_table"]

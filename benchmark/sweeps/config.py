@@ -17,6 +17,7 @@
     lease: [300, 900, 1800]               # fairness: lease lengths, s
     options: {prr-lambda: 0.5}            # fixed extra `benchmark run` options for every cell
     mlflow: false                         # same as --no-mlflow
+    max_cells: 20000                      # refuse larger sweeps (default 10,000; --max-cells wins)
 
 Axes: dataset × objectives × policies × prediction source × seeds × n × machines × nodes × lease, where
 the prediction source is one entry of `predictors` or one entry of `noise` (both are ways to get
@@ -27,6 +28,9 @@ would only repeat that work. Policies that need no p̂ therefore run again in ev
 appear once per cell (their value does not depend on σ). Files named by `jobs`/`data` are not
 checked here: a missing one fails its cells only (a remote worker may see paths this host does not).
 Cell ids are `<index>-<the values of the axes that vary>`, e.g. `0003-max_stretch-noise0.5-seed1`.
+The cell count is checked before anything is expanded: more than `max_cells` (DEFAULT_MAX_CELLS
+unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as `seeds: 100000` does
+not start 100,000 runs. The file must be UTF-8 text.
 
 May import benchmark.cli (the run parser), benchmark.commands.run (task names), schedulers.objectives,
 atlas_data.errors, yaml.
@@ -46,7 +50,8 @@ from typing import Any
 from atlas_data.errors import InputError
 
 SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes", "lease")
-CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow")
+CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow", "max_cells")
+DEFAULT_MAX_CELLS = 10_000  # far above any sweep in the docs, far below one that would run for weeks
 # the options a sweep key already sets (or the sweep itself): not allowed under `options`
 _MANAGED_OPTIONS = {"task", "jobs", "data", "objective", "policies", "predictor", "methods", "noise", "seed", "n",
                     "machines", "nodes", "lease", "output", "quiet", "no-mlflow"}
@@ -73,6 +78,7 @@ class SweepConfig:
     lease: tuple[float | None, ...] = (None,)      # lease lengths, s (fairness)
     options: tuple[tuple[str, Any], ...] = ()
     mlflow: bool = True
+    max_cells: int = DEFAULT_MAX_CELLS
 
     @property
     def base_dir(self) -> Path:
@@ -85,9 +91,12 @@ def load_config(path: str | Path) -> SweepConfig:
 
     path = str(path)
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("sweep config not found", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                         "save the config as UTF-8", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot read sweep config: {exc.strerror}", path=path) from None
     try:
@@ -175,6 +184,9 @@ def load_config(path: str | Path) -> SweepConfig:
     machines = tuple(_machine_lists(raw, fail)) if "machines" in raw else (None,)
     options = _extra_options(raw, fail)
     mlflow = _flag(raw, "mlflow", fail)
+    max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
+    if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
+        fail("max_cells", f"'max_cells' must be an integer >= 1, got {max_cells!r}")
     if task == "scheduling" and not objectives:
         fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
     return SweepConfig(
@@ -193,6 +205,7 @@ def load_config(path: str | Path) -> SweepConfig:
         lease=tuple(lease) if lease else (None,),
         options=options,
         mlflow=mlflow,
+        max_cells=max_cells,
     )
 
 
@@ -288,13 +301,30 @@ class Cell:
     lease: float | None = None
 
 
-def cells(config: SweepConfig) -> list[Cell]:
-    """The cross product of the config's axes, in config order; every argv is checked by the run parser."""
+def cell_count(config: SweepConfig) -> int:
+    """How many cells the config expands to, without expanding it."""
+    return math.prod(len(axis) for axis in _axes(config))
+
+
+def _axes(config: SweepConfig) -> tuple[tuple, ...]:
     sources: list[tuple[str | None, float | None]] = [(p, None) for p in config.predictors]
     sources += [(None, s) for s in config.noise]
-    sources = sources or [(None, None)]
-    axes = (config.datasets, config.objectives, config.policies, sources, config.seeds, config.n,
-            config.machines, config.nodes, config.lease)
+    return (config.datasets, config.objectives, config.policies, tuple(sources or [(None, None)]), config.seeds,
+            config.n, config.machines, config.nodes, config.lease)
+
+
+def cells(config: SweepConfig) -> list[Cell]:
+    """The cross product of the config's axes, in config order; every argv is checked by the run parser.
+
+    More cells than config.max_cells is an InputError before anything is expanded.
+    """
+    count = cell_count(config)
+    if count > config.max_cells:
+        sizes = " x ".join(str(len(axis)) for axis in _axes(config) if len(axis) > 1)
+        raise InputError(f"the config expands to {count:,} cells ({sizes}), more than the limit of "
+                         f"{config.max_cells:,}: shorten a list, or raise the limit with --max-cells or the "
+                         "'max_cells' key", path=config.path, where="max_cells")
+    axes = _axes(config)
     varying = [len(axis) > 1 for axis in axes]
     out: list[Cell] = []
     for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes, lease) in enumerate(

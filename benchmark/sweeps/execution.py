@@ -10,8 +10,11 @@ time once OUT is in place (`tracking.log_run`), so SQLite never sees two writers
 artifacts name their final place; the store is `OUT/cells/mlflow.db` unless MLFLOW_TRACKING_URI
 is set.
 
-Executors: `local` = a ProcessPoolExecutor; `dask` = a distributed.Client on `--address`, or on a
-LocalCluster started (and closed) here. Cells in one process run one at a time (sys.stderr is
+Executors: `local` = a ProcessPoolExecutor whose workers die with the sweep (Linux: the kernel
+sends them SIGKILL when their parent dies, PR_SET_PDEATHSIG; elsewhere too: a watchdog thread
+that polls the sweep's pid) and leave Ctrl-C to it (they ignore SIGINT; on an interrupt the sweep
+kills them); `dask` = a distributed.Client on `--address`, or on a LocalCluster started (and
+closed) here, whose log is silenced once the sweep is interrupted (no "Nanny failed to start"). Cells in one process run one at a time (sys.stderr is
 process-wide and the simulator holds the GIL anyway): scale Dask workers with processes, one
 thread each (`dask worker ADDRESS --nworkers N --nthreads 1`). Remote workers need atlas-bench
 installed and OUT on a shared filesystem (the table itself comes back over the wire; MLflow
@@ -27,6 +30,8 @@ import contextlib
 import io
 import json
 import os
+import signal
+import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -60,6 +65,7 @@ class CellResult:
 
 
 _CELL_LOCK = threading.Lock()  # one cell at a time per process: stderr capture and pyplot are process-wide
+_TQDM_LOCK = threading.RLock()
 
 
 def run_cell(cell: Cell, out_root: str | Path, mlflow: bool = False) -> CellResult:
@@ -68,8 +74,13 @@ def run_cell(cell: Cell, out_root: str | Path, mlflow: bool = False) -> CellResu
     With mlflow=True the cell logs itself (for workers that have their own tracking server in
     MLFLOW_TRACKING_URI); the sweep command passes False and logs from the parent instead.
     """
+    from tqdm import tqdm
+
     from benchmark.cli import main
 
+    # tqdm's default lock is a multiprocessing lock (a named semaphore): a worker killed on Ctrl-C
+    # would leave it behind, and the resource tracker would warn about it after the one-line message
+    tqdm.set_lock(_TQDM_LOCK)
     out_dir = Path(out_root) / "cells" / cell.id
     argv = list(cell.argv) + ["--output", str(out_dir), "--quiet"] + ([] if mlflow else ["--no-mlflow"])
     start = time.perf_counter()
@@ -122,6 +133,114 @@ def run_cells(
     return [done[cell.index] for cell in cell_list]
 
 
+# ----- worker processes that never outlive the sweep ------------------------------------------
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _worker_init(parent_pid: int) -> None:
+    """First thing in every local worker: Ctrl-C is the parent's business; die with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
+
+
+def _start_fork_server() -> None:
+    """Start multiprocessing's fork server with SIGINT blocked, as the stdlib does for its resource
+    tracker: the server and every worker forked from it inherit the mask, so a Ctrl-C sent to the
+    whole terminal group reaches only the sweep (no KeyboardInterrupt traceback from a worker that
+    was importing), and the sweep stops them."""
+    from multiprocessing import forkserver, resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask"):
+        forkserver.ensure_running()
+        return
+    # the tracker first: starting it unblocks SIGINT again (it plays the same trick for itself)
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def die_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
+    """Make this process end when `parent_pid` ends, even by SIGKILL.
+
+    On Linux the kernel sends SIGKILL when the parent dies (PR_SET_PDEATHSIG; a forkserver worker's
+    parent is the fork server, which exits when the sweep does). A daemon thread also polls the
+    sweep's pid: it covers other systems and a parent that died before prctl ran.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    first_parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != first_parent or not _alive(parent_pid):
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(poll_s)
+
+    threading.Thread(target=watch, name="atlas-die-with-parent", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed parent stays a zombie until its own parent reaps it: that is dead too
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the pool's workers: on an interrupt, running cells are dropped, not waited for."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.kill()
+    _kill_fork_server()
+
+
+def _kill_fork_server() -> None:
+    """SIGKILL multiprocessing's fork server and every process it forked (the next pool starts a new one).
+
+    A worker the server is still starting (it may still be importing) is in no pool's table yet;
+    left alive, it would fail on the pool's semaphores once this process removes them and print a
+    traceback. The server is frozen first (SIGSTOP) so it forks nothing more while its children
+    are listed (Linux /proc; elsewhere the workers' own watchdog ends them).
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if not server or not os.path.isdir("/proc"):
+        return
+    with contextlib.suppress(OSError):
+        os.kill(server, signal.SIGSTOP)
+        for pid in _children_of(server):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        os.kill(server, signal.SIGKILL)
+
+
+def _children_of(pid: int) -> list[int]:
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        children.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return children
+
+
 def _run_local(cell_list, out_root, workers, finish) -> None:
     import multiprocessing
 
@@ -131,7 +250,9 @@ def _run_local(cell_list, out_root, workers, finish) -> None:
     context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
     if context.get_start_method() == "forkserver":
         context.set_forkserver_preload(["benchmark.sweeps.execution", "benchmark.tasks.scheduling"])
-    pool = ProcessPoolExecutor(max_workers=max_workers, mp_context=context)
+        _start_fork_server()
+    pool = ProcessPoolExecutor(max_workers=max_workers, mp_context=context, initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
         futures = {pool.submit(run_cell, cell, str(out_root), False): cell for cell in cell_list}
         for future in as_completed(futures):
@@ -143,21 +264,28 @@ def _run_local(cell_list, out_root, workers, finish) -> None:
                                     out_dir=str(out_root / "cells" / cell.id))
             finish(result)
     except BaseException:
-        # Ctrl-C: drop the queued cells instead of running them all before exiting
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C: drop the queued and the running cells instead of finishing them before exiting;
+        # with the workers dead the shutdown is quick, and it releases the pool's semaphores (else
+        # multiprocessing's resource tracker warns about them after the one-line message)
+        from benchmark.interrupts import deferred_signals
+
+        _kill_workers(pool)
+        with deferred_signals(reraise=False):
+            pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
 
 
 def _run_dask(cell_list, out_root, address, workers, finish) -> None:
-    try:
-        import logging
+    import logging
 
+    try:
         from distributed import Client, LocalCluster, as_completed as dask_as_completed
     except ImportError:
         raise InputError("the dask executor needs dask[distributed] (pip install 'atlas-bench[dask]')",
                          where="--executor") from None
-    cluster = None
+    cluster = client = None
+    interrupted = False
     try:
         if address:
             try:
@@ -165,26 +293,72 @@ def _run_dask(cell_list, out_root, address, workers, finish) -> None:
             except (OSError, TimeoutError) as exc:
                 raise InputError(f"cannot connect to the Dask scheduler: {exc}", where=f"--address {address}") from None
         else:
-            cluster = LocalCluster(n_workers=max(1, min(workers or os.cpu_count() or 1, len(cell_list))),
-                                   threads_per_worker=1, processes=True, dashboard_address=None,
-                                   silence_logs=logging.ERROR)
+            import dask
+
+            # workers forked by a fork server started with SIGINT blocked (see _start_fork_server):
+            # a Ctrl-C to the terminal group reaches only the sweep, no traceback from each worker
+            with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+                from distributed.utils import get_mp_context
+
+                get_mp_context()  # sets distributed's fork-server preload before the server starts
+                _start_fork_server()
+                # CRITICAL: a worker's errors reach the sweep as failed cells; logged as well, they
+                # would only repeat them, and after a Ctrl-C flood the terminal (lost heartbeats)
+                cluster = LocalCluster(n_workers=max(1, min(workers or os.cpu_count() or 1, len(cell_list))),
+                                       threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
             client = Client(cluster)
-        try:
-            futures = client.map(run_cell, cell_list, out_root=str(out_root), mlflow=False, pure=False)
-            owner = {future.key: cell for future, cell in zip(futures, cell_list)}
-            for future in dask_as_completed(futures):
-                cell = owner[future.key]
-                try:
-                    result = future.result()
-                except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker
-                    result = CellResult(cell, error=f"worker failed: {type(exc).__name__}: {exc}",
-                                        out_dir=str(out_root / "cells" / cell.id))
-                finish(result)
-        finally:
-            client.close()
+        futures = client.map(run_cell, cell_list, out_root=str(out_root), mlflow=False, pure=False)
+        owner = {future.key: cell for future, cell in zip(futures, cell_list)}
+        for future in dask_as_completed(futures):
+            cell = owner[future.key]
+            try:
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker
+                result = CellResult(cell, error=f"worker failed: {type(exc).__name__}: {exc}",
+                                    out_dir=str(out_root / "cells" / cell.id))
+            finish(result)
+    except KeyboardInterrupt:
+        # Ctrl-C, at start-up too: distributed then logs every nanny and comm it loses ("Nanny failed
+        # to start"); the user asked to stop, so it closes quietly and the CLI prints one line
+        interrupted = True
+        _silence_distributed()
+        raise
     finally:
-        if cluster is not None:
-            cluster.close()
+        from benchmark.interrupts import deferred_signals
+
+        with deferred_signals(reraise=not interrupted):  # a second Ctrl-C must not abandon the cluster
+            for closable in (client, cluster):
+                if closable is not None:
+                    if interrupted:
+                        with contextlib.suppress(Exception):
+                            closable.close()
+                    else:
+                        closable.close()
+            if interrupted and not address:
+                _abandon_local_cluster()
+
+
+def _abandon_local_cluster() -> None:
+    """After an interrupt: end the LocalCluster's worker processes, and keep distributed's exit hook
+    from closing a cluster interrupted while it started (it fails with a traceback on those)."""
+    import atexit
+
+    _kill_fork_server()
+    with contextlib.suppress(Exception):
+        from distributed.deploy.spec import close_clusters
+
+        atexit.unregister(close_clusters)
+
+
+
+def _silence_distributed() -> None:
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if name.startswith(("distributed", "tornado", "asyncio")) and isinstance(logger, logging.Logger):
+            logger.disabled = True
 
 
 # ----- the sweep ------------------------------------------------------------------------------
@@ -221,6 +395,14 @@ def run_sweep(
     out_dir = Path(out_dir).resolve()
     cell_list = cells(config)
     mlflow = mlflow and config.mlflow
+    if mlflow and cell_list and os.environ.get("MLFLOW_TRACKING_URI"):
+        from benchmark.tracking import prepare
+
+        # an external store is created, checked or repaired now: a damaged one is exit 2 before any
+        # cell runs, not a warning per cell after all of them (the sweep's own store is made fresh,
+        # inside the output folder, once the folder is in place)
+        prepare(os.environ["MLFLOW_TRACKING_URI"])
+    warnings: list[str] = []
     with output_folder(out_dir, "sweep") as folder:
         with Progress(f"sweep: {len(cell_list)} cells ({executor})", total=len(cell_list), quiet=quiet) as progress:
 

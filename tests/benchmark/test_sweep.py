@@ -68,6 +68,10 @@ BAD = [
     ("lease as an option", "task: fairness\noptions: {lease: 300}\n", "options"),
     ("not a mapping", "- task\n- scheduling\n", "mapping"),
     ("bad yaml", "task: [scheduling\n", "YAML"),
+    ("max_cells not an int", "task: scheduling\nobjectives: makespan\nmax_cells: lots\n", "max_cells"),
+    ("max_cells zero", "task: scheduling\nobjectives: makespan\nmax_cells: 0\n", "max_cells"),
+    ("over its own max_cells", "task: scheduling\nobjectives: makespan\nseeds: [1, 2, 3]\nmax_cells: 2\n",
+     "3 cells"),
 ]
 
 
@@ -90,6 +94,41 @@ def test_missing_config_and_bad_options_exit_2(tmp_path, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 3 and "nope.yaml" in lines[0] and "--executor dask" in lines[1] and "--workers" in lines[2]
     assert not (tmp_path / "o").exists()
+
+
+def test_non_utf8_config_exits_2_with_one_line(tmp_path, capsys):
+    config = tmp_path / "latin1.yaml"
+    config.write_bytes("task: scheduling\nobjectives: makespan\n# caf\u00e9\n".encode("latin-1"))
+    assert main(["sweep", str(config), "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {config}: not UTF-8") and "0xe9" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_cell_count_is_bounded_before_anything_is_expanded(tmp_path, capsys, monkeypatch):
+    from benchmark import sweeps
+    from benchmark.sweeps import config as sweep_config
+
+    assert sweeps.DEFAULT_MAX_CELLS == 10_000
+    seeds = ", ".join(str(i) for i in range(500))
+    sizes = ", ".join(str(i) for i in range(1, 401))
+    big = _write(tmp_path, f"task: scheduling\nobjectives: makespan\nseeds: [{seeds}]\nn: [{sizes}]\n", "big.yaml")
+    assert sweeps.cell_count(load_config(big)) == 200_000
+    monkeypatch.setattr(sweep_config, "_check_argv", lambda *a: pytest.fail("expanded a refused sweep"))
+    assert main(["sweep", str(big), "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "200,000 cells (500 x 400)" in line and "10,000" in line and "--max-cells" in line
+    assert not (tmp_path / "o").exists()
+    # the limit is an option and a config key; the option wins
+    small = _write(tmp_path, "task: scheduling\nobjectives: makespan\nseeds: [1, 2, 3]\nmax_cells: 2\n", "s.yaml")
+    assert main(["sweep", str(small), "--max-cells", "1", "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
+    assert "more than the limit of 1:" in capsys.readouterr().err
+    assert main(["sweep", str(small), "--max-cells", "0", "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
+    assert "--max-cells must be at least 1" in capsys.readouterr().err
+    monkeypatch.undo()
+    from dataclasses import replace
+
+    assert len(cells(replace(load_config(small), max_cells=3))) == 3
 
 
 # ----- the cross product ----------------------------------------------------------------------

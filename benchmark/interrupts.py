@@ -1,0 +1,108 @@
+"""How every command reacts to Ctrl-C (SIGINT) and SIGTERM: stop, clean up, one line, exit 130.
+
+`benchmark.cli.main` wraps a command in `terminate_as_interrupt()`, so SIGTERM raises
+KeyboardInterrupt just as SIGINT does, every `finally` and cleanup runs, and the CLI prints one
+line. An interrupt that lands in a weakref callback or `__del__` (SQLAlchemy and pandas run many)
+would be printed as "Exception ignored" and lost; inside the context it is delivered again to the
+main thread instead. Short critical sections (creating an MLflow run, marking it KILLED) run inside
+`deferred_signals()`: a signal that arrives there is held and raised when the section is done, so
+the store never holds a run that nobody will end. `quiet_exit()` makes a second Ctrl-C during
+interpreter shutdown (after the command returned) do nothing instead of printing a traceback.
+
+Signal handlers can only be set from the main thread; elsewhere (a Dask worker thread) these are
+no-ops. A process whose SIGINT is ignored (a sweep worker: its parent handles Ctrl-C) keeps
+SIGTERM's default action too. May import the standard library only.
+"""
+
+from __future__ import annotations
+
+import _thread
+import atexit
+import contextlib
+import signal
+import sys
+import threading
+
+_HANDLED = (signal.SIGINT, signal.SIGTERM)
+_exit_hook_registered = False
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """Inside: SIGTERM raises KeyboardInterrupt like SIGINT (when SIGINT does, i.e. not in a worker)."""
+    if not _main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:  # someone (a host program) handles SIGTERM already: leave it
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous_hook = sys.unraisablehook
+
+    def redeliver(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            signum = signal.SIGTERM if str(unraisable.exc_value) == "SIGTERM" else signal.SIGINT
+            # from another thread, a moment later: raised here, it would land in this hook again
+            threading.Timer(0.01, _thread.interrupt_main, args=(signum,)).start()
+        else:
+            previous_hook(unraisable)
+
+    sys.unraisablehook = redeliver
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous_hook
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def deferred_signals(*, reraise: bool = True):
+    """Hold SIGINT/SIGTERM while the block runs; afterwards raise KeyboardInterrupt if one came.
+
+    reraise=False drops them instead: for cleanup that runs because of an interrupt already.
+    """
+    if not _main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {}
+    for sig in _HANDLED:
+        current = signal.getsignal(sig)
+        if current in (signal.SIG_IGN, None):
+            continue  # ignored stays ignored; None = set outside Python, leave it alone
+        if sig == signal.SIGTERM and current is signal.SIG_DFL:
+            continue  # SIGTERM kills this process outright (not under terminate_as_interrupt)
+        previous[sig] = current
+        signal.signal(sig, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received and reraise:
+        raise KeyboardInterrupt(signal.Signals(received[0]).name)
+
+
+def quiet_exit() -> None:
+    """Once the command has returned, a Ctrl-C during interpreter shutdown is ignored (no traceback)."""
+    global _exit_hook_registered
+    if _exit_hook_registered or not _main_thread():
+        return
+    _exit_hook_registered = True
+    # atexit runs callbacks last-registered first: this one runs before the libraries' own
+    # (registered at their import, earlier), so their shutdown work is not interrupted either
+    atexit.register(_ignore_sigint)
+
+
+def _ignore_sigint() -> None:
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
