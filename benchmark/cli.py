@@ -51,15 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
         with terminate_as_interrupt():
-            return _main(argv)
+            try:
+                return _main(argv)
+            finally:
+                quiet_exit()  # registered while SIGTERM still interrupts: no moment without either
     except KeyboardInterrupt as exc:
         with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
             how = "terminated (SIGTERM)" if str(exc) == "SIGTERM" else "interrupted"
             sys.stderr.write(f"{how}\n")
             sys.stderr.flush()
         return 130
-    finally:
-        quiet_exit()
 
 
 def _main(argv: list[str]) -> int:

@@ -6,7 +6,7 @@ line. An interrupt that lands in a weakref callback or `__del__` (SQLAlchemy and
 would be printed as "Exception ignored" and lost; inside the context it is delivered again to the
 main thread instead. Short critical sections (creating an MLflow run, marking it KILLED) run inside
 `deferred_signals()`: a signal that arrives there is held and raised when the section is done, so
-the store never holds a run that nobody will end. `quiet_exit()` makes a second Ctrl-C during
+the store never holds a run that nobody will end. `quiet_exit()` makes a Ctrl-C or SIGTERM during
 interpreter shutdown (after the command returned) do nothing instead of printing a traceback.
 
 Signal handlers can only be set from the main thread; elsewhere (a Dask worker thread) these are
@@ -93,16 +93,29 @@ def deferred_signals(*, reraise: bool = True):
 
 
 def quiet_exit() -> None:
-    """Once the command has returned, a Ctrl-C during interpreter shutdown is ignored (no traceback)."""
+    """Once the command has returned, a Ctrl-C or SIGTERM during interpreter shutdown is ignored.
+
+    The command's work and cleanup are done and its exit status is decided; without this, a
+    signal in the last moments (joining threads, closing pools) would print a traceback or turn
+    exit 0 into death by signal. Registered at the start of shutdown, before threads are joined
+    (threading's own exit hooks), and with atexit as well. SIGKILL still ends a stuck shutdown.
+    """
     global _exit_hook_registered
     if _exit_hook_registered or not _main_thread():
         return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # a worker (its parent handles Ctrl-C) or a host program with its own handling
     _exit_hook_registered = True
-    # atexit runs callbacks last-registered first: this one runs before the libraries' own
-    # (registered at their import, earlier), so their shutdown work is not interrupted either
-    atexit.register(_ignore_sigint)
+    register_early = getattr(threading, "_register_atexit", None)  # runs before non-daemon threads are joined
+    if register_early is not None:
+        with contextlib.suppress(RuntimeError):
+            register_early(_ignore_signals)
+    atexit.register(_ignore_signals)
 
 
-def _ignore_sigint() -> None:
-    with contextlib.suppress(ValueError, OSError):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _ignore_signals() -> None:
+    if not _main_thread():
+        return
+    for sig in _HANDLED:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.SIG_IGN)
