@@ -10,18 +10,20 @@ time once OUT is in place (`tracking.log_run`), so SQLite never sees two writers
 artifacts name their final place; the store is `OUT/cells/mlflow.db` unless MLFLOW_TRACKING_URI
 is set.
 
-Executors: `local` = a ProcessPoolExecutor whose workers die with the sweep (Linux: the kernel
-sends them SIGKILL when their parent dies, PR_SET_PDEATHSIG; elsewhere too: a watchdog thread
-that polls the sweep's pid) and leave Ctrl-C to it (they ignore SIGINT; on an interrupt the sweep
-kills them); `dask` = a distributed.Client on `--address`, or on a LocalCluster started (and
-closed) here, whose log is silenced once the sweep is interrupted (no "Nanny failed to start"). Cells in one process run one at a time (sys.stderr is
+Executors: `local` = a ProcessPoolExecutor; `dask` = a distributed.Client on `--address`, or on a
+LocalCluster started (and closed) here. Worker processes never outlive the sweep and leave Ctrl-C
+to it: local workers get SIGKILL from the kernel when their parent dies (Linux PR_SET_PDEATHSIG)
+and poll the sweep's pid as well; local and LocalCluster workers are forked by a fork server
+started with SIGINT blocked, so a terminal's Ctrl-C reaches only the sweep, which kills its local
+workers or closes its cluster (Dask's log silenced: no "Nanny failed to start"), and the CLI
+prints one line and exits 130. Cells in one process run one at a time (sys.stderr is
 process-wide and the simulator holds the GIL anyway): scale Dask workers with processes, one
 thread each (`dask worker ADDRESS --nworkers N --nthreads 1`). Remote workers need atlas-bench
 installed and OUT on a shared filesystem (the table itself comes back over the wire; MLflow
 logging in the parent needs the cell folders).
 
-May import benchmark (cli, plots, progress, tracking, sweeps.config, sweeps.aggregate),
-atlas_data (errors, io, outputs), and lazily distributed.
+May import benchmark (cli, interrupts, plots, progress, tracking, sweeps.config, sweeps.aggregate),
+atlas_data (errors, io, outputs), tqdm, and lazily dask and distributed.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class CellResult:
 
 
 _CELL_LOCK = threading.Lock()  # one cell at a time per process: stderr capture and pyplot are process-wide
-_TQDM_LOCK = threading.RLock()
+_TQDM_LOCK = threading.RLock()  # for tqdm in workers, instead of its multiprocessing lock (see run_cell)
 
 
 def run_cell(cell: Cell, out_root: str | Path, mlflow: bool = False) -> CellResult:

@@ -38,6 +38,7 @@ SEED = int(os.environ.get("ATLAS_FAULT_SEED", "15"))
 CLI = "import sys; from benchmark.cli import main; sys.exit(main(sys.argv[1:]))"
 LINES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
+STORE_FILES = {"mlflow.db", "mlflow.db.lock", "mlartifacts"}  # what a results folder holds beside the runs
 TASK_ARGS = {  # a few seconds each
     "scheduling": ["--objective", "total_completion", "--n", "200"],
     "prediction": ["--methods", "constant"],
@@ -243,8 +244,8 @@ def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int) -> None:
     if phase == "start-up":  # imports, argument checks, reading the data
         delay = rng.uniform(0.05, 2.0)
         time.sleep(delay)
-    elif phase == "work":  # the task itself: simulating, fitting, writing the folder
-        command.wait_for(lambda: out.exists())
+    elif phase == "work":  # the task writes its folder (or a temporary sibling of it)
+        command.wait_for(lambda: any(p.name not in STORE_FILES for p in results.iterdir()))
         delay = rng.uniform(0.0, 1.5)
         time.sleep(delay)
     else:  # the MLflow run exists and is being logged
@@ -266,6 +267,8 @@ def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int) -> None:
     after = _statuses(db)
     assert after.get("FINISHED", 0) == before.get("FINISHED", 0) + 1 and "RUNNING" not in after, moment
     assert_absent_or_complete(out, _marks_complete(results / "rerun"))
+    strays = {p.name for p in results.iterdir()} - STORE_FILES - {"interrupted", "rerun"}
+    assert not strays, f"{moment}: left beside the output: {sorted(strays)}"
     assert not any(cwd.iterdir()), f"{moment}: wrote into the working folder: {list(cwd.iterdir())}"
 
 
