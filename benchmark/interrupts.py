@@ -10,8 +10,11 @@ the store never holds a run that nobody will end. `quiet_exit()` makes a Ctrl-C 
 interpreter shutdown (after the command returned) do nothing instead of printing a traceback.
 
 Signal handlers can only be set from the main thread; elsewhere (a Dask worker thread) these are
-no-ops. A process whose SIGINT is ignored (a sweep worker: its parent handles Ctrl-C) keeps
-SIGTERM's default action too. May import the standard library only.
+no-ops. A local sweep worker says so with `leave_signals_to_parent()`: its parent handles Ctrl-C
+and stops it, so it keeps SIGTERM's default action. A command started with SIGINT ignored
+(`nohup`, or `cmd &` in a script: the shell does that) keeps ignoring Ctrl-C, as such a
+background job should, but SIGTERM still stops it cleanly with exit 130. May import the standard
+library only.
 """
 
 from __future__ import annotations
@@ -25,6 +28,14 @@ import threading
 
 _HANDLED = (signal.SIGINT, signal.SIGTERM)
 _exit_hook_registered = False
+_parent_handles_signals = False
+
+
+def leave_signals_to_parent() -> None:
+    """Called first in a local sweep worker: Ctrl-C is ignored here, SIGTERM ends the process at once."""
+    global _parent_handles_signals
+    _parent_handles_signals = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _main_thread() -> bool:
@@ -37,8 +48,12 @@ def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """Inside: SIGTERM raises KeyboardInterrupt like SIGINT (when SIGINT does, i.e. not in a worker)."""
-    if not _main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    """Inside: SIGTERM raises KeyboardInterrupt like SIGINT (not in a sweep worker: see the module doc).
+
+    Whether SIGINT is handled or ignored (a background job) does not matter: a `kill` must always
+    leave the outputs and the tracking store clean.
+    """
+    if not _main_thread() or _parent_handles_signals:
         yield
         return
     previous = signal.getsignal(signal.SIGTERM)
@@ -101,10 +116,10 @@ def quiet_exit() -> None:
     (threading's own exit hooks), and with atexit as well. SIGKILL still ends a stuck shutdown.
     """
     global _exit_hook_registered
-    if _exit_hook_registered or not _main_thread():
+    if _exit_hook_registered or not _main_thread() or _parent_handles_signals:
         return
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return  # a worker (its parent handles Ctrl-C) or a host program with its own handling
+    if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, signal.SIG_IGN):
+        return  # a host program with its own handling
     _exit_hook_registered = True
     register_early = getattr(threading, "_register_atexit", None)  # runs before non-daemon threads are joined
     if register_early is not None:

@@ -141,7 +141,9 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 def _worker_init(parent_pid: int) -> None:
     """First thing in every local worker: Ctrl-C is the parent's business; die with the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from benchmark.interrupts import leave_signals_to_parent
+
+    leave_signals_to_parent()
     die_with_parent(parent_pid)
 
 
