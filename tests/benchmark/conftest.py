@@ -2,6 +2,8 @@
 
 import pytest
 
+from benchmark.cli import main
+
 
 @pytest.fixture(scope="module")
 def small_default(tmp_path_factory):
@@ -14,3 +16,21 @@ def small_default(tmp_path_factory):
     patch.setitem(named.NAMED_DATASETS, "default", {"jobs": 3000, "seed": 1})
     yield named.named_dataset_dir("default")
     patch.undo()
+
+
+@pytest.fixture
+def one_error(capsys):
+    """`one_error(argv)` runs `benchmark ARGV` and checks the bad-input rule: exit 2, exactly one
+    line on stderr, no traceback, nothing on stdout; it returns that line."""
+    def run(argv) -> str:
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse usage errors leave through SystemExit(2)
+            code = exc.code
+        captured = capsys.readouterr()
+        assert code == 2, captured.err
+        lines = captured.err.splitlines()
+        assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
+        assert captured.out == "", captured.out
+        return lines[0]
+    return run

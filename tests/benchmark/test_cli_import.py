@@ -10,19 +10,6 @@ from atlas_data.jobs_table import read_jobs
 from benchmark.cli import main
 
 
-def run_bad(capsys, argv) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse usage errors leave through SystemExit(2)
-        code = exc.code
-    assert code == 2
-    captured = capsys.readouterr()
-    lines = captured.err.splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err and captured.out == ""
-    return lines[0]
-
-
 def test_import_openb_prints_counts_and_round_trips(tmp_path, capsys):
     out = tmp_path / "jobs.parquet"
     assert main(["data", "import", "--format", "openb", str(default_pod_trace_path()), "--out", str(out)]) == 0
@@ -63,51 +50,51 @@ BAD_JOBS = [
 
 
 @pytest.mark.parametrize("text, problem", BAD_JOBS)
-def test_bad_jobs_table_exits_2_with_one_line(tmp_path, capsys, text, problem):
+def test_bad_jobs_table_exits_2_with_one_line(tmp_path, capsys, text, problem, one_error):
     src = tmp_path / "jobs.csv"
     src.write_text(text)
     out = tmp_path / "out.parquet"
-    line = run_bad(capsys, ["data", "import", "--format", "jobs", str(src), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "jobs", str(src), "--out", str(out)])
     assert line == f"error: {src}: {problem}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv"]  # nothing written, no temp file
 
 
-def test_bad_openb_and_file_errors(tmp_path, capsys):
+def test_bad_openb_and_file_errors(tmp_path, capsys, one_error):
     out = tmp_path / "out.parquet"
     pods = tmp_path / "pods.csv"
     pods.write_text("name,num_gpu,creation_time,deletion_time,scheduled_time\np0,1,0,10,x\n")
-    line = run_bad(capsys, ["data", "import", "--format", "openb", str(pods), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "openb", str(pods), "--out", str(out)])
     assert line == f"error: {pods}: row 1 (line 2): scheduled_time is not a number: 'x'"
 
     missing = tmp_path / "missing.csv"
-    line = run_bad(capsys, ["data", "import", "--format", "openb", str(missing), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "openb", str(missing), "--out", str(out)])
     assert line == f"error: {missing}: file not found"
 
     odd = tmp_path / "pods.json"
     odd.write_text("{}")
-    line = run_bad(capsys, ["data", "import", "--format", "jobs", str(odd), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "jobs", str(odd), "--out", str(out)])
     assert line.startswith(f"error: {odd}: unknown file extension")
 
-    line = run_bad(capsys, ["data", "import", "--format", "openb", str(default_pod_trace_path()),
+    line = one_error(["data", "import", "--format", "openb", str(default_pod_trace_path()),
                             "--out", str(out), "--tenant-column", "team"])
     assert line.startswith(f"error: {default_pod_trace_path()}: column 'team': tenant column not found")
 
-    line = run_bad(capsys, ["data", "import", "--format", "openb", str(default_pod_trace_path()),
+    line = one_error(["data", "import", "--format", "openb", str(default_pod_trace_path()),
                             "--out", str(tmp_path / "jobs.csv")])
     assert line == f"error: {tmp_path / 'jobs.csv'}: --out: output must be a .parquet file"
 
-    line = run_bad(capsys, ["data", "import", "--format", "slurm", str(pods), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "slurm", str(pods), "--out", str(out)])
     assert "invalid choice: 'slurm'" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pods.csv", "pods.json"]
 
 
-def test_failed_import_keeps_an_existing_output(tmp_path, capsys):
+def test_failed_import_keeps_an_existing_output(tmp_path, capsys, one_error):
     out = tmp_path / "jobs.parquet"
     assert main(["data", "import", "--format", "openb", str(default_pod_trace_path()), "--out", str(out), "--quiet"]) == 0
     before = out.read_bytes()
     bad = tmp_path / "bad.csv"
     bad.write_text("job_id,submit_time,duration\na,0,0\n")
-    run_bad(capsys, ["data", "import", "--format", "jobs", str(bad), "--out", str(out)])
+    one_error(["data", "import", "--format", "jobs", str(bad), "--out", str(out)])
     assert out.read_bytes() == before
 
 

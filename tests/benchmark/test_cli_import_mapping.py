@@ -17,37 +17,24 @@ MINE = "id,submit,runtime,gpus\nj1,0,100,2\nj2,5,30,1\nj3,7,12.5,4\n"
 MAPPING = "job_id=id,submit_time=submit,duration=runtime,gpus=gpus"
 
 
-def run_bad(capsys, argv) -> str:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:  # argparse usage errors
-        code = exc.code
-    assert code == 2
-    captured = capsys.readouterr()
-    lines = captured.err.splitlines()
-    assert len(lines) == 1, captured.err
-    assert "Traceback" not in captured.err and captured.out == ""
-    return lines[0]
-
-
 def mine(tmp_path, text=MINE, name="mine.csv"):
     path = tmp_path / name
     path.write_text(text)
     return path
 
 
-def test_helios_refuses_a_file_it_would_turn_into_a_batch(tmp_path, capsys):
+def test_helios_refuses_a_file_it_would_turn_into_a_batch(tmp_path, capsys, one_error):
     out = tmp_path / "jobs.parquet"
-    line = run_bad(capsys, ["data", "import", "--format", "helios", mine(tmp_path), "--out", out])
+    line = one_error(["data", "import", "--format", "helios", mine(tmp_path), "--out", out])
     assert line == (f"error: {tmp_path / 'mine.csv'}: column 'id': a runtime-only file (no submit_time) becomes a "
                     "batch at time 0 with gpus = 1, which cannot keep its column(s) id, submit, gpus; import it with "
                     "--format jobs --columns job_id=id,submit_time=submit,duration=runtime")
     assert not out.exists()
 
 
-def test_helios_refuses_columns_outside_a_helios_log(tmp_path, capsys):
+def test_helios_refuses_columns_outside_a_helios_log(tmp_path, capsys, one_error):
     path = mine(tmp_path, "job_id,gpu_num,submit_time,duration,priority\na,1,0,5,high\n", "log.csv")
-    line = run_bad(capsys, ["data", "import", "--format", "helios", path, "--out", tmp_path / "o.parquet"])
+    line = one_error(["data", "import", "--format", "helios", path, "--out", tmp_path / "o.parquet"])
     assert line.startswith(f"error: {path}: column 'priority': the helios importer cannot map column(s) priority")
 
 
@@ -58,8 +45,8 @@ def test_helios_runtime_only_file_is_still_a_batch(tmp_path, capsys):
     assert read_jobs(out)["duration"].tolist() == [10.0, 20.0]
 
 
-def test_jobs_format_without_mapping_suggests_it(tmp_path, capsys):
-    line = run_bad(capsys, ["data", "import", "--format", "jobs", mine(tmp_path), "--out", tmp_path / "o.parquet"])
+def test_jobs_format_without_mapping_suggests_it(tmp_path, capsys, one_error):
+    line = one_error(["data", "import", "--format", "jobs", mine(tmp_path), "--out", tmp_path / "o.parquet"])
     assert line.endswith("column 'job_id': required column is missing (columns present: id, submit, runtime, gpus); "
                          "name the file's columns with --columns job_id=id,submit_time=submit,duration=runtime")
 
@@ -91,15 +78,15 @@ def test_jobs_format_keeps_the_other_columns(tmp_path, capsys):
      "column 'ident': --columns maps job_id to 'ident', which the file does not have"),
     (["--columns", "job=id"], "--columns: 'job' is not a jobs-table column"),
 ])
-def test_bad_mapping_exits_2_naming_it(tmp_path, capsys, argv_tail, message):
+def test_bad_mapping_exits_2_naming_it(tmp_path, capsys, argv_tail, message, one_error):
     out = tmp_path / "o.parquet"
-    line = run_bad(capsys, ["data", "import", "--format", "jobs", mine(tmp_path), "--out", out, *argv_tail])
+    line = one_error(["data", "import", "--format", "jobs", mine(tmp_path), "--out", out, *argv_tail])
     assert message in line
     assert not out.exists()
 
 
-def test_columns_applies_to_the_jobs_format_only(tmp_path, capsys):
-    line = run_bad(capsys, ["data", "import", "--format", "helios", mine(tmp_path), "--out", tmp_path / "o.parquet",
+def test_columns_applies_to_the_jobs_format_only(tmp_path, capsys, one_error):
+    line = one_error(["data", "import", "--format", "helios", mine(tmp_path), "--out", tmp_path / "o.parquet",
                             "--columns", MAPPING])
     assert line == "error: --columns: --columns applies to --format jobs only: the helios importer knows its own columns"
 
@@ -152,10 +139,10 @@ def test_swf_import_prints_drops_and_keeps_fields(tmp_path, capsys):
     assert {"user_id", "group_id", "queue_id", "executable_id", "requested_time", "requested_processors"} <= set(written)
 
 
-def test_swf_bad_line_exits_2_naming_it(tmp_path, capsys):
+def test_swf_bad_line_exits_2_naming_it(tmp_path, capsys, one_error):
     path = tmp_path / "log.swf"
     path.write_text("; header\n1 0 5 100 4 -1 -1 4 200 -1 1 3 1 7 1 1 -1 -1\n2 10 0 50 2 -1 -1 2 100\n")
-    line = run_bad(capsys, ["data", "import", "--format", "swf", path, "--out", tmp_path / "o.parquet"])
+    line = one_error(["data", "import", "--format", "swf", path, "--out", tmp_path / "o.parquet"])
     assert line == f"error: {path}: line 3: expected 18 whitespace-separated SWF fields, got 9"
 
 
@@ -164,7 +151,7 @@ def _run(*argv):
     return main(["run", "--no-mlflow", *map(str, argv)])
 
 
-def test_run_jobs_file_with_columns(tmp_path, capsys):
+def test_run_jobs_file_with_columns(tmp_path, capsys, one_error):
     path = mine(tmp_path)
     out = tmp_path / "s"
     assert _run("--task", "scheduling", "--objective", "total_completion", "--jobs", path, "--columns", MAPPING,
@@ -175,13 +162,13 @@ def test_run_jobs_file_with_columns(tmp_path, capsys):
     srpt = per_job[per_job["policy"] == "srpt"].set_index("job_id")
     assert srpt["duration"].to_dict() == {"j1": 100.0, "j2": 30.0, "j3": 12.5}
     assert srpt["submit_time"].to_dict() == {"j1": 0.0, "j2": 5.0, "j3": 7.0}
-    line = run_bad(capsys, ["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
+    line = one_error(["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
                             "--jobs", path, "--policies", "fifo"])
     assert "name the file's columns with --columns job_id=id,submit_time=submit,duration=runtime" in line
-    line = run_bad(capsys, ["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
+    line = one_error(["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
                             "--jobs", path, "--columns", "job_id=nope", "--policies", "fifo"])
     assert "column 'nope': --columns maps job_id to 'nope', which the file does not have" in line
-    line = run_bad(capsys, ["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
+    line = one_error(["run", "--no-mlflow", "--task", "scheduling", "--objective", "total_completion",
                             "--columns", MAPPING])
     assert line == "error: --columns: --columns maps the columns of a --jobs FILE"
 

@@ -13,14 +13,6 @@ from atlas_data.jobs_table import read_jobs
 from benchmark.cli import main
 
 
-def _bad(capsys, argv) -> str:
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    lines = captured.err.splitlines()
-    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err
-    return lines[0]
-
-
 def test_import_philly_and_elasticflow(tmp_path, capsys):
     out = tmp_path / "philly.parquet"
     assert main(["data", "import", "--format", "philly", str(PHILLY_PATH), "--out", str(out)]) == 0
@@ -34,11 +26,11 @@ def test_import_philly_and_elasticflow(tmp_path, capsys):
     assert read_jobs(out)["tenant"].nunique() == 10
 
 
-def test_import_bad_philly_is_one_line_and_writes_nothing(tmp_path, capsys):
+def test_import_bad_philly_is_one_line_and_writes_nothing(tmp_path, capsys, one_error):
     bad = tmp_path / "p.csv"
     bad.write_text("timestamp,duration,num_gpus,cluster\n2017-10-09 07:01:55,66,1,a\n2017-10-09 07:01:56,-3,x,a\n")
     out = tmp_path / "o.parquet"
-    line = _bad(capsys, ["data", "import", "--format", "philly", str(bad), "--out", str(out)])
+    line = one_error(["data", "import", "--format", "philly", str(bad), "--out", str(out)])
     assert str(bad) in line and "row 2 (line 3)" in line and "num_gpus is not a number" in line
     assert not out.exists()
 
@@ -67,8 +59,8 @@ def test_scheduling_on_an_elasticflow_cluster_states_its_load(tmp_path, capsys, 
     assert min(ratios) >= 1 - 1e-4 and {"srpt", "lpt"} & {r["policy"] for r in doc["rows"]}
 
 
-def test_unknown_shipped_cluster_is_exit_2(capsys):
-    line = _bad(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", "elasticflow:cluster42",
+def test_unknown_shipped_cluster_is_exit_2(capsys, one_error):
+    line = one_error(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", "elasticflow:cluster42",
                          "--no-mlflow"])
     assert "no cluster 'cluster42'" in line and "cluster01" in line
 

@@ -18,13 +18,6 @@ def _run(*argv):
     return main(["run", "--no-mlflow", *map(str, argv)])
 
 
-def _bad(capsys, *argv) -> str:
-    assert _run(*argv) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    return err.strip()
-
-
 def _test_ids(frame: pd.DataFrame, submit="submit_time", ids="job_id") -> set:
     """The test part by the documented rule: submit ≥ the 85 % submit-time threshold."""
     _, t_test = split_boundaries(frame[submit].to_numpy(float))
@@ -96,9 +89,10 @@ def test_user_feature_columns_are_learned_from(tmp_path):
     ("notes", {"notes": np.nan}, "column 'notes': --feature-columns: the column is empty in every row"),
     ("end_time", {"end_time": 0.0}, "column 'end_time': --feature-columns: 'end_time' is a post-execution column"),
 ])
-def test_bad_feature_columns_exit_2_with_one_line(tmp_path, capsys, column, extra, message):
+def test_bad_feature_columns_exit_2_with_one_line(tmp_path, capsys, column, extra, message, one_error):
     path, _ = _user_csv(tmp_path, n=60, **extra)
-    line = _bad(capsys, "--task", "prediction", "--jobs", path, "--feature-columns", column, "--output", tmp_path / "o")
+    line = one_error(["run", "--no-mlflow", "--task", "prediction", "--jobs", path, "--feature-columns", column,
+                      "--output", tmp_path / "o"])
     assert line.startswith(f"error: {path}: {message}")
     assert not (tmp_path / "o").exists()
 
@@ -110,8 +104,8 @@ def test_bad_feature_columns_exit_2_with_one_line(tmp_path, capsys, column, extr
       "--train-jobs", "elasticflow"], "--train-jobs only shapes learned p̂: give --predictor NAME too"),
     (["--task", "fairness", "--scenario", "venus", "--predictor", "lgbm-meta"], "--predictor needs --data or --jobs"),
 ])
-def test_trace_options_that_would_be_ignored_exit_2(tmp_path, capsys, argv, message):
-    assert message in _bad(capsys, *argv, "--output", tmp_path / "o")
+def test_trace_options_that_would_be_ignored_exit_2(tmp_path, capsys, argv, message, one_error):
+    assert message in one_error(["run", "--no-mlflow", *argv, "--output", tmp_path / "o"])
 
 
 def test_scheduling_with_learned_p_hat_schedules_the_test_part(tmp_path, capsys):
