@@ -130,12 +130,12 @@ def _demo(args) -> int:
         print(f"Demo finished in {elapsed:.0f} s.")
     print(f"Results and plots: {out.resolve()}/*/ (results.json, results.csv, *.png, per-job parquet); summary in SUMMARY.md")
     if not args.no_mlflow:
-        from benchmark.tracking import tracking_uri_for
+        from benchmark.tracking import tracking_uri
 
-        uri = tracking_uri_for(out)
+        uri = tracking_uri()
         print(f"MLflow store:       {uri}")
         print(f"Open the MLflow UI: .venv/bin/mlflow ui --backend-store-uri {uri}")
-        print(f"Compare the runs:   .venv/bin/benchmark compare --results {out}")
+        print("Compare the runs:   .venv/bin/benchmark compare")
     return 0
 
 
