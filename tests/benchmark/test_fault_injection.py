@@ -193,7 +193,6 @@ def template_store(tmp_path_factory) -> Path:
     """A sound, empty store built once (in this process), copied where a test needs one ready."""
     from benchmark import tracking
 
-    os.environ.pop("MLFLOW_TRACKING_URI", None)
     db = tmp_path_factory.mktemp("template") / "mlflow.db"
     tracking.prepare(f"sqlite:///{db}")
     return db
@@ -405,9 +404,10 @@ def _interrupt_sweep(sweep_config, tmp_path, executor: str, phase: str, sig: int
     code, _, err = Command(args + ["--output", str(out)], tmp_path).finish()
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     assert len(pd.read_parquet(out / "sweep.parquet")) == 6 * 3
-    (db,) = [db for db in out.rglob("mlflow.db")]
+    (db,) = [db for db in tmp_path.rglob("mlflow.db")]  # the project's store (the working folder's results/)
+    assert db == tmp_path / "results" / "mlflow.db"
     _assert_store_sound(db)
-    assert _statuses(db).get("FINISHED", 0) >= 6
+    assert _statuses(db).get("FINISHED", 0) >= 1 + 6  # the sweep's run and one per cell
 
 
 @pytest.mark.parametrize("phase,sig", [("cells", signal.SIGINT)], ids=["cells-SIGINT"])
