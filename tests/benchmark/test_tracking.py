@@ -534,3 +534,23 @@ def test_deferred_signals_hold_a_ctrl_c_until_the_block_is_done():
     with deferred_signals(reraise=False):
         os.kill(os.getpid(), signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_docs_name_the_metrics_the_code_logs():
+    """docs/results-and-tracking.md's metric table names exactly CHILD_METRICS (and the prefixes), the names
+    the runs above are checked to log; the old flattened names are gone from the docs."""
+    doc = (REPO / "docs" / "results-and-tracking.md").read_text()
+    table = doc[doc.index('<a id="metric-names"></a>'):]
+    documented = {}
+    lines = table.splitlines()[2:]
+    assert lines[0].startswith("| task |") and lines[1].startswith("|---")
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        task, names = [cell.strip() for cell in line.strip("|").split("|")]
+        documented[task] = re.findall(r"`([^`]+)`", names)
+    expected = {task: [*names, *(f"{p}*" for p in tracking.CHILD_METRIC_PREFIXES.get(task, ()))]
+                for task, names in CHILD_METRICS.items()}
+    assert documented == expected
+    for old in ("lgbm-meta/lgbm-meta.rmsle", "srpt.ratio", "spjf/noise:0.5.ratio", "OUT/cells/mlflow.db"):
+        assert old not in doc
