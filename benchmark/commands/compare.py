@@ -54,9 +54,10 @@ class Store:
 
 
 def store_uri(results: Path | None) -> str:
-    from benchmark.tracking import tracking_uri, tracking_uri_for
+    """`DIR/mlflow.db` of `--results DIR` (the option beats the environment), else the default store."""
+    from benchmark.tracking import tracking_uri
 
-    return tracking_uri_for(results, create=False) if results is not None else tracking_uri()
+    return f"sqlite:///{Path(results).resolve() / 'mlflow.db'}" if results is not None else tracking_uri()
 
 
 def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | None:
