@@ -26,8 +26,8 @@ once never leave it half-migrated; a store that an older interruption left half-
 rebuilt (no runs in it), repaired on a copy, or refused with exit 2 and the command that fixes it.
 An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
 that run and its children KILLED before the command exits 130.
-May import mlflow, alembic, benchmark.interrupts, atlas_data and the standard library; mlflow is
-imported lazily (it is slow to import).
+May import mlflow, alembic, pandas, benchmark.interrupts, atlas_data and the standard library; mlflow
+is imported lazily (it is slow to import).
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def _log(mlflow, uri: str, experiment_id: str, run_name: str, out_dir: Path, opt
 
     from benchmark.interrupts import deferred_signals
 
-    started: list[str] = []  # every run this call created, parent first
+    started: list[str] = []  # the runs this call created that are still RUNNING, parent first
     client = mlflow.MlflowClient(uri)
     try:
         tags = {**run_tags(doc, out_dir), **(extra_tags or {})}
@@ -322,7 +322,9 @@ def _log_child(mlflow, client, experiment_id: str, parent_id: str, doc: dict, op
     now = int(time.time() * 1000)
     client.log_batch(child, metrics=[Metric(k, v, now, 0) for k, v in child_metrics(doc["task"], row).items()],
                      params=[Param(k, v) for k, v in params.items()], tags=[])
-    client.set_terminated(child, "FINISHED")
+    with deferred_signals():
+        client.set_terminated(child, "FINISHED")
+        started.remove(child)  # only runs still RUNNING are ended KILLED on an interrupt
 
 
 def end_unfinished_run(mlflow, uri: str, run_id: str, status: str) -> None:
