@@ -1,12 +1,23 @@
-"""MLflow tracking (docs/results-and-tracking.md): one MLflow run per `benchmark run` (and per sweep cell).
+"""MLflow tracking (docs/results-and-tracking.md): a parent run per task invocation, a child per result row.
 
-Experiment `atlas-<task>` or `atlas-scheduling-<objective>`; params = every option plus dataset
-fingerprint, package version and git commit; metrics = every numeric field of every results row,
-named `<policy>.<metric>` (`<policy>/<predictor>.<metric>` when a predictor is set,
-`<policy>.m<machines>.<metric>` for makespan rows, `<method>.<metric>` for prediction rows);
-artifacts = the output folder. Store: $MLFLOW_TRACKING_URI if set, else SQLite at
-`<parent of the output folder>/mlflow.db` (so `results/mlflow.db` by default), artifacts in
-`<parent>/mlartifacts` (for any local SQLite store: `mlartifacts` beside the database file).
+`benchmark run` logs its finished output folder as one parent run in experiment `atlas-<task>`
+(`atlas-scheduling-<objective>`): params = every option plus dataset fingerprint, package version
+and git commit; tags `task`, `objective` (scheduling only), `output`, `atlas.level=run`; the
+results rows as a table (`mlflow.log_table`, `results_table.json`); the input dataset or trace as
+a run input whose digest is its content fingerprint (atlas_data.build.content_fingerprint); the
+small files of the folder as artifacts (results, figures; the per-job parquet tables stay in the
+folder named by the `output` tag, so nothing is stored twice). Each results row is a nested child
+run (`atlas.level=child`) named after its policy or method, with the row's numeric fields as
+metrics under their own names (`ratio`, `rmsle`, `sharing_loss_jobs`, …: CHILD_METRICS) and
+policy/method/predictor/machines/objective/scenario as params and tags. A sweep is one parent
+(`atlas.level=sweep`, experiment `atlas-sweep-<task>`) with one nested run per cell, each with
+its own children.
+
+Store: $MLFLOW_TRACKING_URI if set, else the project's store, SQLite at
+`<project>/results/mlflow.db`, where the project folder is the git top-level of the working folder
+(the working folder itself outside git): every run of a project lands in one store wherever
+`--output` put its folder, and `benchmark compare` run anywhere in the project finds it. Artifacts
+of a local SQLite store go to `mlartifacts` beside the database file.
 
 A local store (SQLite file or file store) is used only under an exclusive lock on `<store>.lock`
 (fcntl.flock), held from the store check to the end of the logging: a new SQLite store is built
@@ -14,9 +25,9 @@ and migrated in a temporary file and renamed into place, so an interrupt or four
 once never leave it half-migrated; a store that an older interruption left half-migrated is
 rebuilt (no runs in it), repaired on a copy, or refused with exit 2 and the command that fixes it.
 An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
-that run KILLED before the command exits 130.
-May import mlflow, alembic, benchmark.interrupts, atlas_data and the standard library; mlflow is
-imported lazily (it is slow to import).
+that run and its children KILLED before the command exits 130.
+May import mlflow, alembic, pandas, benchmark.interrupts, atlas_data and the standard library; mlflow
+is imported lazily (it is slow to import).
 """
 
 from __future__ import annotations
@@ -26,7 +37,6 @@ import json
 import logging
 import math
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -39,8 +49,42 @@ from urllib.parse import unquote, urlparse
 from atlas_data.errors import InputError
 from atlas_data.io import package_version
 
-_SAFE = re.compile(r"[^A-Za-z0-9_\-.:/ ]")
-_KEY_COLUMNS = ("policy", "method", "predictor", "machines")
+# the columns that say which result a row is: params and tags of its child run, never metrics
+KEY_COLUMNS = ("policy", "method", "predictor", "p_hat_source", "machines")
+# the metric names a child run may carry, per task: a row's finite numeric fields (docs/results-and-tracking.md
+# lists the same names, checked by tests/benchmark/test_tracking.py); a prediction row may add `stage2_*`
+CHILD_METRICS = {
+    "scheduling": ("value", "reference", "ratio", "flow_ratio", "median_ratio", "p99_ratio", "edf_p_stretch",
+                   "opt", "opt_ratio"),
+    "fairness": ("value", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+                 "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "dropped_choices",
+                 "migrations", "work_conservation_gaps", "tenant_window_s", "rounds", "events", "sim_seconds"),
+    "prediction": ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",
+                   "interval_coverage", "interval_width", "fit_seconds", "predict_seconds"),
+}
+CHILD_METRIC_PREFIXES = {"prediction": ("stage2_",)}
+LEVEL_TAG = "atlas.level"  # sweep | run | child: what a run of the store stands for
+TABLE_FILE = "results_table.json"
+DIGEST_CHARS = 32  # MLflow keeps at most 36 characters of a dataset digest: the fingerprint's first 32
+
+
+def project_root() -> Path:
+    """The project folder: the git top-level of the working folder, else the working folder."""
+    cwd = Path.cwd()
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
+                             timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return Path(out.stdout.strip())
+    return cwd
+
+
+def tracking_uri(*, create: bool = False) -> str:
+    """$MLFLOW_TRACKING_URI, else the project's store `<project>/results/mlflow.db` (the folder made if create)."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI")
+    if uri:
+        return uri
+    return tracking_uri_for(project_root() / "results", create=create)
 
 
 def tracking_uri_for(results_dir: Path, *, create: bool = True) -> str:
@@ -68,26 +112,41 @@ def git_commit() -> str | None:
         return None
 
 
-def row_prefix(row: dict) -> str:
-    name = str(row.get("policy") or row.get("method") or "run")
+# ----- what a run logs ------------------------------------------------------------------------
+def child_name(row: dict) -> str:
+    """The display name of a row's child run: `spjf`, `spjf noise:0.5`, `lpt m5`, `lgbm-meta`."""
+    name = str(row.get("policy") or row.get("method") or "row")
     if row.get("predictor") and row.get("predictor") != name:  # a prediction row names its method twice
-        name += f"/{row['predictor']}"
+        name += f" {row['predictor']}"
     if row.get("machines") is not None:
-        name += f".m{row['machines']}"
-    return _SAFE.sub("_", name)
+        name += f" m{row['machines']}"
+    return name
 
 
-def metrics_of(doc: dict) -> dict[str, float]:
-    """Flatten results rows into MLflow metrics."""
-    metrics: dict[str, float] = {}
-    for row in doc.get("rows", []):
-        prefix = row_prefix(row)
-        for key, value in row.items():
-            if key in _KEY_COLUMNS or isinstance(value, bool) or not isinstance(value, (int, float)):
-                continue
-            if value is not None and math.isfinite(value):
-                metrics[f"{prefix}.{_SAFE.sub('_', key)}"] = float(value)
+def child_metrics(task: str, row: dict) -> dict[str, float]:
+    """A row's metrics under their own names: its finite numeric fields among CHILD_METRICS of the task."""
+    names = CHILD_METRICS.get(task, ())
+    prefixes = CHILD_METRIC_PREFIXES.get(task, ())
+    metrics = {}
+    for key, value in row.items():
+        if key in KEY_COLUMNS or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if (key in names or key.startswith(prefixes)) and math.isfinite(value):
+            metrics[key] = float(value)
     return metrics
+
+
+def child_params(doc: dict, options: dict[str, Any], row: dict) -> dict[str, str]:
+    """What says which result a child is: policy or method, predictor, machines, objective, scenario."""
+    params = {key: str(row[key]) for key in ("policy", "method", "predictor", "machines") if row.get(key) is not None}
+    if row.get("method") is not None and row.get("predictor") == row.get("method"):
+        params.pop("predictor")  # a prediction row repeats its method as predictor
+    if doc.get("objective"):
+        params["objective"] = str(doc["objective"])
+    if options.get("scenario"):
+        params["scenario"] = str(options["scenario"])
+    params["task"] = str(doc["task"])
+    return params
 
 
 def params_of(options: dict[str, Any], doc: dict) -> dict[str, str]:
@@ -101,12 +160,55 @@ def params_of(options: dict[str, Any], doc: dict) -> dict[str, str]:
     return params
 
 
+def run_tags(doc: dict, out_dir: Path) -> dict[str, str]:
+    """The parent run's tags; `objective` only when the task has one (never the text 'None')."""
+    tags = {"task": str(doc["task"]), "output": str(Path(out_dir).resolve()), LEVEL_TAG: "run"}
+    if doc.get("objective"):
+        tags["objective"] = str(doc["objective"])
+    return tags
+
+
+def artifact_files(out_dir: Path) -> list[Path]:
+    """The files logged as artifacts: all but the per-job parquet tables (they stay in the output folder,
+    named by the `output` tag; copying them doubled the size of a store) and the folder's marker."""
+    return sorted(p for p in Path(out_dir).rglob("*")
+                  if p.is_file() and p.suffix != ".parquet" and not p.name.startswith("."))
+
+
+def input_dataset(mlflow, doc: dict):
+    """The run's input as an MLflow dataset (MetaDataset: name, source, digest = content fingerprint) and
+    its input tags; None when the input has no fingerprint."""
+    dataset = doc.get("dataset") or {}
+    fingerprint = dataset.get("fingerprint")
+    if not fingerprint:
+        return None, {}
+    from mlflow.data.code_dataset_source import CodeDatasetSource
+    from mlflow.data.meta_dataset import MetaDataset
+
+    path = dataset.get("path")
+    source = None
+    if path:
+        import warnings
+
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            from mlflow.data.dataset_source_registry import resolve_dataset_source
+
+            # MLflow registers the local-file source twice and warns that a path matches both
+            warnings.simplefilter("ignore", UserWarning)
+            source = resolve_dataset_source(str(Path(path).resolve()))
+    if source is None:
+        source = CodeDatasetSource(tags={"source": str(dataset.get("source") or dataset.get("trace") or "")})
+    name = str(dataset.get("name") or dataset.get("trace") or (Path(path).name if path else dataset.get("source")))
+    tags = {"fingerprint": str(fingerprint), "source": str(dataset.get("source") or "")}
+    return MetaDataset(source=source, name=name, digest=str(fingerprint)[:DIGEST_CHARS]), tags
+
+
 def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = None) -> str:
-    """Log the finished output folder `out_dir` as one MLflow run; return the run id."""
+    """Log the finished output folder `out_dir` as a parent run with a child per row; return the parent's id."""
     out_dir = Path(out_dir)
     doc = json.loads((out_dir / "results.json").read_text())
     mlflow = import_mlflow()
-    uri = tracking_uri_for(out_dir.parent)
+    uri = tracking_uri(create=True)
     name = experiment_name(doc["task"], doc.get("objective"))
     with store_lock(uri), store_errors(uri):
         ensure_store(uri)
@@ -115,29 +217,114 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
         return _log(mlflow, uri, experiment_id, run_name or out_dir.name, out_dir, options, doc)
 
 
-def _log(mlflow, uri: str, experiment_id: str, run_name: str, out_dir: Path, options: dict, doc: dict) -> str:
-    """Create the run, log everything, end it FINISHED; any interruption ends it KILLED (FAILED on an error)."""
+def log_sweep(out_dir: Path, task: str, params: dict[str, Any], cells: list[tuple[str, Path, dict]]) -> list[str]:
+    """Log a finished sweep folder as one parent run with a nested run per finished cell (each with its
+    children); return one problem line per cell that could not be logged (the others are logged)."""
+    import pandas as pd
+
     from benchmark.interrupts import deferred_signals
 
-    run_id = None
+    out_dir = Path(out_dir)
+    mlflow = import_mlflow()
+    uri = tracking_uri(create=True)
+    problems: list[str] = []
+    with store_lock(uri), store_errors(uri):
+        ensure_store(uri)
+        use_store(mlflow, uri)
+        client = mlflow.MlflowClient(uri)
+        experiment_id = _experiment_id(client, f"atlas-sweep-{task}", uri)
+        sweep_id = None
+        try:
+            tags = {"task": task, "output": str(out_dir.resolve()), LEVEL_TAG: "sweep"}
+            with deferred_signals():
+                sweep_id = client.create_run(experiment_id, run_name=out_dir.name, tags=tags).info.run_id
+            from mlflow.entities import Param
+
+            client.log_batch(sweep_id, params=[Param(k, str(v)[:500]) for k, v in params.items()])
+            table = out_dir / "sweep.parquet"
+            if table.exists():
+                frame = pd.read_parquet(table)
+                frame = frame.apply(lambda col: col.map(lambda v: v.tolist() if hasattr(v, "tolist") else v))
+                client.log_table(sweep_id, frame, TABLE_FILE)
+            for path in sorted(out_dir.iterdir()):
+                if path.is_file() and path.suffix != ".parquet" and not path.name.startswith("."):
+                    client.log_artifact(sweep_id, str(path))
+            for cell_id, cell_dir, options in cells:
+                try:
+                    doc = json.loads((Path(cell_dir) / "results.json").read_text())
+                    _log(mlflow, uri, experiment_id, cell_id, Path(cell_dir), options, doc, parent_id=sweep_id,
+                         extra_tags={"sweep_cell": cell_id})
+                except Exception as exc:  # noqa: BLE001 - the cell's results stand without its MLflow run
+                    problems.append(f"cell {cell_id}: MLflow logging failed: {type(exc).__name__}: {exc}")
+            with deferred_signals():
+                client.set_terminated(sweep_id, "FINISHED")
+        except BaseException as exc:
+            if sweep_id is not None:
+                status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
+                with deferred_signals(reraise=False):
+                    end_unfinished_run(mlflow, uri, sweep_id, status)
+            raise
+    return problems
+
+
+def _log(mlflow, uri: str, experiment_id: str, run_name: str, out_dir: Path, options: dict, doc: dict,
+         *, parent_id: str | None = None, extra_tags: dict | None = None) -> str:
+    """Create the run and its children, log everything, end them FINISHED; any interruption ends the
+    ones still running KILLED (FAILED on an error)."""
+    import pandas as pd
+
+    from benchmark.interrupts import deferred_signals
+
+    started: list[str] = []  # the runs this call created that are still RUNNING, parent first
+    client = mlflow.MlflowClient(uri)
     try:
+        tags = {**run_tags(doc, out_dir), **(extra_tags or {})}
+        if parent_id:
+            tags["mlflow.parentRunId"] = parent_id
         with deferred_signals():  # the run row and the active-run record exist together or not at all
-            run_id = mlflow.start_run(experiment_id=experiment_id, run_name=run_name).info.run_id
+            run_id = mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags).info.run_id
+            started.append(run_id)
         mlflow.log_params(params_of(options, doc))
-        metrics = metrics_of(doc)
-        if metrics:
-            mlflow.log_metrics(metrics)
-        mlflow.set_tags({"task": doc["task"], "objective": str(doc.get("objective")), "output": str(out_dir.resolve())})
-        mlflow.log_artifacts(str(out_dir))
+        dataset, input_tags = input_dataset(mlflow, doc)
+        if dataset is not None:
+            mlflow.log_input(dataset, context=str(doc["task"]), tags=input_tags)
+        rows = doc.get("rows", [])
+        if rows:
+            mlflow.log_table(pd.DataFrame(rows), artifact_file=TABLE_FILE)
+        for row in rows:
+            _log_child(mlflow, client, experiment_id, run_id, doc, options, row, started)
+        for path in artifact_files(out_dir):
+            folder = path.parent.relative_to(out_dir).as_posix()
+            mlflow.log_artifact(str(path), artifact_path=None if folder == "." else folder)
         with deferred_signals():
             mlflow.end_run()
         return run_id
     except BaseException as exc:
-        if run_id is not None:
-            status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
-            with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
-                end_unfinished_run(mlflow, uri, run_id, status)
+        status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
+        with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
+            for started_id in reversed(started):
+                end_unfinished_run(mlflow, uri, started_id, status)
         raise
+
+
+def _log_child(mlflow, client, experiment_id: str, parent_id: str, doc: dict, options: dict, row: dict,
+               started: list[str]) -> None:
+    """One row as a nested child run: three round trips (create, one batch, end)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    from benchmark.interrupts import deferred_signals
+
+    params = child_params(doc, options, row)
+    tags = {**params, LEVEL_TAG: "child", "mlflow.parentRunId": parent_id}
+    with deferred_signals():
+        child = client.create_run(experiment_id, run_name=child_name(row), tags=tags).info.run_id
+        started.append(child)
+    now = int(time.time() * 1000)
+    client.log_batch(child, metrics=[Metric(k, v, now, 0) for k, v in child_metrics(doc["task"], row).items()],
+                     params=[Param(k, v) for k, v in params.items()], tags=[])
+    with deferred_signals():
+        client.set_terminated(child, "FINISHED")
+        started.remove(child)  # only runs still RUNNING are ended KILLED on an interrupt
 
 
 def end_unfinished_run(mlflow, uri: str, run_id: str, status: str) -> None:
@@ -297,6 +484,29 @@ def _schema_revisions() -> tuple[str, frozenset[str]]:
     script = ScriptDirectory.from_config(_get_alembic_config(""))
     heads = script.get_heads()
     return heads[0], frozenset(r.revision for r in script.walk_revisions())
+
+
+def head_revision() -> str | None:
+    """The schema version this MLflow writes, read from its migration scripts without importing MLflow
+    (which takes seconds): the one revision no other names as its down_revision. None if unreadable."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("mlflow")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "store" / "db_migrations" / "versions"
+    revisions, downs = set(), set()
+    for script in folder.glob("*.py"):
+        text = script.read_text(encoding="utf-8", errors="replace")
+        revision = re.search(r"^revision\s*=\s*['\"]([0-9a-f]+)['\"]", text, re.M)
+        down = re.search(r"^down_revision\s*=\s*(.+)$", text, re.M)
+        if revision:
+            revisions.add(revision.group(1))
+        if down:
+            downs.update(re.findall(r"['\"]([0-9a-f]+)['\"]", down.group(1)))
+    heads = revisions - downs
+    return heads.pop() if len(heads) == 1 else None
 
 
 def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:

@@ -1,103 +1,275 @@
-"""`benchmark compare`: MLflow runs side by side, one row per run, its status, key metrics as columns.
+"""`benchmark compare`: the tracked task invocations, one row each, or the results of one of them.
 
-A run whose status is still RUNNING while nobody holds the store's lock was being logged by a
-process that was killed outright (SIGKILL, power loss): it is shown as RUNNING and counted in a
-note. Reading never creates a store; a damaged one is repaired or refused as for `run`.
+Without `--run`: one row per parent run (a `benchmark run`, a sweep, or a run logged before runs
+had children), oldest first — run id, experiment, start, name, status, number of child runs, and
+the best child by the first `--metrics` name its children have (`ratio 1.000 (srpt)`). With
+`--run ID` (a prefix is enough): that run's children (a sweep's: its cells' children), one row
+each, with policy / method / predictor / machines and the `--metrics` columns.
+
+The store is the project's (benchmark.tracking.tracking_uri) or `<--results>/mlflow.db`. A local
+SQLite store is read with plain sqlite3, read-only: importing MLflow alone takes seconds, and
+its search API loads every metric of every run. Other stores go through MlflowClient. Reading
+never creates a store: without one, "nothing to compare" (exit 0). A damaged store is repaired
+or refused as for `run`. A run still RUNNING while nobody holds the store's lock was being logged
+by a process that was killed outright (SIGKILL, power loss): a note under the table counts them.
 `--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
 """
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from atlas_data.errors import InputError
+
+DEFAULT_METRICS = "ratio,rmsle,cov25,sharing_loss_jobs"
+# metrics where more is better (coverage, rank correlation, utilisation); every other one: less is better
+HIGHER_IS_BETTER = frozenset({"cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",
+                              "interval_coverage", "utilisation", "completed"})
+PARENT_LINK = "mlflow.parentRunId"
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("compare", help="show tracked MLflow runs side by side")
     parser.add_argument("--experiment", help="experiment name (default: every atlas-* experiment)")
-    parser.add_argument("--results", default="results", help="results folder holding mlflow.db (default results)")
-    parser.add_argument("--metrics", default="ratio,rmsle,cov25,sharing_loss_jobs",
-                        help="metric suffixes to show as columns (default ratio,rmsle,cov25,sharing_loss_jobs)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="read the store DIR/mlflow.db (default: $MLFLOW_TRACKING_URI, else the project's "
+                             "results/mlflow.db; docs/results-and-tracking.md)")
+    parser.add_argument("--run", metavar="ID", help="show this run's child runs (a run id or its first characters)")
+    parser.add_argument("--metrics", default=DEFAULT_METRICS,
+                        help=f"metric names to show, in order of preference (default {DEFAULT_METRICS})")
     parser.add_argument("--csv", help="also write the table to this CSV file")
     parser.set_defaults(handler=_compare)
 
 
-def compare_runs(results: Path, experiment: str | None, suffixes: list[str]):
-    """DataFrame with one row per run: run id, experiment, start time, run name, status, chosen metrics."""
-    import pandas as pd
+@dataclass
+class Store:
+    """What compare reads of a store: runs, their parent links and the chosen metrics of every run."""
 
-    from benchmark.tracking import (ensure_store, import_mlflow, sqlite_path, store_errors, store_lock, tracking_uri_for,
-                                    use_store)
+    runs: dict[str, dict] = field(default_factory=dict)    # run id -> experiment, start, name, status, tags
+    parent: dict[str, str] = field(default_factory=dict)   # child run id -> parent run id
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)  # run id -> {metric: value}
 
-    uri = tracking_uri_for(results, create=False)
+
+def store_uri(results: Path | None) -> str:
+    """`DIR/mlflow.db` of `--results DIR` (the option beats the environment), else the default store."""
+    from benchmark.tracking import tracking_uri
+
+    return f"sqlite:///{Path(results).resolve() / 'mlflow.db'}" if results is not None else tracking_uri()
+
+
+def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | None:
+    """The atlas-* runs of the store (or of `experiment`); None when there is no store at all."""
+    from benchmark.tracking import sqlite_path
+
     db = sqlite_path(uri)
     if db is not None and not db.exists():  # nothing tracked here yet; do not create a store by looking
-        if experiment:
-            raise InputError(f"no experiment named '{experiment}' in {uri} (no store there)", where="--experiment")
-        return pd.DataFrame()
-    mlflow = import_mlflow()
+        return None
+    if db is not None:
+        _check_store(uri)
+        return _read_sqlite(db, experiment, metrics)
+    return _read_client(uri, experiment, metrics)
+
+
+def _check_store(uri: str) -> None:
+    """A damaged store is repaired or refused (exit 2); one of another schema version is refused."""
+    from benchmark.tracking import ensure_store, head_revision, read_state, sqlite_path, store_lock
+
     with store_lock(uri):
         ensure_store(uri, create=False)
-    use_store(mlflow, uri)
+    state = read_state(sqlite_path(uri))
+    if state.versions and state.versions != (head_revision(),):
+        ensure_store(uri, create=False, thorough=True)  # raises the exit-2 line with the fix
+
+
+def _read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
+    store = Store()
+    where = "e.name = ?" if experiment else "e.name LIKE 'atlas-%'"
+    args = [experiment] if experiment else []
+    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+        rows = con.execute(
+            "SELECT r.run_uuid, e.name, r.start_time, r.name, r.status FROM runs r "
+            "JOIN experiments e ON e.experiment_id = r.experiment_id "
+            f"WHERE {where} AND r.lifecycle_stage = 'active' AND e.lifecycle_stage = 'active' "
+            "ORDER BY r.start_time, r.run_uuid", args).fetchall()
+        for run_id, name, start, run_name, status in rows:
+            store.runs[run_id] = {"experiment": name, "start": start, "name": run_name, "status": status, "tags": {}}
+        for run_id, key, value in con.execute(
+                "SELECT run_uuid, key, value FROM tags WHERE key IN (?, ?, ?, ?, ?, ?)",
+                (PARENT_LINK, "policy", "method", "predictor", "machines", "atlas.level")):
+            if run_id not in store.runs:
+                continue
+            if key == PARENT_LINK:
+                store.parent[run_id] = value
+            else:
+                store.runs[run_id]["tags"][key] = value
+        if metrics:
+            marks = ",".join("?" * len(metrics))
+            for run_id, key, value in con.execute(
+                    f"SELECT run_uuid, key, value FROM latest_metrics WHERE key IN ({marks})", metrics):
+                if run_id in store.runs:
+                    store.metrics.setdefault(run_id, {})[key] = value
+    return store
+
+
+def _read_client(uri: str, experiment: str | None, metrics: list[str]) -> Store:
+    """A tracking server or another database: the same through MLflow's client (slower)."""
+    from benchmark.tracking import import_mlflow, store_errors
+
+    mlflow = import_mlflow()
+    client = mlflow.MlflowClient(uri)
+    store = Store()
     with store_errors(uri):
-        experiments = [e for e in mlflow.MlflowClient().search_experiments() if e.name.startswith("atlas-")]
-    if experiment:
-        experiments = [e for e in experiments if e.name == experiment]
+        experiments = [e for e in client.search_experiments()
+                       if (e.name == experiment if experiment else e.name.startswith("atlas-"))]
         if not experiments:
-            raise InputError(f"no experiment named '{experiment}' in {uri}", where="--experiment")
-    if not experiments:
-        return pd.DataFrame()
-    runs = mlflow.search_runs(experiment_ids=[e.experiment_id for e in experiments], order_by=["attributes.start_time ASC"])
-    if runs.empty:
-        return pd.DataFrame()
+            return store
+        runs = client.search_runs([e.experiment_id for e in experiments], order_by=["attributes.start_time ASC"],
+                                  max_results=50000)
     names = {e.experiment_id: e.name for e in experiments}
-    keep = [c for c in runs.columns if c.startswith("metrics.") and c.rsplit(".", 1)[-1] in suffixes]
-    table = pd.DataFrame(
-        {
-            "run": runs["run_id"].str.slice(0, 8),
-            "experiment": runs["experiment_id"].map(names),
-            "start": runs["start_time"].dt.strftime("%Y-%m-%d %H:%M:%S"),
-            "name": runs.get("tags.mlflow.runName"),
-            "status": runs["status"],
-        }
-    )
-    metrics = runs[sorted(keep)].rename(columns=lambda c: c[len("metrics."):])
-    return pd.concat([table, metrics], axis=1).dropna(axis=1, how="all")
+    for run in runs:
+        run_id, tags = run.info.run_id, run.data.tags
+        store.runs[run_id] = {"experiment": names[run.info.experiment_id], "start": run.info.start_time,
+                              "name": run.info.run_name, "status": run.info.status,
+                              "tags": {k: v for k, v in tags.items() if k in ("policy", "method", "predictor",
+                                                                              "machines", "atlas.level")}}
+        if PARENT_LINK in tags:
+            store.parent[run_id] = tags[PARENT_LINK]
+        chosen = {k: v for k, v in run.data.metrics.items() if k in metrics}
+        if chosen:
+            store.metrics[run_id] = chosen
+    return store
+
+
+def _start(ms) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000)) if ms else ""
+
+
+def _descendants(store: Store) -> dict[str, list[str]]:
+    """Each top-level run's descendants (children, a sweep's cells and their children), in start order."""
+    top: dict[str, list[str]] = {run_id: [] for run_id in store.runs if run_id not in store.parent}
+    for run_id in store.runs:
+        ancestor, seen = run_id, set()
+        while ancestor in store.parent and ancestor not in seen:
+            seen.add(ancestor)
+            ancestor = store.parent[ancestor]
+        if ancestor != run_id and ancestor in top:
+            top[ancestor].append(run_id)
+    return top
+
+
+def _best(store: Store, runs: list[str], metrics: list[str]) -> str:
+    """`<metric> <value> (<child>)` for the first metric the runs have, best of them; '' if none."""
+    for metric in metrics:
+        values = [(store.metrics[r][metric], r) for r in runs if metric in store.metrics.get(r, {})]
+        if values:
+            sign = -1 if metric in HIGHER_IS_BETTER else 1
+            value, run_id = min(values, key=lambda v: sign * v[0])  # ties: the first logged
+            shown = f"{value:.3f}" if abs(value) < 1000 else f"{value:.4g}"
+            return f"{metric} {shown} ({store.runs[run_id]['name']})"
+    return ""
+
+
+def parents_table(store: Store, metrics: list[str]):
+    """One row per top-level run: run, experiment, start, name, status, children, best."""
+    import pandas as pd
+
+    family = _descendants(store)
+    records = []
+    for run_id, descendants in family.items():
+        run = store.runs[run_id]
+        children = sum(1 for r in descendants if store.parent.get(r) == run_id)
+        records.append({"run": run_id[:8], "experiment": run["experiment"], "start": _start(run["start"]),
+                        "name": run["name"], "status": run["status"], "children": children,
+                        "best": _best(store, descendants, metrics)})
+    return pd.DataFrame(records, columns=["run", "experiment", "start", "name", "status", "children", "best"])
+
+
+def children_table(store: Store, run: str, metrics: list[str]):
+    """The result rows of one run (its children; a sweep's: its cells' children), with the chosen metrics."""
+    import pandas as pd
+
+    matches = [r for r in store.runs if r.startswith(run) and r not in store.parent] or \
+              [r for r in store.runs if r.startswith(run)]
+    if len(matches) != 1:
+        found = "no tracked run" if not matches else f"{len(matches)} tracked runs"
+        raise InputError(f"{found} with an id starting '{run}'", where="--run")
+    (top,) = matches
+    family = _descendants(store).get(top)
+    if family is None:  # a run inside a sweep: its own children
+        family = [r for r in store.runs if store.parent.get(r) == top]
+    with_children = set(store.parent.values())
+    records = []
+    for run_id in family:
+        if run_id in with_children:
+            continue  # a sweep's cell: its children are the rows
+        info, parent = store.runs[run_id], store.parent.get(run_id)
+        record = {"run": run_id[:8], "cell": store.runs[parent]["name"] if parent and parent != top else "",
+                  "name": info["name"], "status": info["status"]}
+        record.update({key: info["tags"].get(key) for key in ("policy", "method", "predictor", "machines")})
+        record.update({m: store.metrics.get(run_id, {}).get(m) for m in metrics})
+        records.append(record)
+    table = pd.DataFrame(records, columns=["run", "cell", "name", "status", "policy", "method", "predictor",
+                                           "machines", *metrics])
+    if not table["cell"].astype(bool).any():
+        table = table.drop(columns="cell")
+    return table.dropna(axis=1, how="all")
 
 
 def _is_compare_csv(path: Path) -> bool:
     """A CSV that `compare --csv` wrote (its header row), the only file `--csv` may replace."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return fh.readline().startswith("run,experiment,start")
+            return fh.readline().startswith(("run,experiment,start", "run,cell,name", "run,name,status"))
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def _compare(args) -> int:
     from benchmark.results import format_table
+    from benchmark.tracking import store_is_idle
 
-    suffixes = [s.strip() for s in args.metrics.split(",") if s.strip()]
+    metrics = [s.strip() for s in args.metrics.split(",") if s.strip()]
     if args.csv:
         from atlas_data.outputs import check_output_file
 
         check_output_file(Path(args.csv), "compare", option="--csv", recognise=_is_compare_csv)
-    table = compare_runs(Path(args.results), args.experiment, suffixes)
-    if table.empty:
-        print("no tracked runs found")
+    uri = store_uri(Path(args.results) if args.results else None)
+    store = read_store(uri, args.experiment, metrics)
+    if store is None:
+        if args.experiment:
+            raise InputError(f"no experiment named '{args.experiment}' in {uri} (no store there)", where="--experiment")
+        print(f"nothing to compare: no MLflow store at {uri}")
         return 0
+    if args.experiment and not store.runs and not _experiment_exists(uri, args.experiment):
+        raise InputError(f"no experiment named '{args.experiment}' in {uri}", where="--experiment")
+    if not store.runs:
+        print(f"nothing to compare: no tracked runs in {uri}")
+        return 0
+    table = children_table(store, args.run, metrics) if args.run else parents_table(store, metrics)
     if args.csv:
         from atlas_data.outputs import output_file
 
         output_file(Path(args.csv), "compare", lambda tmp: table.to_csv(tmp, index=False), option="--csv",
                     recognise=_is_compare_csv)
     print(format_table(table.to_dict("records"), list(table.columns)))
-    running = int((table["status"] == "RUNNING").sum())
-    if running:
-        from benchmark.tracking import store_is_idle, tracking_uri_for
-
-        if store_is_idle(tracking_uri_for(Path(args.results), create=False)):
-            print(f"note: {running} run(s) still RUNNING although no run is being logged: their process was killed "
-                  "while logging (their output folders hold the results)")
+    running = int((table["status"] == "RUNNING").sum()) if len(table) else 0
+    if running and store_is_idle(uri):
+        print(f"note: {running} run(s) still RUNNING although no run is being logged: their process was killed "
+              "while logging (their output folders hold the results)")
     return 0
+
+
+def _experiment_exists(uri: str, name: str) -> bool:
+    from benchmark.tracking import sqlite_path
+
+    db = sqlite_path(uri)
+    if db is None:
+        return True  # the client path found none of its runs; an empty experiment is not an error
+    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+        return con.execute("SELECT 1 FROM experiments WHERE name = ? AND lifecycle_stage = 'active'",
+                           (name,)).fetchone() is not None

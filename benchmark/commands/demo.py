@@ -2,8 +2,8 @@
 
 Each step is an ordinary `benchmark run` command line, printed before it runs, so a newcomer can
 repeat any step by hand. Results go under --output — written aside and renamed into place when
-the last step is done (atlas_data.outputs) —, then each run is logged to MLflow in
-<output>/mlflow.db from its final place. Besides the ATLAS dataset, the demo predicts durations on
+the last step is done (atlas_data.outputs) —, then each run is logged to the project's MLflow
+store (benchmark.tracking) from its final place. Besides the ATLAS dataset, the demo predicts durations on
 the shipped real traces (PREDICTION_TRACES) and schedules their test parts with the learned p̂
 (SCHEDULING_TRACES, FAIRNESS_TRACE); all steps run in one process, so a trace's lgbm-meta fit is
 made once and reused (benchmark.tasks.traces).
@@ -130,12 +130,12 @@ def _demo(args) -> int:
         print(f"Demo finished in {elapsed:.0f} s.")
     print(f"Results and plots: {out.resolve()}/*/ (results.json, results.csv, *.png, per-job parquet); summary in SUMMARY.md")
     if not args.no_mlflow:
-        from benchmark.tracking import tracking_uri_for
+        from benchmark.tracking import tracking_uri
 
-        uri = tracking_uri_for(out)
+        uri = tracking_uri()
         print(f"MLflow store:       {uri}")
         print(f"Open the MLflow UI: .venv/bin/mlflow ui --backend-store-uri {uri}")
-        print(f"Compare the runs:   .venv/bin/benchmark compare --results {out}")
+        print("Compare the runs:   .venv/bin/benchmark compare")
     return 0
 
 

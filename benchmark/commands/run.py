@@ -85,12 +85,10 @@ def _run(args) -> int:
         check_output_folder(args.output, "run")  # before any computation (docs/results-and-tracking.md)
     load_plugins(args.plugins)
     if not args.no_mlflow:
-        from pathlib import Path
-
-        from benchmark.tracking import preflight, tracking_uri_for
+        from benchmark.tracking import preflight, tracking_uri
 
         # a damaged store is repaired or refused (exit 2) before the work, not after it
-        preflight(tracking_uri_for(Path(args.output).parent if args.output else Path("results"), create=False))
+        preflight(tracking_uri())
     code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
     if code == 0 and not args.no_mlflow:
         log_to_mlflow(args)
@@ -98,11 +96,11 @@ def _run(args) -> int:
 
 
 def log_to_mlflow(args) -> str:
-    """Log a finished run folder (its options: a parsed Namespace, or a `run` argv) as one MLflow run."""
+    """Log a finished run folder (its options: a parsed Namespace, or a `run` argv) as one MLflow parent run."""
     from pathlib import Path
 
     from benchmark.progress import say
-    from benchmark.tracking import log_run, tracking_uri_for
+    from benchmark.tracking import log_run, tracking_uri
 
     if isinstance(args, (list, tuple)):  # a command line whose folder is already written (benchmark demo)
         from benchmark.cli import build_parser
@@ -110,7 +108,7 @@ def log_to_mlflow(args) -> str:
         args = build_parser().parse_args([str(a) for a in args] + ["--quiet"])
     options = {k: v for k, v in vars(args).items() if k not in ("handler",)}
     run_id = log_run(Path(args.output), options)
-    say(f"MLflow run {run_id} in {tracking_uri_for(Path(args.output).parent)}", args.quiet)
+    say(f"MLflow run {run_id} in {tracking_uri()}", args.quiet)
     return run_id
 
 

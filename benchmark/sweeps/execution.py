@@ -5,10 +5,10 @@ Everything is written into a temporary sibling of OUT, renamed to OUT when compl
 <that folder>/cells/<cell id> --quiet --no-mlflow`; its results.json rows, annotated with the
 cell's coordinates, become rows of OUT/sweep.parquet (see `benchmark.sweeps.aggregate`). A failed
 cell becomes a record in OUT/failures.json and the others go on. OUT/sweep.json lists every cell
-(id, argv, coordinates, ok, seconds). MLflow logging is done by the parent process, one cell at a
-time once OUT is in place (`tracking.log_run`), so SQLite never sees two writers and the runs'
-artifacts name their final place; the store is `OUT/cells/mlflow.db` unless MLFLOW_TRACKING_URI
-is set.
+(id, argv, coordinates, ok, seconds). MLflow logging is done by the parent process once OUT is in
+place (`tracking.log_sweep`: one sweep run, a nested run per finished cell), so SQLite never sees
+two writers and the runs' artifacts name their final place; the store is the project's
+(`tracking.tracking_uri`).
 
 Executors: `local` = a ProcessPoolExecutor; `dask` = a distributed.Client on `--address`, or on a
 LocalCluster started (and closed) here. Worker processes never outlive the sweep and leave Ctrl-C
@@ -399,13 +399,15 @@ def run_sweep(
     out_dir = Path(out_dir).resolve()
     cell_list = cells(config)
     mlflow = mlflow and config.mlflow
-    if mlflow and cell_list and os.environ.get("MLFLOW_TRACKING_URI"):
-        from benchmark.tracking import prepare
+    if mlflow and cell_list:
+        from benchmark.tracking import preflight, prepare, tracking_uri
 
-        # an external store is created, checked or repaired now: a damaged one is exit 2 before any
-        # cell runs, not a warning per cell after all of them (the sweep's own store is made fresh,
-        # inside the output folder, once the folder is in place)
-        prepare(os.environ["MLFLOW_TRACKING_URI"])
+        # the store is checked or repaired now: a damaged one is exit 2 before any cell runs, not a
+        # warning per cell after all of them (an external one is also created now)
+        if os.environ.get("MLFLOW_TRACKING_URI"):
+            prepare(os.environ["MLFLOW_TRACKING_URI"])
+        else:
+            preflight(tracking_uri())
     warnings: list[str] = []
     with output_folder(out_dir, "sweep") as folder:
         with Progress(f"sweep: {len(cell_list)} cells ({executor})", total=len(cell_list), quiet=quiet) as progress:
@@ -437,8 +439,8 @@ def run_sweep(
             plots.sweep_ratio_bars(table, folder / "sweep_ratios.png")
             if table["noise"].nunique() >= 2:
                 plots.robustness_curve(table, folder / "sweep_robustness.png", title="sweep: ratio against prediction noise")
-    if mlflow:
-        warnings = [problem for r in results if r.ok and (problem := _log_cell(r, out_dir))]
+    if mlflow and cell_list:
+        warnings = _log_sweep(config, out_dir, results, executor)
         for problem in warnings:
             say(problem, quiet)
         if warnings:  # recorded beside the cells (the folder is complete and in place already)
@@ -447,19 +449,28 @@ def run_sweep(
     return SweepResult(out_dir=out_dir, table=table, results=tuple(results))
 
 
-def _log_cell(result: CellResult, out_root: Path) -> str | None:
-    """Log a finished cell to MLflow from this (the parent) process; a problem is returned, not raised."""
-    out_dir = Path(result.out_dir)
-    if not (out_dir / "results.json").exists():
-        return f"cell {result.cell.id}: not logged to MLflow: {out_dir} is not visible here"
-    try:
-        from benchmark.cli import build_parser
-        from benchmark.tracking import log_run
+def _log_sweep(config: SweepConfig, out_dir: Path, results: list[CellResult], executor: str) -> list[str]:
+    """Log the sweep (one run) and each finished cell (a nested run each) from this, the parent, process;
+    problems are returned, not raised (the sweep's results stand without its MLflow runs)."""
+    from benchmark.cli import build_parser
+    from benchmark.tracking import log_sweep
 
-        args = build_parser().parse_args(list(result.cell.argv) + ["--output", str(out_dir), "--quiet"])
+    cells, warnings = [], []
+    for result in results:
+        if not result.ok:
+            continue
+        cell_dir = Path(result.out_dir)
+        if not (cell_dir / "results.json").exists():
+            warnings.append(f"cell {result.cell.id}: not logged to MLflow: {cell_dir} is not visible here")
+            continue
+        args = build_parser().parse_args(list(result.cell.argv) + ["--output", str(cell_dir), "--quiet"])
         options = {k: v for k, v in vars(args).items() if k not in ("handler", "quiet", "no_mlflow")}
-        options.update(sweep=str(out_root), sweep_cell=result.cell.id)
-        log_run(out_dir, options)
-    except Exception as exc:  # noqa: BLE001 - the cell's results stand without its MLflow run
-        return f"cell {result.cell.id}: MLflow logging failed: {type(exc).__name__}: {exc}"
-    return None
+        options.update(sweep=str(out_dir), sweep_cell=result.cell.id)
+        cells.append((result.cell.id, cell_dir, options))
+    params = {"config": str(Path(config.path).resolve()), "executor": executor, "n_cells": len(results),
+              "n_failed": sum(not r.ok for r in results)}
+    try:
+        warnings += log_sweep(out_dir, config.task, params, cells)
+    except Exception as exc:  # noqa: BLE001 - a damaged store included: the sweep's folder is complete
+        warnings.append(f"sweep: MLflow logging failed: {type(exc).__name__}: {exc}")
+    return warnings

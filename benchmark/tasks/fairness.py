@@ -371,7 +371,10 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
         extra["quota"] = quota.to_dict(orient="records")
         extra["paper_claims"] = philly_claims(rows)
     extra["offered_load"] = offered_load(window, sum(capacities))
-    dataset = {**card, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
+    from benchmark.tasks.inputs import with_fingerprint
+
+    dataset = {**with_fingerprint(card, table), "n_total": int(len(table)),
+               "sample": args.sample if jobs.n < len(table) else "all"}
     doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
     _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
     return doc, runs

@@ -31,7 +31,22 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
         raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
 
 
+def with_fingerprint(card: dict, table: pd.DataFrame) -> dict:
+    """`card` with the content fingerprint of the jobs read (atlas_data.build.content_fingerprint), unless
+    it has one (an ATLAS dataset's card): MLflow logs the input under it (benchmark.tracking)."""
+    if card.get("fingerprint") or "job_id" not in table.columns or "submit_time" not in table.columns:
+        return card
+    from atlas_data.build import content_fingerprint
+
+    return {**card, "fingerprint": content_fingerprint(table)}
+
+
 def read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False) -> tuple[pd.DataFrame, dict]:
+    table, card = _read_jobs_or_trace(spec, columns, quiet)
+    return table, with_fingerprint(card, table)
+
+
+def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False) -> tuple[pd.DataFrame, dict]:
     """`--jobs`: a jobs table file (its columns renamed by `--columns`), a Standard Workload Format
     log (`.swf`, `.swf.gz`), or — when no such file exists — a trace shipped with the package by
     name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""

@@ -44,7 +44,6 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
-from benchmark import plots
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
@@ -211,6 +210,8 @@ def execute(args) -> tuple[Path, dict]:
             extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
                    "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources},
         )
+        from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
+
         title = f"{objective} — {jobs.n} jobs ({source})"
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
         if objective != "makespan":
@@ -257,6 +258,8 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner) -
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
                    "leaks": leaks, "instances": instances, "p_hat_sources": sources},
         )
+        from benchmark import plots
+
         title = f"{objective} — paper protocol ({source})"
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
         if objective != "makespan":

@@ -53,7 +53,15 @@ def _is_shipped(spec: str) -> bool:
 def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs", columns: str | None = None,
                        quiet: bool = True):
     """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace, an SWF log or a
-    jobs-table file (its columns renamed by `columns`, the `--columns` text)."""
+    jobs-table file (its columns renamed by `columns`, the `--columns` text); the card carries the
+    table's content fingerprint."""
+    from benchmark.tasks.inputs import with_fingerprint
+
+    jobs, declared, card = _load_with_features(spec, feature_columns, option, columns, quiet)
+    return jobs, declared, with_fingerprint(card, jobs)
+
+
+def _load_with_features(spec: str, feature_columns: str | None, option: str, columns: str | None, quiet: bool):
     from atlas_data.adapters import shipped_feature_columns, shipped_trace, swf_feature_columns
     from atlas_data.jobs_features import check_feature_columns, read_jobs_with_features
     from atlas_data.jobs_table import COLUMNS, parse_column_map

@@ -181,6 +181,14 @@ def _sql(db: Path, query: str) -> list:
 
 
 def _statuses(db: Path) -> dict[str, int]:
+    """Status counts of the task invocations (parent runs; each has a child run per result row)."""
+    if not db.exists():
+        return {}
+    return dict(_sql(db, "SELECT status, COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE "
+                         "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status"))
+
+
+def _all_statuses(db: Path) -> dict[str, int]:
     return dict(_sql(db, "SELECT status, COUNT(*) FROM runs GROUP BY status")) if db.exists() else {}
 
 
@@ -200,7 +208,7 @@ def _assert_store_sound(db: Path) -> None:
         return
     assert len(_sql(db, "SELECT version_num FROM alembic_version")) == 1
     assert not _sql(db, "SELECT name FROM sqlite_master WHERE name LIKE '\\_alembic\\_tmp%' ESCAPE '\\'")
-    assert "RUNNING" not in _statuses(db)
+    assert "RUNNING" not in _all_statuses(db)
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +216,6 @@ def template_store(tmp_path_factory) -> Path:
     """A sound, empty store built once (in this process), copied where a test needs one ready."""
     from benchmark import tracking
 
-    os.environ.pop("MLFLOW_TRACKING_URI", None)
     db = tmp_path_factory.mktemp("template") / "mlflow.db"
     tracking.prepare(f"sqlite:///{db}")
     return db
@@ -249,8 +256,7 @@ def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int, backgrou
     """Interrupt `benchmark run --task task` in `phase` with `sig`; then check the store, the
     processes, the output, and that the same command run again succeeds."""
     rng = _rng(task, phase, sig)
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
+    cwd = tmp_path  # the project folder: its store is results/mlflow.db
     results = tmp_path / "results"
     db = _ready_store(template, results)
     args = ["run", "--task", task, *TASK_ARGS[task], "--quiet"]
@@ -284,7 +290,8 @@ def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int, backgrou
     assert_absent_or_complete(out, _marks_complete(results / "rerun"))
     strays = {p.name for p in results.iterdir()} - STORE_FILES - {"interrupted", "rerun"}
     assert not strays, f"{moment}: left beside the output: {sorted(strays)}"
-    assert not any(cwd.iterdir()), f"{moment}: wrote into the working folder: {list(cwd.iterdir())}"
+    written = sorted(p.name for p in cwd.iterdir() if p != results)
+    assert not written, f"{moment}: wrote into the working folder: {written}"
 
 
 FAST_RUN_CASES = [("scheduling", "logging", signal.SIGINT), ("prediction", "work", signal.SIGTERM),
@@ -347,7 +354,8 @@ def test_four_first_runs_at_once_on_a_new_store_all_succeed(tmp_path):
     db = results / "mlflow.db"
     _assert_store_sound(db)
     assert _statuses(db) == {"FINISHED": 4}
-    names = sorted(name for (name,) in _sql(db, "SELECT name FROM runs"))
+    names = sorted(name for (name,) in _sql(db, "SELECT r.name FROM runs r JOIN tags t ON t.run_uuid = r.run_uuid "
+                                                "WHERE t.key = 'atlas.level' AND t.value = 'run'"))
     assert names == ["run0", "run1", "run2", "run3"]
     assert len(_sql(db, "SELECT name FROM experiments WHERE name = 'atlas-scheduling-total_completion'")) == 1
 
@@ -428,9 +436,10 @@ def _interrupt_sweep(sweep_config, tmp_path, executor: str, phase: str, sig: int
     code, _, err = Command(args + ["--output", str(out)], tmp_path).finish()
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     assert len(pd.read_parquet(out / "sweep.parquet")) == 6 * 3
-    (db,) = [db for db in out.rglob("mlflow.db")]
+    (db,) = [db for db in tmp_path.rglob("mlflow.db")]  # the project's store (the working folder's results/)
+    assert db == tmp_path / "results" / "mlflow.db"
     _assert_store_sound(db)
-    assert _statuses(db).get("FINISHED", 0) >= 6
+    assert _all_statuses(db).get("FINISHED", 0) >= 1 + 6  # the sweep's run and one per cell
 
 
 @pytest.mark.parametrize("phase,sig", [("cells", signal.SIGINT)], ids=["cells-SIGINT"])

@@ -39,7 +39,10 @@ def tiny(tmp_path_factory):
     pd.DataFrame(JOBS).to_csv(folder / "jobs.csv", index=False)
     config = _write(folder, TINY)
     out = folder / "local"
-    assert main(["sweep", str(config), "--executor", "local", "--workers", "2", "--output", str(out), "--quiet"]) == 0
+    with pytest.MonkeyPatch.context() as patch:  # a store of its own, which `mlflow: false` must leave unmade
+        patch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{folder / 'store' / 'mlflow.db'}")
+        assert main(["sweep", str(config), "--executor", "local", "--workers", "2", "--output", str(out),
+                     "--quiet"]) == 0
     return config, out, pd.read_parquet(out / "sweep.parquet")
 
 
@@ -196,7 +199,7 @@ def test_local_sweep_values(tiny):
     assert by[("spjf", 1.0, 1)].value == spjf["value"] and by[("spjf", 1.0, 1)].ratio == spjf["ratio"]
     for png in ("sweep_ratios.png", "sweep_robustness.png"):
         assert (out / png).stat().st_size > 1000
-    assert not (out / "failures.json").exists() and not (out / "cells" / "mlflow.db").exists()  # mlflow: false
+    assert not (out / "failures.json").exists() and not (out.parent / "store").exists()  # mlflow: false
     manifest = json.loads((out / "sweep.json").read_text())
     assert manifest["n_failed"] == 0 and [c["ok"] for c in manifest["cells"]] == [True] * 4
 
@@ -245,13 +248,19 @@ policies: [[fifo, srpt], [spjf]]   # spjf needs p̂: no noise and no predicted_d
     table = pd.read_parquet(out / "sweep.parquet")
     assert table["policy"].tolist() == ["fifo", "srpt"] and table["value"].tolist() == [20, 15]
     assert "sweep: 1/4 cells" in captured.out
-    # only the finished cell was logged, by the parent, into OUT/cells/mlflow.db
+    # only the finished cell was logged, by the parent, under the sweep's run in the project's store
     import mlflow
 
-    mlflow.set_tracking_uri(f"sqlite:///{out / 'cells' / 'mlflow.db'}")
-    runs = mlflow.search_runs(experiment_names=["atlas-scheduling-total_completion"])
-    assert runs["params.sweep_cell"].tolist() == ["0000-jobs-p0"]
-    assert runs["metrics.srpt.ratio"].tolist() == [1.0] and runs["metrics.fifo.value"].tolist() == [20.0]
+    client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'results' / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("atlas-sweep-scheduling").experiment_id
+    runs = client.search_runs([experiment], order_by=["attributes.start_time ASC"])
+    levels = [r.data.tags["atlas.level"] for r in runs]
+    assert levels == ["sweep", "run", "child", "child"]
+    sweep, cell, *children = runs
+    assert sweep.data.params["n_failed"] == "3" and cell.data.params["sweep_cell"] == "0000-jobs-p0"
+    assert cell.data.tags["mlflow.parentRunId"] == sweep.info.run_id
+    assert {c.data.params["policy"]: c.data.metrics["value"] for c in children} == {"fifo": 20.0, "srpt": 15.0}
+    assert [c.data.metrics["ratio"] for c in children] == [20 / 15, 1.0]
 
 
 # ----- fairness axes: lease and nodes -----------------------------------------------------------

@@ -1,0 +1,21 @@
+"""Fixtures of the whole suite."""
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def mlflow_store_outside_the_checkout(tmp_path_factory):
+    """Runs logged by tests go to a temporary store, never to the checkout's results/mlflow.db.
+
+    Without MLFLOW_TRACKING_URI a run logs to its project's store, `<git top-level>/results/mlflow.db`
+    (benchmark.tracking), and the suite runs inside the checkout. Tests of the store location
+    unset the variable and change into a temporary folder themselves.
+    """
+    if os.environ.get("MLFLOW_TRACKING_URI"):
+        yield
+        return
+    os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+    yield
+    os.environ.pop("MLFLOW_TRACKING_URI", None)
