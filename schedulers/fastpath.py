@@ -50,8 +50,8 @@ def fast_simulate(jobs, policy) -> Raw | None:
         return raw
     static, dynamic = None, None
     if kind == "fifo":
-        static = [0.0] * len(size)
-    elif kind == "sjf":
+        return _fifo(submit, size)
+    if kind == "sjf":
         static = size
     elif kind in ("spjf", "pspjf"):
         static = pred
@@ -90,6 +90,48 @@ def _fast_kind(policy) -> str | None:
                 return kind
             return None
     return None
+
+
+def _fifo(submit, size):
+    """fifo: jobs run in index order, so the waiting jobs are the range [next_start, released)."""
+    n = len(size)
+    completion, start = [_NAN] * n, [_NAN] * n
+    now = V = 0.0
+    nxt = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    for run in range(n):
+        if nxt <= run:  # the machine is idle until this job's release (no group is active)
+            if next_submit > now:
+                now = next_submit
+            events += 1
+            while next_submit <= now:
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        fin = V + size[run]
+        start[run] = now
+        while True:  # the events while `run` is served: arrivals, then its completion
+            t = now + (fin - V)
+            events += 1
+            if t <= next_submit:
+                if t > now:
+                    V += t - now
+                    now = t
+                if fin > V:
+                    V = fin
+                break
+            V += next_submit - now  # dt > 0: next_submit > now here
+            now = next_submit
+            while next_submit <= now:
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                break  # finishes within the tolerance of this arrival: completes at it
+        completion[run] = now
+        while next_submit <= now:
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+    return completion, start, [0] * n, events
 
 
 def _non_preemptive(submit, size, key):
@@ -171,7 +213,7 @@ def _preemptive(submit, size, pred, static, dynamic):
     else:
         arrival_key = [0.0] * n  # las-ref: attained
     waiting: list = []
-    push, pop = heapq.heappush, heapq.heappop
+    push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
     now = V = fin = vjoin = 0.0
     run = -1
     nxt = finished = events = 0
@@ -230,11 +272,16 @@ def _preemptive(submit, size, pred, static, dynamic):
                         current = 0.0
                 else:
                     current = base[run] + (V - vjoin)
-                if waiting[0] < (current, run):
-                    push(waiting, (current, run))
+                chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
+                if chosen != run:
                     base[run] += V - vjoin
                     preempt[run] += 1
-                    run = -1
+                    run = chosen
+                    vjoin = V
+                    fin = V + size[run] - base[run]
+                    if start[run] != start[run]:
+                        start[run] = now
+                continue
         if run < 0 and waiting:
             run = pop(waiting)[1]
             vjoin = V
