@@ -57,12 +57,16 @@ def heapq_loop(name: str, submit, size, predicted):
     }[name]
 
 
-def _cpu(fn, repeat: int):
-    best, out = float("inf"), None
+def _paired(impls: dict, repeat: int):
+    """Minimum CPU seconds of each implementation over `repeat` rounds; each round runs all of them
+    one after the other, so that a change of machine load hits every implementation alike."""
+    best = {name: float("inf") for name in impls}
+    out = {}
     for _ in range(max(1, repeat)):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
+        for name, fn in impls.items():
+            t0 = time.process_time()
+            out[name] = fn()
+            best[name] = min(best[name], time.process_time() - t0)
     return best, out
 
 
@@ -78,16 +82,18 @@ def measure(n: int, repeat: int, load: float = 0.9, seed: int = 0) -> list[dict]
     rows = []
     for name in POLICIES:
         load_before = os.getloadavg()[0]
-        t_engine, result = _cpu(lambda: simulate(jobs, get_policy(name)()), repeat)
-        engine_total = float(result.completion_time.sum())
-        t_heapq, completion = _cpu(heapq_loop(name, submit, size, predicted), repeat)
-        if not _same_total(sum(completion), engine_total):
-            raise AssertionError(f"heapq {name} at n={n}: total completion {sum(completion)!r} != engine {engine_total!r}")
-        t_ref = None
+        impls = {"engine": lambda: simulate(jobs, get_policy(name)()),
+                 "heapq": heapq_loop(name, submit, size, predicted)}
         if name in peer_reference.POLICIES:
-            t_ref, (total, _) = _cpu(lambda: peer_reference.POLICIES[name](records), repeat)
-            if not _same_total(total, engine_total):
-                raise AssertionError(f"reference {name} at n={n}: total completion {total!r} != engine {engine_total!r}")
+            impls["reference"] = lambda: peer_reference.POLICIES[name](records)
+        best, out = _paired(impls, repeat)
+        result = out["engine"]
+        engine_total = float(result.completion_time.sum())
+        if not _same_total(sum(out["heapq"]), engine_total):
+            raise AssertionError(f"heapq {name} at n={n}: total completion {sum(out['heapq'])!r} != engine {engine_total!r}")
+        if "reference" in out and not _same_total(out["reference"][0], engine_total):
+            raise AssertionError(f"reference {name} at n={n}: total completion {out['reference'][0]!r} != engine {engine_total!r}")
+        t_engine, t_heapq, t_ref = best["engine"], best["heapq"], best.get("reference")
         per_event = 1e6 / result.events
         rows.append({
             "n": n, "policy": name, "events": result.events,

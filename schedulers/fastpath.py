@@ -135,64 +135,51 @@ def _fifo(submit, size):
 
 
 def _non_preemptive(submit, size, key):
-    """fifo, sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees."""
+    """sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees.
+    Same event sequence as `_fifo`; the waiting jobs are a heap."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
     waiting: list = []
     push, pop = heapq.heappush, heapq.heappop
-    now = V = fin = 0.0
-    run = -1
-    nxt = finished = events = 0
+    now = V = 0.0
+    nxt = events = 0
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
-    while finished < n:
-        t_next = next_submit
-        if run >= 0:
-            t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
-            if t <= t_next:
-                if t < now:
-                    t_next = now
-                else:
-                    t_next = t
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
+    for _ in range(n):
+        if not waiting:  # the machine is idle until the next release (no group is active)
+            if next_submit > now:
+                now = next_submit
+            events += 1
+            while next_submit <= now:
+                push(waiting, (key[nxt], nxt))
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        run = pop(waiting)[1]
+        fin = V + size[run]
+        start[run] = now
+        while True:  # the events while `run` is served: arrivals, then its completion
+            t = now + (fin - V)
+            events += 1
+            if t <= next_submit:
+                if t > now:
+                    V += t - now
+                    now = t
                 if fin > V:
                     V = fin
-                now = t_next
-                events += 1
-                if fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                    completion[run] = now
-                    finished += 1
-                    run = -1
-            else:
-                if t_next < now:
-                    t_next = now
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
-                now = t_next
-                events += 1
-                if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                    completion[run] = now
-                    finished += 1
-                    run = -1
-        else:
-            if t_next == _INF:
-                raise RuntimeError("fast path: no pending event")  # unreachable for built-in policies
-            if t_next > now:
-                now = t_next  # an idle machine: no group is active, V does not move
-            events += 1
-        arrived = False
+                break
+            V += next_submit - now
+            now = next_submit
+            while next_submit <= now:
+                push(waiting, (key[nxt], nxt))
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                break
+        completion[run] = now
         while next_submit <= now:
             push(waiting, (key[nxt], nxt))
             nxt += 1
             next_submit = submit[nxt] if nxt < n else _INF
-            arrived = True
-        if run < 0 and waiting:
-            run = pop(waiting)[1]
-            fin = V + size[run]  # engine: V + size - base, base 0.0 for a job that never ran
-            start[run] = now
     return completion, start, [0] * n, events
 
 
@@ -204,11 +191,12 @@ def _preemptive(submit, size, pred, static, dynamic):
     n = len(size)
     completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
     base = [0.0] * n
-    if static is not None:
+    mode = 0 if static is not None else {"srpt": 1, "sprpt": 2}.get(dynamic, 3)
+    if mode == 0:
         arrival_key = static
-    elif dynamic == "srpt":
+    elif mode == 1:
         arrival_key = size  # size - attained, attained 0.0
-    elif dynamic == "sprpt":
+    elif mode == 2:
         arrival_key = pred  # max(0, p̂ - 0.0) with p̂ >= 1
     else:
         arrival_key = [0.0] * n  # las-ref: attained
@@ -220,70 +208,62 @@ def _preemptive(submit, size, pred, static, dynamic):
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
     while finished < n:
-        t_next = next_submit
-        if run >= 0:
-            t = now + (fin - V)
-            if t <= t_next:
-                t_next = now if t < now else t
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
-                if fin > V:
-                    V = fin
-                now = t_next
+        if run < 0:
+            if not waiting:  # idle until the next release
+                if next_submit > now:
+                    now = next_submit
                 events += 1
-                if fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                    completion[run] = now
-                    base[run] = size[run]
-                    finished += 1
-                    run = -1
-            else:
-                if t_next < now:
-                    t_next = now
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
-                now = t_next
-                events += 1
-                if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                    completion[run] = now
-                    base[run] = size[run]
-                    finished += 1
-                    run = -1
-        else:
-            if t_next == _INF:
-                raise RuntimeError("fast path: no pending event")
-            if t_next > now:
-                now = t_next
-            events += 1
-        if next_submit <= now:
+                while next_submit <= now:
+                    push(waiting, (arrival_key[nxt], nxt))
+                    nxt += 1
+                    next_submit = submit[nxt] if nxt < n else _INF
+            run = pop(waiting)[1]
+            vjoin = V
+            fin = V + size[run] - base[run]
+            if start[run] != start[run]:
+                start[run] = now
+        t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
+        events += 1
+        if t <= next_submit:  # completion (first among simultaneous events)
+            if t > now:
+                V += t - now
+                now = t
+            if fin > V:
+                V = fin
+            completion[run] = now
+            finished += 1
+            run = -1
             while next_submit <= now:
                 push(waiting, (arrival_key[nxt], nxt))
                 nxt += 1
                 next_submit = submit[nxt] if nxt < n else _INF
-            if run >= 0:
-                if static is not None:
-                    current = static[run]
-                elif dynamic == "srpt":
-                    current = size[run] - (base[run] + (V - vjoin))
-                elif dynamic == "sprpt":
-                    current = pred[run] - (base[run] + (V - vjoin))
-                    if not current > 0.0:
-                        current = 0.0
-                else:
-                    current = base[run] + (V - vjoin)
-                chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
-                if chosen != run:
-                    base[run] += V - vjoin
-                    preempt[run] += 1
-                    run = chosen
-                    vjoin = V
-                    fin = V + size[run] - base[run]
-                    if start[run] != start[run]:
-                        start[run] = now
-                continue
-        if run < 0 and waiting:
-            run = pop(waiting)[1]
+            continue
+        V += next_submit - now  # an arrival while `run` is served; dt > 0
+        now = next_submit
+        while next_submit <= now:
+            push(waiting, (arrival_key[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+        if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+            completion[run] = now  # finishes within the tolerance of this arrival
+            finished += 1
+            run = -1
+            continue
+        if mode == 0:
+            current = static[run]
+        elif mode == 1:
+            current = size[run] - (base[run] + (V - vjoin))
+        elif mode == 2:
+            current = pred[run] - (base[run] + (V - vjoin))
+            if not current > 0.0:
+                current = 0.0
+        else:
+            current = base[run] + (V - vjoin)
+        chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
+        if chosen != run:
+            base[run] += V - vjoin
+            preempt[run] += 1
+            run = chosen
             vjoin = V
             fin = V + size[run] - base[run]
             if start[run] != start[run]:
