@@ -381,34 +381,26 @@ def _rr(submit, size):
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
     while finished < n:
-        t_next = next_submit
+        events += 1
         if k:
             r = 1.0 / k
             top = heap[0][0]
             t = now + (top - V) / r
-            if t <= t_next:
-                t_next = now if t < now else t
-                dt = t_next - now
-                if dt > 0.0:
-                    V += r * dt
+            if t <= next_submit:  # completion(s)
+                if t > now:
+                    V += r * (t - now)
+                    now = t
                 if top > V:
                     V = top
-                now = t_next
-                events += 1
                 lim = V + tol_rel * (V if V > 1.0 else 1.0)
                 while heap and heap[0][0] <= lim:
                     j = pop(heap)[1]
                     completion[j] = now
                     k -= 1
                     finished += 1
-            else:
-                if t_next < now:
-                    t_next = now
-                dt = t_next - now
-                if dt > 0.0:
-                    V += r * dt
-                now = t_next
-                events += 1
+            else:  # an arrival (after `now`: every earlier one is in)
+                V += r * (next_submit - now)
+                now = next_submit
                 if t <= now + tol_rel * (now if now > 1.0 else 1.0):
                     lim = V + tol_rel * (V if V > 1.0 else 1.0)
                     while heap and heap[0][0] <= lim:
@@ -416,12 +408,8 @@ def _rr(submit, size):
                         completion[j] = now
                         k -= 1
                         finished += 1
-        else:
-            if t_next == _INF:
-                raise RuntimeError("fast path: no pending event")
-            if t_next > now:
-                now = t_next
-            events += 1
+        elif next_submit > now:
+            now = next_submit
         while next_submit <= now:
             push(heap, (V + size[nxt], nxt))
             start[nxt] = now
