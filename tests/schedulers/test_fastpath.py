@@ -54,8 +54,17 @@ def test_fast_path_gives_the_engine_schedule_bit_for_bit(name):
 
 def test_every_built_in_single_machine_policy_has_a_fast_path():
     jobs = _instance(1)
-    for name in policy_names("single"):
+    built_in = [n for n in policy_names("single") if get_policy(n).__module__.startswith("schedulers.policies.")]
+    assert set(FAST) <= set(built_in)
+    for name in built_in:
         assert fast_simulate(jobs, _make(name)) is not None, name
+
+
+def test_an_empty_job_set_runs_on_the_fast_path():
+    jobs = JobSet.from_arrays([], [], [])
+    for name in FAST:
+        result = simulate(jobs, _make(name))
+        assert len(result.completion_time) == 0 and result.events == 0
 
 
 def test_a_subclass_that_changes_a_decision_runs_on_the_engine():
