@@ -9,11 +9,12 @@ import pytest
 from schedulers.engine import Engine, simulate
 from schedulers.fastpath import fast_simulate
 from schedulers.jobs import JobSet
-from schedulers.policy import get_policy, policy_names, resolve_policy
+from schedulers.policy import get_policy, policy_names
 
 FAST = ["fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las", "las-ref", "edf-p-ref"]
-VARIANTS = ["prr(lam=0.3)", "prr(lam=1.0)", "prr(lam=0.0)", "edf(stretch=3.5)", "edf-p(initial_stretch=0.25)",
-            "edf-p-ref(stretch=2.0)"]
+# settings as constructor arguments (not registered: the registry holds only the package's names)
+VARIANTS = [("prr", {"lam": 0.3}), ("prr", {"lam": 1.0}), ("prr", {"lam": 0.0}), ("edf", {"stretch": 3.5}),
+            ("edf-p", {"initial_stretch": 0.25}), ("edf-p-ref", {"stretch": 2.0})]
 
 
 def _instance(seed: int) -> JobSet:
@@ -32,23 +33,24 @@ def _instance(seed: int) -> JobSet:
     return JobSet.from_arrays(submit, size, predicted)
 
 
-def _make(name: str):
-    return get_policy(name)(stretch=3.0) if name in ("edf", "edf-p-ref") else get_policy(name)()
+def _make(name: str, **kwargs):
+    if name in ("edf", "edf-p-ref") and not kwargs:
+        kwargs = {"stretch": 3.0}
+    return get_policy(name)(**kwargs)
 
 
-@pytest.mark.parametrize("name", FAST + VARIANTS)
-def test_fast_path_gives_the_engine_schedule_bit_for_bit(name):
-    name = resolve_policy(name, "single")
+@pytest.mark.parametrize("name, kwargs", [(name, {}) for name in FAST] + VARIANTS)
+def test_fast_path_gives_the_engine_schedule_bit_for_bit(name, kwargs):
     for seed in range(40):
         jobs = _instance(seed)
-        fast_policy, ref_policy = _make(name), _make(name)
+        fast_policy, ref_policy = _make(name, **kwargs), _make(name, **kwargs)
         fast = simulate(jobs, fast_policy)
         ref = Engine(jobs, ref_policy).run()
         assert np.array_equal(fast.completion_time, ref.completion_time), (name, seed)
         assert np.array_equal(fast.start_time, ref.start_time, equal_nan=True), (name, seed)
         assert np.array_equal(fast.preemptions, ref.preemptions), (name, seed)
         assert fast.events == ref.events, (name, seed)
-        if name.startswith("edf-p("):
+        if name == "edf-p":
             assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
 
 
@@ -77,7 +79,14 @@ def test_a_subclass_that_changes_a_decision_runs_on_the_engine():
     jobs = _instance(2)
     assert fast_simulate(jobs, Aged()) is None
     assert np.array_equal(simulate(jobs, Aged()).completion_time, Engine(jobs, Aged()).run().completion_time)
-    assert fast_simulate(jobs, get_policy(resolve_policy("prr(lam=0.5)", "single"))()) is not None
+
+    class Setting(get_policy("prr")):  # what a `prr(lam=0.5)` setting is: a subclass that only fixes parameters
+        name = "prr-test-setting"
+
+        def __init__(self):
+            super().__init__(lam=0.5)
+
+    assert fast_simulate(jobs, Setting()) is not None
 
 
 def test_reference_flag_and_observers_run_the_engine(monkeypatch):
