@@ -14,6 +14,7 @@ SECTIONS = {
     "predictors": "benchmark.perf_predictors",
     "fairness": "benchmark.perf_fairness",
     "traces": "benchmark.perf_traces",
+    "peers": "benchmark.perf_peers",
 }
 
 

@@ -1,0 +1,124 @@
+"""Perf section `peers`: the engine side by side with its peers, on the same instances, in one process.
+
+For each n and each single-machine policy it times (CPU seconds, `time.process_time`, the minimum
+of `--peers-repeat` runs):
+- `engine`: `schedulers.engine.simulate` — what every task runs;
+- `heapq`: the minimal pure-Python heapq loop of that policy (benchmark.peer_heapq), the limit a
+  Python event loop can reach;
+- `reference`: a transcription of the ATLAS paper's reference loops (benchmark.peer_reference),
+  for the policies it has: fifo, srpt, sprpt, rr, prr and its "LAS", which is `las-ref` here.
+Costs are per engine event (the same divisor for all three, so ratios of costs are ratios of
+times), with the machine's load average before and after each n. Every implementation's total
+completion time is checked against the engine's (relative 10⁻⁹), so a fast wrong loop cannot
+pass. Instances: benchmark.perf_scheduling.generated_jobs at offered load `--peers-load`. May import schedulers and
+benchmark.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from benchmark import peer_heapq, peer_reference
+from benchmark.perf_scheduling import generated_jobs
+from benchmark.progress import say
+from benchmark.results import format_table
+from schedulers.engine import simulate
+from schedulers.policy import get_policy
+
+POLICIES = ("fifo", "sjf", "spjf", "srpt", "sprpt", "rr", "prr", "las", "las-ref", "edf-p")
+HEAPQ_GOAL = 2.0  # engine within 2x of the bare heapq loop
+COLUMNS = ["n", "policy", "events", "engine_us", "heapq_us", "reference_us", "engine_vs_heapq",
+           "reference_vs_engine", "load"]
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--peers-sizes", default="2000,20000", help="job counts for the peers section (default 2000,20000)")
+    parser.add_argument("--peers-load", type=float, default=0.9,
+                        help="offered load of the generated instances (default 0.9: busy, the active set stays small, "
+                             "which favours the reference's O(k) loops)")
+    parser.add_argument("--peers-repeat", type=int, default=3, help="runs per timing; the minimum counts (default 3)")
+
+
+def heapq_loop(name: str, submit, size, predicted):
+    """The minimal heapq loop of policy `name` (benchmark.peer_heapq) on Python lists."""
+    H = peer_heapq
+    return {
+        "fifo": lambda: H.non_preemptive(submit, size),
+        "sjf": lambda: H.non_preemptive(submit, size, size),
+        "spjf": lambda: H.non_preemptive(submit, size, predicted),
+        "srpt": lambda: H.srpt(submit, size),
+        "sprpt": lambda: H.one_at_a_time(submit, size, predicted, "sprpt"),
+        "las-ref": lambda: H.one_at_a_time(submit, size, predicted, "las-ref"),
+        "edf-p": lambda: H.edf_p(submit, size, predicted),
+        "rr": lambda: H.rr(submit, size),
+        "prr": lambda: H.prr(submit, size, predicted),
+        "las": lambda: H.las(submit, size),
+    }[name]
+
+
+def _paired(impls: dict, repeat: int):
+    """Minimum CPU seconds of each implementation over `repeat` rounds; each round runs all of them
+    one after the other, so that a change of machine load hits every implementation alike."""
+    best = {name: float("inf") for name in impls}
+    out = {}
+    for _ in range(max(1, repeat)):
+        for name, fn in impls.items():
+            t0 = time.process_time()
+            out[name] = fn()
+            best[name] = min(best[name], time.process_time() - t0)
+    return best, out
+
+
+def _same_total(total: float, engine_total: float) -> bool:
+    return abs(total - engine_total) <= 1e-9 * abs(engine_total)
+
+
+def measure(n: int, repeat: int, load: float = 0.9, seed: int = 0) -> list[dict]:
+    """One row per policy at n jobs; raises if a peer's total completion time differs from the engine's."""
+    jobs = generated_jobs(n, seed=seed, load=load)
+    submit, size, predicted = jobs.submit_time.tolist(), jobs.size.tolist(), jobs.predicted.tolist()
+    records = peer_reference.jobs_from_lists(submit, size, predicted)
+    rows = []
+    for name in POLICIES:
+        load_before = os.getloadavg()[0]
+        impls = {"engine": lambda: simulate(jobs, get_policy(name)()),
+                 "heapq": heapq_loop(name, submit, size, predicted)}
+        if name in peer_reference.POLICIES:
+            impls["reference"] = lambda: peer_reference.POLICIES[name](records)
+        best, out = _paired(impls, repeat)
+        result = out["engine"]
+        engine_total = float(result.completion_time.sum())
+        if not _same_total(sum(out["heapq"]), engine_total):
+            raise AssertionError(f"heapq {name} at n={n}: total completion {sum(out['heapq'])!r} != engine {engine_total!r}")
+        if "reference" in out and not _same_total(out["reference"][0], engine_total):
+            raise AssertionError(f"reference {name} at n={n}: total completion {out['reference'][0]!r} != engine {engine_total!r}")
+        t_engine, t_heapq, t_ref = best["engine"], best["heapq"], best.get("reference")
+        per_event = 1e6 / result.events
+        rows.append({
+            "n": n, "policy": name, "events": result.events,
+            "engine_us": t_engine * per_event, "heapq_us": t_heapq * per_event,
+            "reference_us": None if t_ref is None else t_ref * per_event,
+            "engine_vs_heapq": t_engine / t_heapq,
+            "reference_vs_engine": None if t_ref is None else t_ref / t_engine,
+            "load": round((load_before + os.getloadavg()[0]) / 2, 2),
+        })
+    return rows
+
+
+def run(args) -> dict:
+    sizes = [int(s) for s in str(args.peers_sizes).split(",") if s]
+    rows = []
+    for n in sizes:
+        rows += measure(n, args.peers_repeat, args.peers_load)
+        say(f"  peers n={n:>8} done", args.quiet)
+    print("CPU µs per engine event, minimum of "
+          f"{args.peers_repeat}; engine_vs_heapq = engine time / bare heapq loop time (goal ≤ {HEAPQ_GOAL:g}), "
+          "reference_vs_engine = reference loops' time / engine time (goal > 1); load = 1-min load average")
+    print(format_table(rows, COLUMNS, floatfmt="{:.2f}"))
+    worst = max(row["engine_vs_heapq"] for row in rows)
+    slowest = min((row["reference_vs_engine"] for row in rows if row["reference_vs_engine"] is not None), default=None)
+    print(f"\nworst engine/heapq ratio {worst:.2f} (goal ≤ {HEAPQ_GOAL:g}); "
+          + (f"smallest reference/engine ratio {slowest:.2f} (goal > 1)" if slowest is not None else ""))
+    return {"rows": rows, "load_offered": args.peers_load, "worst_engine_vs_heapq": worst, "smallest_reference_vs_engine": slowest,
+            "cpu_count": os.cpu_count(), "repeat": args.peers_repeat}

@@ -1,0 +1,708 @@
+"""Specialised event loops for the built-in single-machine policies: the engine, unrolled per policy.
+
+`schedulers.engine.Engine` is the reference implementation: one event loop for every policy, a
+policy callback and an `Allocation` object per event, service groups in lists. That generality
+costs 6–27× the time of a bare heapq loop per event (docs/performance.md). For the built-in
+single-machine policies `simulate` runs one of the loops below instead. Each is the engine's loop
+with that policy's `allocate` written into it, performing the *same floating-point operations in
+the same order* — group clocks advanced by `rate * dt` at every event, snapped to the finishing
+job's virtual finish, the same relative tolerances, the same wake-ups — so schedules, start
+times, preemption counts and event counts are identical to the reference engine, bit for bit
+(tests/schedulers/test_fastpath.py checks every policy on random instances with ties, releases
+and predictions). No Python object is allocated per event beyond the heap's (key, job) tuples,
+and the loops read Python lists and floats, never numpy scalars.
+
+A policy takes a fast path only if it is an instance of a built-in class whose decision methods
+it does not override (a `prr(lam=0.5)` setting still does; a plugin subclass with its own `key`
+runs on the engine). May import the standard library only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+_REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
+_NAN = math.nan
+_INF = math.inf
+_DECISION_METHODS = ("reset", "allocate", "key", "after", "_level", "_join")
+
+Raw = tuple  # (completion, start, preemptions, events): lists in JobSet row order, and an int
+
+
+def fast_simulate(jobs, policy) -> Raw | None:
+    """The run of `policy` on `jobs` on one machine, or None if no fast path applies."""
+    kind = _fast_kind(policy)
+    if kind is None:
+        return None
+    submit = jobs.submit_time.tolist()
+    size = jobs.size.tolist()
+    pred = None if jobs.predicted is None else jobs.predicted.tolist()
+    if kind == "rr":
+        return _rr(submit, size)
+    if kind == "prr":
+        return _prr(submit, size, pred, policy.lam)
+    if kind == "las":
+        return _las(submit, size)
+    if kind == "edf-p":
+        raw, stretch, doublings = _edf_p(submit, size, pred, policy.initial_stretch)
+        policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
+        return raw
+    static, dynamic = None, None
+    if kind == "fifo":
+        return _fifo(submit, size)
+    if kind == "sjf":
+        static = size
+    elif kind in ("spjf", "pspjf"):
+        static = pred
+    elif kind == "edf":
+        s = policy.stretch
+        static = [r + s * p for r, p in zip(submit, size)]
+    elif kind == "edf-p-ref":
+        s = policy.stretch
+        static = [r + s * p for r, p in zip(submit, pred)]
+    else:
+        dynamic = kind  # srpt, sprpt, las-ref
+    if static is not None and not type(policy).preemptive:
+        return _non_preemptive(submit, size, static)
+    return _preemptive(submit, size, pred, static, dynamic)
+
+
+_SINGLE, _REFERENCE = "schedulers.policies.single", "schedulers.policies.reference"
+# by (module, class name), so that this module imports no policy module
+_FAST_CLASSES = {
+    (_SINGLE, "FIFO"): "fifo", (_SINGLE, "SJF"): "sjf", (_SINGLE, "SPJF"): "spjf", (_SINGLE, "PSPJF"): "pspjf",
+    (_SINGLE, "SRPT"): "srpt", (_SINGLE, "SPRPT"): "sprpt", (_SINGLE, "EDF"): "edf", (_SINGLE, "EDFP"): "edf-p",
+    (_SINGLE, "RoundRobin"): "rr", (_SINGLE, "PRR"): "prr", (_SINGLE, "LAS"): "las",
+    (_REFERENCE, "LASReference"): "las-ref", (_REFERENCE, "EDFPReference"): "edf-p-ref",
+}
+
+
+def _fast_kind(policy) -> str | None:
+    cls = type(policy)
+    for base in cls.__mro__:
+        kind = _FAST_CLASSES.get((base.__module__, base.__name__))
+        if kind is not None and base.__dict__.get("name") == kind:
+            # a subclass that only sets parameters or a name keeps the fast path; one that
+            # changes a decision (key, allocate, ...) runs on the reference engine
+            same = all(getattr(cls, m, None) is getattr(base, m, None) for m in _DECISION_METHODS)
+            if same and getattr(cls, "preemptive", None) is getattr(base, "preemptive", None):
+                return kind
+            return None
+    return None
+
+
+def _fifo(submit, size):
+    """fifo: jobs run in index order, so the waiting jobs are the range [next_start, released)."""
+    n = len(size)
+    completion, start = [_NAN] * n, [_NAN] * n
+    now = V = 0.0
+    nxt = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    for run in range(n):
+        if nxt <= run:  # the machine is idle until this job's release (no group is active)
+            if next_submit > now:
+                now = next_submit
+            events += 1
+            while next_submit <= now:
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        fin = V + size[run]
+        start[run] = now
+        while True:  # the events while `run` is served: arrivals, then its completion
+            t = now + (fin - V)
+            events += 1
+            if t <= next_submit:
+                if t > now:
+                    V += t - now
+                    now = t
+                if fin > V:
+                    V = fin
+                break
+            V += next_submit - now  # dt > 0: next_submit > now here
+            now = next_submit
+            while next_submit <= now:
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                break  # finishes within the tolerance of this arrival: completes at it
+        completion[run] = now
+        while next_submit <= now:
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+    return completion, start, [0] * n, events
+
+
+def _non_preemptive(submit, size, key):
+    """sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees.
+    Same event sequence as `_fifo`; the waiting jobs are a heap."""
+    n = len(size)
+    completion, start = [_NAN] * n, [_NAN] * n
+    waiting: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    now = V = 0.0
+    nxt = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    for _ in range(n):
+        if not waiting:  # the machine is idle until the next release (no group is active)
+            if next_submit > now:
+                now = next_submit
+            events += 1
+            while next_submit <= now:
+                push(waiting, (key[nxt], nxt))
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        run = pop(waiting)[1]
+        fin = V + size[run]
+        start[run] = now
+        while True:  # the events while `run` is served: arrivals, then its completion
+            t = now + (fin - V)
+            events += 1
+            if t <= next_submit:
+                if t > now:
+                    V += t - now
+                    now = t
+                if fin > V:
+                    V = fin
+                break
+            V += next_submit - now
+            now = next_submit
+            while next_submit <= now:
+                push(waiting, (key[nxt], nxt))
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                break
+        completion[run] = now
+        while next_submit <= now:
+            push(waiting, (key[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+    return completion, start, [0] * n, events
+
+
+def _preemptive(submit, size, pred, static, dynamic):
+    """pspjf, edf, edf-p-ref (fixed keys) and srpt, sprpt, las-ref (keys that move while a job runs).
+
+    The running job is compared with the best waiting one at every arrival, as `_OneAtATime` does.
+    """
+    n = len(size)
+    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
+    base = [0.0] * n
+    mode = 0 if static is not None else {"srpt": 1, "sprpt": 2}.get(dynamic, 3)
+    if mode == 0:
+        arrival_key = static
+    elif mode == 1:
+        arrival_key = size  # size - attained, attained 0.0
+    elif mode == 2:
+        arrival_key = pred  # max(0, p̂ - 0.0) with p̂ >= 1
+    else:
+        arrival_key = [0.0] * n  # las-ref: attained
+    waiting: list = []
+    push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+    now = V = fin = vjoin = 0.0
+    run = -1
+    nxt = finished = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    while finished < n:
+        if run < 0:
+            if not waiting:  # idle until the next release
+                if next_submit > now:
+                    now = next_submit
+                events += 1
+                while next_submit <= now:
+                    push(waiting, (arrival_key[nxt], nxt))
+                    nxt += 1
+                    next_submit = submit[nxt] if nxt < n else _INF
+            run = pop(waiting)[1]
+            vjoin = V
+            fin = V + size[run] - base[run]
+            if start[run] != start[run]:
+                start[run] = now
+        t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
+        events += 1
+        if t <= next_submit:  # completion (first among simultaneous events)
+            if t > now:
+                V += t - now
+                now = t
+            if fin > V:
+                V = fin
+            completion[run] = now
+            finished += 1
+            run = -1
+            while next_submit <= now:
+                push(waiting, (arrival_key[nxt], nxt))
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+            continue
+        V += next_submit - now  # an arrival while `run` is served; dt > 0
+        now = next_submit
+        while next_submit <= now:
+            push(waiting, (arrival_key[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+        if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+            completion[run] = now  # finishes within the tolerance of this arrival
+            finished += 1
+            run = -1
+            continue
+        if mode == 0:
+            current = static[run]
+        elif mode == 1:
+            current = size[run] - (base[run] + (V - vjoin))
+        elif mode == 2:
+            current = pred[run] - (base[run] + (V - vjoin))
+            if not current > 0.0:
+                current = 0.0
+        else:
+            current = base[run] + (V - vjoin)
+        chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
+        if chosen != run:
+            base[run] += V - vjoin
+            preempt[run] += 1
+            run = chosen
+            vjoin = V
+            fin = V + size[run] - base[run]
+            if start[run] != start[run]:
+                start[run] = now
+    return completion, start, preempt, events
+
+
+def _edf_p(submit, size, pred, initial_stretch):
+    """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP)."""
+    n = len(size)
+    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
+    base = [0.0] * n
+    stretch, doublings = float(initial_stretch), 0
+    waiting: list = []
+    wakes: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    now = V = fin = vjoin = 0.0
+    run = -1
+    nxt = finished = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    while finished < n:
+        t_next = next_submit
+        if wakes and wakes[0] < t_next:
+            t_next = wakes[0]
+        completed = False
+        if run >= 0:
+            t = now + (fin - V)
+            if t <= t_next:
+                t_next = now if t < now else t
+                dt = t_next - now
+                if dt > 0.0:
+                    V += dt
+                if fin > V:
+                    V = fin
+                now = t_next
+                events += 1
+                completed = fin <= V + tol_rel * (V if V > 1.0 else 1.0)
+            else:
+                if t_next < now:
+                    t_next = now
+                dt = t_next - now
+                if dt > 0.0:
+                    V += dt
+                now = t_next
+                events += 1
+                completed = (t <= now + tol_rel * (now if now > 1.0 else 1.0)
+                             and fin <= V + tol_rel * (V if V > 1.0 else 1.0))
+            if completed:
+                completion[run] = now
+                base[run] = size[run]
+                finished += 1
+                run = -1
+        else:
+            if t_next == _INF:
+                raise RuntimeError("fast path: no pending event")
+            if t_next > now:
+                now = t_next
+            events += 1
+        arrived = False
+        while next_submit <= now:
+            push(waiting, (submit[nxt] + stretch * pred[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+            arrived = True
+        woken = False
+        while wakes and wakes[0] <= now:
+            pop(wakes)
+            woken = True
+        if not (completed or arrived or woken):
+            continue
+        # _OneAtATime.allocate
+        if run >= 0 and waiting:
+            current = submit[run] + stretch * pred[run]
+            if waiting[0] < (current, run):
+                push(waiting, (current, run))
+                base[run] += V - vjoin
+                preempt[run] += 1
+                run = -1
+        if run < 0 and waiting:
+            run = pop(waiting)[1]
+            vjoin = V
+            fin = V + size[run] - base[run]
+            if start[run] != start[run]:
+                start[run] = now
+        # EDFP.after: double S while the running job is past its predicted deadline
+        while run >= 0 and now >= submit[run] + stretch * pred[run]:
+            stretch *= 2.0
+            doublings += 1
+            waiting = [(submit[j] + stretch * pred[j], j) for _, j in waiting]
+            heapq.heapify(waiting)
+            current = submit[run] + stretch * pred[run]
+            if waiting and waiting[0] < (current, run):
+                push(waiting, (current, run))
+                base[run] += V - vjoin
+                preempt[run] += 1
+                run = pop(waiting)[1]
+                vjoin = V
+                fin = V + size[run] - base[run]
+                if start[run] != start[run]:
+                    start[run] = now
+        if run >= 0:
+            push(wakes, submit[run] + stretch * pred[run])
+    return (completion, start, preempt, events), stretch, doublings
+
+
+def _rr(submit, size):
+    """rr: one shared group of rate 1; members finish in order of their virtual finish time."""
+    n = len(size)
+    completion, start = [_NAN] * n, [_NAN] * n
+    heap: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    now = V = 0.0
+    k = nxt = finished = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    while finished < n:
+        events += 1
+        if k:
+            r = 1.0 / k
+            top = heap[0][0]
+            t = now + (top - V) / r
+            if t <= next_submit:  # completion(s)
+                if t > now:
+                    V += r * (t - now)
+                    now = t
+                if top > V:
+                    V = top
+                lim = V + tol_rel * (V if V > 1.0 else 1.0)
+                while heap and heap[0][0] <= lim:
+                    j = pop(heap)[1]
+                    completion[j] = now
+                    k -= 1
+                    finished += 1
+            else:  # an arrival (after `now`: every earlier one is in)
+                V += r * (next_submit - now)
+                now = next_submit
+                if t <= now + tol_rel * (now if now > 1.0 else 1.0):
+                    lim = V + tol_rel * (V if V > 1.0 else 1.0)
+                    while heap and heap[0][0] <= lim:
+                        j = pop(heap)[1]
+                        completion[j] = now
+                        k -= 1
+                        finished += 1
+        elif next_submit > now:
+            now = next_submit
+        while next_submit <= now:
+            push(heap, (V + size[nxt], nxt))
+            start[nxt] = now
+            k += 1
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+    return completion, start, [0] * n, events
+
+
+def _prr(submit, size, pred, lam):
+    """prr: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
+    favourite (smallest p̂) at (1 − λ)/k + λ. Jobs move between the groups when the favourite changes."""
+    n = len(size)
+    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
+    base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
+    done = [False] * n
+    V0 = V1 = rate0 = rate1 = 0.0
+    cnt0 = cnt1 = 0
+    heap0: list = []
+    heap1: list = []
+    by_pred: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    fav = -1
+    now = 0.0
+    nxt = finished = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    f0 = f1 = r0 = r1 = t0 = t1 = 0.0
+    while finished < n:
+        t_next = next_submit
+        best = -1
+        due0 = cnt0 > 0 and rate0 > 0.0
+        if due0:
+            while True:  # drop entries of jobs that moved since they were pushed
+                f0, j, s = heap0[0]
+                if s == stamp[j] and group[j] == 0:
+                    break
+                pop(heap0)
+            r0 = rate0 / cnt0
+            t0 = now + (f0 - V0) / r0
+            if t0 <= t_next:
+                t_next, best = t0, 0
+        due1 = cnt1 > 0 and rate1 > 0.0
+        if due1:
+            while True:
+                f1, j, s = heap1[0]
+                if s == stamp[j] and group[j] == 1:
+                    break
+                pop(heap1)
+            r1 = rate1 / cnt1
+            t1 = now + (f1 - V1) / r1
+            if t1 < t_next or (t1 == t_next and best < 0):
+                t_next, best = t1, 1
+        if t_next == _INF:
+            raise RuntimeError("fast path: no pending event")
+        if t_next < now:
+            t_next = now
+        dt = t_next - now
+        if dt > 0.0:
+            if due0:
+                V0 += r0 * dt
+            if due1:
+                V1 += r1 * dt
+        if best == 0:
+            if f0 > V0:
+                V0 = f0
+        elif best == 1:
+            if f1 > V1:
+                V1 = f1
+        now = t_next
+        events += 1
+        completed = False
+        horizon = now + tol_rel * (now if now > 1.0 else 1.0)
+        if due0 and t0 <= horizon:
+            lim = V0 + tol_rel * (V0 if V0 > 1.0 else 1.0)
+            while heap0:
+                f, j, s = heap0[0]
+                if s != stamp[j] or group[j] != 0:
+                    pop(heap0)
+                    continue
+                if f > lim:
+                    break
+                pop(heap0)
+                base[j] = size[j]
+                group[j] = -1
+                stamp[j] += 1
+                cnt0 -= 1
+                done[j] = True
+                completion[j] = now
+                finished += 1
+                completed = True
+        if due1 and t1 <= horizon:
+            lim = V1 + tol_rel * (V1 if V1 > 1.0 else 1.0)
+            while heap1:
+                f, j, s = heap1[0]
+                if s != stamp[j] or group[j] != 1:
+                    pop(heap1)
+                    continue
+                if f > lim:
+                    break
+                pop(heap1)
+                base[j] = size[j]
+                group[j] = -1
+                stamp[j] += 1
+                cnt1 -= 1
+                done[j] = True
+                completion[j] = now
+                finished += 1
+                completed = True
+        first = nxt
+        while next_submit <= now:
+            push(by_pred, (pred[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+        if not completed and first == nxt:
+            continue
+        # PRR.allocate, its moves applied in order after its rates (as Engine._apply does)
+        while by_pred and done[by_pred[0][1]]:
+            pop(by_pred)
+        b = by_pred[0][1] if by_pred else -1
+        previous, fav = fav, b
+        k = cnt0 + cnt1 + (nxt - first)
+        if k:
+            rate0 = (1.0 - lam) * (k - 1) / k
+            rate1 = (1.0 - lam) / k + lam
+        moves = []
+        if b != previous and previous != -1 and not done[previous]:
+            moves.append((previous, 0))
+        for j in range(first, nxt):
+            moves.append((j, 1 if j == b else 0))
+        if b != previous and b != -1 and not first <= b < nxt:
+            moves.append((b, 1))
+        for j, g in moves:
+            old = group[j]
+            if old == g:
+                continue
+            if old == 0:
+                base[j] += V0 - vjoin[j]
+                cnt0 -= 1
+                if rate0 > 0.0 and rate1 <= 0.0:
+                    preempt[j] += 1
+            elif old == 1:
+                base[j] += V1 - vjoin[j]
+                cnt1 -= 1
+                if rate1 > 0.0 and rate0 <= 0.0:
+                    preempt[j] += 1
+            stamp[j] += 1
+            group[j] = g
+            if g == 0:
+                vjoin[j] = V0
+                cnt0 += 1
+                push(heap0, (V0 + size[j] - base[j], j, stamp[j]))
+                if rate0 > 0.0 and start[j] != start[j]:
+                    start[j] = now
+            else:
+                vjoin[j] = V1
+                cnt1 += 1
+                push(heap1, (V1 + size[j] - base[j], j, stamp[j]))
+                if rate1 > 0.0 and start[j] != start[j]:
+                    start[j] = now
+    return completion, start, preempt, events
+
+
+def _las(submit, size):
+    """las: cohorts of jobs at equal attained service, one running (rate 1, shared), the others
+    frozen on a stack; the running cohort merges with the next one when it reaches its level (LAS)."""
+    n = len(size)
+    completion, start = [_NAN] * n, [_NAN] * n
+    base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
+    g_V: list = []
+    g_count: list = []
+    g_heap: list = []
+    members: list = []  # may hold finished or moved jobs; pruned when merged
+    frozen: list = []  # (level, group); top = lowest level
+    wakes: list = []
+    push, pop = heapq.heappush, heapq.heappop
+    running = -1
+    now = 0.0
+    nxt = finished = events = 0
+    next_submit = submit[0] if n else _INF
+    tol_rel = _REL_TOL
+    f = r = t = 0.0
+    while finished < n:
+        t_next = next_submit
+        if wakes and wakes[0] < t_next:
+            t_next = wakes[0]
+        g = running
+        due = g >= 0 and g_count[g] > 0
+        best = False
+        if due:
+            heap = g_heap[g]
+            while True:
+                f, j, s = heap[0]
+                if s == stamp[j] and group[j] == g:
+                    break
+                pop(heap)
+            r = 1.0 / g_count[g]
+            V = g_V[g]
+            t = now + (f - V) / r
+            if t <= t_next:
+                t_next, best = t, True
+        elif t_next == _INF:
+            raise RuntimeError("fast path: no pending event")
+        if t_next < now:
+            t_next = now
+        dt = t_next - now
+        completed = False
+        if due:
+            if dt > 0.0:
+                V += r * dt
+            if best and f > V:
+                V = f
+            g_V[g] = V
+            now = t_next
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0):
+                lim = V + tol_rel * (V if V > 1.0 else 1.0)
+                while heap:
+                    f, j, s = heap[0]
+                    if s != stamp[j] or group[j] != g:
+                        pop(heap)
+                        continue
+                    if f > lim:
+                        break
+                    pop(heap)
+                    base[j] = size[j]
+                    group[j] = -1
+                    stamp[j] += 1
+                    g_count[g] -= 1
+                    completion[j] = now
+                    finished += 1
+                    completed = True
+        else:
+            now = t_next
+        events += 1
+        first = nxt
+        while next_submit <= now:
+            nxt += 1
+            next_submit = submit[nxt] if nxt < n else _INF
+        woken = False
+        while wakes and wakes[0] <= now:
+            pop(wakes)
+            woken = True
+        if not (completed or first < nxt or woken):
+            continue
+        # LAS.allocate; each move applied at once (its effect does not depend on the rates set
+        # in the same call: merged jobs leave a cohort whose rate ends at 0, arrivals start now)
+        if running >= 0 and g_count[running] == 0:
+            running = frozen.pop()[1] if frozen else -1
+        if first < nxt:
+            if running >= 0 and g_V[running] > 0.0:
+                frozen.append((g_V[running], running))
+                running = -1
+            if running < 0:
+                running = len(g_V)
+                g_V.append(0.0)
+                g_count.append(0)
+                g_heap.append([])
+                members.append([])
+            V = g_V[running]
+            heap = g_heap[running]
+            mem = members[running]
+            for j in range(first, nxt):
+                stamp[j] += 1
+                group[j] = running
+                vjoin[j] = V
+                push(heap, (V + size[j], j, stamp[j]))
+                mem.append(j)
+                start[j] = now
+            g_count[running] += nxt - first
+        while frozen and running >= 0:
+            level, g = frozen[-1]
+            gap = level - g_V[running]
+            if gap > 1e-9 * (level if level > 1.0 else 1.0) and now + gap * g_count[running] > now:
+                break
+            frozen.pop()
+            small, big = (g, running) if g_count[g] <= g_count[running] else (running, g)
+            V_small, V_big, heap = g_V[small], g_V[big], g_heap[big]
+            mem = members[big]
+            moved = 0
+            for j in members[small]:
+                if group[j] == small:
+                    base[j] += V_small - vjoin[j]
+                    stamp[j] += 1
+                    group[j] = big
+                    vjoin[j] = V_big
+                    push(heap, (V_big + size[j] - base[j], j, stamp[j]))
+                    mem.append(j)
+                    moved += 1
+            g_count[small] -= moved
+            g_count[big] += moved
+            members[small] = []
+            running = big
+        if frozen and running >= 0:
+            gap = frozen[-1][0] - g_V[running]
+            push(wakes, now + (gap if gap >= 0.0 else 0.0) * g_count[running])
+    return completion, start, [0] * n, events

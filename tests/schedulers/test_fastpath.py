@@ -1,0 +1,107 @@
+"""The specialised loops of schedulers.fastpath against the reference engine: for every built-in
+single-machine policy, on random instances with ties (equal releases, equal sizes, equal p̂),
+idle gaps and predictions, the same completion and start times, preemption counts and event
+counts, bit for bit."""
+
+import numpy as np
+import pytest
+
+from schedulers.engine import Engine, simulate
+from schedulers.fastpath import fast_simulate
+from schedulers.jobs import JobSet
+from schedulers.policy import get_policy, policy_names
+
+FAST = ["fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las", "las-ref", "edf-p-ref"]
+# settings as constructor arguments (not registered: the registry holds only the package's names)
+VARIANTS = [("prr", {"lam": 0.3}), ("prr", {"lam": 1.0}), ("prr", {"lam": 0.0}), ("edf", {"stretch": 3.5}),
+            ("edf-p", {"initial_stretch": 0.25}), ("edf-p-ref", {"stretch": 2.0})]
+
+
+def _instance(seed: int) -> JobSet:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    if seed % 3 == 0:  # integers: many ties in release, size and p̂
+        submit = rng.integers(0, 3 * n, n).astype(float)
+        size = rng.integers(1, 6, n).astype(float)
+        predicted = rng.integers(1, 6, n).astype(float)
+    else:
+        size = rng.lognormal(2.0, 1.2, n)
+        gaps = rng.exponential(size.mean() / rng.choice([0.5, 1.5, 4.0]), n)
+        gaps[rng.random(n) < 0.2] = 0.0  # simultaneous releases
+        submit = np.cumsum(gaps)
+        predicted = size * np.exp(0.8 * rng.standard_normal(n))
+    return JobSet.from_arrays(submit, size, predicted)
+
+
+def _make(name: str, **kwargs):
+    if name in ("edf", "edf-p-ref") and not kwargs:
+        kwargs = {"stretch": 3.0}
+    return get_policy(name)(**kwargs)
+
+
+@pytest.mark.parametrize("name, kwargs", [(name, {}) for name in FAST] + VARIANTS)
+def test_fast_path_gives_the_engine_schedule_bit_for_bit(name, kwargs):
+    for seed in range(40):
+        jobs = _instance(seed)
+        fast_policy, ref_policy = _make(name, **kwargs), _make(name, **kwargs)
+        fast = simulate(jobs, fast_policy)
+        ref = Engine(jobs, ref_policy).run()
+        assert np.array_equal(fast.completion_time, ref.completion_time), (name, seed)
+        assert np.array_equal(fast.start_time, ref.start_time, equal_nan=True), (name, seed)
+        assert np.array_equal(fast.preemptions, ref.preemptions), (name, seed)
+        assert fast.events == ref.events, (name, seed)
+        if name == "edf-p":
+            assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
+
+
+def test_every_built_in_single_machine_policy_has_a_fast_path():
+    jobs = _instance(1)
+    built_in = [n for n in policy_names("single") if get_policy(n).__module__.startswith("schedulers.policies.")]
+    assert set(FAST) <= set(built_in)
+    for name in built_in:
+        assert fast_simulate(jobs, _make(name)) is not None, name
+
+
+def test_an_empty_job_set_runs_on_the_fast_path():
+    jobs = JobSet.from_arrays([], [], [])
+    for name in FAST:
+        result = simulate(jobs, _make(name))
+        assert len(result.completion_time) == 0 and result.events == 0
+
+
+def test_a_subclass_that_changes_a_decision_runs_on_the_engine():
+    class Aged(get_policy("spjf")):
+        name = "spjf-test-aged"
+
+        def key(self, view, j):
+            return view.jobs.predicted[j] - 0.5 * view.jobs.submit_time[j]
+
+    jobs = _instance(2)
+    assert fast_simulate(jobs, Aged()) is None
+    assert np.array_equal(simulate(jobs, Aged()).completion_time, Engine(jobs, Aged()).run().completion_time)
+
+    class Setting(get_policy("prr")):  # what a `prr(lam=0.5)` setting is: a subclass that only fixes parameters
+        name = "prr-test-setting"
+
+        def __init__(self):
+            super().__init__(lam=0.5)
+
+    assert fast_simulate(jobs, Setting()) is not None
+
+
+def test_reference_flag_and_observers_run_the_engine(monkeypatch):
+    import schedulers.engine as engine
+
+    calls = []
+    monkeypatch.setattr(engine, "fast_simulate", lambda *a: calls.append(a))
+    jobs = _instance(4)
+    simulate(jobs, _make("srpt"), reference=True)
+    assert calls == []
+    simulate(jobs, _make("srpt"))
+    assert len(calls) == 1  # returned None: the engine ran instead
+
+
+def test_fast_path_refuses_a_predictive_policy_without_predictions():
+    jobs = JobSet.from_arrays([0.0, 1.0], [2.0, 3.0])
+    with pytest.raises(Exception, match="needs predicted durations"):
+        simulate(jobs, _make("sprpt"))
