@@ -303,7 +303,7 @@ def test_jobs(data: PathLike | Dataset = "default", *, predictor: str | None = N
 
         jobs = _test_jobs(load_dataset(ds_dir).frame, tenant_column)
     if predictor is not None:
-        frame = predict(data if trace is None else data, predictor, seed=seed)
+        frame = predict(data, predictor, seed=seed)
         lookup = frame.set_index(frame["job_id"].astype(str))["p_hat"]
         jobs["predicted_duration"] = lookup.reindex(jobs["job_id"].astype(str)).to_numpy(np.float64)
     return jobs
@@ -382,7 +382,7 @@ def _policy_kind(name: str, machines: int) -> str:
 
 
 def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=None, predictions=None,
-          machines=(5, 10, 20, 50, 100), n: int | None = None, seed: int = 0, sample: str = "window",
+          noise=None, machines=(5, 10, 20, 50, 100), n: int | None = None, seed: int = 0, sample: str = "window",
           prr_lambda: float = 0.7) -> pd.DataFrame:
     """The scheduling task's table for one objective: one row per policy, p̂ source (and machine
     count for makespan) with `value`, `reference` and `ratio` (1 = optimal), as `benchmark run
@@ -390,9 +390,11 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
 
     `objective`: `total_completion` (ΣC_j / SRPT's), `max_stretch` (max S / S*) or `makespan`
     (C_max / McNaughton's bound over `machines`). `predictions`: {label: DataFrame job_id, p_hat}
-    or {label: array in the rows' order}; without it a `predicted_duration` column is used (label
-    `table`); without either only the blind policies run. `policies`: names (default: the
-    objective's set). `n` samples that many jobs (`sample` = window or random, seeded).
+    or {label: array in the rows' order}; `noise`: σ or a list of σ, p̂ = p·exp(σZ) labelled
+    `noise:σ` (one seeded Z per job — a robustness model that reads the true sizes); without
+    either a `predicted_duration` column is used (label `column`), and without any p̂ only the
+    blind policies run. Predictive policies run once per p̂ label. `policies`: names (default:
+    the objective's set). `n` samples that many jobs (`sample` = window or random, seeded).
 
     >>> jobs = pd.DataFrame({"job_id": list("abcd"), "submit_time": [0.0, 0.0, 1.0, 2.0],
     ...                      "duration": [8.0, 2.0, 1.0, 4.0], "predicted_duration": [8.0, 2.0, 1.0, 4.0]})
@@ -401,7 +403,11 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
       policy predictor  value  reference  ratio
     0   fifo       NaN   44.0       27.0   1.63
     1   srpt       NaN   27.0       27.0   1.00
-    2   spjf     table   27.0       27.0   1.00
+    2   spjf    column   27.0       27.0   1.00
+    >>> score(jobs, "max_stretch", policies=["edf-p"], noise=[0, 2])[["policy", "predictor", "ratio"]]
+      policy predictor  ratio
+    0  edf-p   noise:0  1.067
+    1  edf-p   noise:2  1.867
     """
     from schedulers.jobs import JobSet
     from schedulers.objectives import DEFAULT_POLICIES, OBJECTIVES, run_objective
@@ -412,12 +418,17 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
 
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r} (choose {', '.join(OBJECTIVES)})")
+    from benchmark.tasks.inputs import noise_predictions
+
     table = load_jobs(jobs)
-    by_id = _predictions_by_id(table, predictions)
+    sigmas = [] if noise is None else [float(s) for s in np.atleast_1d(noise)]
+    by_id = _predictions_by_id(table, predictions, use_column=not sigmas)
     window = sample_window(table, n, seed, sample)
     job_set = JobSet.from_frame(window.drop(columns=["predicted_duration"], errors="ignore"))
-    p_hat = {label: lookup.reindex(pd.Index(job_set.job_id.astype(str))).to_numpy(np.float64)
-             for label, lookup in by_id.items()}
+    # the scheduling task's order: noise first, then named p̂, then the table's column
+    p_hat = noise_predictions(job_set.size, sigmas, seed)
+    p_hat.update({label: lookup.reindex(pd.Index(job_set.job_id.astype(str))).to_numpy(np.float64)
+                  for label, lookup in by_id.items()})
     for label, values in p_hat.items():
         if np.isnan(values).any():
             raise InputError(f"predictions {label!r} miss some of the jobs")
@@ -434,12 +445,12 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     return pd.DataFrame(rows).round({"ratio": 3})
 
 
-def _predictions_by_id(table: pd.DataFrame, predictions) -> dict[str, pd.Series]:
+def _predictions_by_id(table: pd.DataFrame, predictions, use_column: bool = True) -> dict[str, pd.Series]:
     """{label: p̂ indexed by job_id (str)} from the forms `score` accepts."""
     ids = pd.Index(table["job_id"].astype(str))
     if predictions is None:
-        if "predicted_duration" in table.columns:
-            return {"table": pd.Series(table["predicted_duration"].to_numpy(np.float64), index=ids)}
+        if use_column and "predicted_duration" in table.columns:
+            return {"column": pd.Series(table["predicted_duration"].to_numpy(np.float64), index=ids)}
         return {}
     out = {}
     for label, value in dict(predictions).items():

@@ -35,15 +35,16 @@ def test_score_matches_the_scheduling_task(tmp_path):
     from benchmark.cli import main
 
     jobs = api.load_jobs("elasticflow:cluster05")
-    table = api.score(jobs, "max_stretch", policies=["fifo", "srpt", "rr"], n=300, seed=4)
+    table = api.score(jobs, "max_stretch", policies=["fifo", "srpt", "spjf"], noise=[0.5, 1], n=300, seed=4)
     out = tmp_path / "run"
     assert main(["run", "--task", "scheduling", "--objective", "max_stretch", "--jobs", "elasticflow:cluster05",
-                 "--policies", "fifo,srpt,rr", "--n", "300", "--seed", "4", "--output", str(out),
+                 "--policies", "fifo,srpt,spjf", "--noise", "0.5,1", "--n", "300", "--seed", "4", "--output", str(out),
                  "--no-mlflow", "--quiet"]) == 0
-    rows = {r["policy"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    rows = {(r["policy"], r["predictor"]): r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert len(table) == len(rows) == 4
     for _, row in table.iterrows():
-        assert row["value"] == pytest.approx(rows[row["policy"]]["value"])
-        assert row["reference"] == pytest.approx(rows[row["policy"]]["reference"])
+        cli = rows[(row["policy"], None if pd.isna(row["predictor"]) else row["predictor"])]
+        assert row["value"] == pytest.approx(cli["value"]) and row["reference"] == pytest.approx(cli["reference"])
 
 
 def test_simulate_agrees_with_the_objective_rows():
