@@ -325,7 +325,9 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     without it); `machines` > 1 needs a parallel policy. Columns: `job_id`, `submit_time`,
     `duration`, `predicted_duration`, `start_time`, `completion_time` (both on the table's own
     clock), `flow_time` = completion − submit, `stretch` = flow / duration, `preemptions`; rows in
-    the engine's order (submit time, then job id). Sizes below 1 s count as 1 s.
+    the engine's order (submit time, then job id). Sizes below 1 s count as 1 s. A parallel policy
+    (`lpt`, `spt`, …) schedules the jobs as one batch released at time 0, as the makespan
+    objective does: its times start at 0.
 
     >>> jobs = pd.DataFrame({"job_id": ["a", "b", "c"], "submit_time": [100.0, 100.0, 101.0],
     ...                      "duration": [4.0, 2.0, 1.0]})
@@ -336,6 +338,11 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     2      c       102.0            103.0            0
     >>> simulate(jobs, "fifo")["completion_time"].tolist()
     [104.0, 106.0, 107.0]
+    >>> simulate(jobs, "lpt", machines=2)[["job_id", "completion_time"]]
+      job_id  completion_time
+    0      a              4.0
+    1      b              2.0
+    2      c              3.0
     """
     from schedulers.engine import simulate as _simulate
     from schedulers.jobs import JobSet
@@ -345,7 +352,8 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     kind = _policy_kind(policy, machines)
     if kind == "single" and machines != 1:
         raise ValueError(f"policy {policy!r} runs on one machine; use a parallel policy for machines={machines}")
-    job_set = JobSet.from_frame(table)
+    # parallel policies solve P||C_max: every job released at once, as the makespan objective runs them
+    job_set = JobSet.from_frame(table, batch=kind == "parallel")
     instance = make_policy(policy, prr_lambda=prr_lambda, seed=seed, machines=machines if kind == "parallel" else None,
                            stretch=stretch)
     result = _simulate(job_set, instance, machines=machines)

@@ -93,3 +93,14 @@ def test_predict_on_a_shipped_trace_uses_its_own_split():
     jobs = api.test_jobs("elasticflow:cluster05")
     assert set(frame["job_id"]) == set(jobs["job_id"].astype(str))
     assert frame["p_hat"].nunique() == 1  # the train median
+
+
+def test_docs_api_page_names_every_function_and_nothing_else():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    import re
+
+    used = set(re.findall(r"\bapi\.([a-z_]+)\(", page))
+    functions = {name for name in api.__all__ if not isinstance(getattr(api, name), type)}
+    assert used == functions
