@@ -234,7 +234,7 @@ def _prediction_source(data, seed: int):
         return data.path, None
     text = str(data)
     if (text in NAMED_DATASETS and not Path(text).exists()) or _is_dataset_folder(Path(text)):
-        return load_dataset(text, quiet=True).path, None
+        return load_dataset(text).path, None  # a named dataset's first build shows its progress
     if is_shipped_trace_name(text) or Path(text).is_file():
         from benchmark.tasks.traces import trace_split
 
