@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atlas_data.build import CARD_FILE, DATASET_FILE, DEFAULT_JOBS, DEFAULT_SEED, build_dataset, default_dataset_dir
+from atlas_data.build import DEFAULT_JOBS, DEFAULT_SEED, default_dataset_dir, ensure_cached_dataset
 
 NAMED_DATASETS = {
     "default": {"jobs": DEFAULT_JOBS, "seed": DEFAULT_SEED},
@@ -32,11 +32,7 @@ def named_dataset_dir(name: str) -> Path:
 def ensure_named_dataset(name: str, quiet: bool = True) -> Path:
     """Build the named dataset once into the cache; return its folder."""
     spec = NAMED_DATASETS[name]
-    out = named_dataset_dir(name)
-    if (out / DATASET_FILE).exists() and (out / CARD_FILE).exists():
-        return out
-    build_dataset(out, source="synthetic", jobs=spec["jobs"], seed=spec["seed"], quiet=quiet)
-    return out
+    return ensure_cached_dataset(named_dataset_dir(name), name, jobs=spec["jobs"], seed=spec["seed"], quiet=quiet)
 
 
 def resolve_dataset(text: str | Path, quiet: bool = True) -> Path:

@@ -6,6 +6,9 @@ DS/predictions/<method>-seed<seed>.parquet; the dataset fingerprint, the method 
 method's definition (`predictors.definition`: the code and parameters of every component, the
 package version) are stored in the parquet metadata, so a rebuilt dataset or an edited method —
 a changed plugin module, another estimator parameter — refits instead of reusing stale p̂.
+`fit_or_load(ds_dir, method)` is the same lookup returning a `CachedFit`: the frame, the fit's
+own seconds and Stage-2 diagnostics (stored beside the key) and whether it came from the cache —
+the prediction task scores through it, so it reuses a fit exactly when the scheduling task would.
 
 May import pyarrow, pandas and predictors.*.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -22,9 +26,21 @@ import pandas as pd
 from predictors.data import SplitData
 from predictors.methods import MethodConfig, check_method_name, method_names, run_method
 
-__all__ = ["predict_test", "method_names", "cache_path", "file_stem", "remember"]
+__all__ = ["predict_test", "fit_or_load", "CachedFit", "method_names", "cache_path", "file_stem", "remember"]
 
 _META_KEY = b"atlas_predictions"
+_FIT_KEY = b"atlas_fit"  # fit seconds and Stage-2 diagnostics: what a reused fit still reports
+
+
+@dataclass(frozen=True)
+class CachedFit:
+    """Test predictions of one method and what their fit cost; `cached` when no fit ran now."""
+
+    frame: pd.DataFrame
+    fit_seconds: float = float("nan")
+    predict_seconds: float = float("nan")
+    info: dict = field(default_factory=dict)
+    cached: bool = False
 
 
 def file_stem(method: str) -> str:
@@ -36,32 +52,38 @@ def cache_path(ds_dir: Path | str, method: str, seed: int = 0) -> Path:
     return Path(ds_dir) / "predictions" / f"{file_stem(method)}-seed{seed}.parquet"
 
 
-def remember(ds_dir: Path | str, method: str, frame: pd.DataFrame, *, seed: int, fingerprint: str | None) -> None:
-    """Cache test predictions fitted elsewhere (the prediction task) so predict_test reuses them."""
+def remember(ds_dir: Path | str, method: str, frame: pd.DataFrame, *, seed: int, fingerprint: str | None,
+             fit: dict | None = None) -> None:
+    """Cache test predictions fitted elsewhere so predict_test reuses them (`fit`: seconds, info)."""
     config = MethodConfig(seed=seed)
     card = _card(Path(ds_dir))
     _write_cache(cache_path(ds_dir, method, seed), frame,
-                 _cache_key(fingerprint, method, seed, config, card.get("features") or ()))
+                 _cache_key(fingerprint, method, seed, config, card.get("features") or ()), fit)
 
 
-def _read_cache(path: Path, key: dict) -> pd.DataFrame | None:
+def _read_cache(path: Path, key: dict) -> CachedFit | None:
     import pyarrow.parquet as pq
 
     try:
         meta = pq.read_schema(path).metadata or {}
         if json.loads(meta.get(_META_KEY, b"{}")) != key:
             return None
-        return pd.read_parquet(path)
+        fit = json.loads(meta.get(_FIT_KEY, b"{}"))
+        return CachedFit(pd.read_parquet(path), float(fit.get("fit_seconds", float("nan"))),
+                         float(fit.get("predict_seconds", float("nan"))), dict(fit.get("info") or {}), cached=True)
     except (OSError, ValueError):
         return None
 
 
-def _write_cache(path: Path, frame: pd.DataFrame, key: dict) -> None:
+def _write_cache(path: Path, frame: pd.DataFrame, key: dict, fit: dict | None = None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(key).encode()})
+    meta = {**(table.schema.metadata or {}), _META_KEY: json.dumps(key).encode()}
+    if fit:
+        meta[_FIT_KEY] = json.dumps(fit, default=float).encode()
+    table = table.replace_schema_metadata(meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     pq.write_table(table, tmp)
@@ -93,6 +115,21 @@ def predict_test(
     n_estimators: int | None = None,
 ) -> pd.DataFrame:
     """Predictions of `method` for exactly the test split of the dataset in `ds_dir`."""
+    return fit_or_load(ds_dir, method, seed=seed, cache=cache, quiet=quiet, n_estimators=n_estimators).frame
+
+
+def fit_or_load(
+    ds_dir: Path | str,
+    method: str,
+    *,
+    seed: int = 0,
+    cache: bool = True,
+    quiet: bool = True,
+    n_estimators: int | None = None,
+    split: SplitData | None = None,
+) -> CachedFit:
+    """`predict_test` with what the fit cost: reused from the cache when its key matches, else fitted
+    now (on `split` when the caller already loaded the dataset) and cached."""
     check_method_name(method)
     ds_dir = Path(ds_dir)
     config = MethodConfig(seed=seed, **({"n_estimators": n_estimators} if n_estimators else {}))
@@ -103,13 +140,19 @@ def predict_test(
         cached = _read_cache(path, _cache_key(card.get("fingerprint"), method, seed, config, card.get("features") or ()))
         if cached is not None:
             return cached
-    split, card = SplitData.from_folder(ds_dir)
-    key = _cache_key(card.get("fingerprint"), method, seed, config, split.features)
+    if split is None:
+        split, card = SplitData.from_folder(ds_dir)
+        fingerprint = card.get("fingerprint")
+    else:
+        fingerprint = split.fingerprint
+    key = _cache_key(fingerprint, method, seed, config, split.features)
     if not quiet:
         import sys
 
         sys.stderr.write(f"[predictors] fitting {method} on {ds_dir} (seed {seed})\n")
-    frame = run_method(split, method, config).to_frame()
+    pred = run_method(split, method, config)
+    fitted = CachedFit(pred.to_frame(), pred.fit_seconds, pred.predict_seconds, dict(pred.info), cached=False)
     if cache:
-        _write_cache(path, frame, key)
-    return frame
+        _write_cache(path, fitted.frame, key, {"fit_seconds": fitted.fit_seconds,
+                                               "predict_seconds": fitted.predict_seconds, "info": fitted.info})
+    return fitted

@@ -38,10 +38,10 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
 
 
 def default_dataset_dir(quiet: bool = True) -> Path:
-    """The embedded default dataset (built once and cached by atlas_data)."""
-    from atlas_data.build import ensure_default_dataset
+    """The embedded default dataset (built once and cached by atlas_data; progress on stderr unless quiet)."""
+    from atlas_data.named import ensure_named_dataset
 
-    return Path(ensure_default_dataset(quiet=quiet))
+    return Path(ensure_named_dataset("default", quiet=quiet))
 
 
 def check_frame(frame: pd.DataFrame, card: dict, where: str = "dataset") -> None:

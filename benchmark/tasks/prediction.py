@@ -3,13 +3,17 @@
 `benchmark run --task prediction [--data DS | --jobs TRACE|FILE [--feature-columns a,b]
 [--train-jobs TRACE|FILE] [--n N]] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
 writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
-fit/predict seconds), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
+fit/predict seconds, `fit_cached`), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
 the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png (each with an SVG beside it), and prints the paper-style table.
 Without --data or --jobs it uses the embedded default dataset. With --jobs the data is any jobs
 table — a shipped trace or a file — featurised by `atlas_data.jobs_features` (its own
 time-ordered 70/15/15 split; `--n` keeps N consecutive jobs first); `--train-jobs` fits on
 another trace and predicts the --jobs test part (benchmark.tasks.traces). `--predictor` is
 accepted as a synonym of `--methods`; `--policies` does not apply to this task.
+On a dataset every method goes through the dataset's prediction cache (`predictors.api.fit_or_load`,
+the lookup the scheduling and fairness tasks use): a fit whose key still matches is reused — one
+line on stderr names the reused methods, and their rows say `fit_cached` true with the original
+fit's seconds — and a new fit is cached for the next run of any task.
 
 May import predictors, benchmark.results, benchmark.progress, matplotlib.
 """
@@ -103,8 +107,8 @@ def run(args) -> int:
 def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: list[str], seed: int,
                    quiet: bool) -> tuple[list[dict], dict]:
     """Fit and score every method; write predictions, results and plots into the (temporary) folder."""
-    from predictors.api import file_stem, remember
-    from predictors.methods import MethodConfig, run_method
+    from predictors.api import CachedFit, file_stem, fit_or_load
+    from predictors.methods import MethodConfig
     from predictors.metrics import evaluate
 
     from benchmark.tasks.traces import fit_trace_method
@@ -112,19 +116,26 @@ def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: lis
     truth = split.test_truth()
     config = MethodConfig(seed=seed)
 
-    rows, frames = [], {}
+    rows, frames, reused = [], {}, []
     (out_dir / "predictions").mkdir(parents=True, exist_ok=True)
     with Progress("prediction methods", total=len(methods), quiet=quiet) as progress:
         for name in methods:
-            progress.note(f"fitting {name}")
-            # a trace's fits are memoised in-process, so a demo's scheduling step reuses them
-            pred = fit_trace_method(trace, name, seed=config.seed) if trace else run_method(split, name, config)
-            frame = pred.to_frame()
+            if trace is not None:
+                # a trace's fits are memoised in-process, so a demo's scheduling step reuses them
+                progress.note(f"fitting {name}")
+                pred = fit_trace_method(trace, name, seed=config.seed)
+                pred = CachedFit(pred.to_frame(), pred.fit_seconds, pred.predict_seconds, dict(pred.info))
+            else:
+                # the dataset's prediction cache, the very lookup of the scheduling and fairness tasks:
+                # a fit they (or an earlier run) made is reused, a fit made here is left for them
+                pred = fit_or_load(ds_dir, name, seed=config.seed, split=split)
+                if pred.cached:
+                    reused.append(name)
+                else:
+                    progress.note(f"fitted {name} in {pred.fit_seconds:.1f} s")
+            frame = pred.frame
             _check_covers_test(frame, truth, name)
             frame.to_parquet(out_dir / "predictions" / f"{file_stem(name)}.parquet", index=False)
-            if ds_dir is not None:
-                # the scheduling and fairness tasks then reuse this fit instead of fitting again
-                remember(ds_dir, name, frame, seed=config.seed, fingerprint=card.get("fingerprint"))
             p = truth.loc[frame["job_id"], "p_star"].to_numpy(float)
             rec = truth.loc[frame["job_id"], "is_recurrent"].to_numpy(bool)
             metrics = evaluate(frame["p_hat"], p, rec, frame.get("lo"), frame.get("hi"))
@@ -135,11 +146,15 @@ def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: lis
                     **metrics,
                     "fit_seconds": pred.fit_seconds,
                     "predict_seconds": pred.predict_seconds,
+                    "fit_cached": pred.cached,
                     **{f"stage2_{k}": v for k, v in pred.info.items()},
                 }
             )
             frames[name] = (frame, p)
             progress.update()
+    if reused:
+        say(f"reused the cached fit of {', '.join(reused)} from {ds_dir / 'predictions'} (same dataset fingerprint, "
+            f"seed and method definition; fit s is the original fit's)", quiet)
 
     if trace is not None:
         dataset = dict(card)

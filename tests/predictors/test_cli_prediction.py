@@ -131,3 +131,36 @@ def test_the_prediction_task_leaves_its_fits_for_predict_test(run_dir, small_ds,
         cached = api.predict_test(small_ds, method)
         written = pd.read_parquet(run_dir / "predictions" / f"{api.file_stem(method)}.parquet")
         pd.testing.assert_frame_equal(cached.reset_index(drop=True), written.reset_index(drop=True))
+
+
+def test_a_second_prediction_run_reuses_the_cached_fits_and_says_so(run_dir, small_ds, tmp_path, monkeypatch, capsys):
+    first = {r["method"]: r for r in json.loads((run_dir / "results.json").read_text())["rows"]}
+    assert not any(r["fit_cached"] for r in first.values())  # the module's first run fitted everything
+
+    def no_refit(*args, **kwargs):
+        raise AssertionError("the prediction task refitted a method whose fit is cached")
+
+    monkeypatch.setattr(api, "run_method", no_refit)
+    out = tmp_path / "again"
+    assert main(["run", "--task", "prediction", "--data", str(small_ds), "--methods", "lgbm-meta,constant",
+                 "--output", str(out), "--no-mlflow"]) == 0
+    err = capsys.readouterr().err
+    reuse_lines = [line for line in err.splitlines() if line.startswith("reused the cached fit of")]
+    assert len(reuse_lines) == 1 and "lgbm-meta, constant" in reuse_lines[0]
+    again = {r["method"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert again["lgbm-meta"]["fit_cached"] is True and again["constant"]["fit_cached"] is True
+    # the same p̂, so the same scores; the fit seconds reported are the original fit's
+    assert again["lgbm-meta"]["rmsle"] == first["lgbm-meta"]["rmsle"]
+    assert again["lgbm-meta"]["fit_seconds"] == pytest.approx(first["lgbm-meta"]["fit_seconds"])
+    assert again["lgbm-meta"]["fit_seconds"] > 0
+
+
+def test_a_new_seed_misses_the_cache_and_fits(small_ds, tmp_path, monkeypatch):
+    calls = []
+    real = api.run_method
+    monkeypatch.setattr(api, "run_method", lambda split, name, config: calls.append((name, config.seed)) or real(split, name, config))
+    assert main(["run", "--task", "prediction", "--data", str(small_ds), "--methods", "constant", "--seed", "3",
+                 "--output", str(tmp_path / "o"), "--no-mlflow", "--quiet"]) == 0
+    assert calls == [("constant", 3)]
+    row = json.loads((tmp_path / "o" / "results.json").read_text())["rows"][0]
+    assert row["fit_cached"] is False

@@ -1,0 +1,106 @@
+"""benchmark.api: every docstring example runs (doctest), and the API agrees with the command line."""
+
+import doctest
+import json
+
+import pandas as pd
+import pytest
+
+from benchmark import api
+
+FINDER = doctest.DocTestFinder()
+EXAMPLES = [t for t in FINDER.find(api, "benchmark.api") if t.examples]
+
+
+def test_every_public_function_has_an_example():
+    documented = {t.name.rsplit(".", 1)[-1] for t in EXAMPLES}
+    functions = {name for name in api.__all__ if callable(getattr(api, name)) and not isinstance(getattr(api, name), type)}
+    helpers = {"method_names", "policy_names"}  # one-line lists; their use is shown in docs/api.md
+    assert functions - helpers <= documented, sorted(functions - helpers - documented)
+
+
+@pytest.mark.parametrize("test", EXAMPLES, ids=[t.name.rsplit(".", 1)[-1] for t in EXAMPLES])
+def test_docstring_example(test, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may land in the working folder
+    monkeypatch.setenv("ATLAS_BENCH_CACHE", str(tmp_path / "cache"))
+    test.globs = {**test.globs, "folder": tmp_path / "work", "pd": pd}
+    (tmp_path / "work").mkdir()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda text: pytest.fail(text, pytrace=False))
+    assert runner.summarize(verbose=False).failed == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) in (["cache", "work"], ["work"])
+
+
+def test_score_matches_the_scheduling_task(tmp_path):
+    from benchmark.cli import main
+
+    jobs = api.load_jobs("elasticflow:cluster05")
+    table = api.score(jobs, "max_stretch", policies=["fifo", "srpt", "spjf"], noise=[0.5, 1], n=300, seed=4)
+    out = tmp_path / "run"
+    assert main(["run", "--task", "scheduling", "--objective", "max_stretch", "--jobs", "elasticflow:cluster05",
+                 "--policies", "fifo,srpt,spjf", "--noise", "0.5,1", "--n", "300", "--seed", "4", "--output", str(out),
+                 "--no-mlflow", "--quiet"]) == 0
+    rows = {(r["policy"], r["predictor"]): r for r in json.loads((out / "results.json").read_text())["rows"]}
+    assert len(table) == len(rows) == 4
+    for _, row in table.iterrows():
+        cli = rows[(row["policy"], None if pd.isna(row["predictor"]) else row["predictor"])]
+        assert row["value"] == pytest.approx(cli["value"]) and row["reference"] == pytest.approx(cli["reference"])
+
+
+def test_simulate_agrees_with_the_objective_rows():
+    jobs = api.load_jobs("elasticflow:cluster05").head(200)
+    per_job = api.simulate(jobs, "rr")
+    table = api.score(jobs, "total_completion", policies=["rr"])
+    offset = jobs["submit_time"].min()
+    assert (per_job["completion_time"] - offset).sum() == pytest.approx(table.loc[0, "value"])
+    assert (per_job["completion_time"] >= per_job["submit_time"] + per_job["duration"] - 1e-6).all()
+
+
+def test_a_predictive_policy_without_predictions_is_refused():
+    from atlas_data.errors import InputError
+
+    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 1.0], "duration": [5.0, 1.0]})
+    with pytest.raises(InputError, match="spjf.*predicted"):
+        api.score(jobs, policies=["spjf"])
+    with pytest.raises(InputError, match="unknown policy 'nope'"):
+        api.simulate(jobs, "nope")
+
+
+def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
+    """Stage 1 is fitted on train rows only; Stage 2 on validation predictions; test is predicted."""
+    from sklearn.dummy import DummyRegressor
+
+    ds = api.build_dataset(tmp_path / "ds", jobs=1500, seed=3)
+    seen = []
+
+    class Spy(DummyRegressor):
+        def fit(self, X, y, sample_weight=None):
+            seen.append(("fit", len(X)))
+            return super().fit(X, y, sample_weight)
+
+        def predict(self, X, return_std=False):
+            seen.append(("predict", len(X)))
+            return super().predict(X)
+
+    frame = api.predict(ds, Spy(strategy="median"), calibration="isotonic")
+    counts = ds.card["counts"]
+    assert seen == [("fit", counts["train"]), ("predict", counts["val"]), ("predict", counts["test"])]
+    assert len(frame) == counts["test"]
+
+
+def test_predict_on_a_shipped_trace_uses_its_own_split():
+    frame = api.predict("elasticflow:cluster05", "constant")
+    jobs = api.test_jobs("elasticflow:cluster05")
+    assert set(frame["job_id"]) == set(jobs["job_id"].astype(str))
+    assert frame["p_hat"].nunique() == 1  # the train median
+
+
+def test_docs_api_page_names_every_function_and_nothing_else():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    import re
+
+    used = set(re.findall(r"\bapi\.([a-z_]+)\(", page))
+    functions = {name for name in api.__all__ if not isinstance(getattr(api, name), type)}
+    assert used == functions
