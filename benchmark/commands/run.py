@@ -107,7 +107,7 @@ def log_to_mlflow(args) -> str:
     if isinstance(args, (list, tuple)):  # a command line whose folder is already written (benchmark demo)
         from benchmark.cli import build_parser
 
-        args = build_parser().parse_args([str(a) for a in args] + ["--quiet"])
+        args = build_parser(["run"]).parse_args([str(a) for a in args] + ["--quiet"])
     options = {k: v for k, v in vars(args).items() if k not in ("handler",)}
     run_id = log_run(Path(args.output), options)
     say(f"MLflow run {run_id} in {tracking_uri_for(Path(args.output).parent)}", args.quiet)

@@ -454,7 +454,7 @@ def _log_cell(result: CellResult, out_root: Path) -> str | None:
         from benchmark.cli import build_parser
         from benchmark.tracking import log_run
 
-        args = build_parser().parse_args(list(result.cell.argv) + ["--output", str(out_dir), "--quiet"])
+        args = build_parser(["run"]).parse_args(list(result.cell.argv) + ["--output", str(out_dir), "--quiet"])
         options = {k: v for k, v in vars(args).items() if k not in ("handler", "quiet", "no_mlflow")}
         options.update(sweep=str(out_root), sweep_cell=result.cell.id)
         log_run(out_dir, options)
