@@ -7,6 +7,8 @@
   1|r_j,pmtn|L_max, so EDF-feasible = feasible), found by bisection.
 - `edf_feasible`, `edf_completion_times`, `edf_schedule_max_stretch`: preemptive EDF on one
   unit-speed machine with release dates, exact event by event, O(n log n).
+- total completion (1|r_j,pmtn|ΣC_j): `srpt_completion_times`, SRPT (optimal for it) by the same
+  kind of loop, O(n log n) — the normaliser without a run of the simulator engine.
 
 Pure functions on numpy arrays. May import numpy, ortools and atlas_data (nothing else of the project).
 """
@@ -249,6 +251,49 @@ def _edf(r: np.ndarray, p: np.ndarray, d: np.ndarray, stop_when_late: bool) -> t
             heapq.heappush(heap, (d_list[j], j))
             k += 1
     return completion, on_time
+
+
+def srpt_completion_times(release, sizes) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine (ties: lower index first).
+
+    Jobs are taken in release order (ties: index); between two release dates the machine runs
+    the released job with the least remaining work. Only the running job's remaining work
+    changes, and it stays the least, so it is updated in place at the heap's top: O(n log n)
+    overall. SRPT is optimal for 1|r_j,pmtn|ΣC_j, so the sum of these is the optimum.
+    """
+    r, p = _as_jobs(release, sizes)
+    n = r.size
+    order = np.lexsort((np.arange(n), r))
+    r_sorted = r[order].tolist()
+    order_list = order.tolist()
+    size = p.tolist()
+    completion = [math.nan] * n
+    heap: list[tuple[float, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
+    t = -math.inf
+    k = 0
+    while k < n:
+        next_release = r_sorted[k]
+        while heap:
+            remaining, j = heap[0]
+            finish = t + remaining
+            if finish <= next_release:
+                heappop(heap)
+                t = finish
+                completion[j] = t
+            else:
+                heap[0] = (finish - next_release, j)
+                break
+        t = next_release
+        while k < n and r_sorted[k] == next_release:
+            j = order_list[k]
+            heappush(heap, (size[j], j))
+            k += 1
+    while heap:
+        remaining, j = heappop(heap)
+        t += remaining
+        completion[j] = t
+    return np.asarray(completion, dtype=np.float64)
 
 
 def edf_completion_times(release, sizes, deadlines) -> np.ndarray:
