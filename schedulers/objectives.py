@@ -9,6 +9,8 @@ May import numpy/pandas and schedulers.* only.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -109,18 +111,27 @@ def run_objective(
     prr_lambda: float = 0.7,
     seed: int = 0,
     on_step=None,
+    timings: dict | None = None,
 ) -> tuple[list[dict], pd.DataFrame, dict]:
     """Run `policies` on `jobs` for one objective.
 
     `predictions` maps a predictor label (e.g. "noise:0.5", "lgbm-meta") to p̂ in JobSet row order;
     predictive policies run once per label, the others once with predictor None. Returns tidy
     rows, a per-job frame (policy, predictor, machines, job_id, submit_time, duration,
-    predicted_duration, completion_time, stretch) and the reference values.
+    predicted_duration, completion_time, stretch) and the reference values. A `timings` dict
+    receives wall seconds: `reference_s`, `per_job_s` (building the per-job frame) and
+    `policies_s` {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}.
     """
+    clock = time.perf_counter
+    spent = timings if timings is not None else {}
+    spent.setdefault("policies_s", {})
+    spent.setdefault("per_job_s", 0.0)
     if objective == "makespan":  # batch release; ties then go by job_id alone
         jobs, order = jobs.as_batch()
         predictions = {label: np.asarray(p_hat)[order] for label, p_hat in predictions.items()}
+    t0 = clock()
     reference = reference_values(objective, jobs, machines)
+    spent["reference_s"] = clock() - t0
     s_star = reference.get("s_star")
     rows, frames = [], []
     for name in policies:
@@ -130,7 +141,11 @@ def run_objective(
             run_jobs = jobs if label is None else jobs.with_predictions(predictions[label])
             for m in (machines if objective == "makespan" else [1]):
                 policy = make_policy(name, prr_lambda=prr_lambda, seed=seed, machines=m, stretch=s_star)
+                t0 = clock()
                 result = simulate(run_jobs, policy, machines=m)
+                key = name + (f"/{label}" if label is not None else "") + (f"/m={m}" if objective == "makespan" else "")
+                spent["policies_s"][key] = clock() - t0
+                t0 = clock()
                 row = {"policy": name, "predictor": label}
                 row.update(score(objective, jobs, result.completion_time, reference, machines=m))
                 if name == "edf-p":
@@ -152,6 +167,10 @@ def run_objective(
                         }
                     )
                 )
+                spent["per_job_s"] += clock() - t0
                 if on_step is not None:
                     on_step(row)
-    return rows, pd.concat(frames, ignore_index=True), reference
+    t0 = clock()
+    per_job = pd.concat(frames, ignore_index=True)
+    spent["per_job_s"] += clock() - t0
+    return rows, per_job, reference

@@ -83,17 +83,32 @@ def _run(args) -> int:
         from atlas_data.outputs import check_output_folder
 
         check_output_folder(args.output, "run")  # before any computation (docs/results-and-tracking.md)
-    load_plugins(args.plugins)
+    from benchmark.timings import Timings
+
+    args._timings = Timings()  # a task that records `timings` in results.json fills this (not an option)
+    with args._timings.stage("plugins"):
+        load_plugins(args.plugins)
     if not args.no_mlflow:
         from pathlib import Path
 
         from benchmark.tracking import preflight, tracking_uri_for
 
         # a damaged store is repaired or refused (exit 2) before the work, not after it
-        preflight(tracking_uri_for(Path(args.output).parent if args.output else Path("results"), create=False))
+        with args._timings.stage("tracking (check the store)"):
+            preflight(tracking_uri_for(Path(args.output).parent if args.output else Path("results"), create=False))
     code = importlib.import_module(TASKS[args.task]).run(args)  # sets args.output to the folder
+    after = {}
     if code == 0 and not args.no_mlflow:
+        import time
+
+        t0 = time.perf_counter()
         log_to_mlflow(args)
+        after["tracking (log to MLflow)"] = time.perf_counter() - t0
+    if code == 0 and getattr(args, "profile", False) and getattr(args, "_timings_recorded", None):
+        from benchmark.timings import render
+
+        # the folder was logged as written, so the logging's own time is printed, not recorded
+        print(render(args._timings_recorded, after))
     return code
 
 
