@@ -14,13 +14,34 @@ from contextlib import contextmanager
 
 
 def peak_rss_mib() -> float | None:
-    """Peak resident set size of this process so far, in MiB (None where getrusage is missing)."""
+    """Peak resident set size of this process so far (or since `reset_peak_rss`), in MiB.
+
+    Linux's VmHWM where there is one, else getrusage's ru_maxrss; None where neither exists.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:  # not on Windows
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0  # bytes on macOS, KiB on Linux
+
+
+def reset_peak_rss() -> bool:
+    """Start a new peak-memory measurement at the current resident size (Linux); False if unsupported,
+    in which case `peak_rss_mib` keeps reporting the process's peak since it started."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")  # 5: reset the peak RSS (proc(5), since Linux 4.0)
+        return True
+    except OSError:
+        return False
 
 
 class Timings:
@@ -30,6 +51,7 @@ class Timings:
         self._start = time.perf_counter()
         self.stages: dict[str, float] = {}
         self.policies: dict[str, float] = {}
+        self.peak_after: dict[str, float | None] = {}  # peak memory when each stage ended: which one raised it
 
     @contextmanager
     def stage(self, name: str):
@@ -41,14 +63,18 @@ class Timings:
 
     def add(self, name: str, seconds: float) -> None:
         self.stages[name] = self.stages.get(name, 0.0) + float(seconds)
+        peak = peak_rss_mib()
+        self.peak_after[name] = None if peak is None else round(peak, 1)
 
     def as_dict(self) -> dict:
-        """{"stages_s": {...}, "policies_s": {...}, "total_s": ..., "peak_rss_mib": ...}."""
+        """{"stages_s", "policies_s", "total_s", "peak_rss_mib", "peak_rss_mib_after"} (docs/results-and-tracking.md)."""
+        peak = peak_rss_mib()
         return {
             "stages_s": {k: round(v, 4) for k, v in self.stages.items()},
             "policies_s": {k: round(v, 4) for k, v in self.policies.items()},
             "total_s": round(time.perf_counter() - self._start, 4),
-            "peak_rss_mib": None if peak_rss_mib() is None else round(peak_rss_mib(), 1),
+            "peak_rss_mib": None if peak is None else round(peak, 1),
+            "peak_rss_mib_after": dict(self.peak_after),
         }
 
 
@@ -57,12 +83,13 @@ def render(timings: dict, extra: dict[str, float] | None = None) -> str:
     total = timings["total_s"] + sum((extra or {}).values())
     lines = ["where the time went (wall seconds):"]
 
-    def line(name: str, seconds: float, indent: str = "  ") -> None:
+    def line(name: str, seconds: float, indent: str = "  ", peak: float | None = None) -> None:
         share = 100.0 * seconds / total if total > 0 else 0.0
-        lines.append(f"{indent}{name:<34s} {seconds:9.3f} s {share:5.1f} %")
+        memory = f"   peak {peak:6.0f} MiB so far" if peak is not None else ""
+        lines.append(f"{indent}{name:<34s} {seconds:9.3f} s {share:5.1f} %{memory}")
 
     for name, seconds in timings["stages_s"].items():
-        line(name, seconds)
+        line(name, seconds, peak=(timings.get("peak_rss_mib_after") or {}).get(name))
         if name == "policies":
             for policy, s in timings["policies_s"].items():
                 line(policy, s, indent="      ")
