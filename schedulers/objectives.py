@@ -167,19 +167,21 @@ def per_job_frame(jobs: JobSet, runs: list[tuple]) -> pd.DataFrame:
     completion times, preemptions), each array in JobSet row order.
     """
     n, k = jobs.n, len(runs)
-    completion = np.concatenate([r[4] for r in runs]) if runs else np.empty(0)
-    predicted = np.concatenate([r[3] if r[3] is not None else np.full(n, np.nan) for r in runs]) if runs else np.empty(0)
-    submit = np.tile(jobs.submit_time, k)
-    duration = np.tile(jobs.size, k)
-    return pd.DataFrame({
-        "policy": np.repeat(np.array([r[0] for r in runs], dtype=object), n),
-        "predictor": np.repeat(np.array([r[1] for r in runs], dtype=object), n),
-        "machines": np.repeat(np.array([r[2] for r in runs], dtype=np.int64), n),
-        "job_id": np.tile(jobs.job_id, k),
-        "submit_time": submit,
-        "duration": duration,
-        "predicted_duration": predicted,
-        "completion_time": completion,
-        "stretch": (completion - submit) / duration,
-        "preemptions": np.concatenate([r[5] for r in runs]) if runs else np.empty(0, np.int64),
-    })
+    frame = pd.DataFrame(index=pd.RangeIndex(n * k))
+    # column by column, each built just before it is stored: pandas keeps one block per column
+    # (no consolidated copy), and parquet then reads every column without copying it
+    frame["policy"] = np.repeat(np.array([r[0] for r in runs], dtype=object), n)
+    frame["predictor"] = np.repeat(np.array([r[1] for r in runs], dtype=object), n)
+    frame["machines"] = np.repeat(np.array([r[2] for r in runs], dtype=np.int64), n)
+    frame["job_id"] = np.tile(jobs.job_id, k)
+    frame["submit_time"] = np.tile(jobs.submit_time, k)
+    frame["duration"] = np.tile(jobs.size, k)
+    frame["predicted_duration"] = _stack([r[3] if r[3] is not None else np.full(n, np.nan) for r in runs], np.float64)
+    frame["completion_time"] = _stack([r[4] for r in runs], np.float64)
+    frame["stretch"] = (frame["completion_time"].to_numpy() - frame["submit_time"].to_numpy()) / frame["duration"].to_numpy()
+    frame["preemptions"] = _stack([r[5] for r in runs], np.int64)
+    return frame
+
+
+def _stack(arrays: list, dtype) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype)
