@@ -203,12 +203,13 @@ def cdf_steps(values: np.ndarray, points: int = CDF_POINTS) -> tuple[np.ndarray,
 
 def stretch_cdf_figure(per_job: pd.DataFrame, *, title: str, s_star: float | None = None) -> Figure:
     """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor."""
-    groups = list(per_job.groupby(["policy", "predictor"], dropna=False, sort=False))
+    # the stretch column alone per group: grouping the whole frame copied every column of it
+    groups = list(per_job.groupby(["policy", "predictor"], dropna=False, sort=False)["stretch"])
     groups.sort(key=lambda item: not is_blind(item[0][1]))  # blind series first in the legend
     styles = series_styles(key for key, _ in groups)
     fig, ax = subplots(figsize=(9, 4.8))
-    for (policy, predictor), group in groups:
-        s, share = cdf_steps(group["stretch"].to_numpy())
+    for (policy, predictor), stretch in groups:
+        s, share = cdf_steps(stretch.to_numpy())
         style = style_of(styles, policy, predictor)
         # markers on a few evenly spaced steps, so twenty series stay apart where they cross
         ax.step(s, share, where="post", lw=1.1, markersize=4, markevery=max(1, len(s) // 6), **style.line())
