@@ -67,10 +67,11 @@ def test_timings_stages_add_up_and_render():
 def test_peak_memory_can_be_measured_afresh():
     import numpy as np
 
+    fresh = reset_peak_rss()  # in a long test process the peak so far may be far above the current size
     before = peak_rss_mib()
     block = np.ones(80_000_000 // 8)  # 80 MB, touched
     high = peak_rss_mib()
-    assert high >= before + 70
+    assert high >= before + (70 if fresh else 0)
     del block  # returned to the system (a large numpy buffer is its own mapping)
-    if reset_peak_rss():
+    if fresh and reset_peak_rss():
         assert peak_rss_mib() < high - 60
