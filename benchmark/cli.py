@@ -1,7 +1,9 @@
 """The `benchmark` console script: parses arguments and dispatches to command modules.
 
 Each module in COMMAND_MODULES has `register(subparsers)`, which adds its parser(s) and sets
-`handler` on them. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
+`handler` on them. A command line imports only the module of the command it names (the others
+get a stub parser carrying their one-line help, from COMMANDS): the task modules behind `run`
+import pandas and matplotlib, which `benchmark --help` or `benchmark compare` never need. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
 Ctrl-C or SIGTERM at any moment (imports included) exits 130 with one line; nothing else ever
 prints a traceback unless ATLAS_DEBUG=1.
 """
@@ -27,6 +29,21 @@ COMMAND_MODULES = (
     "benchmark.commands.transfer",
 )
 
+# top-level command -> (its module, its one-line help); the help must match the module's own
+# (tests/benchmark/test_cli.py checks both, and that every module's commands are listed)
+COMMANDS = {
+    "data": ("benchmark.commands.data", "build, synthesise, describe or import datasets"),
+    "run": ("benchmark.commands.run", "run one task and write an output folder"),
+    "perf": ("benchmark.commands.perf", "measure speed against the performance targets"),
+    "demo": ("benchmark.commands.demo", "run the main job on the embedded default data"),
+    "compare": ("benchmark.commands.compare", "show tracked MLflow runs side by side"),
+    "sweep": ("benchmark.commands.sweep", "run the cross product of a YAML config (local processes or Dask)"),
+    "submit": ("benchmark.commands.leaderboard", "validate, score and store a leaderboard submission"),
+    "leaderboard": ("benchmark.commands.leaderboard", "render the leaderboard ranking(s)"),
+    "reproduce": ("benchmark.commands.reproduce", "reproduce a paper's tables and figures beside ours"),
+    "transfer": ("benchmark.commands.transfer", "cross-cluster transfer of a duration predictor (own vs other clusters)"),
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
@@ -36,12 +53,38 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Only:
+    """The subparsers action seen by a command module: adds only the commands in `names`."""
+
+    def __init__(self, subparsers, names):
+        self._subparsers, self._names = subparsers, names
+
+    def add_parser(self, name, **kwargs):
+        if name in self._names:
+            return self._subparsers.add_parser(name, **kwargs)
+        return _Parser(prog=name, add_help=False)  # a throw-away parser for a command not asked for
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The `benchmark` parser: every command in full, or only `commands` (names) in full.
+
+    The other commands are stubs (their help line only), so a parser for one command imports
+    one command module.
+    """
     parser = _Parser(prog="benchmark", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    full = set(COMMANDS) if commands is None else set(commands)
+    for name, (_module, help_text) in COMMANDS.items():
+        if name not in full:
+            subparsers.add_parser(name, help=help_text)
+    for module in COMMAND_MODULES:
+        names = {n for n, (m, _) in COMMANDS.items() if m == module and n in full}
+        if names:
+            importlib.import_module(module).register(_Only(subparsers, names))
+    # argparse lists commands in the order they were added; --help keeps COMMANDS' order
+    order = list(COMMANDS)
+    subparsers._choices_actions.sort(key=lambda action: order.index(action.dest))
     return parser
 
 
@@ -67,7 +110,8 @@ def _main(argv: list[str]) -> int:
     from atlas_data.outputs import using_command_line
 
     try:
-        parser = build_parser()  # imports every command module: Ctrl-C may land here too
+        # imports the named command's module only: Ctrl-C may land here too
+        parser = build_parser([argv[0]] if argv and argv[0] in COMMANDS else [])
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (2) and --help (0) return like every other outcome
         return int(exc.code or 0)

@@ -1,8 +1,17 @@
-"""Perf section `fairness` (docs/performance.md): the Venus-like scenario — 11,304 jobs, 100 × 8 GPUs, two
-weeks, lease 900 s, interval 10 s — per policy, against the 30 s target (for `astraea`; the other
-policies are reported beside it). Simulation time only (workload generation timed separately).
+"""Perf section `fairness` (docs/performance.md): every cluster policy on three workloads, with the
+time and peak memory of each simulation.
 
-May import schedulers and benchmark.
+- `venus`: the Venus-like scenario — 11,304 jobs, 100 × 8 GPUs, two weeks, lease 900 s,
+  interval 10 s — against the 30 s target (for `astraea`; the other policies beside it);
+- `philly`: the whole shipped Philly trace (82,247 jobs, 15 VCs) on the Philly scenario's
+  210 × 8 GPUs, quotas ∝ the GPUs each VC requested over the whole trace;
+- `synthetic`: `--fairness-jobs N` jobs (default 1,000,000; 0 leaves it out) drawn like the Venus
+  scenario, arrivals stretched by N / 11,304 so the 100 × 8 GPUs see Venus's load; target < 2 min
+  per policy.
+
+Simulation time only (workload generation timed separately). Peak memory is the process's peak
+resident size during the policy's simulation (reset before each where Linux allows it; otherwise
+the process's peak so far, which the figures then say). May import schedulers and benchmark.
 """
 
 from __future__ import annotations
@@ -14,41 +23,107 @@ import numpy as np
 from benchmark.progress import say
 
 TARGET_S = 30.0
+SCALE_TARGET_S = 120.0
+WORKLOADS = ("venus", "philly", "synthetic")
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--fairness-policies", help="policies for --fairness (default: all cluster policies)")
+    parser.add_argument("--fairness-workloads", default=",".join(WORKLOADS),
+                        help=f"workloads for --fairness, comma-separated (default {','.join(WORKLOADS)})")
+    parser.add_argument("--fairness-jobs", type=int, default=1_000_000,
+                        help="jobs in the synthetic multi-tenant workload of --fairness (default 1000000)")
+
+
+def venus_workload(n_jobs: int | None = None):
+    """(JobSet, nodes, gpus per node, tenant weights in JobSet tenant order, description)."""
+    from schedulers.cluster.scenarios import VENUS_JOBS, venus
+    from schedulers.jobs import JobSet
+
+    sc = venus(seed=0) if n_jobs is None else venus(seed=0, n_jobs=n_jobs)
+    frame = sc.jobs
+    if n_jobs is not None:  # the same load on the same cluster: arrivals spread over a longer span
+        frame = frame.assign(submit_time=frame["submit_time"] * (n_jobs / VENUS_JOBS))
+    jobs = JobSet.from_frame(frame)
+    weights = np.array([sc.tenant_weights[t] for t in jobs.tenant_names])
+    return jobs, sc.nodes, sc.gpus_per_node, weights
+
+
+def philly_workload():
+    """The whole shipped Philly trace, quotas ∝ each VC's requested GPUs over the whole trace."""
+    from atlas_data.adapters import shipped_trace
+    from schedulers.cluster.scenarios import PHILLY_GPUS_PER_NODE, PHILLY_NODES, vc_quotas
+    from schedulers.jobs import JobSet
+
+    trace, _card = shipped_trace("philly")
+    quota = vc_quotas(trace, PHILLY_NODES * PHILLY_GPUS_PER_NODE)
+    jobs = JobSet.from_frame(trace)
+    requested = dict(zip(quota["tenant"], quota["requested_gpus"].astype(float)))
+    weights = np.array([requested[t] for t in jobs.tenant_names])
+    return jobs, PHILLY_NODES, PHILLY_GPUS_PER_NODE, weights
+
+
+def _workload(name: str, n_jobs: int):
+    if name == "venus":
+        return venus_workload()
+    if name == "philly":
+        return philly_workload()
+    return venus_workload(n_jobs)
 
 
 def run(args) -> dict:
+    from atlas_data.errors import InputError
+    from benchmark.timings import peak_rss_mib, reset_peak_rss
     from schedulers.cluster.metrics import simulate_fairness
-    from schedulers.jobs import JobSet
     from schedulers.policy import get_policy, policy_names
-    from schedulers.cluster.scenarios import venus
 
     quiet = getattr(args, "quiet", False)
-    t0 = time.perf_counter()
-    sc = venus(seed=0)
-    jobs = JobSet.from_frame(sc.jobs)
-    weights = np.array([sc.tenant_weights[t] for t in jobs.tenant_names])
-    gen_s = time.perf_counter() - t0
     names = getattr(args, "fairness_policies", None)
     names = [n.strip() for n in names.split(",")] if names else policy_names("cluster")
-    figures: dict = {"jobs": jobs.n, "gpus": sc.nodes * sc.gpus_per_node, "generate_s": round(gen_s, 3),
-                     "target_s": TARGET_S, "policies": {}}
-    say(f"fairness perf: venus scenario, {jobs.n} jobs, {sc.nodes}x{sc.gpus_per_node} GPUs, "
-        f"generated in {gen_s:.2f} s", quiet)
-    for name in names:
-        policy = get_policy(name, "cluster")(nodes=sc.nodes, gpus_per_node=sc.gpus_per_node, tenant_weights=weights)
-        t1 = time.perf_counter()
-        result = simulate_fairness(jobs, policy)
-        wall = time.perf_counter() - t1
-        figures["policies"][name] = {"seconds": round(wall, 3), "events": result.metrics["events"],
-                                     "rounds": result.metrics["rounds"], "completed": result.metrics["completed"]}
-        mark = "" if name != "astraea" else ("  (target < 30 s: met)" if wall < TARGET_S else "  (target < 30 s: MISSED)")
-        say(f"  {name:13s} {wall:6.2f} s  {result.metrics['events']:6d} events  "
-            f"{result.metrics['rounds']:5d} rounds  completed {result.metrics['completed']}{mark}", quiet)
-    total = sum(p["seconds"] for p in figures["policies"].values())
-    figures["all_policies_s"] = round(total, 3)
-    say(f"  all {len(names)} policies: {total:.2f} s", quiet)
+    workloads = [w.strip() for w in str(getattr(args, "fairness_workloads", ",".join(WORKLOADS))).split(",") if w.strip()]
+    n_jobs = int(getattr(args, "fairness_jobs", 1_000_000))
+    for w in workloads:
+        if w not in WORKLOADS:
+            raise InputError(f"unknown workload {w!r} (choose from {', '.join(WORKLOADS)})", where="--fairness-workloads")
+    if n_jobs < 0:
+        raise InputError(f"--fairness-jobs must be >= 0, got {n_jobs}", where="--fairness-jobs")
+    if n_jobs == 0:
+        workloads = [w for w in workloads if w != "synthetic"]
+    figures: dict = {"target_s": TARGET_S, "scale_target_s": SCALE_TARGET_S, "workloads": {}}
+    for workload in workloads:
+        t0 = time.perf_counter()
+        jobs, nodes, gpn, weights = _workload(workload, n_jobs)
+        gen_s = time.perf_counter() - t0
+        section = {"jobs": jobs.n, "tenants": len(jobs.tenant_names), "gpus": nodes * gpn,
+                   "generate_s": round(gen_s, 3), "policies": {}}
+        figures["workloads"][workload] = section
+        if workload == "venus":  # the figures of earlier versions, where venus was the only workload
+            figures.update(jobs=jobs.n, gpus=nodes * gpn, generate_s=section["generate_s"], policies=section["policies"])
+        say(f"fairness perf: {workload}, {jobs.n} jobs, {len(jobs.tenant_names)} tenants, {nodes}x{gpn} GPUs, "
+            f"loaded in {gen_s:.2f} s", quiet)
+        for name in names:
+            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights)
+            fresh = reset_peak_rss()
+            t1 = time.perf_counter()
+            result = simulate_fairness(jobs, policy)
+            wall = time.perf_counter() - t1
+            peak = peak_rss_mib()
+            section["policies"][name] = {
+                "seconds": round(wall, 3), "peak_rss_mib": None if peak is None else round(peak, 1),
+                "peak_is_per_policy": fresh, "events": result.metrics["events"],
+                "rounds": result.metrics["rounds"], "completed": result.metrics["completed"]}
+            mark = ""
+            if workload == "venus" and name == "astraea":
+                mark = "  (target < 30 s: met)" if wall < TARGET_S else "  (target < 30 s: MISSED)"
+            if workload == "synthetic":
+                mark = "  (target < 2 min: met)" if wall < SCALE_TARGET_S else "  (target < 2 min: MISSED)"
+            memory = "" if peak is None else f"  peak {peak:6.0f} MiB"
+            say(f"  {workload:9s} {name:13s} {wall:7.2f} s{memory}  {result.metrics['events']:8d} events  "
+                f"{result.metrics['rounds']:7d} rounds  completed {result.metrics['completed']}{mark}", quiet)
+            del result, policy
+        total = sum(p["seconds"] for p in section["policies"].values())
+        section["all_policies_s"] = round(total, 3)
+        if workload == "venus":
+            figures["all_policies_s"] = section["all_policies_s"]
+        say(f"  {workload}: all {len(names)} policies {total:.2f} s", quiet)
     return figures

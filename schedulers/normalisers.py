@@ -7,6 +7,8 @@
   1|r_j,pmtn|L_max, so EDF-feasible = feasible), found by bisection.
 - `edf_feasible`, `edf_completion_times`, `edf_schedule_max_stretch`: preemptive EDF on one
   unit-speed machine with release dates, exact event by event, O(n log n).
+- total completion (1|r_j,pmtn|ΣC_j): `srpt_completion_times`, SRPT (optimal for it) by the same
+  kind of loop, O(n log n) — the normaliser without a run of the simulator engine.
 
 Pure functions on numpy arrays. May import numpy, ortools and atlas_data (nothing else of the project).
 """
@@ -211,7 +213,8 @@ def _edf(r: np.ndarray, p: np.ndarray, d: np.ndarray, stop_when_late: bool) -> t
     Jobs are taken in release order (ties: index); between two release dates the machine runs
     the released job with the earliest deadline. Each release causes at most one preemption,
     so there are O(n) heap operations: O(n log n). With stop_when_late the scan ends at the first
-    late job (completion times then incomplete).
+    late job (completion times then incomplete). The loop works on Python lists and local names
+    (a numpy scalar per event costs more than the heap operation): S* calls it ~20 times.
     """
     n = r.size
     order = np.lexsort((np.arange(n), r))
@@ -219,8 +222,10 @@ def _edf(r: np.ndarray, p: np.ndarray, d: np.ndarray, stop_when_late: bool) -> t
     order_list = order.tolist()
     d_list = d.tolist()
     remaining = p.tolist()
-    completion = np.full(n, np.nan)
+    completion = [math.nan] * n
     heap: list[tuple[float, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
+    rel_tol, abs_tol = EDF_REL_TOL, EDF_ABS_TOL
     on_time = True
     t = -math.inf
     k = 0
@@ -230,14 +235,14 @@ def _edf(r: np.ndarray, p: np.ndarray, d: np.ndarray, stop_when_late: bool) -> t
             deadline, j = heap[0]
             finish = t + remaining[j]
             if finish <= next_release:
-                heapq.heappop(heap)
+                heappop(heap)
                 t = finish
                 remaining[j] = 0.0
                 completion[j] = t
-                if _late(t, deadline):
+                if t > deadline + abs(deadline) * rel_tol + abs_tol:  # late (see `_late`)
                     on_time = False
                     if stop_when_late:
-                        return completion, False
+                        return np.asarray(completion, dtype=np.float64), False
             else:
                 remaining[j] -= next_release - t
                 t = next_release
@@ -246,9 +251,52 @@ def _edf(r: np.ndarray, p: np.ndarray, d: np.ndarray, stop_when_late: bool) -> t
         t = max(t, next_release)
         while k < n and r_sorted[k] == next_release:
             j = order_list[k]
-            heapq.heappush(heap, (d_list[j], j))
+            heappush(heap, (d_list[j], j))
             k += 1
-    return completion, on_time
+    return np.asarray(completion, dtype=np.float64), on_time
+
+
+def srpt_completion_times(release, sizes) -> np.ndarray:
+    """Completion times of preemptive SRPT on one unit-speed machine (ties: lower index first).
+
+    Jobs are taken in release order (ties: index); between two release dates the machine runs
+    the released job with the least remaining work. Only the running job's remaining work
+    changes, and it stays the least, so it is updated in place at the heap's top: O(n log n)
+    overall. SRPT is optimal for 1|r_j,pmtn|ΣC_j, so the sum of these is the optimum.
+    """
+    r, p = _as_jobs(release, sizes)
+    n = r.size
+    order = np.lexsort((np.arange(n), r))
+    r_sorted = r[order].tolist()
+    order_list = order.tolist()
+    size = p.tolist()
+    completion = [math.nan] * n
+    heap: list[tuple[float, int]] = []
+    heappush, heappop = heapq.heappush, heapq.heappop
+    t = -math.inf
+    k = 0
+    while k < n:
+        next_release = r_sorted[k]
+        while heap:
+            remaining, j = heap[0]
+            finish = t + remaining
+            if finish <= next_release:
+                heappop(heap)
+                t = finish
+                completion[j] = t
+            else:
+                heap[0] = (finish - next_release, j)
+                break
+        t = next_release
+        while k < n and r_sorted[k] == next_release:
+            j = order_list[k]
+            heappush(heap, (size[j], j))
+            k += 1
+    while heap:
+        remaining, j = heappop(heap)
+        t += remaining
+        completion[j] = t
+    return np.asarray(completion, dtype=np.float64)
 
 
 def edf_completion_times(release, sizes, deadlines) -> np.ndarray:
@@ -306,20 +354,26 @@ def optimal_max_stretch(release, sizes, rel_tol: float = 1e-4) -> float:
     if r.size == 0:
         return 1.0
 
+    achieved = [math.inf]  # the least max stretch of a schedule EDF actually built (an upper bound on S*)
+
     def feasible(S: float) -> bool:
-        return _edf(r, p, r + S * p, stop_when_late=True)[1]
+        completion, on_time = _edf(r, p, r + S * p, stop_when_late=True)
+        if on_time:  # the schedule is complete: its own max stretch is achievable too, and often < S
+            achieved[0] = min(achieved[0], float(np.max((completion - r) / p)))
+        return on_time
 
     if feasible(1.0):
         return 1.0
     lo, hi = 1.0, _fifo_max_stretch(r, p)
     while not feasible(hi):
         lo, hi = hi, 2.0 * hi
+    hi = max(lo, min(hi, achieved[0]))
     while (hi - lo) / hi > rel_tol:
         mid = math.sqrt(lo * hi)
         if not lo < mid < hi:  # floating-point exhaustion
             break
         if feasible(mid):
-            hi = mid
+            hi = max(lo, min(mid, achieved[0]))
         else:
             lo = mid
     return float(hi)

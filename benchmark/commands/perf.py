@@ -1,7 +1,9 @@
 """`benchmark perf`: timings against the targets in docs/performance.md (benchmarks, not tests).
 
 With no section flag it runs the scheduling-core section. Each section module has
-`add_arguments(parser)` and `run(args) -> dict` (the figures it printed).
+`add_arguments(parser)` and `run(args) -> dict` (the figures it printed). Each section prints its
+figures as it goes, and `--output` is rewritten (atomically) after every finished section, so an
+interrupted run keeps the sections it finished.
 """
 
 from __future__ import annotations
@@ -40,10 +42,15 @@ def _perf(args) -> int:
     chosen = [name for name in SECTIONS if getattr(args, name, False)] or ["scheduling"]
     if args.output:
         check_output_file(Path(args.output), "perf", recognise=_is_perf_json)  # before the timings
-    figures = {name: importlib.import_module(SECTIONS[name]).run(args) for name in chosen}
-    if args.output:
-        text = json.dumps(figures, indent=2, default=float) + "\n"
-        output_file(Path(args.output), "perf", lambda tmp: tmp.write_text(text), recognise=_is_perf_json)
+    figures = {}
+    for name in chosen:
+        figures[name] = importlib.import_module(SECTIONS[name]).run(args)
+        if args.output:  # after each section: Ctrl-C in the next one keeps this one
+            text = json.dumps(figures, indent=2, default=float) + "\n"
+            output_file(Path(args.output), "perf", lambda tmp, text=text: tmp.write_text(text), recognise=_is_perf_json)
+        if not args.quiet:
+            saved = f"; figures saved to {args.output}" if args.output else ""
+            print(f"[perf] section {name} done{saved}", flush=True)
     return 0
 
 

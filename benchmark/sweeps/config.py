@@ -353,7 +353,7 @@ def cells(config: SweepConfig) -> list[Cell]:
                         machines=machines, nodes=nodes, lease=lease))
     from benchmark.cli import build_parser
 
-    parser = build_parser()
+    parser = build_parser(["run"])
     for cell in out:
         _check_argv(parser, cell, config)
     return out

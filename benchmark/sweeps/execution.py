@@ -463,7 +463,7 @@ def _log_sweep(config: SweepConfig, out_dir: Path, results: list[CellResult], ex
         if not (cell_dir / "results.json").exists():
             warnings.append(f"cell {result.cell.id}: not logged to MLflow: {cell_dir} is not visible here")
             continue
-        args = build_parser().parse_args(list(result.cell.argv) + ["--output", str(cell_dir), "--quiet"])
+        args = build_parser(["run"]).parse_args(list(result.cell.argv) + ["--output", str(cell_dir), "--quiet"])
         options = {k: v for k, v in vars(args).items() if k not in ("handler", "quiet", "no_mlflow")}
         options.update(sweep=str(out_dir), sweep_cell=result.cell.id)
         cells.append((result.cell.id, cell_dir, options))

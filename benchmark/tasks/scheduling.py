@@ -37,6 +37,7 @@ May import atlas_data, predictors, schedulers and benchmark.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
+from benchmark.timings import Timings
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy
@@ -56,7 +58,7 @@ from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"data", "jobs", "machines", "n", "noise", "objective", "policies", "predictor", "prr_lambda",
-                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs"})
+                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs", "profile"})
 
 
 def add_arguments(parser) -> None:
@@ -71,6 +73,9 @@ def add_arguments(parser) -> None:
                              "(see docs/reproduce-atlas.md)")
     parser.add_argument("--sample-seed", type=int,
                         help="seed of the job sample, apart from --seed (default: --seed; 42 with --protocol paper)")
+    parser.add_argument("--profile", action="store_true",
+                        help="print where the time went (read, normalisers, each policy, plots, tracking) and the "
+                             "peak memory; results.json records the same under `timings` on every run")
 
 
 # ----- inputs -------------------------------------------------------------------------------
@@ -175,16 +180,23 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
     from benchmark.tasks.traces import check_trace_options
 
+    timings = getattr(args, "_timings", None) or Timings()
     check_trace_options(args, needs_predictor=True)
-    resolve_data_source(args)
-    table, dataset, source, learner = load_jobs(args)
+    with timings.stage("read"):
+        resolve_data_source(args)
+        table, dataset, source, learner = load_jobs(args)
     if getattr(args, "protocol", "honest") == "paper":
-        return _execute_paper(args, objective, machines, table, dataset, source, learner)
+        return _execute_paper(args, objective, machines, table, dataset, source, learner, timings)
     sample_seed = args.seed if getattr(args, "sample_seed", None) is None else args.sample_seed
     n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
-    window = sample_window(table, n, sample_seed, args.sample)
-    jobs = JobSet.from_frame(window)
-    predictions, sources = build_predictions(args, window, jobs.job_id, jobs.size, learner)
+    with timings.stage("read"):
+        window = sample_window(table, n, sample_seed, args.sample)
+        jobs = JobSet.from_frame(window)
+    n_total = int(len(table))
+    del table  # the whole table is not needed past the sample (a million-row trace holds it twice otherwise)
+    with timings.stage("predictions"):
+        predictions, sources = build_predictions(args, window, jobs.job_id, jobs.size, learner)
+    del window
     policies = choose_policies(
         args.policies, "parallel" if objective == "makespan" else "single", DEFAULT_POLICIES[objective],
         have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
@@ -192,36 +204,52 @@ def execute(args) -> tuple[Path, dict]:
     out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
     steps = sum(len(predictions) if get_policy(p).needs_prediction else 1 for p in policies)
     steps *= len(machines) if objective == "makespan" else 1
+    spent: dict = {}
+    t0 = time.perf_counter()
     with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=args.quiet) as progress:
         rows, per_job, reference = run_objective(
             objective, jobs, policies, predictions, machines=machines, prr_lambda=args.prr_lambda,
-            seed=args.seed, on_step=lambda row: progress.update(),
+            seed=args.seed, on_step=lambda row: progress.update(), timings=spent,
         )
-    dataset = {**dataset, "n_total": int(len(table)), "sample": args.sample if jobs.n < len(table) else "all"}
+    _add_objective_timings(timings, spent, time.perf_counter() - t0)
+    dataset = {**dataset, "n_total": n_total, "sample": args.sample if jobs.n < n_total else "all"}
     for row in rows:
         row["leaks"] = []
     with_sources(rows, sources)
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
-        per_job.to_parquet(folder / "per_job.parquet", index=False)
-        doc = write_results(
+        with timings.stage("write per_job.parquet"):
+            per_job.to_parquet(folder / "per_job.parquet", index=False)
+        title = f"{objective} — {jobs.n} jobs ({source})"
+        with timings.stage("plots"):
+            from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
+
+            plots.ratio_bars(rows, folder / "ratios.png", title=title)
+            if objective != "makespan":
+                plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
+            if len([k for k in predictions if k.startswith("noise:")]) > 1:
+                plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
+        doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
-                   "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources},
+                   "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources,
+                   "timings": timings.as_dict()},
         )
-        from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
-
-        title = f"{objective} — {jobs.n} jobs ({source})"
-        plots.ratio_bars(rows, folder / "ratios.png", title=title)
-        if objective != "makespan":
-            plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
-        if len([k for k in predictions if k.startswith("noise:")]) > 1:
-            plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
     return out, doc
 
 
-def _execute_paper(args, objective, machines, table, dataset, source, learner) -> tuple[Path, dict]:
+def _add_objective_timings(timings: Timings, spent: dict, total_s: float) -> None:
+    """run_objective's split (normalisers, each policy, per-job frame) as stages of `timings`."""
+    timings.add("normalisers (reference values)", spent.get("reference_s", 0.0))
+    timings.add("policies", sum(spent.get("policies_s", {}).values()))
+    timings.policies.update(spent.get("policies_s", {}))
+    timings.add("per-job table", spent.get("per_job_s", 0.0))
+    accounted = spent.get("reference_s", 0.0) + sum(spent.get("policies_s", {}).values()) + spent.get("per_job_s", 0.0)
+    timings.add("scoring", max(0.0, total_s - accounted))
+
+
+def _execute_paper(args, objective, machines, table, dataset, source, learner, timings: Timings) -> tuple[Path, dict]:
     """--protocol paper: the reference code's rules on the table's rows in their own order."""
     sample_seed = PAPER_SAMPLE_SEED if args.sample_seed is None else args.sample_seed
     if args.n is not None and args.n < 1:
@@ -230,13 +258,15 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner) -
         raise InputError("--n does not apply to makespan under --protocol paper (n(m) = m·max(10, ⌊10·log₂ m⌋))", where="--n")
     ordered = table.reset_index(drop=True)
     # in the table's own row order, the order the reference samples from
-    predictions, sources = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
-                                             ordered["duration"].to_numpy(np.float64), learner)
+    with timings.stage("predictions"):
+        predictions, sources = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
+                                                 ordered["duration"].to_numpy(np.float64), learner)
     kind = "parallel" if objective == "makespan" else "single"
     policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
                                source=source, task=objective, quiet=args.quiet)
     out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
-    with Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=args.quiet) as progress:
+    with timings.stage("samples, normalisers and policies (paper protocol)"), \
+            Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=args.quiet) as progress:
         rows, per_job, reference, instances = run_paper(
             objective, ordered, predictions, policies=policies, machines=machines, prr_lambda=args.prr_lambda,
             sample_seed=sample_seed, n=args.n, on_step=lambda row: progress.update(),
@@ -252,24 +282,27 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner) -
     dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(args, machines), "sample_seed": sample_seed}
     with output_folder(out, "run") as folder:
-        per_job.to_parquet(folder / "per_job.parquet", index=False)
+        with timings.stage("write per_job.parquet"):
+            per_job.to_parquet(folder / "per_job.parquet", index=False)
+        title = f"{objective} — paper protocol ({source})"
+        with timings.stage("plots"):
+            from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
+
+            plots.ratio_bars(rows, folder / "ratios.png", title=title)
+            if objective != "makespan":
+                plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
-                   "leaks": leaks, "instances": instances, "p_hat_sources": sources},
+                   "leaks": leaks, "instances": instances, "p_hat_sources": sources, "timings": timings.as_dict()},
         )
-        from benchmark import plots
-
-        title = f"{objective} — paper protocol ({source})"
-        plots.ratio_bars(rows, folder / "ratios.png", title=title)
-        if objective != "makespan":
-            plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
     return out, doc
 
 
 def run(args) -> int:
     out, doc = execute(args)
     args.output = str(out)
+    args._timings_recorded = doc.get("timings")  # `run --profile` prints them once tracking is done
     if not args.quiet:
         print(render(doc))
         print(f"\nresults: {out}")

@@ -17,3 +17,21 @@ def test_perf_scheduling_small(tmp_path, capsys):
         naive = figures["naive"][name]
         assert naive["same_schedule"] is True and naive["speedup"] == naive["naive_s"] / naive["engine_s"]
     assert "engine vs plain O(n²) loop at n = 300" in capsys.readouterr().out
+
+
+def test_perf_saves_each_section_as_it_finishes(tmp_path, capsys, monkeypatch):
+    """A run interrupted in its second section keeps the first one's figures in --output."""
+    import benchmark.perf_traces
+
+    def interrupted(args):
+        assert json.loads(out.read_text())["scheduling"]["policies"]["300"]  # already saved
+        raise KeyboardInterrupt
+
+    out = tmp_path / "perf.json"
+    monkeypatch.setattr(benchmark.perf_traces, "run", interrupted)
+    assert main(["perf", "--scheduling", "--traces", "--sizes", "300", "--naive-n", "200", "--output", str(out)]) == 130
+    figures = json.loads(out.read_text())
+    assert list(figures) == ["scheduling"] and set(figures["scheduling"]["policies"]["300"]) == set(policy_names("single"))
+    printed = capsys.readouterr().out
+    assert f"[perf] section scheduling done; figures saved to {out}" in printed
+    assert printed.index("seconds per policy") < printed.index("[perf] section scheduling done")

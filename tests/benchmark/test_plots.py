@@ -272,3 +272,15 @@ def test_save_figure_writes_png_and_svg_and_keeps_the_signature(tmp_path, signed
     again = tmp_path / "g.png"
     plots.save_figure(fig, again, signed_by=signed_by)
     assert (tmp_path / "g.svg").read_text() == text  # no date: the same figure, the same file
+
+
+def test_cdf_steps_are_the_exact_cdf_thinned():
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(0.0, 1.0, 50_000)
+    s, share = plots.cdf_steps(values, points=500)
+    assert 490 <= len(s) <= 500 and s[0] == values.min() and s[-1] == values.max() and share[-1] == 1.0
+    # every kept step is a point of the exact empirical CDF
+    exact = np.searchsorted(np.sort(values), s, side="right") / len(values)
+    np.testing.assert_allclose(share, exact)
+    small, small_share = plots.cdf_steps([3.0, 1.0, 2.0])
+    assert small.tolist() == [1.0, 2.0, 3.0] and small_share.tolist() == [1 / 3, 2 / 3, 1.0]
