@@ -89,21 +89,28 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmark.interrupts import deferred_signals, quiet_exit, terminate_as_interrupt
+    import gc
+
+    from benchmark.interrupts import (after_interrupt, deferred_signals, mark_interrupted, quiet_exit,
+                                      terminate_as_interrupt)
 
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    try:
-        with terminate_as_interrupt():
-            try:
-                return _main(argv)
-            finally:
-                quiet_exit()  # registered while SIGTERM still interrupts: no moment without either
-    except KeyboardInterrupt as exc:
-        with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
+    how = None
+    with after_interrupt():  # the interrupted work's finalizers run in here: their noise is dropped
+        try:
+            with terminate_as_interrupt():
+                try:
+                    return _main(argv)
+                finally:
+                    quiet_exit()  # registered while SIGTERM still interrupts: no moment without either
+        except KeyboardInterrupt as exc:
+            mark_interrupted()
             how = "terminated (SIGTERM)" if str(exc) == "SIGTERM" else "interrupted"
+        with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
+            gc.collect()  # the interrupted frames are gone: close what they held (connections) now
             sys.stderr.write(f"{how}\n")
             sys.stderr.flush()
-        return 130
+    return 130
 
 
 def _main(argv: list[str]) -> int:

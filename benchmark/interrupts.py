@@ -6,7 +6,10 @@ line. An interrupt that lands in a weakref callback or `__del__` (SQLAlchemy and
 would be printed as "Exception ignored" and lost; inside the context it is delivered again to the
 main thread instead. Short critical sections (creating an MLflow run, marking it KILLED) run inside
 `deferred_signals()`: a signal that arrives there is held and raised when the section is done, so
-the store never holds a run that nobody will end. `quiet_exit()` makes a Ctrl-C or SIGTERM during
+the store never holds a run that nobody will end. Once a command is interrupted, what its torn-down
+work reports from finalizers (an SQLite connection closed mid-transaction, a pool's rollback) is a
+consequence of the interrupt, not news: `after_interrupt()` keeps it off the terminal, so the
+one line stays one line. `quiet_exit()` makes a Ctrl-C or SIGTERM during
 interpreter shutdown (after the command returned) do nothing instead of printing a traceback.
 
 Signal handlers can only be set from the main thread; elsewhere (a Dask worker thread) these are
@@ -43,7 +46,41 @@ def _main_thread() -> bool:
 
 
 def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    global _interrupted
+    _interrupted = True
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+_interrupted = False  # the command running now was interrupted: finalizers' errors are teardown noise
+_exiting_interrupted = False  # a command ended by an interrupt: the same holds through interpreter shutdown
+
+
+def _quiet_unraisable(previous):
+    def hook(unraisable) -> None:
+        if not _interrupted:
+            previous(unraisable)
+    return hook
+
+
+@contextlib.contextmanager
+def after_interrupt():
+    """Around the handling of an interrupt: from the moment it is known (the KeyboardInterrupt caught, or
+    a signal through this module), "Exception ignored …" reports of finalizers are dropped, until the
+    block ends; with `quiet_exit()` registered they stay dropped through interpreter shutdown."""
+    global _interrupted, _exiting_interrupted
+    previous = sys.unraisablehook
+    sys.unraisablehook = _quiet_unraisable(previous)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+        _exiting_interrupted = _exiting_interrupted or _interrupted
+        _interrupted = False  # a caller that goes on (a test, a host program) hears the next command's noise
+
+
+def mark_interrupted() -> None:
+    global _interrupted
+    _interrupted = True
 
 
 @contextlib.contextmanager
@@ -61,9 +98,14 @@ def terminate_as_interrupt():
         yield
         return
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int is signal.default_int_handler:  # same KeyboardInterrupt, and the flag is set
+        signal.signal(signal.SIGINT, _raise_interrupt)
     previous_hook = sys.unraisablehook
 
     def redeliver(unraisable) -> None:
+        if _interrupted:
+            return  # teardown noise of the interrupted work (see the module doc)
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
             signum = signal.SIGTERM if str(unraisable.exc_value) == "SIGTERM" else signal.SIGINT
             # from another thread, a moment later: raised here, it would land in this hook again
@@ -77,6 +119,8 @@ def terminate_as_interrupt():
     finally:
         sys.unraisablehook = previous_hook
         signal.signal(signal.SIGTERM, previous)
+        if previous_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 @contextlib.contextmanager
@@ -131,6 +175,8 @@ def quiet_exit() -> None:
 def _ignore_signals() -> None:
     if not _main_thread():
         return
+    if _exiting_interrupted:  # an interrupted command exits: its finalizers' errors are teardown noise
+        sys.unraisablehook = lambda unraisable: None
     for sig in _HANDLED:
         with contextlib.suppress(ValueError, OSError):
             signal.signal(sig, signal.SIG_IGN)

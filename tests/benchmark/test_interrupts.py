@@ -1,0 +1,55 @@
+"""benchmark.interrupts through `benchmark.cli.main`: an interrupted command prints its one line and
+nothing else, however its work is torn down; an uninterrupted one hides nothing."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from benchmark import cli
+
+
+class _Connection:
+    """Stands for an SQLite connection that a finalizer closes after an interrupt cut its transaction."""
+
+    def __del__(self):
+        raise RuntimeError("cannot rollback - no transaction is active")
+
+
+def _work_holding_a_connection(outcome):
+    def work(argv):
+        connection = _Connection()  # noqa: F841 - held by this frame until the outcome's traceback is gone
+        if outcome is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return 0
+    return work
+
+
+@pytest.fixture
+def reported(monkeypatch):
+    """What reaches the unraisable hook (where "Exception ignored in …" is printed from)."""
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(str(unraisable.exc_value)))
+    return seen
+
+
+def test_an_interrupted_command_prints_one_line_whatever_its_teardown_reports(monkeypatch, capsys, reported):
+    monkeypatch.setattr(cli, "_main", _work_holding_a_connection(KeyboardInterrupt))
+    assert cli.main(["run"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert reported == []
+
+
+def test_without_an_interrupt_a_finalizer_error_is_still_reported(monkeypatch, reported):
+    monkeypatch.setattr(cli, "_main", _work_holding_a_connection(None))
+    assert cli.main(["run"]) == 0
+    assert reported == ["cannot rollback - no transaction is active"]
+
+
+def test_after_an_interrupted_command_the_next_one_is_heard_again(monkeypatch, reported):
+    monkeypatch.setattr(cli, "_main", _work_holding_a_connection(KeyboardInterrupt))
+    assert cli.main(["run"]) == 130
+    monkeypatch.setattr(cli, "_main", _work_holding_a_connection(None))
+    assert cli.main(["run"]) == 0
+    assert reported == ["cannot rollback - no transaction is active"]
