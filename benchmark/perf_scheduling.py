@@ -51,7 +51,7 @@ def run(args) -> dict:
             t0 = time.perf_counter()
             simulate(jobs, _policy(name))
             row[name] = time.perf_counter() - t0
-            say(f"  n={n:>8} {name:<6} {row[name]:7.2f} s", args.quiet)
+            say(f"  n={n:>8} {name:<9} {row[name]:7.2f} s", args.quiet)
         rows.append(row)
         figures["policies"][n] = {k: v for k, v in row.items() if k != "n"}
     print("seconds per policy (generated jobs, load 1.5)")
