@@ -166,7 +166,7 @@ def method_names() -> list[str]:
 _CALIBRATIONS = ("linear", "isotonic", None)
 
 
-def predict(data: PathLike | Dataset, method="lgbm-meta", *, seed: int = 0, calibration: str | None = "linear",
+def predict(data: PathLike | Dataset, method="lgbm-meta", *, seed: int = 0, calibration: str | None = None,
             cache: bool = True) -> pd.DataFrame:
     """Test-split predictions `job_id`, `p_hat` (seconds; plus `lo`, `hi` for interval methods).
 
@@ -175,8 +175,9 @@ def predict(data: PathLike | Dataset, method="lgbm-meta", *, seed: int = 0, cali
     a `predictors.framework.ThreeStage`, or any scikit-learn-compatible regressor. Every route is
     the three-stage framework: fitted on train only, calibrated on validation only, then the test
     inputs — without their labels — are predicted. A regressor learns y = log1p(p) and is
-    calibrated by `calibration`: `"linear"` (a + b·ŷ, least squares on validation), `"isotonic"`,
-    or None (as `--methods package.module:Class`). Named methods on a dataset use its prediction
+    calibrated by `calibration`: None (the default: no Stage 2, exactly what `--methods
+    package.module:Class` does, so both routes give the same p̂), `"linear"` (a + b·ŷ, least
+    squares on validation) or `"isotonic"`. Named methods on a dataset use its prediction
     cache, as the scheduling task does (docs/predictors.md#caching).
 
     >>> from sklearn.linear_model import Ridge

@@ -88,6 +88,22 @@ def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
     assert len(frame) == counts["test"]
 
 
+def test_an_estimator_gives_the_same_p_hat_as_the_command_lines_plugin_route(tmp_path):
+    """`predict(ds, Ridge())` and `--methods sklearn.linear_model:Ridge` are one method, not two."""
+    from sklearn.linear_model import Ridge
+
+    from predictors.api import predict_test
+
+    ds = api.build_dataset(tmp_path / "ds", jobs=1500, seed=3)
+    by_api = api.predict(ds, Ridge())
+    by_cli = predict_test(ds.path, "sklearn.linear_model:Ridge", seed=0, cache=False)
+    both = by_api.merge(by_cli, on="job_id", suffixes=("_api", "_cli"))
+    assert len(both) == len(by_api) == len(by_cli)
+    assert (both["p_hat_api"] == both["p_hat_cli"]).all()
+    calibrated = api.predict(ds, Ridge(), calibration="linear")
+    assert not (calibrated["p_hat"].to_numpy() == by_api["p_hat"].to_numpy()).all()
+
+
 def test_predict_on_a_shipped_trace_uses_its_own_split():
     frame = api.predict("elasticflow:cluster05", "constant")
     jobs = api.test_jobs("elasticflow:cluster05")
