@@ -354,26 +354,23 @@ def optimal_max_stretch(release, sizes, rel_tol: float = 1e-4) -> float:
     if r.size == 0:
         return 1.0
 
-    achieved = [math.inf]  # the least max stretch of a schedule EDF actually built (an upper bound on S*)
-
+    # The bracket is the documented one (docs/evaluation-protocol.md): tightening hi with each
+    # feasible schedule's own max stretch saves ~15 % of the EDF runs but moves every published
+    # max-stretch ratio within the 1e-4 tolerance, so it is not done.
     def feasible(S: float) -> bool:
-        completion, on_time = _edf(r, p, r + S * p, stop_when_late=True)
-        if on_time:  # the schedule is complete: its own max stretch is achievable too, and often < S
-            achieved[0] = min(achieved[0], float(np.max((completion - r) / p)))
-        return on_time
+        return _edf(r, p, r + S * p, stop_when_late=True)[1]
 
     if feasible(1.0):
         return 1.0
     lo, hi = 1.0, _fifo_max_stretch(r, p)
     while not feasible(hi):
         lo, hi = hi, 2.0 * hi
-    hi = max(lo, min(hi, achieved[0]))
     while (hi - lo) / hi > rel_tol:
         mid = math.sqrt(lo * hi)
         if not lo < mid < hi:  # floating-point exhaustion
             break
         if feasible(mid):
-            hi = max(lo, min(mid, achieved[0]))
+            hi = mid
         else:
             lo = mid
     return float(hi)
