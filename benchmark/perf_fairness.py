@@ -4,7 +4,8 @@ time and peak memory of each simulation.
 - `venus`: the Venus-like scenario — 11,304 jobs, 100 × 8 GPUs, two weeks, lease 900 s,
   interval 10 s — against the 30 s target (for `astraea`; the other policies beside it);
 - `philly`: the whole shipped Philly trace (82,247 jobs, 15 VCs) on the Philly scenario's
-  210 × 8 GPUs, quotas ∝ the GPUs each VC requested over the whole trace;
+  210 × 8 GPUs, quotas ∝ the GPUs each VC requested over the whole trace, p̂ from the
+  scenarios' error model p·exp(N(0, 0.9)) (the trace has none; timing only);
 - `synthetic`: `--fairness-jobs N` jobs (default 1,000,000; 0 leaves it out) drawn like the Venus
   scenario, arrivals stretched by N / 11,304 so the 100 × 8 GPUs see Venus's load; target < 2 min
   per policy.
@@ -52,11 +53,14 @@ def venus_workload(n_jobs: int | None = None):
 def philly_workload():
     """The whole shipped Philly trace, quotas ∝ each VC's requested GPUs over the whole trace."""
     from atlas_data.adapters import shipped_trace
-    from schedulers.cluster.scenarios import PHILLY_GPUS_PER_NODE, PHILLY_NODES, vc_quotas
+    from schedulers.cluster.scenarios import PHILLY_GPUS_PER_NODE, PHILLY_NODES, _scenario_predictions, vc_quotas
     from schedulers.jobs import JobSet
 
     trace, _card = shipped_trace("philly")
     quota = vc_quotas(trace, PHILLY_NODES * PHILLY_GPUS_PER_NODE)
+    # the trace has no p̂: the predictive policies get the scenarios' error model (a timing run)
+    rng = np.random.default_rng(0)
+    trace = trace.assign(predicted_duration=_scenario_predictions(trace["duration"].to_numpy(float), rng))
     jobs = JobSet.from_frame(trace)
     requested = dict(zip(quota["tenant"], quota["requested_gpus"].astype(float)))
     weights = np.array([requested[t] for t in jobs.tenant_names])

@@ -26,3 +26,13 @@ def test_perf_fairness_synthetic_tiny(tmp_path, capsys):
 def test_perf_fairness_refuses_an_unknown_workload(capsys):
     assert main(["perf", "--fairness", "--fairness-workloads", "mars"]) == 2
     assert "unknown workload 'mars'" in capsys.readouterr().err
+
+
+def test_every_workload_gives_the_predictive_policies_their_p_hat():
+    """The predictive cluster policies (themis, astraea-p, …) need p̂ on every workload, the shipped
+    Philly trace included (it has none of its own)."""
+    from benchmark.perf_fairness import philly_workload, venus_workload
+
+    for jobs, *_ in (philly_workload(), venus_workload(300)):
+        assert jobs.predicted is not None and len(jobs.predicted) == jobs.n
+        assert (jobs.predicted >= 1).all() and not (jobs.predicted == jobs.size).all()
