@@ -569,135 +569,74 @@ def _prr(submit, size, pred, lam):
 
 
 def _las(submit, size):
-    """las: cohorts of jobs at equal attained service, one running (rate 1, shared), the others
-    frozen on a stack; the running cohort merges with the next one when it reaches its level (LAS)."""
+    """las: cohorts of jobs at equal attained service; the lowest one runs (its members share the
+    machine), the others wait on a stack, lowest level on top; the running cohort merges with the
+    next one when it reaches its level (smaller heap into larger), as LAS does.
+
+    A cohort is a heap of (size, job): a member finishes when the cohort's level (attained service
+    per member) reaches its size. The engine's tolerances are kept — completions within 1e-11 are
+    simultaneous, cohorts within 1e-9 merge — but not its wake-ups at level crossings that no
+    longer happen (scheduled before an arrival froze the cohort), and the level is one float per
+    cohort rather than per-group clocks: times agree with the engine's to rounding (1e-9
+    relative), with fewer events."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
-    base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
-    g_V: list = []
-    g_count: list = []
-    g_heap: list = []
-    members: list = []  # may hold finished or moved jobs; pruned when merged
-    frozen: list = []  # (level, group); top = lowest level
-    wakes: list = []
+    stack: list = []  # (level, cohort heap); top = lowest level
+    cohort: list = []
     push, pop = heapq.heappush, heapq.heappop
-    running = -1
-    now = 0.0
-    nxt = finished = events = 0
+    now = level = 0.0
+    nxt = events = 0
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
-    f = r = t = 0.0
-    while finished < n:
-        t_next = next_submit
-        if wakes and wakes[0] < t_next:
-            t_next = wakes[0]
-        g = running
-        due = g >= 0 and g_count[g] > 0
-        best = False
-        if due:
-            heap = g_heap[g]
-            while True:
-                f, j, s = heap[0]
-                if s == stamp[j] and group[j] == g:
-                    break
-                pop(heap)
-            r = 1.0 / g_count[g]
-            V = g_V[g]
-            t = now + (f - V) / r
-            if t <= t_next:
-                t_next, best = t, True
-        elif t_next == _INF:
-            raise RuntimeError("fast path: no pending event")
-        if t_next < now:
-            t_next = now
-        dt = t_next - now
-        completed = False
-        if due:
-            if dt > 0.0:
-                V += r * dt
-            if best and f > V:
-                V = f
-            g_V[g] = V
-            now = t_next
-            if t <= now + tol_rel * (now if now > 1.0 else 1.0):
-                lim = V + tol_rel * (V if V > 1.0 else 1.0)
-                while heap:
-                    f, j, s = heap[0]
-                    if s != stamp[j] or group[j] != g:
-                        pop(heap)
-                        continue
-                    if f > lim:
-                        break
-                    pop(heap)
-                    base[j] = size[j]
-                    group[j] = -1
-                    stamp[j] += 1
-                    g_count[g] -= 1
-                    completion[j] = now
-                    finished += 1
-                    completed = True
-        else:
-            now = t_next
+    while nxt < n or cohort:
         events += 1
-        first = nxt
-        while next_submit <= now:
-            nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
-        woken = False
-        while wakes and wakes[0] <= now:
-            pop(wakes)
-            woken = True
-        if not (completed or first < nxt or woken):
-            continue
-        # LAS.allocate; each move applied at once (its effect does not depend on the rates set
-        # in the same call: merged jobs leave a cohort whose rate ends at 0, arrivals start now)
-        if running >= 0 and g_count[running] == 0:
-            running = frozen.pop()[1] if frozen else -1
-        if first < nxt:
-            if running >= 0 and g_V[running] > 0.0:
-                frozen.append((g_V[running], running))
-                running = -1
-            if running < 0:
-                running = len(g_V)
-                g_V.append(0.0)
-                g_count.append(0)
-                g_heap.append([])
-                members.append([])
-            V = g_V[running]
-            heap = g_heap[running]
-            mem = members[running]
-            for j in range(first, nxt):
-                stamp[j] += 1
-                group[j] = running
-                vjoin[j] = V
-                push(heap, (V + size[j], j, stamp[j]))
-                mem.append(j)
-                start[j] = now
-            g_count[running] += nxt - first
-        while frozen and running >= 0:
-            level, g = frozen[-1]
-            gap = level - g_V[running]
-            if gap > 1e-9 * (level if level > 1.0 else 1.0) and now + gap * g_count[running] > now:
+        k = len(cohort)
+        if k:
+            top = cohort[0][0]
+            t_done = now + (top - level) * k
+            t_level = now + (stack[-1][0] - level) * k if stack else _INF
+            if t_done <= next_submit and t_done <= t_level:  # completion(s)
+                if t_done > now:
+                    now = t_done
+                if top > level:
+                    level = top
+                lim = level + tol_rel * (level if level > 1.0 else 1.0)
+                while cohort and cohort[0][0] <= lim:
+                    completion[pop(cohort)[1]] = now
+            else:
+                t = t_level if t_level < next_submit else next_submit
+                if t > now:
+                    level += (t - now) / k
+                    now = t
+                if t_done <= now + tol_rel * (now if now > 1.0 else 1.0):  # completion at the same time
+                    lim = level + tol_rel * (level if level > 1.0 else 1.0)
+                    while cohort and cohort[0][0] <= lim:
+                        completion[pop(cohort)[1]] = now
+            if not cohort and stack:
+                level, cohort = stack.pop()
+        elif next_submit > now:
+            now = next_submit
+        if next_submit <= now:
+            if cohort and level > 0.0:  # arrivals freeze the running cohort
+                stack.append((level, cohort))
+                cohort = []
+            if not cohort:
+                level = 0.0
+            while next_submit <= now:
+                push(cohort, (size[nxt], nxt))
+                start[nxt] = now
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        while stack and cohort:  # merge with the frozen cohort caught up with (or within 1e-9)
+            frozen_level = stack[-1][0]
+            gap = frozen_level - level
+            if (gap > 1e-9 * (frozen_level if frozen_level > 1.0 else 1.0)
+                    and now + gap * len(cohort) > now):
                 break
-            frozen.pop()
-            small, big = (g, running) if g_count[g] <= g_count[running] else (running, g)
-            V_small, V_big, heap = g_V[small], g_V[big], g_heap[big]
-            mem = members[big]
-            moved = 0
-            for j in members[small]:
-                if group[j] == small:
-                    base[j] += V_small - vjoin[j]
-                    stamp[j] += 1
-                    group[j] = big
-                    vjoin[j] = V_big
-                    push(heap, (V_big + size[j] - base[j], j, stamp[j]))
-                    mem.append(j)
-                    moved += 1
-            g_count[small] -= moved
-            g_count[big] += moved
-            members[small] = []
-            running = big
-        if frozen and running >= 0:
-            gap = frozen[-1][0] - g_V[running]
-            push(wakes, now + (gap if gap >= 0.0 else 0.0) * g_count[running])
+            other = stack.pop()[1]
+            if len(other) > len(cohort):
+                cohort, other = other, cohort
+                level = frozen_level
+            for entry in other:
+                push(cohort, entry)
     return completion, start, [0] * n, events
