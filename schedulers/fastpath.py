@@ -366,49 +366,48 @@ def _edf_p(submit, size, pred, initial_stretch):
 
 
 def _rr(submit, size):
-    """rr: one shared group of rate 1; members finish in order of their virtual finish time."""
+    """rr: one shared group of rate 1; members finish in order of their virtual finish time.
+
+    The virtual clock is advanced by dt·(1/k) as dt/k and completion times computed as
+    (finish − V)·k, not through the rate 1/k as the engine does: times agree with the engine's
+    to rounding (1e-9 relative), events are the same."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
     heap: list = []
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
-    k = nxt = finished = events = 0
+    nxt = events = 0
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
-    while finished < n:
+    while nxt < n or heap:
         events += 1
+        k = len(heap)
         if k:
-            r = 1.0 / k
             top = heap[0][0]
-            t = now + (top - V) / r
+            t = now + (top - V) * k
             if t <= next_submit:  # completion(s)
                 if t > now:
-                    V += r * (t - now)
                     now = t
                 if top > V:
                     V = top
                 lim = V + tol_rel * (V if V > 1.0 else 1.0)
+                completion[pop(heap)[1]] = now
                 while heap and heap[0][0] <= lim:
-                    j = pop(heap)[1]
-                    completion[j] = now
-                    k -= 1
-                    finished += 1
+                    completion[pop(heap)[1]] = now
+                if next_submit > now:
+                    continue
             else:  # an arrival (after `now`: every earlier one is in)
-                V += r * (next_submit - now)
+                V += (next_submit - now) / k
                 now = next_submit
                 if t <= now + tol_rel * (now if now > 1.0 else 1.0):
                     lim = V + tol_rel * (V if V > 1.0 else 1.0)
                     while heap and heap[0][0] <= lim:
-                        j = pop(heap)[1]
-                        completion[j] = now
-                        k -= 1
-                        finished += 1
+                        completion[pop(heap)[1]] = now
         elif next_submit > now:
             now = next_submit
         while next_submit <= now:
             push(heap, (V + size[nxt], nxt))
             start[nxt] = now
-            k += 1
             nxt += 1
             next_submit = submit[nxt] if nxt < n else _INF
     return completion, start, [0] * n, events
@@ -581,7 +580,7 @@ def _las(submit, size):
     relative), with fewer events."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
-    stack: list = []  # (level, cohort heap); top = lowest level
+    stack: list = []  # (level, cohort heap, level − 1e-9·max(1, level): merge at or past it); top = lowest
     cohort: list = []
     push, pop = heapq.heappush, heapq.heappop
     now = level = 0.0
@@ -591,6 +590,7 @@ def _las(submit, size):
     while nxt < n or cohort:
         events += 1
         k = len(cohort)
+        crossed = False
         if k:
             top = cohort[0][0]
             t_done = now + (top - level) * k
@@ -601,10 +601,15 @@ def _las(submit, size):
                 if top > level:
                     level = top
                 lim = level + tol_rel * (level if level > 1.0 else 1.0)
+                completion[pop(cohort)[1]] = now
                 while cohort and cohort[0][0] <= lim:
                     completion[pop(cohort)[1]] = now
             else:
-                t = t_level if t_level < next_submit else next_submit
+                if t_level <= next_submit:
+                    # the next cohort's level (or a gap the clock cannot resolve): merge below
+                    t, crossed = t_level, True
+                else:
+                    t = next_submit
                 if t > now:
                     level += (t - now) / k
                     now = t
@@ -613,13 +618,15 @@ def _las(submit, size):
                     while cohort and cohort[0][0] <= lim:
                         completion[pop(cohort)[1]] = now
             if not cohort and stack:
-                level, cohort = stack.pop()
+                level, cohort, _ = stack.pop()
+                crossed = False
         elif next_submit > now:
             now = next_submit
         if next_submit <= now:
             if cohort and level > 0.0:  # arrivals freeze the running cohort
-                stack.append((level, cohort))
+                stack.append((level, cohort, level - 1e-9 * (level if level > 1.0 else 1.0)))
                 cohort = []
+                crossed = False
             if not cohort:
                 level = 0.0
             while next_submit <= now:
@@ -627,13 +634,10 @@ def _las(submit, size):
                 start[nxt] = now
                 nxt += 1
                 next_submit = submit[nxt] if nxt < n else _INF
-        while stack and cohort:  # merge with the frozen cohort caught up with (or within 1e-9)
-            frozen_level = stack[-1][0]
-            gap = frozen_level - level
-            if (gap > 1e-9 * (frozen_level if frozen_level > 1.0 else 1.0)
-                    and now + gap * len(cohort) > now):
-                break
-            other = stack.pop()[1]
+        while stack and cohort and (crossed or level >= stack[-1][2]):
+            # merge with the frozen cohort caught up with (within 1e-9), smaller heap into larger
+            crossed = False
+            frozen_level, other, _ = stack.pop()
             if len(other) > len(cohort):
                 cohort, other = other, cohort
                 level = frozen_level

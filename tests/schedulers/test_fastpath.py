@@ -115,3 +115,26 @@ def test_fast_path_refuses_a_predictive_policy_without_predictions():
     jobs = JobSet.from_arrays([0.0, 1.0], [2.0, 3.0])
     with pytest.raises(Exception, match="needs predicted durations"):
         simulate(jobs, _make("sprpt"))
+
+
+@pytest.mark.parametrize("load", [0.6, 1.5])
+def test_loops_without_idle_wake_ups_match_the_engine_at_scale(load):
+    """edf-p and las skip wake-ups that change nothing: fewer events than the engine, the same
+    schedule to rounding, the same final S and doublings; rr keeps the engine's events."""
+    from benchmark.perf_scheduling import generated_jobs
+
+    jobs = generated_jobs(1500, seed=3, load=load)
+    for name in sorted(RELAXED):
+        fast_policy, ref_policy = _make(name), _make(name)
+        fast = simulate(jobs, fast_policy)
+        ref = Engine(jobs, ref_policy).run()
+        assert np.allclose(fast.completion_time, ref.completion_time, rtol=1e-9, atol=0.0), name
+        assert np.allclose(fast.start_time, ref.start_time, rtol=1e-9, atol=0.0), name
+        assert np.array_equal(fast.preemptions, ref.preemptions), name
+        if name == "rr":
+            assert fast.events == ref.events
+        else:
+            assert 2 * jobs.n <= fast.events < ref.events, name
+        if name == "edf-p":
+            assert ref_policy.doublings > 0
+            assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
