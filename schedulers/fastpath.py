@@ -366,11 +366,7 @@ def _edf_p(submit, size, pred, initial_stretch):
 
 
 def _rr(submit, size):
-    """rr: one shared group of rate 1; members finish in order of their virtual finish time.
-
-    The virtual clock is advanced by dt·(1/k) as dt/k and completion times computed as
-    (finish − V)·k, not through the rate 1/k as the engine does: times agree with the engine's
-    to rounding (1e-9 relative), events are the same."""
+    """rr: one shared group of rate 1; members finish in order of their virtual finish time."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
     heap: list = []
@@ -383,10 +379,12 @@ def _rr(submit, size):
         events += 1
         k = len(heap)
         if k:
+            r = 1.0 / k
             top = heap[0][0]
-            t = now + (top - V) * k
+            t = now + (top - V) / r
             if t <= next_submit:  # completion(s)
                 if t > now:
+                    V += r * (t - now)
                     now = t
                 if top > V:
                     V = top
@@ -397,7 +395,7 @@ def _rr(submit, size):
                 if next_submit > now:
                     continue
             else:  # an arrival (after `now`: every earlier one is in)
-                V += (next_submit - now) / k
+                V += r * (next_submit - now)
                 now = next_submit
                 if t <= now + tol_rel * (now if now > 1.0 else 1.0):
                     lim = V + tol_rel * (V if V > 1.0 else 1.0)
