@@ -421,7 +421,7 @@ def _prr(submit, size, pred, lam):
     V0 = V1 = rate0 = rate1 = 0.0
     cnt0 = cnt1 = 0
     heap0: list = []
-    heap1: list = []
+    fin1, in1 = 0.0, -1  # group 1 holds at most one job (the favourite): its virtual finish and index
     by_pred: list = []
     push, pop = heapq.heappush, heapq.heappop
     fav = -1
@@ -446,11 +446,7 @@ def _prr(submit, size, pred, lam):
                 t_next, best = t0, 0
         due1 = cnt1 > 0 and rate1 > 0.0
         if due1:
-            while True:
-                f1, j, s = heap1[0]
-                if s == stamp[j] and group[j] == 1:
-                    break
-                pop(heap1)
+            f1 = fin1
             r1 = rate1 / cnt1
             t1 = now + (f1 - V1) / r1
             if t1 < t_next or (t1 == t_next and best < 0):
@@ -493,24 +489,16 @@ def _prr(submit, size, pred, lam):
                 completion[j] = now
                 finished += 1
                 completed = True
-        if due1 and t1 <= horizon:
-            lim = V1 + tol_rel * (V1 if V1 > 1.0 else 1.0)
-            while heap1:
-                f, j, s = heap1[0]
-                if s != stamp[j] or group[j] != 1:
-                    pop(heap1)
-                    continue
-                if f > lim:
-                    break
-                pop(heap1)
-                base[j] = size[j]
-                group[j] = -1
-                stamp[j] += 1
-                cnt1 -= 1
-                done[j] = True
-                completion[j] = now
-                finished += 1
-                completed = True
+        if due1 and t1 <= horizon and fin1 <= V1 + tol_rel * (V1 if V1 > 1.0 else 1.0):
+            j, in1 = in1, -1
+            base[j] = size[j]
+            group[j] = -1
+            stamp[j] += 1
+            cnt1 -= 1
+            done[j] = True
+            completion[j] = now
+            finished += 1
+            completed = True
         first = nxt
         while next_submit <= now:
             push(by_pred, (pred[nxt], nxt))
@@ -546,6 +534,7 @@ def _prr(submit, size, pred, lam):
             elif old == 1:
                 base[j] += V1 - vjoin[j]
                 cnt1 -= 1
+                in1 = -1
                 if rate1 > 0.0 and rate0 <= 0.0:
                     preempt[j] += 1
             stamp[j] += 1
@@ -559,7 +548,7 @@ def _prr(submit, size, pred, lam):
             else:
                 vjoin[j] = V1
                 cnt1 += 1
-                push(heap1, (V1 + size[j] - base[j], j, stamp[j]))
+                fin1, in1 = V1 + size[j] - base[j], j
                 if rate1 > 0.0 and start[j] != start[j]:
                     start[j] = now
     return completion, start, preempt, events
