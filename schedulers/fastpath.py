@@ -4,13 +4,17 @@
 policy callback and an `Allocation` object per event, service groups in lists. That generality
 costs 6–27× the time of a bare heapq loop per event (docs/performance.md). For the built-in
 single-machine policies `simulate` runs one of the loops below instead. Each is the engine's loop
-with that policy's `allocate` written into it, performing the *same floating-point operations in
-the same order* — group clocks advanced by `rate * dt` at every event, snapped to the finishing
-job's virtual finish, the same relative tolerances, the same wake-ups — so schedules, start
-times, preemption counts and event counts are identical to the reference engine, bit for bit
-(tests/schedulers/test_fastpath.py checks every policy on random instances with ties, releases
-and predictions). No Python object is allocated per event beyond the heap's (key, job) tuples,
-and the loops read Python lists and floats, never numpy scalars.
+with that policy's `allocate` written into it. All but `_las` and `_edf_p` perform the *same
+floating-point operations in the same order* — group clocks advanced by `rate * dt` at every
+event, snapped to the finishing job's virtual finish, the same relative tolerances, the same
+wake-ups — so schedules, start times, preemption counts and event counts are identical to the
+reference engine, bit for bit. `_las` and `_edf_p` keep the engine's tolerances but not its
+wake-ups that change nothing (stale level crossings, stale predicted deadlines); they take fewer
+events and agree with the engine to rounding (1e-9 relative), with the same preemption counts and,
+for edf-p, the same final S and doublings (tests/schedulers/test_fastpath.py checks every policy
+on random instances with ties, releases and predictions). No Python object is allocated per event
+beyond the heap's (key, job) tuples, and the loops read Python lists and floats, never numpy
+scalars.
 
 A policy takes a fast path only if it is an instance of a built-in class whose decision methods
 it does not override (a `prr(lam=0.5)` setting still does; a plugin subclass with its own `key`
