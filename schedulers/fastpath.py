@@ -4,13 +4,17 @@
 policy callback and an `Allocation` object per event, service groups in lists. That generality
 costs 6–27× the time of a bare heapq loop per event (docs/performance.md). For the built-in
 single-machine policies `simulate` runs one of the loops below instead. Each is the engine's loop
-with that policy's `allocate` written into it, performing the *same floating-point operations in
-the same order* — group clocks advanced by `rate * dt` at every event, snapped to the finishing
-job's virtual finish, the same relative tolerances, the same wake-ups — so schedules, start
-times, preemption counts and event counts are identical to the reference engine, bit for bit
-(tests/schedulers/test_fastpath.py checks every policy on random instances with ties, releases
-and predictions). No Python object is allocated per event beyond the heap's (key, job) tuples,
-and the loops read Python lists and floats, never numpy scalars.
+with that policy's `allocate` written into it. All but `_las` and `_edf_p` perform the *same
+floating-point operations in the same order* — group clocks advanced by `rate * dt` at every
+event, snapped to the finishing job's virtual finish, the same relative tolerances, the same
+wake-ups — so schedules, start times, preemption counts and event counts are identical to the
+reference engine, bit for bit. `_las` and `_edf_p` keep the engine's tolerances but not its
+wake-ups that change nothing (stale level crossings, stale predicted deadlines); they take fewer
+events and agree with the engine to rounding (1e-9 relative), with the same preemption counts and,
+for edf-p, the same final S and doublings (tests/schedulers/test_fastpath.py checks every policy
+on random instances with ties, releases and predictions). No Python object is allocated per event
+beyond the heap's (key, job) tuples, and the loops read Python lists and floats, never numpy
+scalars.
 
 A policy takes a fast path only if it is an instance of a built-in class whose decision methods
 it does not override (a `prr(lam=0.5)` setting still does; a plugin subclass with its own `key`
@@ -272,44 +276,41 @@ def _preemptive(submit, size, pred, static, dynamic):
 
 
 def _edf_p(submit, size, pred, initial_stretch):
-    """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP)."""
+    """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP).
+
+    The engine wakes at every predicted deadline it has ever scheduled; only the running job's
+    current one can change anything (a doubling), so this loop keeps that one deadline, not a
+    heap of stale ones. Fewer events than the engine's, so V and `now` are summed over fewer
+    steps: times agree with the engine's to rounding (1e-9 relative), not bit for bit."""
     n = len(size)
     completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
     base = [0.0] * n
     stretch, doublings = float(initial_stretch), 0
     waiting: list = []
-    wakes: list = []
     push, pop = heapq.heappush, heapq.heappop
     now = V = fin = vjoin = 0.0
     run = -1
     nxt = finished = events = 0
     next_submit = submit[0] if n else _INF
+    wake = _INF  # the running job's predicted deadline
     tol_rel = _REL_TOL
     while finished < n:
-        t_next = next_submit
-        if wakes and wakes[0] < t_next:
-            t_next = wakes[0]
+        t_next = next_submit if next_submit < wake else wake
+        events += 1
         completed = False
         if run >= 0:
             t = now + (fin - V)
-            if t <= t_next:
-                t_next = now if t < now else t
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
+            if t <= t_next:  # the running job completes (V snapped to its finish, as the engine does)
+                if t > now:
+                    V += t - now
+                    now = t
                 if fin > V:
                     V = fin
-                now = t_next
-                events += 1
-                completed = fin <= V + tol_rel * (V if V > 1.0 else 1.0)
+                completed = True
             else:
-                if t_next < now:
-                    t_next = now
-                dt = t_next - now
-                if dt > 0.0:
-                    V += dt
-                now = t_next
-                events += 1
+                if t_next > now:
+                    V += t_next - now
+                    now = t_next
                 completed = (t <= now + tol_rel * (now if now > 1.0 else 1.0)
                              and fin <= V + tol_rel * (V if V > 1.0 else 1.0))
             if completed:
@@ -317,56 +318,54 @@ def _edf_p(submit, size, pred, initial_stretch):
                 base[run] = size[run]
                 finished += 1
                 run = -1
+                wake = _INF
         else:
             if t_next == _INF:
                 raise RuntimeError("fast path: no pending event")
             if t_next > now:
                 now = t_next
-            events += 1
         arrived = False
         while next_submit <= now:
             push(waiting, (submit[nxt] + stretch * pred[nxt], nxt))
             nxt += 1
             next_submit = submit[nxt] if nxt < n else _INF
             arrived = True
-        woken = False
-        while wakes and wakes[0] <= now:
-            pop(wakes)
-            woken = True
-        if not (completed or arrived or woken):
+        if not (completed or arrived or wake <= now):
             continue
-        # _OneAtATime.allocate
+        # _OneAtATime.allocate (`wake` is the running job's key)
         if run >= 0 and waiting:
-            current = submit[run] + stretch * pred[run]
-            if waiting[0] < (current, run):
-                push(waiting, (current, run))
+            key, j = waiting[0]
+            if key < wake or (key == wake and j < run):
+                push(waiting, (wake, run))
                 base[run] += V - vjoin
                 preempt[run] += 1
                 run = -1
-        if run < 0 and waiting:
-            run = pop(waiting)[1]
+        if run < 0:
+            if not waiting:
+                continue
+            wake, run = pop(waiting)
             vjoin = V
             fin = V + size[run] - base[run]
             if start[run] != start[run]:
                 start[run] = now
         # EDFP.after: double S while the running job is past its predicted deadline
-        while run >= 0 and now >= submit[run] + stretch * pred[run]:
+        while now >= wake:
             stretch *= 2.0
             doublings += 1
             waiting = [(submit[j] + stretch * pred[j], j) for _, j in waiting]
             heapq.heapify(waiting)
-            current = submit[run] + stretch * pred[run]
-            if waiting and waiting[0] < (current, run):
-                push(waiting, (current, run))
-                base[run] += V - vjoin
-                preempt[run] += 1
-                run = pop(waiting)[1]
-                vjoin = V
-                fin = V + size[run] - base[run]
-                if start[run] != start[run]:
-                    start[run] = now
-        if run >= 0:
-            push(wakes, submit[run] + stretch * pred[run])
+            wake = submit[run] + stretch * pred[run]
+            if waiting:
+                key, j = waiting[0]
+                if key < wake or (key == wake and j < run):
+                    push(waiting, (wake, run))
+                    base[run] += V - vjoin
+                    preempt[run] += 1
+                    wake, run = pop(waiting)
+                    vjoin = V
+                    fin = V + size[run] - base[run]
+                    if start[run] != start[run]:
+                        start[run] = now
     return (completion, start, preempt, events), stretch, doublings
 
 
@@ -377,11 +376,12 @@ def _rr(submit, size):
     heap: list = []
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
-    k = nxt = finished = events = 0
+    nxt = events = 0
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
-    while finished < n:
+    while nxt < n or heap:
         events += 1
+        k = len(heap)
         if k:
             r = 1.0 / k
             top = heap[0][0]
@@ -393,27 +393,23 @@ def _rr(submit, size):
                 if top > V:
                     V = top
                 lim = V + tol_rel * (V if V > 1.0 else 1.0)
+                completion[pop(heap)[1]] = now
                 while heap and heap[0][0] <= lim:
-                    j = pop(heap)[1]
-                    completion[j] = now
-                    k -= 1
-                    finished += 1
+                    completion[pop(heap)[1]] = now
+                if next_submit > now:
+                    continue
             else:  # an arrival (after `now`: every earlier one is in)
                 V += r * (next_submit - now)
                 now = next_submit
                 if t <= now + tol_rel * (now if now > 1.0 else 1.0):
                     lim = V + tol_rel * (V if V > 1.0 else 1.0)
                     while heap and heap[0][0] <= lim:
-                        j = pop(heap)[1]
-                        completion[j] = now
-                        k -= 1
-                        finished += 1
+                        completion[pop(heap)[1]] = now
         elif next_submit > now:
             now = next_submit
         while next_submit <= now:
             push(heap, (V + size[nxt], nxt))
             start[nxt] = now
-            k += 1
             nxt += 1
             next_submit = submit[nxt] if nxt < n else _INF
     return completion, start, [0] * n, events
@@ -429,7 +425,7 @@ def _prr(submit, size, pred, lam):
     V0 = V1 = rate0 = rate1 = 0.0
     cnt0 = cnt1 = 0
     heap0: list = []
-    heap1: list = []
+    fin1, in1 = 0.0, -1  # group 1 holds at most one job (the favourite): its virtual finish and index
     by_pred: list = []
     push, pop = heapq.heappush, heapq.heappop
     fav = -1
@@ -454,11 +450,7 @@ def _prr(submit, size, pred, lam):
                 t_next, best = t0, 0
         due1 = cnt1 > 0 and rate1 > 0.0
         if due1:
-            while True:
-                f1, j, s = heap1[0]
-                if s == stamp[j] and group[j] == 1:
-                    break
-                pop(heap1)
+            f1 = fin1
             r1 = rate1 / cnt1
             t1 = now + (f1 - V1) / r1
             if t1 < t_next or (t1 == t_next and best < 0):
@@ -501,24 +493,16 @@ def _prr(submit, size, pred, lam):
                 completion[j] = now
                 finished += 1
                 completed = True
-        if due1 and t1 <= horizon:
-            lim = V1 + tol_rel * (V1 if V1 > 1.0 else 1.0)
-            while heap1:
-                f, j, s = heap1[0]
-                if s != stamp[j] or group[j] != 1:
-                    pop(heap1)
-                    continue
-                if f > lim:
-                    break
-                pop(heap1)
-                base[j] = size[j]
-                group[j] = -1
-                stamp[j] += 1
-                cnt1 -= 1
-                done[j] = True
-                completion[j] = now
-                finished += 1
-                completed = True
+        if due1 and t1 <= horizon and fin1 <= V1 + tol_rel * (V1 if V1 > 1.0 else 1.0):
+            j, in1 = in1, -1
+            base[j] = size[j]
+            group[j] = -1
+            stamp[j] += 1
+            cnt1 -= 1
+            done[j] = True
+            completion[j] = now
+            finished += 1
+            completed = True
         first = nxt
         while next_submit <= now:
             push(by_pred, (pred[nxt], nxt))
@@ -554,6 +538,7 @@ def _prr(submit, size, pred, lam):
             elif old == 1:
                 base[j] += V1 - vjoin[j]
                 cnt1 -= 1
+                in1 = -1
                 if rate1 > 0.0 and rate0 <= 0.0:
                     preempt[j] += 1
             stamp[j] += 1
@@ -567,142 +552,86 @@ def _prr(submit, size, pred, lam):
             else:
                 vjoin[j] = V1
                 cnt1 += 1
-                push(heap1, (V1 + size[j] - base[j], j, stamp[j]))
+                fin1, in1 = V1 + size[j] - base[j], j
                 if rate1 > 0.0 and start[j] != start[j]:
                     start[j] = now
     return completion, start, preempt, events
 
 
 def _las(submit, size):
-    """las: cohorts of jobs at equal attained service, one running (rate 1, shared), the others
-    frozen on a stack; the running cohort merges with the next one when it reaches its level (LAS)."""
+    """las: cohorts of jobs at equal attained service; the lowest one runs (its members share the
+    machine), the others wait on a stack, lowest level on top; the running cohort merges with the
+    next one when it reaches its level (smaller heap into larger), as LAS does.
+
+    A cohort is a heap of (size, job): a member finishes when the cohort's level (attained service
+    per member) reaches its size. The engine's tolerances are kept — completions within 1e-11 are
+    simultaneous, cohorts within 1e-9 merge — but not its wake-ups at level crossings that no
+    longer happen (scheduled before an arrival froze the cohort), and the level is one float per
+    cohort rather than per-group clocks: times agree with the engine's to rounding (1e-9
+    relative), with fewer events."""
     n = len(size)
     completion, start = [_NAN] * n, [_NAN] * n
-    base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
-    g_V: list = []
-    g_count: list = []
-    g_heap: list = []
-    members: list = []  # may hold finished or moved jobs; pruned when merged
-    frozen: list = []  # (level, group); top = lowest level
-    wakes: list = []
+    stack: list = []  # (level, cohort heap, level − 1e-9·max(1, level): merge at or past it); top = lowest
+    cohort: list = []
     push, pop = heapq.heappush, heapq.heappop
-    running = -1
-    now = 0.0
-    nxt = finished = events = 0
+    now = level = 0.0
+    nxt = events = 0
     next_submit = submit[0] if n else _INF
     tol_rel = _REL_TOL
-    f = r = t = 0.0
-    while finished < n:
-        t_next = next_submit
-        if wakes and wakes[0] < t_next:
-            t_next = wakes[0]
-        g = running
-        due = g >= 0 and g_count[g] > 0
-        best = False
-        if due:
-            heap = g_heap[g]
-            while True:
-                f, j, s = heap[0]
-                if s == stamp[j] and group[j] == g:
-                    break
-                pop(heap)
-            r = 1.0 / g_count[g]
-            V = g_V[g]
-            t = now + (f - V) / r
-            if t <= t_next:
-                t_next, best = t, True
-        elif t_next == _INF:
-            raise RuntimeError("fast path: no pending event")
-        if t_next < now:
-            t_next = now
-        dt = t_next - now
-        completed = False
-        if due:
-            if dt > 0.0:
-                V += r * dt
-            if best and f > V:
-                V = f
-            g_V[g] = V
-            now = t_next
-            if t <= now + tol_rel * (now if now > 1.0 else 1.0):
-                lim = V + tol_rel * (V if V > 1.0 else 1.0)
-                while heap:
-                    f, j, s = heap[0]
-                    if s != stamp[j] or group[j] != g:
-                        pop(heap)
-                        continue
-                    if f > lim:
-                        break
-                    pop(heap)
-                    base[j] = size[j]
-                    group[j] = -1
-                    stamp[j] += 1
-                    g_count[g] -= 1
-                    completion[j] = now
-                    finished += 1
-                    completed = True
-        else:
-            now = t_next
+    while nxt < n or cohort:
         events += 1
-        first = nxt
-        while next_submit <= now:
-            nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
-        woken = False
-        while wakes and wakes[0] <= now:
-            pop(wakes)
-            woken = True
-        if not (completed or first < nxt or woken):
-            continue
-        # LAS.allocate; each move applied at once (its effect does not depend on the rates set
-        # in the same call: merged jobs leave a cohort whose rate ends at 0, arrivals start now)
-        if running >= 0 and g_count[running] == 0:
-            running = frozen.pop()[1] if frozen else -1
-        if first < nxt:
-            if running >= 0 and g_V[running] > 0.0:
-                frozen.append((g_V[running], running))
-                running = -1
-            if running < 0:
-                running = len(g_V)
-                g_V.append(0.0)
-                g_count.append(0)
-                g_heap.append([])
-                members.append([])
-            V = g_V[running]
-            heap = g_heap[running]
-            mem = members[running]
-            for j in range(first, nxt):
-                stamp[j] += 1
-                group[j] = running
-                vjoin[j] = V
-                push(heap, (V + size[j], j, stamp[j]))
-                mem.append(j)
-                start[j] = now
-            g_count[running] += nxt - first
-        while frozen and running >= 0:
-            level, g = frozen[-1]
-            gap = level - g_V[running]
-            if gap > 1e-9 * (level if level > 1.0 else 1.0) and now + gap * g_count[running] > now:
-                break
-            frozen.pop()
-            small, big = (g, running) if g_count[g] <= g_count[running] else (running, g)
-            V_small, V_big, heap = g_V[small], g_V[big], g_heap[big]
-            mem = members[big]
-            moved = 0
-            for j in members[small]:
-                if group[j] == small:
-                    base[j] += V_small - vjoin[j]
-                    stamp[j] += 1
-                    group[j] = big
-                    vjoin[j] = V_big
-                    push(heap, (V_big + size[j] - base[j], j, stamp[j]))
-                    mem.append(j)
-                    moved += 1
-            g_count[small] -= moved
-            g_count[big] += moved
-            members[small] = []
-            running = big
-        if frozen and running >= 0:
-            gap = frozen[-1][0] - g_V[running]
-            push(wakes, now + (gap if gap >= 0.0 else 0.0) * g_count[running])
+        k = len(cohort)
+        crossed = False
+        if k:
+            top = cohort[0][0]
+            t_done = now + (top - level) * k
+            t_level = now + (stack[-1][0] - level) * k if stack else _INF
+            if t_done <= next_submit and t_done <= t_level:  # completion(s)
+                if t_done > now:
+                    now = t_done
+                if top > level:
+                    level = top
+                lim = level + tol_rel * (level if level > 1.0 else 1.0)
+                completion[pop(cohort)[1]] = now
+                while cohort and cohort[0][0] <= lim:
+                    completion[pop(cohort)[1]] = now
+            else:
+                if t_level <= next_submit:
+                    # the next cohort's level (or a gap the clock cannot resolve): merge below
+                    t, crossed = t_level, True
+                else:
+                    t = next_submit
+                if t > now:
+                    level += (t - now) / k
+                    now = t
+                if t_done <= now + tol_rel * (now if now > 1.0 else 1.0):  # completion at the same time
+                    lim = level + tol_rel * (level if level > 1.0 else 1.0)
+                    while cohort and cohort[0][0] <= lim:
+                        completion[pop(cohort)[1]] = now
+            if not cohort and stack:
+                level, cohort, _ = stack.pop()
+                crossed = False
+        elif next_submit > now:
+            now = next_submit
+        if next_submit <= now:
+            if cohort and level > 0.0:  # arrivals freeze the running cohort
+                stack.append((level, cohort, level - 1e-9 * (level if level > 1.0 else 1.0)))
+                cohort = []
+                crossed = False
+            if not cohort:
+                level = 0.0
+            while next_submit <= now:
+                push(cohort, (size[nxt], nxt))
+                start[nxt] = now
+                nxt += 1
+                next_submit = submit[nxt] if nxt < n else _INF
+        while stack and cohort and (crossed or level >= stack[-1][2]):
+            # merge with the frozen cohort caught up with (within 1e-9), smaller heap into larger
+            crossed = False
+            frozen_level, other, _ = stack.pop()
+            if len(other) > len(cohort):
+                cohort, other = other, cohort
+                level = frozen_level
+            for entry in other:
+                push(cohort, entry)
     return completion, start, [0] * n, events

@@ -21,6 +21,8 @@ def test_perf_peers_section_writes_the_table(tmp_path, capsys):
     for row in rows:
         assert set(row) == set(perf_peers.COLUMNS)
         assert row["events"] >= 2 * row["n"] and row["engine_us"] > 0 and row["heapq_us"] > 0
+        # the divisor is the reference engine's event count; a fast path may skip idle wake-ups
+        assert 0 < row["fast_events"] <= row["events"]
         assert row["engine_vs_heapq"] == pytest.approx(row["engine_us"] / row["heapq_us"])
         has_reference = row["policy"] in peer_reference.POLICIES
         assert (row["reference_us"] is not None) == has_reference
@@ -52,3 +54,15 @@ def test_a_wrong_peer_is_caught(monkeypatch):
     monkeypatch.setattr(peer_heapq, "rr", lambda submit, size: [c + 1.0 for c in peer_heapq.non_preemptive(submit, size)])
     with pytest.raises(AssertionError, match="heapq rr"):
         perf_peers.measure(100, 1)
+
+
+def test_costs_are_per_reference_engine_event():
+    """The divisor is the reference engine's events, not the fast path's: las skips wake-ups."""
+    rows = {r["policy"]: r for r in perf_peers.measure(300, 1)}
+    jobs = generated_jobs(300, seed=0, load=0.9)
+    for name in ("las", "edf-p", "srpt"):
+        reference = simulate(jobs, get_policy(name)(), reference=True).events
+        fast = simulate(jobs, get_policy(name)()).events
+        assert rows[name]["events"] == reference and rows[name]["fast_events"] == fast, name
+    assert rows["las"]["fast_events"] < rows["las"]["events"]
+    assert rows["srpt"]["fast_events"] == rows["srpt"]["events"]

@@ -1,7 +1,9 @@
 """The specialised loops of schedulers.fastpath against the reference engine: for every built-in
 single-machine policy, on random instances with ties (equal releases, equal sizes, equal p̂),
 idle gaps and predictions, the same completion and start times, preemption counts and event
-counts, bit for bit."""
+counts, bit for bit — except for the loops that skip the engine's wake-ups that change nothing
+(edf-p, las): they sum time over fewer steps, so their times agree to 1e-9 relative, with the
+same preemption counts and fewer events."""
 
 import numpy as np
 import pytest
@@ -13,6 +15,8 @@ from schedulers.policy import get_policy, policy_names
 
 FAST = ["fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las", "las-ref", "edf-p-ref"]
 # settings as constructor arguments (not registered: the registry holds only the package's names)
+# loops that skip the engine's idle wake-ups: equal to rounding, not bit for bit
+RELAXED = {"edf-p", "las"}
 VARIANTS = [("prr", {"lam": 0.3}), ("prr", {"lam": 1.0}), ("prr", {"lam": 0.0}), ("edf", {"stretch": 3.5}),
             ("edf-p", {"initial_stretch": 0.25}), ("edf-p-ref", {"stretch": 2.0})]
 
@@ -40,16 +44,22 @@ def _make(name: str, **kwargs):
 
 
 @pytest.mark.parametrize("name, kwargs", [(name, {}) for name in FAST] + VARIANTS)
-def test_fast_path_gives_the_engine_schedule_bit_for_bit(name, kwargs):
+def test_fast_path_gives_the_engine_schedule(name, kwargs):
     for seed in range(40):
         jobs = _instance(seed)
         fast_policy, ref_policy = _make(name, **kwargs), _make(name, **kwargs)
         fast = simulate(jobs, fast_policy)
         ref = Engine(jobs, ref_policy).run()
-        assert np.array_equal(fast.completion_time, ref.completion_time), (name, seed)
-        assert np.array_equal(fast.start_time, ref.start_time, equal_nan=True), (name, seed)
+        if name in RELAXED:
+            assert np.allclose(fast.completion_time, ref.completion_time, rtol=1e-9, atol=0.0), (name, seed)
+            assert np.allclose(fast.start_time, ref.start_time, rtol=1e-9, atol=0.0, equal_nan=True), (name, seed)
+            assert np.array_equal(np.isnan(fast.start_time), np.isnan(ref.start_time)), (name, seed)
+            assert 0 < fast.events <= ref.events or jobs.n == 0, (name, seed)
+        else:
+            assert np.array_equal(fast.completion_time, ref.completion_time), (name, seed)
+            assert np.array_equal(fast.start_time, ref.start_time, equal_nan=True), (name, seed)
+            assert fast.events == ref.events, (name, seed)
         assert np.array_equal(fast.preemptions, ref.preemptions), (name, seed)
-        assert fast.events == ref.events, (name, seed)
         if name == "edf-p":
             assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
 
@@ -105,3 +115,23 @@ def test_fast_path_refuses_a_predictive_policy_without_predictions():
     jobs = JobSet.from_arrays([0.0, 1.0], [2.0, 3.0])
     with pytest.raises(Exception, match="needs predicted durations"):
         simulate(jobs, _make("sprpt"))
+
+
+@pytest.mark.parametrize("load", [0.6, 1.5])
+def test_loops_without_idle_wake_ups_match_the_engine_at_scale(load):
+    """edf-p and las skip wake-ups that change nothing: fewer events than the engine, the same
+    schedule to rounding, the same final S and doublings."""
+    from benchmark.perf_scheduling import generated_jobs
+
+    jobs = generated_jobs(1500, seed=3, load=load)
+    for name in sorted(RELAXED):
+        fast_policy, ref_policy = _make(name), _make(name)
+        fast = simulate(jobs, fast_policy)
+        ref = Engine(jobs, ref_policy).run()
+        assert np.allclose(fast.completion_time, ref.completion_time, rtol=1e-9, atol=0.0), name
+        assert np.allclose(fast.start_time, ref.start_time, rtol=1e-9, atol=0.0), name
+        assert np.array_equal(fast.preemptions, ref.preemptions), name
+        assert 2 * jobs.n <= fast.events < ref.events, name
+        if name == "edf-p":
+            assert ref_policy.doublings > 0
+            assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
