@@ -219,17 +219,9 @@ def execute(args) -> tuple[Path, dict]:
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
-        with timings.stage("write per_job.parquet"):
-            per_job.to_parquet(folder / "per_job.parquet", index=False)
-        title = f"{objective} — {jobs.n} jobs ({source})"
-        with timings.stage("plots"):
-            from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
-
-            plots.ratio_bars(rows, folder / "ratios.png", title=title)
-            if objective != "makespan":
-                plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_star"))
-            if len([k for k in predictions if k.startswith("noise:")]) > 1:
-                plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
+        robustness = len([k for k in predictions if k.startswith("noise:")]) > 1
+        _write_tables_and_plots(folder, timings, per_job, rows, objective, f"{objective} — {jobs.n} jobs ({source})",
+                                reference.get("s_star"), robustness)
         doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
@@ -248,6 +240,20 @@ def _add_objective_timings(timings: Timings, spent: dict, total_s: float) -> Non
     accounted = spent.get("reference_s", 0.0) + sum(spent.get("policies_s", {}).values()) + spent.get("per_job_s", 0.0)
     timings.add("scoring", max(0.0, total_s - accounted))
 
+
+
+def _write_tables_and_plots(folder, timings, per_job, rows, objective, title, s_star, robustness: bool) -> None:
+    """per_job.parquet and the figures of one scheduling run, each timed as its own stage."""
+    with timings.stage("write per_job.parquet"):
+        per_job.to_parquet(folder / "per_job.parquet", index=False)
+    with timings.stage("plots"):
+        from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
+
+        plots.ratio_bars(rows, folder / "ratios.png", title=title)
+        if objective != "makespan":
+            plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=s_star)
+        if robustness:
+            plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
 
 def _execute_paper(args, objective, machines, table, dataset, source, learner, timings: Timings) -> tuple[Path, dict]:
     """--protocol paper: the reference code's rules on the table's rows in their own order."""
@@ -282,15 +288,8 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner, t
     dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(args, machines), "sample_seed": sample_seed}
     with output_folder(out, "run") as folder:
-        with timings.stage("write per_job.parquet"):
-            per_job.to_parquet(folder / "per_job.parquet", index=False)
-        title = f"{objective} — paper protocol ({source})"
-        with timings.stage("plots"):
-            from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
-
-            plots.ratio_bars(rows, folder / "ratios.png", title=title)
-            if objective != "makespan":
-                plots.stretch_cdf(per_job, folder / "stretch_cdf.png", title=title, s_star=reference.get("s_emp"))
+        _write_tables_and_plots(folder, timings, per_job, rows, objective, f"{objective} — paper protocol ({source})",
+                                reference.get("s_emp"), robustness=False)
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
