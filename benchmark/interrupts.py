@@ -46,8 +46,7 @@ def _main_thread() -> bool:
 
 
 def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
-    global _interrupted
-    _interrupted = True
+    mark_interrupted()
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 

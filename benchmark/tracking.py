@@ -259,10 +259,7 @@ def log_sweep(out_dir: Path, task: str, params: dict[str, Any], cells: list[tupl
             with deferred_signals():
                 client.set_terminated(sweep_id, "FINISHED")
         except BaseException as exc:
-            if sweep_id is not None:
-                status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
-                with deferred_signals(reraise=False):
-                    end_unfinished_run(mlflow, uri, sweep_id, status)
+            _end_after(exc, mlflow, uri, [] if sweep_id is None else [sweep_id])
             raise
     return problems
 
@@ -300,11 +297,18 @@ def _log(mlflow, uri: str, experiment_id: str, run_name: str, out_dir: Path, opt
             mlflow.end_run()
         return run_id
     except BaseException as exc:
-        status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
-        with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
-            for started_id in reversed(started):
-                end_unfinished_run(mlflow, uri, started_id, status)
+        _end_after(exc, mlflow, uri, reversed(started))
         raise
+
+
+def _end_after(exc: BaseException, mlflow, uri: str, run_ids) -> None:
+    """End `run_ids` (in that order) that are still RUNNING: KILLED after an interrupt, FAILED after an error."""
+    from benchmark.interrupts import deferred_signals
+
+    status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
+    with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
+        for run_id in run_ids:
+            end_unfinished_run(mlflow, uri, run_id, status)
 
 
 def _log_child(mlflow, client, experiment_id: str, parent_id: str, doc: dict, options: dict, row: dict,

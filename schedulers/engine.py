@@ -106,6 +106,11 @@ class View:
         return self._e.done[j]
 
 
+def _require_predictions(jobs: JobSet, policy: Policy) -> None:
+    if policy.needs_prediction and jobs.predicted is None:
+        raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+
+
 class Engine:
     """Run `policy` on `jobs` with `machines` unit-speed machines (capacity check).
 
@@ -113,8 +118,7 @@ class Engine:
     """
 
     def __init__(self, jobs: JobSet, policy: Policy, *, machines: int | None = 1, observers=()):
-        if policy.needs_prediction and jobs.predicted is None:
-            raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+        _require_predictions(jobs, policy)
         self.jobs = jobs
         self.policy = policy
         self.machines = machines
@@ -335,8 +339,7 @@ def simulate(jobs: JobSet, policy: Policy, *, machines: int | None = 1, observer
     idle wake-ups, so they report fewer events). `reference=True` always runs the engine.
     """
     if not reference and machines == 1 and not observers:
-        if policy.needs_prediction and jobs.predicted is None:
-            raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+        _require_predictions(jobs, policy)  # before a fast loop reads p̂
         raw = fast_simulate(jobs, policy)
         if raw is not None:
             completion, start, preemptions, events = raw

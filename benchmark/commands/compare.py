@@ -44,6 +44,9 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=_compare)
 
 
+RUN_TAGS = ("policy", "method", "predictor", "machines", "atlas.level")  # the tags compare reads of a run
+
+
 @dataclass
 class Store:
     """What compare reads of a store: runs, their parent links and the chosen metrics of every run."""
@@ -97,8 +100,8 @@ def _read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
         for run_id, name, start, run_name, status in rows:
             store.runs[run_id] = {"experiment": name, "start": start, "name": run_name, "status": status, "tags": {}}
         for run_id, key, value in con.execute(
-                "SELECT run_uuid, key, value FROM tags WHERE key IN (?, ?, ?, ?, ?, ?)",
-                (PARENT_LINK, "policy", "method", "predictor", "machines", "atlas.level")):
+                f"SELECT run_uuid, key, value FROM tags WHERE key IN ({','.join('?' * (1 + len(RUN_TAGS)))})",
+                (PARENT_LINK, *RUN_TAGS)):
             if run_id not in store.runs:
                 continue
             if key == PARENT_LINK:
@@ -133,8 +136,7 @@ def _read_client(uri: str, experiment: str | None, metrics: list[str]) -> Store:
         run_id, tags = run.info.run_id, run.data.tags
         store.runs[run_id] = {"experiment": names[run.info.experiment_id], "start": run.info.start_time,
                               "name": run.info.run_name, "status": run.info.status,
-                              "tags": {k: v for k, v in tags.items() if k in ("policy", "method", "predictor",
-                                                                              "machines", "atlas.level")}}
+                              "tags": {k: v for k, v in tags.items() if k in RUN_TAGS}}
         if PARENT_LINK in tags:
             store.parent[run_id] = tags[PARENT_LINK]
         chosen = {k: v for k, v in run.data.metrics.items() if k in metrics}
