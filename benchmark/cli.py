@@ -88,6 +88,14 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     return parser
 
 
+def entry() -> None:
+    """The `benchmark` console script: run the command, then end the process with its status."""
+    from benchmark.interrupts import exit_after_command
+
+    exit_after_command()
+    sys.exit(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     import gc
 

@@ -32,6 +32,14 @@ import threading
 _HANDLED = (signal.SIGINT, signal.SIGTERM)
 _exit_hook_registered = False
 _parent_handles_signals = False
+_process_exits_after = False  # the command is the whole process (`benchmark.cli.entry`)
+
+
+def exit_after_command() -> None:
+    """The process ends when the command returns: from then on Ctrl-C and SIGTERM are ignored, with
+    no moment between the command's handlers and interpreter shutdown in which SIGTERM still kills."""
+    global _process_exits_after
+    _process_exits_after = True
 
 
 def leave_signals_to_parent() -> None:
@@ -117,9 +125,13 @@ def terminate_as_interrupt():
         yield
     finally:
         sys.unraisablehook = previous_hook
-        signal.signal(signal.SIGTERM, previous)
-        if previous_int is signal.default_int_handler:
-            signal.signal(signal.SIGINT, previous_int)
+        if _process_exits_after:  # the command is done and so is the process: nothing may kill it now
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        else:
+            signal.signal(signal.SIGTERM, previous)
+            if previous_int is signal.default_int_handler:
+                signal.signal(signal.SIGINT, previous_int)
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.fault, pytest.mark.skipif(not sys.platform.startswith(
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("ATLAS_FAULT_SEED", "15"))
-CLI = "import sys; from benchmark.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "from benchmark.cli import entry; entry()"  # what the `benchmark` console script runs
 LINES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
 STORE_FILES = {"mlflow.db", "mlflow.db.lock", "mlartifacts"}  # what a results folder holds beside the runs

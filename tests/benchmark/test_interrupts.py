@@ -53,3 +53,21 @@ def test_after_an_interrupted_command_the_next_one_is_heard_again(monkeypatch, r
     monkeypatch.setattr(cli, "_main", _work_holding_a_connection(None))
     assert cli.main(["run"]) == 0
     assert reported == ["cannot rollback - no transaction is active"]
+
+
+def test_the_console_script_leaves_no_moment_in_which_sigterm_kills(monkeypatch):
+    """`benchmark` is the whole process: once its command returns, signals are ignored until it
+    exits (restoring SIGTERM's default there left a window in which `kill` ended it with -15)."""
+    import signal
+
+    from benchmark import interrupts
+
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    monkeypatch.setattr(interrupts, "_process_exits_after", True)
+    monkeypatch.setattr(cli, "_main", lambda argv: 0)
+    try:
+        assert cli.main(["run"]) == 0
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
