@@ -7,8 +7,8 @@ time and peak memory of each simulation.
   210 × 8 GPUs, quotas ∝ the GPUs each VC requested over the whole trace, p̂ from the
   scenarios' error model p·exp(N(0, 0.9)) (the trace has none; timing only);
 - `synthetic`: `--fairness-jobs N` jobs (default 1,000,000; 0 leaves it out) drawn like the Venus
-  scenario, arrivals stretched by N / 11,304 so the 100 × 8 GPUs see Venus's load; target < 2 min
-  per policy.
+  scenario over 14 · N / 11,304 days (at least one), so the 100 × 8 GPUs see Venus's jobs per day,
+  its 24-hour cycle and busy and quiet days per tenant; target < 2 min per policy.
 
 Simulation time only (workload generation timed separately). Peak memory is the process's peak
 resident size during the policy's simulation (reset before each where Linux allows it; otherwise
@@ -38,14 +38,14 @@ def add_arguments(parser) -> None:
 
 def venus_workload(n_jobs: int | None = None):
     """(JobSet, nodes, gpus per node, tenant weights in JobSet tenant order, description)."""
-    from schedulers.cluster.scenarios import VENUS_JOBS, venus
+    from schedulers.cluster.scenarios import VENUS_DAYS, VENUS_JOBS, venus
     from schedulers.jobs import JobSet
 
-    sc = venus(seed=0) if n_jobs is None else venus(seed=0, n_jobs=n_jobs)
-    frame = sc.jobs
-    if n_jobs is not None:  # the same load on the same cluster: arrivals spread over a longer span
-        frame = frame.assign(submit_time=frame["submit_time"] * (n_jobs / VENUS_JOBS))
-    jobs = JobSet.from_frame(frame)
+    if n_jobs is None:
+        sc = venus(seed=0)
+    else:  # the same jobs per day on the same cluster, over more days (each with its own diurnal cycle)
+        sc = venus(seed=0, n_jobs=n_jobs, days=max(1, round(VENUS_DAYS * n_jobs / VENUS_JOBS)))
+    jobs = JobSet.from_frame(sc.jobs)
     weights = np.array([sc.tenant_weights[t] for t in jobs.tenant_names])
     return jobs, sc.nodes, sc.gpus_per_node, weights
 

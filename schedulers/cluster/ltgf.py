@@ -95,6 +95,13 @@ class LTGF:
         W = self.window_s
         wa, wf = self.win_att[k], self.win_fair8[k]
         w = int(t0 // W)
+        if t1 <= (w + 1) * W:  # inside one window (most intervals): the loop below, once
+            lo = w * W
+            d = t1 - (t0 if t0 > lo else lo)
+            if d > 0:
+                wa[w] = wa.get(w, 0.0) + run * d
+                wf[w] = wf.get(w, 0.0) + share8 * d
+            return
         while True:
             end = min(t1, (w + 1) * W)
             d = end - max(t0, w * W)
@@ -166,7 +173,11 @@ class LTGF:
         return self.weight[j] * (self.G[k][self.x[j]][0] - self.job_base[j])
 
     def job_rho(self, j: int, t: float) -> float:
-        return _ratio(self.job_attained(j, t), self.job_fair_share(j, t))
+        attained = self.job_attained(j, t)
+        if attained <= 0.0 and not self.done[j]:  # ρ = 0 whatever the fair share (a waiting job that never ran)
+            self._advance(self.tenant[j], t)  # the tenant's clock moves exactly as a full reading would move it
+            return 0.0
+        return _ratio(attained, self.job_fair_share(j, t))
 
     def tenant_attained(self, k: int, t: float) -> float:
         self._advance(k, t)

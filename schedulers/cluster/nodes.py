@@ -57,20 +57,22 @@ def node_capacities(kind: str) -> np.ndarray:
 class Cluster:
     """Nodes × GPUs with free counts; `place` / `take` / `release` placements."""
 
-    __slots__ = ("capacity", "free", "total", "free_total", "_buckets", "_max")
+    __slots__ = ("capacity", "free", "total", "free_total", "_buckets", "_max", "_levels")
 
-    def __init__(self, capacities) -> None:
+    def __init__(self, capacities, free=None) -> None:
         caps = [int(c) for c in capacities]
         if not caps or min(caps) < 1:
             raise InputError("a cluster needs at least one node with at least one GPU", where="--nodes")
         self.capacity: list[int] = caps
-        self.free: list[int] = list(caps)
+        self.free: list[int] = list(caps) if free is None else list(free)
         self.total = sum(caps)
-        self.free_total = self.total
+        self.free_total = sum(self.free)
         self._max = max(caps)
+        # the distinct capacities, largest first: a wholly free node sits in the bucket of its capacity
+        self._levels = sorted(set(caps), reverse=True)
         self._buckets: list[set[int]] = [set() for _ in range(self._max + 1)]
-        for i, c in enumerate(caps):
-            self._buckets[c].add(i)
+        for i, f in enumerate(self.free):
+            self._buckets[f].add(i)
 
     @classmethod
     def homogeneous(cls, nodes: int, gpus_per_node: int) -> "Cluster":
@@ -81,6 +83,10 @@ class Cluster:
     def empty_copy(self) -> "Cluster":
         """Same nodes, every GPU free (the view of a scheduling round)."""
         return Cluster(self.capacity)
+
+    def with_free(self, free) -> "Cluster":
+        """Same nodes with the given free counts per node (a round's planning copy)."""
+        return Cluster(self.capacity, free)
 
     def max_free(self) -> int:
         for level in range(self._max, 0, -1):
@@ -121,11 +127,25 @@ class Cluster:
         node = self._best_fit(g, (), allowed) if g <= self._max else -1
         if node >= 0:
             return ((node, g),)
-        whole = sorted(
-            (n for lv in range(1, self._max + 1) for n in self._buckets[lv]
-             if lv == self.capacity[n] and (allowed is None or n in allowed)),
-            key=lambda n: (-self.capacity[n], n),
-        )
+        # several nodes: wholly free ones, largest first (ties: node index), then one node for the remainder.
+        # A wholly free node of capacity c sits in bucket c, so the GPUs in the buckets of the capacities
+        # plus the largest free count bound what such a placement can hold: most failures stop here.
+        capacity, buckets = self.capacity, self._buckets
+        bound = self.max_free()
+        for c in self._levels:
+            bound += c * len(buckets[c])
+        if g > bound:
+            return None
+        whole: list[int] = []
+        whole_gpus = 0
+        for c in self._levels:
+            nodes = [n for n in buckets[c] if capacity[n] == c and (allowed is None or n in allowed)]
+            if nodes:
+                nodes.sort()
+                whole += nodes
+                whole_gpus += c * len(nodes)
+        if g > whole_gpus + self.max_free():  # the allowed whole nodes plus one remainder node cannot hold it
+            return None
         chosen: list[tuple[int, int]] = []
         used: set[int] = set()
         remaining = g
@@ -135,7 +155,7 @@ class Cluster:
                 if last >= 0:
                     chosen.append((last, remaining))
                     return tuple(chosen)
-            take = min(self.capacity[n], remaining)
+            take = min(capacity[n], remaining)
             chosen.append((n, take))
             used.add(n)
             remaining -= take
@@ -152,10 +172,14 @@ class Cluster:
         return all(self.free[n] >= k for n, k in placement)
 
     def take(self, placement: Placement) -> None:
+        free, buckets = self.free, self._buckets
         for n, k in placement:
-            if self.free[n] < k:
-                raise RuntimeError(f"node {n} over-committed: {k} GPUs asked, {self.free[n]} free")
-            self._set_free(n, self.free[n] - k)
+            f = free[n]
+            if f < k:
+                raise RuntimeError(f"node {n} over-committed: {k} GPUs asked, {f} free")
+            buckets[f].discard(n)
+            free[n] = f - k
+            buckets[f - k].add(n)
             self.free_total -= k
 
     def place(self, g: int) -> Placement | None:
@@ -166,10 +190,14 @@ class Cluster:
         return placement
 
     def release(self, placement: Placement) -> None:
+        free, buckets = self.free, self._buckets
         for n, k in placement:
-            if self.free[n] + k > self.capacity[n]:
+            f = free[n]
+            if f + k > self.capacity[n]:
                 raise RuntimeError(f"node {n} released more GPUs than it has")
-            self._set_free(n, self.free[n] + k)
+            buckets[f].discard(n)
+            free[n] = f + k
+            buckets[f + k].add(n)
             self.free_total += k
 
     def check(self) -> None:

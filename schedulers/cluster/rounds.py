@@ -157,6 +157,12 @@ class ClusterPolicy(Policy):
         """Candidates in priority order (default: submit order)."""
         return sorted(candidates)
 
+    def fill_candidates(self):
+        """The candidates of a fill between rounds: the waiting jobs. A policy that keeps its own
+        queues in decision order (fifo, yarn-cs) returns something cheaper than a list of them all,
+        which its `select` then reads."""
+        return list(self.waiting)
+
     def select(self, view, candidates: list[int], cluster: Cluster) -> list[int]:
         """Choose jobs and place them on `cluster` (taking GPUs); return the chosen, in order."""
         chosen = []
@@ -183,9 +189,14 @@ class ClusterPolicy(Policy):
             p = cluster.find(self.gpus[j], allowed)
             if p is None:
                 return False
-        cluster.take(p)
         if j in self.holding and isinstance(cluster, RoundPlan):
-            cluster.decided(self.placement[j])
+            if p is self.placement[j]:
+                cluster.renew(p)
+            else:
+                cluster.take(p)
+                cluster.decided(self.placement[j])
+        else:
+            cluster.take(p)
         self.plan[j] = p
         self.plan_allowed[j] = allowed
         return True
@@ -391,8 +402,7 @@ class ClusterPolicy(Policy):
     def _fill(self, view, alloc: Allocation, now: float) -> None:
         # on the real cluster: select takes the GPUs it plans, so the plan is the execution here too
         self.dirty = False
-        candidates = list(self.waiting)
-        for j in self.select(view, candidates, self.cluster):
+        for j in self.select(view, self.fill_candidates(), self.cluster):
             self._start(view, alloc, j, self.plan[j], now)
 
     # ----- executed allocations -------------------------------------------------------------------
@@ -453,13 +463,11 @@ class RoundPlan:
 
     def __init__(self, cluster: Cluster, holdings) -> None:
         self.plan = cluster.empty_copy()
-        self.unclaimed = cluster.empty_copy()
-        self.held = [0] * len(cluster.capacity)
+        held = self.held = [0] * len(cluster.capacity)
         for placement in holdings:
             for node, k in placement:
-                self.held[node] += k
-        for node in range(len(self.held)):
-            self._sync(node)
+                held[node] += k
+        self.unclaimed = cluster.with_free([max(0, c - h) for c, h in zip(cluster.capacity, held)])
 
     @property
     def free_total(self) -> int:
@@ -474,7 +482,11 @@ class RoundPlan:
         return self.plan.free
 
     def _sync(self, node: int) -> None:
-        self.unclaimed.set_free(node, max(0, self.plan.free[node] - self.held[node]))
+        value = self.plan.free[node] - self.held[node]
+        if value < 0:
+            value = 0
+        if value != self.unclaimed.free[node]:
+            self.unclaimed.set_free(node, value)
 
     def fits(self, placement) -> bool:
         return self.plan.fits(placement)
@@ -495,6 +507,13 @@ class RoundPlan:
         for node, k in held:
             self.held[node] -= k
             self._sync(node)
+
+    def renew(self, held) -> None:
+        """A running candidate keeps its GPUs: take them and stop counting them as held. The
+        unclaimed GPUs of its nodes stay as they are (planned and held both drop by the same count)."""
+        self.plan.take(held)
+        for node, k in held:
+            self.held[node] -= k
 
 
 def _rho(attained: float, fair: float) -> float:

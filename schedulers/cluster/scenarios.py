@@ -100,22 +100,27 @@ def _runtimes(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.round(out)
 
 
-def venus(seed: int = 0, n_jobs: int = VENUS_JOBS) -> Scenario:
+def venus(seed: int = 0, n_jobs: int = VENUS_JOBS, days: int = VENUS_DAYS) -> Scenario:
+    """The Venus-like workload; `n_jobs` over `days` days (the default is the paper's 11,304 jobs over
+    14 days; a longer workload at Venus's load keeps jobs per day, with a 24-hour diurnal cycle and
+    busy and quiet days of its own for every day)."""
+    if days < 1 or n_jobs < 1:
+        raise ValueError("venus needs at least one job and one day")
     rng = np.random.default_rng(seed)
     T = VENUS_TENANTS
     weights = 1.0 / np.arange(1, T + 1) ** 0.8
     weights = weights / weights.sum()
     names = [f"vc{k:02d}" for k in range(T)]
     # per tenant, per day activity factor
-    activity = rng.choice([0.3, 1.0, 2.5], size=(T, VENUS_DAYS), p=[0.25, 0.5, 0.25])
+    activity = rng.choice([0.3, 1.0, 2.5], size=(T, days), p=[0.25, 0.5, 0.25])
     # candidate arrivals by thinning a dense Poisson process on (tenant, time)
-    horizon = VENUS_DAYS * DAY
+    horizon = days * DAY
     m = int(n_jobs * 4)
     t = rng.uniform(0.0, horizon, m)
     k = rng.choice(T, size=m, p=weights)
     hour = (t % DAY) / 3600.0
     diurnal = 1.0 + 0.6 * np.cos(2 * np.pi * (hour - 15.0) / 24.0)
-    day = np.minimum((t // DAY).astype(np.int64), VENUS_DAYS - 1)
+    day = np.minimum((t // DAY).astype(np.int64), days - 1)
     accept = diurnal * activity[k, day]
     accept = accept / accept.max()
     keep = rng.random(m) < accept
@@ -147,7 +152,7 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS) -> Scenario:
         nodes=VENUS_NODES,
         gpus_per_node=VENUS_GPUS_PER_NODE,
         description=(f"synthetic Venus-like workload (seed {seed}): {n_jobs} jobs, {T} tenants, "
-                     f"{VENUS_NODES}x{VENUS_GPUS_PER_NODE} GPUs, {VENUS_DAYS} days"),
+                     f"{VENUS_NODES}x{VENUS_GPUS_PER_NODE} GPUs, {days} days"),
     )
 
 

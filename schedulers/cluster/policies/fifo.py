@@ -7,6 +7,8 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+from collections import deque
+
 from schedulers.cluster.rounds import ClusterPolicy
 from schedulers.policy import register
 
@@ -18,3 +20,33 @@ class FIFOCluster(ClusterPolicy):
     strict = True
     work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "global FIFO, gang, non-preemptive, head-of-line blocking"
+
+    # FIFO never preempts, so a job waits once and the waiting jobs, in submit order, are a queue
+    # whose head is the only job a fill can start next: a fill costs the jobs it starts, not the
+    # queue's length (a strict FIFO's queue grows without bound once head-of-line blocking has cut
+    # its throughput below the offered load).
+    def setup(self, view):
+        self.queue: deque[int] = deque()
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        self.queue.append(j)
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        if self.queue[0] == j:
+            self.queue.popleft()
+        else:  # not reached: FIFO starts jobs from the head only
+            self.queue.remove(j)
+
+    def fill_candidates(self):
+        return self.queue
+
+    def select(self, view, candidates, cluster):
+        """The base rule (submit order, stop at the first job that does not fit) on the queue."""
+        chosen = []
+        for j in candidates:
+            if cluster.free_total == 0 or not self.try_place(cluster, j):
+                break
+            chosen.append(j)
+        return chosen

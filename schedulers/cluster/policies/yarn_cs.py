@@ -7,6 +7,9 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import heapq
+from collections import deque
+
 from schedulers.cluster.rounds import ClusterPolicy, _EPS
 from schedulers.policy import register
 
@@ -21,27 +24,53 @@ class YarnCS(ClusterPolicy):
     work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "per-tenant FIFO with quotas, idle quota lendable, no preemption"
 
+    # YARN-CS never preempts, so a job waits once and each tenant's waiting jobs, in submit order, are
+    # a queue. The rule reads them in global submit order and stops reading a tenant at its first job
+    # that cannot start, so a fill merges the tenants' queues (a heap over their heads) and costs the
+    # jobs it reads, not every waiting job (the queues grow without bound on an overloaded cluster).
+    def setup(self, view):
+        self.queues: list[deque[int]] = [deque() for _ in range(self.T)]
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        self.queues[self.tenant[j]].append(j)
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        queue = self.queues[self.tenant[j]]
+        if queue[0] == j:
+            queue.popleft()
+        else:  # not reached: a tenant's jobs start in its queue order
+            queue.remove(j)
+
+    def fill_candidates(self):
+        return self.queues
+
     def select(self, view, candidates, cluster):
+        """Pass 1: in submit order, a tenant's jobs within its quota that fit, until its first job that
+        does not (the tenant is then blocked); pass 2: the blocked tenants' remaining jobs in submit
+        order on idle quota, each tenant again until its first job that does not fit."""
+        queues = candidates
         used = list(self.tenant_used)
-        blocked: set[int] = set()
-        lend: list[int] = []
         chosen = []
-        for j in sorted(candidates):
-            k = self.tenant[j]
-            if k in blocked:
-                lend.append(j)
-            elif used[k] + self.gpus[j] <= self.quota[k] + _EPS and self.try_place(cluster, j):
+        lent: list[tuple[int, int, int]] = []  # (first job not started, tenant, its position) per blocked tenant
+        heap = [(q[0], k, 0) for k, q in enumerate(queues) if q]
+        heapq.heapify(heap)
+        while heap:
+            j, k, i = heapq.heappop(heap)
+            if used[k] + self.gpus[j] <= self.quota[k] + _EPS and self.try_place(cluster, j):
                 used[k] += self.gpus[j]
                 chosen.append(j)
+                if i + 1 < len(queues[k]):
+                    heapq.heappush(heap, (queues[k][i + 1], k, i + 1))
             else:
-                blocked.add(k)
-                lend.append(j)
-        blocked.clear()
-        for j in lend:
-            k = self.tenant[j]
-            if k not in blocked:
-                if self.try_place(cluster, j):
-                    chosen.append(j)
-                else:
-                    blocked.add(k)
+                lent.append((j, k, i))
+        heap = lent
+        heapq.heapify(heap)
+        while heap:
+            j, k, i = heapq.heappop(heap)
+            if self.try_place(cluster, j):
+                chosen.append(j)
+                if i + 1 < len(queues[k]):
+                    heapq.heappush(heap, (queues[k][i + 1], k, i + 1))
         return chosen

@@ -1,0 +1,158 @@
+"""The cluster simulator's cheaper paths decide exactly what the plain statement of each rule decides.
+
+- `Cluster.find` (bucket bound, whole nodes read from their capacity's bucket) against the
+  consolidated-placement rule written out plainly, on random heterogeneous states and node restrictions;
+- `fifo` and `yarn-cs` fill from their own queues (a fill costs the jobs it reads, not the queue's
+  length): the same runs as the plain rules (every waiting job, sorted), job for job;
+- the Venus-like workload over more days keeps a 24-hour cycle and is the shipped scenario at 14 days.
+"""
+
+import numpy as np
+import pytest
+
+from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.nodes import Cluster
+from schedulers.cluster.policies.fifo import FIFOCluster
+from schedulers.cluster.policies.yarn_cs import YarnCS
+from schedulers.cluster.rounds import _EPS, ClusterPolicy
+from schedulers.cluster.scenarios import DAY, venus
+from schedulers.jobs import JobSet
+
+
+def plain_find(cluster: Cluster, g: int, allowed=None):
+    """Consolidated placement as docs/fairness.md states it: one node by best fit (fewest free GPUs
+    that still fit, lowest index), else whole free nodes largest first (ties: index) until the
+    remainder fits on one other node by best fit."""
+    cap, free = cluster.capacity, cluster.free
+    ok = [n for n in range(len(cap)) if allowed is None or n in allowed]
+    if g < 1 or g > sum(free):
+        return None
+
+    def best_fit(need, used):
+        fits = [(free[n], n) for n in ok if n not in used and free[n] >= need]
+        return min(fits)[1] if fits else -1
+
+    node = best_fit(g, set()) if g <= max(cap) else -1
+    if node >= 0:
+        return ((node, g),)
+    whole = sorted((n for n in ok if free[n] == cap[n]), key=lambda n: (-cap[n], n))
+    chosen, used, remaining = [], set(), g
+    for n in whole:
+        if remaining <= max(cap):
+            last = best_fit(remaining, used)
+            if last >= 0:
+                return tuple(chosen + [(last, remaining)])
+        take = min(cap[n], remaining)
+        chosen.append((n, take))
+        used.add(n)
+        remaining -= take
+        if remaining == 0:
+            return tuple(chosen)
+    if 0 < remaining <= max(cap):
+        last = best_fit(remaining, used)
+        if last >= 0:
+            return tuple(chosen + [(last, remaining)])
+    return None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_find_is_the_consolidated_rule(seed):
+    rng = np.random.default_rng(seed)
+    compared = placed = 0
+    for _ in range(60):
+        caps = rng.choice([1, 2, 4, 8], size=rng.integers(1, 12)).tolist() if seed % 2 else [8] * int(rng.integers(1, 10))
+        free = [int(rng.integers(0, c + 1)) if rng.random() < 0.6 else c for c in caps]
+        cluster = Cluster(caps, free)
+        allowed = None if rng.random() < 0.6 else set(rng.choice(len(caps), size=rng.integers(1, len(caps) + 1)).tolist())
+        for g in range(1, sum(caps) + 2):
+            got = cluster.find(g, allowed)
+            assert got == plain_find(cluster, g, allowed), (caps, free, allowed, g)
+            compared += 1
+            placed += got is not None
+    assert placed > 100 and compared - placed > 100  # both outcomes are exercised
+
+
+class PlainFIFO(FIFOCluster):
+    """FIFO by the base rule: every waiting job, sorted, stop at the first that does not fit."""
+
+    def fill_candidates(self):
+        return ClusterPolicy.fill_candidates(self)
+
+    def select(self, view, candidates, cluster):
+        return ClusterPolicy.select(self, view, candidates, cluster)
+
+
+class PlainYarnCS(YarnCS):
+    """YARN-CS as its rule reads: every waiting job in submit order, tenants blocked at their first miss."""
+
+    def fill_candidates(self):
+        return ClusterPolicy.fill_candidates(self)
+
+    def select(self, view, candidates, cluster):
+        used = list(self.tenant_used)
+        blocked, lend, chosen = set(), [], []
+        for j in sorted(candidates):
+            k = self.tenant[j]
+            if k in blocked:
+                lend.append(j)
+            elif used[k] + self.gpus[j] <= self.quota[k] + _EPS and self.try_place(cluster, j):
+                used[k] += self.gpus[j]
+                chosen.append(j)
+            else:
+                blocked.add(k)
+                lend.append(j)
+        blocked.clear()
+        for j in lend:
+            k = self.tenant[j]
+            if k not in blocked:
+                if self.try_place(cluster, j):
+                    chosen.append(j)
+                else:
+                    blocked.add(k)
+        return chosen
+
+
+def _busy_workload(seed: int, n: int = 500) -> JobSet:
+    """A cluster far too small for its jobs: long queues, many tenants blocked, lent quota."""
+    rng = np.random.default_rng(seed)
+    size = np.round(np.exp(rng.uniform(np.log(30), np.log(20000), n)))
+    return JobSet.from_arrays(np.sort(rng.integers(0, 40000, n)).astype(float), size,
+                              gpus=rng.choice([1, 1, 2, 4, 8, 12, 16], n), tenant=rng.choice(["a", "b", "c", "d", "e"], n))
+
+
+def _same_run(fast, plain, jobs):
+    a, b = simulate_fairness(jobs, fast), simulate_fairness(jobs, plain)
+    assert a.jobs.equals(b.jobs)
+    assert a.allocations.equals(b.allocations)
+    assert a.tenant_intervals.equals(b.tenant_intervals)
+    drop = {"sim_seconds"}
+    assert {k: v for k, v in a.metrics.items() if k not in drop} == {k: v for k, v in b.metrics.items() if k not in drop}
+    return a
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("fast,plain", [(FIFOCluster, PlainFIFO), (YarnCS, PlainYarnCS)], ids=["fifo", "yarn-cs"])
+def test_queue_fills_decide_as_the_plain_rule(fast, plain, seed):
+    caps = [8, 8, 4, 2, 8] if seed % 2 else None
+    kw = dict(node_capacities=caps) if caps else dict(nodes=3, gpus_per_node=8)
+    kw.update(lease_s=300, interval_s=10, cold_start_s=30, check=False)
+    if plain is PlainYarnCS:
+        kw["tenant_weights"] = [4.0, 2.0, 1.0, 1.0, 0.5]
+    run = _same_run(fast(**kw), plain(**kw), _busy_workload(seed))
+    assert run.metrics["completed"] == 500
+    waits = (run.jobs["start_time"] - run.jobs["submit_time"]).to_numpy()
+    assert np.median(waits) > 3600  # the queue is long: the fills had much to read
+
+
+def test_a_longer_venus_workload_keeps_the_day():
+    shipped, same = venus(seed=0), venus(seed=0, n_jobs=11_304, days=14)
+    assert shipped.jobs.equals(same.jobs)
+    long = venus(seed=1, n_jobs=11_304 * 4, days=56).jobs
+    t = long["submit_time"].to_numpy()
+    assert t.max() > 55 * DAY and t.min() >= 0
+    hourly = np.bincount(((t % DAY) // 3600).astype(int), minlength=24)
+    assert 12 <= int(np.argmax(hourly)) <= 18  # the diurnal peak stays in the afternoon, every day
+    per_day = np.bincount((t // DAY).astype(int), minlength=56)
+    assert per_day.min() > 0 and 0.6 < per_day.mean() / (11_304 / 14) < 1.4  # Venus's jobs per day
+    with pytest.raises(ValueError):
+        venus(seed=0, n_jobs=10, days=0)
