@@ -25,6 +25,7 @@ from benchmark.progress import say
 
 TARGET_S = 30.0
 SCALE_TARGET_S = 120.0
+SCALE_JOBS = 1_000_000  # the job count the 2-minute target is for
 WORKLOADS = ("venus", "philly", "synthetic")
 
 
@@ -119,8 +120,10 @@ def run(args) -> dict:
             mark = ""
             if workload == "venus" and name == "astraea":
                 mark = "  (target < 30 s: met)" if wall < TARGET_S else "  (target < 30 s: MISSED)"
-            if workload == "synthetic":
+            if workload == "synthetic" and jobs.n >= SCALE_JOBS:
                 mark = "  (target < 2 min: met)" if wall < SCALE_TARGET_S else "  (target < 2 min: MISSED)"
+            elif workload == "synthetic":  # queues, hence costs, grow with the span: no extrapolation
+                mark = "  (the target < 2 min is for 10⁶ jobs)"
             memory = "" if peak is None else f"  peak {peak:6.0f} MiB"
             say(f"  {workload:9s} {name:13s} {wall:7.2f} s{memory}  {result.metrics['events']:8d} events  "
                 f"{result.metrics['rounds']:7d} rounds  completed {result.metrics['completed']}{mark}", quiet)

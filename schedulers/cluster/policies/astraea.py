@@ -67,11 +67,11 @@ class Astraea(ClusterPolicy):
             rest = sorted(((_rho(charged[k], fair[k]), k) for k in skipped))
             for _, k in rest:
                 for key in reversed(per[k]):
+                    if cluster.free_total == 0:  # nothing more can be placed
+                        return chosen
                     j = key[-1]
                     if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
                         chosen.append(j)
-                if cluster.free_total == 0:
-                    break
         return chosen
 
 
