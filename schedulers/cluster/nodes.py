@@ -57,7 +57,7 @@ def node_capacities(kind: str) -> np.ndarray:
 class Cluster:
     """Nodes × GPUs with free counts; `place` / `take` / `release` placements."""
 
-    __slots__ = ("capacity", "free", "total", "free_total", "_buckets", "_max", "_levels")
+    __slots__ = ("capacity", "free", "total", "free_total", "_buckets", "_max", "_levels", "_version", "_misses")
 
     def __init__(self, capacities, free=None) -> None:
         caps = [int(c) for c in capacities]
@@ -73,6 +73,10 @@ class Cluster:
         self._buckets: list[set[int]] = [set() for _ in range(self._max + 1)]
         for i, f in enumerate(self.free):
             self._buckets[f].add(i)
+        # `find` is a function of the free counts: a gang size that found no placement finds none again
+        # until the counts change (every change bumps the version), which a long queue asks for often
+        self._version = 0
+        self._misses: dict[int, int] = {}  # gang size -> version at which `find` (no node restriction) failed
 
     @classmethod
     def homogeneous(cls, nodes: int, gpus_per_node: int) -> "Cluster":
@@ -102,6 +106,7 @@ class Cluster:
         self._set_free(node, value)
 
     def _set_free(self, node: int, value: int) -> None:
+        self._version += 1
         self._buckets[self.free[node]].discard(node)
         self.free[node] = value
         self._buckets[value].add(node)
@@ -124,6 +129,16 @@ class Cluster:
         """
         if g > self.free_total or g < 1:
             return None
+        if allowed is None:
+            if self._misses.get(g) == self._version:
+                return None
+            placement = self._find(g, None)
+            if placement is None:
+                self._misses[g] = self._version
+            return placement
+        return self._find(g, allowed)
+
+    def _find(self, g: int, allowed) -> Placement | None:
         node = self._best_fit(g, (), allowed) if g <= self._max else -1
         if node >= 0:
             return ((node, g),)
@@ -172,6 +187,7 @@ class Cluster:
         return all(self.free[n] >= k for n, k in placement)
 
     def take(self, placement: Placement) -> None:
+        self._version += 1
         free, buckets = self.free, self._buckets
         for n, k in placement:
             f = free[n]
@@ -190,6 +206,7 @@ class Cluster:
         return placement
 
     def release(self, placement: Placement) -> None:
+        self._version += 1
         free, buckets = self.free, self._buckets
         for n, k in placement:
             f = free[n]

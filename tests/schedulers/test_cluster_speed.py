@@ -72,6 +72,30 @@ def test_find_is_the_consolidated_rule(seed):
     assert placed > 100 and compared - placed > 100  # both outcomes are exercised
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_find_after_takes_and_releases_is_the_consolidated_rule(seed):
+    """`find` remembers the gang sizes that found no placement until the free counts change: every
+    take, release and set_free must make it look again."""
+    rng = np.random.default_rng(seed)
+    caps = [8, 8, 4, 2, 8, 1, 8]
+    cluster, held, misses = Cluster(caps), [], 0
+    for step in range(400):
+        g = int(rng.integers(1, 30))
+        first = cluster.find(g)
+        assert first == cluster.find(g) == plain_find(cluster, g), (step, g)
+        misses += first is None
+        if first is not None and rng.random() < 0.5:
+            cluster.take(first)
+            held.append(first)
+        elif held and rng.random() < 0.5:
+            cluster.release(held.pop(int(rng.integers(len(held)))))
+        elif rng.random() < 0.2:
+            node = int(rng.integers(len(caps)))
+            cluster.set_free(node, int(rng.integers(0, caps[node] + 1)) if not any(n == node for p in held for n, _ in p) else cluster.free[node])
+        cluster.check()
+    assert misses > 50
+
+
 class PlainFIFO(FIFOCluster):
     """FIFO by the base rule: every waiting job, sorted, stop at the first that does not fit."""
 
