@@ -371,13 +371,23 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
         option = re.search(r"--[a-z][a-z-]*", message)
         key = _OPTION_TO_KEY.get(option.group(0), "options") if option else "options"
         raise InputError(f"`benchmark run` rejects it: {message}", path=config.path, where=key) from None
-    from benchmark.commands.run import check_task_options
+    from benchmark.commands.run import check_task_options, load_plugins
 
     try:
         check_task_options(parsed)
     except InputError as exc:
         key = _OPTION_TO_KEY.get(exc.where, "options")
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
+    if getattr(parsed, "policies", None):  # a policy name or parameter the run refuses: refused now, not in every cell
+        from schedulers.policy import resolve_policy, split_policy_list
+
+        kind = "cluster" if parsed.task == "fairness" else "parallel" if parsed.objective == "makespan" else "single"
+        try:
+            load_plugins(getattr(parsed, "plugins", None))
+            for item in split_policy_list(parsed.policies):
+                resolve_policy(item, kind)
+        except InputError as exc:
+            raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="policies") from None
 
 
 def last_line(text: str) -> str | None:

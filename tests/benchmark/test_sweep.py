@@ -69,6 +69,10 @@ BAD = [
     ("lease not positive", "task: fairness\nlease: [300, 0]\n", "lease"),
     ("lease not a number", "task: fairness\nlease: [long]\n", "lease"),
     ("lease as an option", "task: fairness\noptions: {lease: 300}\n", "options"),
+    ("unknown policy parameter", "task: scheduling\nobjectives: total_completion\npolicies: ['spjf,prr(lamda=0.5)']\n",
+     "policies: `benchmark run` rejects it: policy 'prr' has no parameter 'lamda'"),
+    ("unknown policy", "task: scheduling\nobjectives: total_completion\npolicies: [spjf, fastest]\n", "unknown policy 'fastest'"),
+    ("policy of another kind", "task: fairness\npolicies: [astraea, srpt]\n", "unknown policy 'srpt'"),
     ("not a mapping", "- task\n- scheduling\n", "mapping"),
     ("bad yaml", "task: [scheduling\n", "YAML"),
     ("max_cells not an int", "task: scheduling\nobjectives: makespan\nmax_cells: lots\n", "max_cells"),
@@ -139,7 +143,7 @@ def test_cross_product_size_and_argv(tmp_path):
     config = load_config(_write(tmp_path, """\
 task: scheduling
 jobs: [traces/a.csv, /abs/b.parquet]
-objectives: [total_completion, makespan]
+objectives: [total_completion, max_stretch]
 policies: [[fifo, srpt], ["spjf,sprpt"]]
 noise: [0, 0.5, 2]
 seeds: [0, 1]
