@@ -27,7 +27,8 @@ rebuilt (no runs in it), repaired on a copy, or refused with exit 2 and the comm
 An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
 that run and its children KILLED before the command exits 130.
 May import mlflow, alembic, pandas, benchmark.interrupts, atlas_data and the standard library; mlflow
-is imported lazily (it is slow to import).
+is imported lazily (it is slow to import), and so are schedulers.policy and predictors.methods (to tag
+the rows that read true sizes).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ CHILD_METRICS = {
 }
 CHILD_METRIC_PREFIXES = {"prediction": ("stage2_",)}
 LEVEL_TAG = "atlas.level"  # sweep | run | child: what a run of the store stands for
+CLAIRVOYANT_TAG = "atlas.clairvoyant"  # "true" on a child whose row read true sizes (a reference, not a competitor)
 TABLE_FILE = "results_table.json"
 DIGEST_CHARS = 32  # MLflow keeps at most 36 characters of a dataset digest: the fingerprint's first 32
 
@@ -147,6 +149,24 @@ def child_params(doc: dict, options: dict[str, Any], row: dict) -> dict[str, str
         params["scenario"] = str(options["scenario"])
     params["task"] = str(doc["task"])
     return params
+
+
+def reads_true_sizes(doc: dict, row: dict) -> bool:
+    """A row that read true sizes: a clairvoyant policy (srpt, sjf, edf, lpt, srtf-oracle, …) or p̂ of a
+    reference method (`oracle`, p̂ = p). Such a row is a reference, so `compare` ranks the others first."""
+    from predictors.methods import REFERENCE_METHODS
+
+    if any(row.get(key) in REFERENCE_METHODS for key in ("method", "predictor", "p_hat_source")):
+        return True
+    if not row.get("policy"):
+        return False
+    from schedulers.policy import get_policy
+
+    kind = "cluster" if doc.get("task") == "fairness" else "parallel" if doc.get("objective") == "makespan" else "single"
+    try:
+        return bool(get_policy(str(row["policy"]), kind).clairvoyant)
+    except KeyError:  # a plugin's policy this process has not loaded: not known to read true sizes
+        return False
 
 
 def params_of(options: dict[str, Any], doc: dict) -> dict[str, str]:
@@ -320,6 +340,8 @@ def _log_child(mlflow, client, experiment_id: str, parent_id: str, doc: dict, op
 
     params = child_params(doc, options, row)
     tags = {**params, LEVEL_TAG: "child", "mlflow.parentRunId": parent_id}
+    if reads_true_sizes(doc, row):
+        tags[CLAIRVOYANT_TAG] = "true"
     with deferred_signals():
         child = client.create_run(experiment_id, run_name=child_name(row), tags=tags).info.run_id
         started.append(child)

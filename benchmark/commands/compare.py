@@ -2,7 +2,8 @@
 
 Without `--run`: one row per parent run (a `benchmark run`, a sweep, or a run logged before runs
 had children), oldest first — run id, experiment, start, name, status, number of child runs, and
-the best child by the first `--metrics` name its children have (`ratio 1.000 (srpt)`). With
+the best child by the first `--metrics` name its children have (`ratio 1.124 (spjf)`; children that
+read true sizes — clairvoyant policies, oracle p̂ — only when no other child has the metric). With
 `--run ID` (a prefix is enough): that run's children (a sweep's: its cells' children), one row
 each, with policy / method / predictor / machines and the `--metrics` columns.
 
@@ -44,7 +45,8 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=_compare)
 
 
-RUN_TAGS = ("policy", "method", "predictor", "machines", "atlas.level")  # the tags compare reads of a run
+CLAIRVOYANT_TAG = "atlas.clairvoyant"  # benchmark.tracking.CLAIRVOYANT_TAG (not imported: tracking is slower to load)
+RUN_TAGS = ("policy", "method", "predictor", "machines", "atlas.level", CLAIRVOYANT_TAG)  # the tags compare reads
 
 
 @dataclass
@@ -164,15 +166,26 @@ def _descendants(store: Store) -> dict[str, list[str]]:
     return top
 
 
+def _clairvoyant(store: Store, run_id: str) -> bool:
+    return store.runs[run_id]["tags"].get(CLAIRVOYANT_TAG) == "true"
+
+
 def _best(store: Store, runs: list[str], metrics: list[str]) -> str:
-    """`<metric> <value> (<child>)` for the first metric the runs have, best of them; '' if none."""
+    """`<metric> <value> (<child>)` for the first metric the runs have, best of them; '' if none.
+
+    Rows that read true sizes (srpt, oracle p̂, …: the references) are passed over while another row
+    has the metric — `ratio 1.000 (srpt)` says nothing about the competitors; a reference that is the
+    only row with it is shown marked `clairvoyant`."""
+    competitors = [r for r in runs if not _clairvoyant(store, r)]
     for metric in metrics:
-        values = [(store.metrics[r][metric], r) for r in runs if metric in store.metrics.get(r, {})]
-        if values:
-            sign = -1 if metric in HIGHER_IS_BETTER else 1
-            value, run_id = min(values, key=lambda v: sign * v[0])  # ties: the first logged
-            shown = f"{value:.3f}" if abs(value) < 1000 else f"{value:.4g}"
-            return f"{metric} {shown} ({store.runs[run_id]['name']})"
+        for pool in (competitors, runs):
+            values = [(store.metrics[r][metric], r) for r in pool if metric in store.metrics.get(r, {})]
+            if values:
+                sign = -1 if metric in HIGHER_IS_BETTER else 1
+                value, run_id = min(values, key=lambda v: sign * v[0])  # ties: the first logged
+                shown = f"{value:.3f}" if abs(value) < 1000 else f"{value:.4g}"
+                mark = ", clairvoyant" if _clairvoyant(store, run_id) else ""
+                return f"{metric} {shown} ({store.runs[run_id]['name']}{mark})"
     return ""
 
 
@@ -213,10 +226,11 @@ def children_table(store: Store, run: str, metrics: list[str]):
         record = {"run": run_id[:8], "cell": store.runs[parent]["name"] if parent and parent != top else "",
                   "name": info["name"], "status": info["status"]}
         record.update({key: info["tags"].get(key) for key in ("policy", "method", "predictor", "machines")})
+        record["clairvoyant"] = "yes" if _clairvoyant(store, run_id) else None
         record.update({m: store.metrics.get(run_id, {}).get(m) for m in metrics})
         records.append(record)
     table = pd.DataFrame(records, columns=["run", "cell", "name", "status", "policy", "method", "predictor",
-                                           "machines", *metrics])
+                                           "machines", "clairvoyant", *metrics])
     if not table["cell"].astype(bool).any():
         table = table.drop(columns="cell")
     return table.dropna(axis=1, how="all")

@@ -178,9 +178,10 @@ def test_one_store_per_project_wherever_output_goes(tmp_path, jobs_csv, monkeypa
 
 def test_compare_shows_one_row_per_invocation_and_its_children_on_request(tmp_path, jobs_csv, capsys):
     results = tmp_path / "results"
-    for name, noise in (("first", "0"), ("second", "1")):
+    for name, noise, policies in (("first", "0", "fifo,srpt,rr,spjf"), ("second", "1", "fifo,srpt,rr,spjf"),
+                                  ("third", "0", "srpt")):
         assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs_csv),
-                     "--noise", noise, "--policies", "fifo,srpt,rr,spjf", "--output", str(results / name),
+                     "--noise", noise, "--policies", policies, "--output", str(results / name),
                      "--quiet"]) == 0
     assert (results / "mlartifacts").is_dir() and not (tmp_path / "mlruns").exists()
     capsys.readouterr()
@@ -188,18 +189,38 @@ def test_compare_shows_one_row_per_invocation_and_its_children_on_request(tmp_pa
     assert main(["compare", "--experiment", "atlas-scheduling-total_completion", "--csv", str(csv)]) == 0
     table = pd.read_csv(csv)
     assert list(table.columns) == ["run", "experiment", "start", "name", "status", "children", "best"]
-    assert table["name"].tolist() == ["first", "second"] and table["children"].tolist() == [4, 4]
-    assert table["status"].tolist() == ["FINISHED", "FINISHED"]
-    assert table["best"].tolist() == ["ratio 1.000 (srpt)", "ratio 1.000 (srpt)"]  # ties: the first logged
+    assert table["name"].tolist() == ["first", "second", "third"] and table["children"].tolist() == [4, 4, 1]
+    assert table["status"].tolist() == ["FINISHED"] * 3
+    # srpt, the clairvoyant reference (ratio 1 by definition), is passed over while a competitor has a ratio
+    assert table["best"].tolist() == ["ratio 1.000 (spjf noise:0)", "ratio 1.000 (spjf noise:1)",
+                                      "ratio 1.000 (srpt, clairvoyant)"]
     run = table["run"].iloc[1]
     assert main(["compare", "--run", run[:6], "--csv", str(csv)]) == 0  # a prefix of the id; replaces its own CSV
     children = pd.read_csv(csv)
     assert children["name"].tolist() == ["fifo", "srpt", "rr", "spjf noise:1"]
     assert children["ratio"].tolist() == pytest.approx([20 / 15, 1.0, 64 / 45, 1.0])
     assert children["predictor"].fillna("").tolist() == ["", "", "", "noise:1"]
+    assert children["clairvoyant"].fillna("").tolist() == ["", "yes", "", ""]
     assert "rmsle" not in children.columns  # only metrics the rows have
     assert main(["compare", "--run", "zzzz"]) == 2
     assert "no tracked run with an id starting 'zzzz'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("doc,row,expected", [
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "srpt"}, True),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "predictor": "lgbm-meta"}, False),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "predictor": "oracle"}, True),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "p_hat_source": "noise:0.5"}, False),
+    ({"task": "scheduling", "objective": "makespan"}, {"policy": "lpt", "machines": 5}, True),
+    ({"task": "scheduling", "objective": "makespan"}, {"policy": "lppt", "machines": 5}, False),
+    ({"task": "fairness"}, {"policy": "srtf-oracle"}, True),
+    ({"task": "fairness"}, {"policy": "fifo"}, False),
+    ({"task": "prediction"}, {"method": "oracle", "predictor": "oracle"}, True),
+    ({"task": "prediction"}, {"method": "lgbm-meta", "predictor": "lgbm-meta"}, False),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "somebody-elses"}, False),
+])
+def test_rows_that_read_true_sizes_are_told_apart(doc, row, expected):
+    assert tracking.reads_true_sizes(doc, row) is expected
 
 
 def test_a_sweep_is_one_parent_with_a_run_per_cell(tmp_path, jobs_csv):
