@@ -466,16 +466,17 @@ def parse_column_map(text: str | None, option: str = "--columns") -> dict[str, s
     return mapping
 
 
-def apply_column_map(df: pd.DataFrame, mapping: dict[str, str], path: str) -> pd.DataFrame:
+def apply_column_map(df: pd.DataFrame, mapping: dict[str, str], path: str, option: str = "--columns") -> pd.DataFrame:
     """Rename the file's columns to jobs-table columns; a mapped name the file lacks, or a file that
-    also has the target under its own name (it would be hidden), is an InputError naming it."""
+    also has the target under its own name (it would be hidden), is an InputError naming it (and
+    `option`, the command-line option that gave the mapping)."""
     present = ", ".join(map(str, df.columns)) or "none"
     for target, source in mapping.items():
         if source not in df.columns:
-            raise InputError(f"--columns maps {target} to '{source}', which the file does not have "
+            raise InputError(f"{option} maps {target} to '{source}', which the file does not have "
                              f"(columns present: {present})", path=path, where=f"column '{source}'")
         if target != source and target in df.columns and target not in mapping.values():
-            raise InputError(f"--columns maps {target} to '{source}', but the file has its own '{target}' column "
+            raise InputError(f"{option} maps {target} to '{source}', but the file has its own '{target}' column "
                              "too; map that one or rename it", path=path, where=f"column '{target}'")
     return df.rename(columns={source: target for target, source in mapping.items()})
 
@@ -496,18 +497,19 @@ def suggest_column_map(columns) -> str:
     return ",".join(items)
 
 
-def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None):
-    """A jobs-table file as read, its columns renamed by `columns` ({jobs column: file column}):
-    (frame, Places). A missing required column is an InputError that suggests `--columns`."""
+def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None, option: str = "--columns"):
+    """A jobs-table file as read, its columns renamed by `columns` ({jobs column: file column}, given by
+    the command-line `option`): (frame, Places). A missing required column is an InputError that
+    suggests the `option` to give."""
     mapping = dict(columns or {})
     text_columns = (mapping.get("job_id", "job_id"), mapping.get("tenant", "tenant"))
     df, kind = read_table(path, string_columns=text_columns)
-    df = apply_column_map(df, mapping, str(path))
+    df = apply_column_map(df, mapping, str(path), option)
     for column in REQUIRED_COLUMNS:
         if column not in df.columns:
             present = ", ".join(map(str, df.columns)) or "none"
             raise InputError(f"required column is missing (columns present: {present}); name the file's columns "
-                             f"with --columns {suggest_column_map(df.columns)}", path=str(path),
+                             f"with {option} {suggest_column_map(df.columns)}", path=str(path),
                              where=f"column '{column}'")
     return df, Places.for_file(kind, len(df))
 

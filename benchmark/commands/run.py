@@ -37,6 +37,9 @@ def register(subparsers) -> None:
     parser.add_argument("--train-jobs", metavar="FILE|TRACE",
                         help="fit the predictors on this jobs table or shipped trace and predict the --jobs test part "
                              "(cross-cluster transfer, docs/real-traces.md)")
+    parser.add_argument("--train-columns", metavar="JOBS_COL=FILE_COL,...",
+                        help="with --train-jobs FILE: that file's name for each jobs-table column, as --columns "
+                             "does for --jobs (docs/data-formats.md)")
     parser.add_argument("--data", help="ATLAS dataset folder (from `benchmark data build`) or a named one: default, "
                                        "paper-scale. With neither --jobs nor --data every task uses `default`")
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
@@ -79,6 +82,13 @@ def _run(args) -> int:
         if not args.jobs:
             raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
         parse_column_map(args.columns)  # a malformed mapping stops here, before any work
+    if args.train_columns is not None:
+        from atlas_data.errors import InputError
+        from atlas_data.jobs_table import parse_column_map
+
+        if not getattr(args, "train_jobs", None):
+            raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
+        parse_column_map(args.train_columns, option="--train-columns")
     if args.output:
         from atlas_data.outputs import check_output_folder
 

@@ -81,7 +81,7 @@ TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "te
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"cold_start", "data", "fair_share", "fair_window", "gpus_per_node", "interval", "job_rho_from",
                    "jobs", "lease", "n", "node_list", "nodes", "noise", "policies", "predictor", "sample", "scenario",
-                   "tenant_column", "tenant_loss_share", "tenant_weights", "feature_columns", "train_jobs"})
+                   "tenant_column", "tenant_loss_share", "tenant_weights", "feature_columns", "train_jobs", "train_columns"})
 
 
 def add_arguments(parser) -> None:
@@ -165,7 +165,8 @@ def _load_trace_learned(args) -> tuple[pd.DataFrame, dict, None]:
     if len(methods) != 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
     trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs, seed=args.seed,
-                        columns=getattr(args, "columns", None), quiet=args.quiet)
+                        columns=getattr(args, "columns", None), train_columns=getattr(args, "train_columns", None),
+                        quiet=args.quiet)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=args.seed, quiet=args.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None

@@ -70,9 +70,9 @@ def is_swf(spec: str) -> bool:
     return is_swf_path(spec)
 
 
-def refuse_columns(mapping: dict, what: str) -> None:
+def refuse_columns(mapping: dict, what: str, option: str = "--columns") -> None:
     if mapping:
-        raise InputError(f"--columns applies to a jobs-table file; {what} has fixed columns", where="--columns")
+        raise InputError(f"{option} applies to a jobs-table file; {what} has fixed columns", where=option)
 
 
 def read_swf(spec: str, quiet: bool) -> tuple[pd.DataFrame, dict]:

@@ -44,7 +44,7 @@ DEFAULT_METHODS = (
 
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
-READS = frozenset({"data", "jobs", "methods", "predictor", "feature_columns", "train_jobs", "n"})
+READS = frozenset({"data", "jobs", "methods", "predictor", "feature_columns", "train_jobs", "train_columns", "n"})
 
 
 def add_arguments(parser) -> None:
@@ -87,7 +87,8 @@ def run(args) -> int:
     trace = ds_dir = None
     if args.jobs:
         trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs,
-                            n=args.n, seed=seed, columns=getattr(args, "columns", None), quiet=quiet)
+                            n=args.n, seed=seed, columns=getattr(args, "columns", None),
+                            train_columns=getattr(args, "train_columns", None), quiet=quiet)
         split, card = trace.split, trace.card
     else:
         ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)

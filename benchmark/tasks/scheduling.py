@@ -58,7 +58,7 @@ from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 # the `benchmark run` options this task reads, beside the common ones (the others are refused)
 READS = frozenset({"data", "jobs", "machines", "n", "noise", "objective", "policies", "predictor", "prr_lambda",
-                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs", "profile"})
+                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs", "train_columns", "profile"})
 
 
 def add_arguments(parser) -> None:
@@ -93,7 +93,8 @@ def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
 
             trace = trace_split(args.jobs, feature_columns=getattr(args, "feature_columns", None),
                                 train_spec=getattr(args, "train_jobs", None), seed=args.seed,
-                                columns=getattr(args, "columns", None), quiet=args.quiet)
+                                columns=getattr(args, "columns", None),
+                                train_columns=getattr(args, "train_columns", None), quiet=args.quiet)
 
             def learner(methods, job_ids):
                 return trace_predictions(trace, methods, job_ids, seed=args.seed, quiet=args.quiet)

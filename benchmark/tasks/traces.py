@@ -68,16 +68,17 @@ def _load_with_features(spec: str, feature_columns: str | None, option: str, col
     from benchmark.tasks.inputs import csv_list, is_swf, read_swf, refuse_columns
 
     names = csv_list(feature_columns, "feature-columns")
-    mapping = parse_column_map(columns)
+    map_option = "--train-columns" if option == "--train-jobs" else "--columns"
+    mapping = parse_column_map(columns, map_option)
     if _is_shipped(spec):
-        refuse_columns(mapping, f"the shipped trace '{spec}'")
+        refuse_columns(mapping, f"the shipped trace '{spec}'", map_option)
         if names:
             raise InputError(f"the shipped trace '{spec}' declares its own feature columns (docs/real-traces.md); "
                              "--feature-columns applies to files only", where="--feature-columns")
         jobs, card = shipped_trace(spec, with_features=True)
         return jobs, shipped_feature_columns(spec), card
     if is_swf(spec):
-        refuse_columns(mapping, "an SWF log")
+        refuse_columns(mapping, "an SWF log", map_option)
         imported, card = read_swf(spec, quiet)
         base = imported[list(COLUMNS)]
         if names:  # a chosen subset of the kept fields, checked like a file's columns
@@ -87,7 +88,7 @@ def _load_with_features(spec: str, feature_columns: str | None, option: str, col
             declared = swf_feature_columns(imported)
             jobs = imported[list(COLUMNS) + [c for c in declared.names if c not in COLUMNS]]
         return jobs, declared, {**card, "feature_columns": declared.as_dict()}
-    jobs, declared = read_jobs_with_features(spec, names, mapping)
+    jobs, declared = read_jobs_with_features(spec, names, mapping, map_option)
     return jobs, declared, {"source": "jobs", "path": str(spec), "feature_columns": declared.as_dict()}
 
 
@@ -97,11 +98,12 @@ def _family(spec: str) -> str:
 
 
 def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
-                n: int | None = None, seed: int = 0, columns: str | None = None, quiet: bool = True) -> TraceSplit:
+                n: int | None = None, seed: int = 0, columns: str | None = None, train_columns: str | None = None,
+                quiet: bool = True) -> TraceSplit:
     """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead.
 
-    `columns` (the `--columns` text) renames the target file's columns; `--train-jobs` files use
-    the jobs-table names (or are SWF logs / shipped traces)."""
+    `columns` (the `--columns` text) renames the target file's columns, `train_columns` (the
+    `--train-columns` text) those of a `--train-jobs` file."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
     from predictors.data import SplitData
     from schedulers.sampling import sample_window
@@ -118,7 +120,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
         frame = ds.frame
     else:
         source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs",
-                                                                 quiet=quiet)
+                                                                 columns=train_columns, quiet=quiet)
         same = _family(train_spec) == _family(spec)
         train_ds, ds, notes = transfer_dataset(source, source_columns, jobs, columns, same_clock=same)
         test = ds.frame[ds.frame["split"] == "test"]
@@ -128,7 +130,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
         frame = pd.concat([fit, test], ignore_index=True)
         card["transfer"] = {"train_jobs": str(train_spec), "train_source": source_card.get("source"),
                             "train_counts": train_ds.card()["counts"], **notes}
-        key = key + (("train", _file_key(train_spec) if not _is_shipped(train_spec) else train_spec),)
+        key = key + (("train", _file_key(train_spec) if not _is_shipped(train_spec) else train_spec, train_columns),)
     card.update(ds.card())
     card["features"] = list(ds.features)
     card["counts"] = {s: int((frame["split"] == s).sum()) for s in ("train", "val", "test")}

@@ -200,3 +200,34 @@ def test_a_trace_fit_is_made_once_per_process(tmp_path, monkeypatch):
         doc = json.loads((tmp_path / objective / "results.json").read_text())
         assert doc["n_jobs"] == len(_test_ids(frame)) and doc["dataset"]["feature_columns"]["categorical"] == ["tenant", "app"]
     assert calls == ["single-stage"]  # the second objective reused the first fit
+
+
+def test_train_columns_maps_the_train_file_as_columns_maps_the_target(tmp_path, one_error):
+    target, _ = _user_csv(tmp_path, n=400, seed=0)
+    (tmp_path / "train").mkdir()
+    source, frame = _user_csv(tmp_path / "train", n=600, seed=1)
+    renamed = tmp_path / "train" / "theirs.csv"
+    frame.rename(columns={"job_id": "id", "submit_time": "submit", "duration": "runtime", "gpus": "ngpu",
+                          "tenant": "team"}).to_csv(renamed, index=False)
+    mapping = "job_id=id,submit_time=submit,duration=runtime,gpus=ngpu,tenant=team"
+    plain, mapped = tmp_path / "plain", tmp_path / "mapped"
+    common = ("--task", "prediction", "--jobs", target, "--methods", "constant,single-stage", "--quiet")
+    assert _run(*common, "--train-jobs", source, "--output", plain) == 0
+    assert _run(*common, "--train-jobs", renamed, "--train-columns", mapping, "--output", mapped) == 0
+    for method in ("constant", "single-stage"):  # the same training jobs, hence the same p̂
+        a, b = (pd.read_parquet(d / "predictions" / f"{method}.parquet") for d in (plain, mapped))
+        assert a["job_id"].tolist() == b["job_id"].tolist() and np.array_equal(a["p_hat"], b["p_hat"])
+    counts = json.loads((mapped / "results.json").read_text())["dataset"]["counts"]
+    assert counts["train"] + counts["val"] > 0 and counts["test"] == len(_test_ids(pd.read_csv(target)))
+    # the train file unmapped: one line naming it and the option to give
+    line = one_error(["run", "--no-mlflow", *map(str, common), "--train-jobs", renamed, "--output", tmp_path / "o"])
+    assert str(renamed) in line and "--train-columns job_id=id" in line
+    line = one_error(["run", "--no-mlflow", *map(str, common), "--train-jobs", renamed, "--train-columns", "gpus=nope",
+                      "--output", tmp_path / "o"])
+    assert "--train-columns maps gpus to 'nope', which the file does not have" in line
+    assert "--train-columns maps the columns of a --train-jobs FILE" in one_error(
+        ["run", "--no-mlflow", *map(str, common), "--train-columns", mapping, "--output", tmp_path / "o"])
+    assert "--train-columns applies to a jobs-table file" in one_error(
+        ["run", "--no-mlflow", *map(str, common), "--train-jobs", "elasticflow", "--train-columns", mapping,
+         "--output", tmp_path / "o"])
+    assert not (tmp_path / "o").exists()
