@@ -180,3 +180,14 @@ def test_a_longer_venus_workload_keeps_the_day():
     assert per_day.min() > 0 and 0.6 < per_day.mean() / (11_304 / 14) < 1.4  # Venus's jobs per day
     with pytest.raises(ValueError):
         venus(seed=0, n_jobs=10, days=0)
+
+
+@pytest.mark.parametrize("fast,plain", [(FIFOCluster, PlainFIFO), (YarnCS, PlainYarnCS)], ids=["fifo", "yarn-cs"])
+def test_a_preempting_subclass_gets_the_plain_rule_at_its_rounds(fast, plain):
+    """A plugin may subclass fifo or yarn-cs and preempt: its rounds hand `select` a list of running and
+    waiting jobs, which must be read by the same rule."""
+    preempting = type("Preempting", (fast,), {"preemptive": True})
+    plain_preempting = type("PlainPreempting", (plain,), {"preemptive": True})
+    kw = dict(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30)
+    run = _same_run(preempting(**kw), plain_preempting(**kw), _busy_workload(7, n=200))
+    assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 200

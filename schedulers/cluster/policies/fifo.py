@@ -7,6 +7,7 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 
 from schedulers.cluster.rounds import ClusterPolicy
@@ -30,13 +31,16 @@ class FIFOCluster(ClusterPolicy):
 
     def _wait(self, j, now):
         super()._wait(j, now)
-        self.queue.append(j)
+        if self.queue and j < self.queue[-1]:  # waits again (a subclass that preempts): keep submit order
+            bisect.insort(self.queue, j)
+        else:
+            self.queue.append(j)
 
     def _unwait(self, j):
         super()._unwait(j)
         if self.queue[0] == j:
             self.queue.popleft()
-        else:  # not reached: FIFO starts jobs from the head only
+        else:  # only in a subclass that preempts: FIFO itself starts jobs from the head
             self.queue.remove(j)
 
     def fill_candidates(self):
@@ -44,6 +48,8 @@ class FIFOCluster(ClusterPolicy):
 
     def select(self, view, candidates, cluster):
         """The base rule (submit order, stop at the first job that does not fit) on the queue."""
+        if candidates is not self.queue:  # a round of a subclass that preempts: the base rule on the list
+            return super().select(view, candidates, cluster)
         chosen = []
         for j in candidates:
             if cluster.free_total == 0 or not self.try_place(cluster, j):

@@ -7,6 +7,7 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections import deque
 
@@ -33,14 +34,18 @@ class YarnCS(ClusterPolicy):
 
     def _wait(self, j, now):
         super()._wait(j, now)
-        self.queues[self.tenant[j]].append(j)
+        queue = self.queues[self.tenant[j]]
+        if queue and j < queue[-1]:  # waits again (a subclass that preempts): keep submit order
+            bisect.insort(queue, j)
+        else:
+            queue.append(j)
 
     def _unwait(self, j):
         super()._unwait(j)
         queue = self.queues[self.tenant[j]]
         if queue[0] == j:
             queue.popleft()
-        else:  # not reached: a tenant's jobs start in its queue order
+        else:  # only in a subclass that preempts: YARN-CS itself starts a tenant's jobs in queue order
             queue.remove(j)
 
     def fill_candidates(self):
@@ -51,6 +56,10 @@ class YarnCS(ClusterPolicy):
         does not (the tenant is then blocked); pass 2: the blocked tenants' remaining jobs in submit
         order on idle quota, each tenant again until its first job that does not fit."""
         queues = candidates
+        if queues is not self.queues:  # a list of jobs (a round of a subclass that preempts): per-tenant queues of it
+            queues = [[] for _ in range(self.T)]
+            for j in sorted(candidates):
+                queues[self.tenant[j]].append(j)
         used = list(self.tenant_used)
         chosen = []
         lent: list[tuple[int, int, int]] = []  # (first job not started, tenant, its position) per blocked tenant
