@@ -343,6 +343,8 @@ def simulate(jobs: JobSet, policy: Policy, *, machines: int | None = 1, observer
         raw = fast_simulate(jobs, policy)
         if raw is not None:
             completion, start, preemptions, events = raw
-            return SimResult(np.array(completion, np.float64), np.array(start, np.float64),
-                             np.array(preemptions, np.int64), events)
+            n = jobs.n
+            return SimResult(np.fromiter(completion, np.float64, n), np.fromiter(start, np.float64, n),
+                             np.zeros(n, np.int64) if preemptions is None else np.fromiter(preemptions, np.int64, n),
+                             events)
     return Engine(jobs, policy, machines=machines, observers=observers).run()

@@ -31,7 +31,8 @@ _NAN = math.nan
 _INF = math.inf
 _DECISION_METHODS = ("reset", "allocate", "key", "after", "_level", "_join")
 
-Raw = tuple  # (completion, start, preemptions, events): lists in JobSet row order, and an int
+Raw = tuple  # (completion, start, preemptions, events): lists in JobSet row order (preemptions None: none), an int
+_READ_PREDICTIONS = frozenset({"spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-ref"})  # the kinds that read p̂
 
 
 def fast_simulate(jobs, policy) -> Raw | None:
@@ -40,8 +41,9 @@ def fast_simulate(jobs, policy) -> Raw | None:
     if kind is None:
         return None
     submit = jobs.submit_time.tolist()
+    submit.append(_INF)  # a sentinel after the last release: the loops read submit[nxt] without a bounds test
     size = jobs.size.tolist()
-    pred = None if jobs.predicted is None else jobs.predicted.tolist()
+    pred = None if jobs.predicted is None or kind not in _READ_PREDICTIONS else jobs.predicted.tolist()
     if kind == "rr":
         return _rr(submit, size)
     if kind == "prr":
@@ -102,7 +104,7 @@ def _fifo(submit, size):
     completion, start = [_NAN] * n, [_NAN] * n
     now = V = 0.0
     nxt = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     for run in range(n):
         if nxt <= run:  # the machine is idle until this job's release (no group is active)
@@ -111,7 +113,7 @@ def _fifo(submit, size):
             events += 1
             while next_submit <= now:
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
         fin = V + size[run]
         start[run] = now
         while True:  # the events while `run` is served: arrivals, then its completion
@@ -128,14 +130,14 @@ def _fifo(submit, size):
             now = next_submit
             while next_submit <= now:
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
             if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
                 break  # finishes within the tolerance of this arrival: completes at it
         completion[run] = now
         while next_submit <= now:
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
-    return completion, start, [0] * n, events
+            next_submit = submit[nxt]
+    return completion, start, None, events
 
 
 def _non_preemptive(submit, size, key):
@@ -147,7 +149,7 @@ def _non_preemptive(submit, size, key):
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
     nxt = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     for _ in range(n):
         if not waiting:  # the machine is idle until the next release (no group is active)
@@ -157,7 +159,7 @@ def _non_preemptive(submit, size, key):
             while next_submit <= now:
                 push(waiting, (key[nxt], nxt))
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
         run = pop(waiting)[1]
         fin = V + size[run]
         start[run] = now
@@ -176,15 +178,15 @@ def _non_preemptive(submit, size, key):
             while next_submit <= now:
                 push(waiting, (key[nxt], nxt))
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
             if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
                 break
         completion[run] = now
         while next_submit <= now:
             push(waiting, (key[nxt], nxt))
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
-    return completion, start, [0] * n, events
+            next_submit = submit[nxt]
+    return completion, start, None, events
 
 
 def _preemptive(submit, size, pred, static, dynamic):
@@ -209,7 +211,7 @@ def _preemptive(submit, size, pred, static, dynamic):
     now = V = fin = vjoin = 0.0
     run = -1
     nxt = finished = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     while finished < n:
         if run < 0:
@@ -220,7 +222,7 @@ def _preemptive(submit, size, pred, static, dynamic):
                 while next_submit <= now:
                     push(waiting, (arrival_key[nxt], nxt))
                     nxt += 1
-                    next_submit = submit[nxt] if nxt < n else _INF
+                    next_submit = submit[nxt]
             run = pop(waiting)[1]
             vjoin = V
             fin = V + size[run] - base[run]
@@ -240,14 +242,14 @@ def _preemptive(submit, size, pred, static, dynamic):
             while next_submit <= now:
                 push(waiting, (arrival_key[nxt], nxt))
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
             continue
         V += next_submit - now  # an arrival while `run` is served; dt > 0
         now = next_submit
         while next_submit <= now:
             push(waiting, (arrival_key[nxt], nxt))
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
+            next_submit = submit[nxt]
         if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
             completion[run] = now  # finishes within the tolerance of this arrival
             finished += 1
@@ -291,7 +293,7 @@ def _edf_p(submit, size, pred, initial_stretch):
     now = V = fin = vjoin = 0.0
     run = -1
     nxt = finished = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     wake = _INF  # the running job's predicted deadline
     tol_rel = _REL_TOL
     while finished < n:
@@ -328,7 +330,7 @@ def _edf_p(submit, size, pred, initial_stretch):
         while next_submit <= now:
             push(waiting, (submit[nxt] + stretch * pred[nxt], nxt))
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
+            next_submit = submit[nxt]
             arrived = True
         if not (completed or arrived or wake <= now):
             continue
@@ -377,7 +379,7 @@ def _rr(submit, size):
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
     nxt = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     while nxt < n or heap:
         events += 1
@@ -411,8 +413,8 @@ def _rr(submit, size):
             push(heap, (V + size[nxt], nxt))
             start[nxt] = now
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
-    return completion, start, [0] * n, events
+            next_submit = submit[nxt]
+    return completion, start, None, events
 
 
 def _prr(submit, size, pred, lam):
@@ -431,7 +433,7 @@ def _prr(submit, size, pred, lam):
     fav = -1
     now = 0.0
     nxt = finished = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     f0 = f1 = r0 = r1 = t0 = t1 = 0.0
     while finished < n:
@@ -507,7 +509,7 @@ def _prr(submit, size, pred, lam):
         while next_submit <= now:
             push(by_pred, (pred[nxt], nxt))
             nxt += 1
-            next_submit = submit[nxt] if nxt < n else _INF
+            next_submit = submit[nxt]
         if not completed and first == nxt:
             continue
         # PRR.allocate, its moves applied in order after its rates (as Engine._apply does)
@@ -576,7 +578,7 @@ def _las(submit, size):
     push, pop = heapq.heappush, heapq.heappop
     now = level = 0.0
     nxt = events = 0
-    next_submit = submit[0] if n else _INF
+    next_submit = submit[0]
     tol_rel = _REL_TOL
     while nxt < n or cohort:
         events += 1
@@ -624,7 +626,7 @@ def _las(submit, size):
                 push(cohort, (size[nxt], nxt))
                 start[nxt] = now
                 nxt += 1
-                next_submit = submit[nxt] if nxt < n else _INF
+                next_submit = submit[nxt]
         while stack and cohort and (crossed or level >= stack[-1][2]):
             # merge with the frozen cohort caught up with (within 1e-9), smaller heap into larger
             crossed = False
@@ -634,4 +636,4 @@ def _las(submit, size):
                 level = frozen_level
             for entry in other:
                 push(cohort, entry)
-    return completion, start, [0] * n, events
+    return completion, start, None, events
