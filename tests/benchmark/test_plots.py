@@ -284,3 +284,23 @@ def test_cdf_steps_are_the_exact_cdf_thinned():
     np.testing.assert_allclose(share, exact)
     small, small_share = plots.cdf_steps([3.0, 1.0, 2.0])
     assert small.tolist() == [1.0, 2.0, 3.0] and small_share.tolist() == [1 / 3, 2 / 3, 1.0]
+
+
+@pytest.mark.parametrize("string_dtype", [True, False])
+def test_series_cdf_steps_are_the_groupby_series_in_first_row_order(string_dtype):
+    """The stretch CDF's series, found with one mask per series, are pandas' groupby(sort=False,
+    dropna=False) groups: same keys (no predictor: NaN), same order, same values — interleaved rows,
+    a policy with and without a predictor, a predictor shared by two policies."""
+    rng = np.random.default_rng(0)
+    policy = rng.choice(["srpt", "spjf", "prr", "fifo"], 3000)
+    predictor = np.where(np.isin(policy, ["srpt", "fifo"]), None, rng.choice(["noise:0.5", "lgbm-meta", None], 3000))
+    frame = pd.DataFrame({"policy": policy, "predictor": predictor, "stretch": rng.lognormal(0, 1, 3000)})
+    if string_dtype:
+        frame = frame.astype({"policy": "string", "predictor": "string"})
+    got = plots.series_cdf_steps(frame)
+    expected = list(frame.groupby(["policy", "predictor"], dropna=False, sort=False)["stretch"])
+    assert len(got) == len(expected) == 8
+    for ((p, q), (s, share)), ((ep, eq), values) in zip(got, expected):
+        assert p == ep and ((pd.isna(q) and pd.isna(eq)) or (not pd.isna(q) and not pd.isna(eq) and q == eq))
+        es, eshare = plots.cdf_steps(values.to_numpy())
+        assert np.array_equal(s, es) and np.array_equal(share, eshare)
