@@ -37,3 +37,30 @@ def test_every_workload_gives_the_predictive_policies_their_p_hat():
     for jobs, *_ in (philly_workload(), venus_workload(300)):
         assert jobs.predicted is not None and len(jobs.predicted) == jobs.n
         assert (jobs.predicted >= 1).all() and not (jobs.predicted == jobs.size).all()
+
+
+def test_a_policy_past_the_limit_is_stopped_and_recorded(tmp_path, capsys):
+    """--fairness-limit bounds the section: a policy still simulating at the limit is stopped, the
+    next one still runs, and the figures say which were stopped."""
+    import signal
+
+    out = tmp_path / "perf.json"
+    before = signal.getsignal(signal.SIGALRM)
+    argv = ["perf", "--fairness", "--fairness-workloads", "synthetic", "--fairness-jobs", "3000",
+            "--fairness-policies", "allox,fifo", "--fairness-limit", "0.05", "--output", str(out)]
+    assert main(argv) == 0
+    synthetic = json.loads(out.read_text())["fairness"]["workloads"]["synthetic"]
+    assert synthetic["policies"]["allox"] == {"seconds": None, "stopped_after_s": 0.05, "completed": None}
+    assert synthetic["stopped"] == ["allox", "fifo"]  # 3,000 jobs take longer than 0.05 s, each
+    err = capsys.readouterr().err
+    assert "allox         > 0.05 s: stopped at --fairness-limit" in err and "fifo          > 0.05 s" in err
+    assert "(at least: 2 stopped at the limit)" in err
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    # without a limit every policy finishes
+    assert main([*argv[:-4], "--fairness-limit", "0", "--output", str(out)]) == 0
+    synthetic = json.loads(out.read_text())["fairness"]["workloads"]["synthetic"]
+    assert synthetic["stopped"] == [] and synthetic["policies"]["allox"]["completed"] == 3000
+
+
+def test_a_negative_limit_is_refused(one_error):
+    assert "--fairness-limit must be >= 0 seconds" in one_error(["perf", "--fairness", "--fairness-limit", "-1"])
