@@ -420,7 +420,7 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     """
     from schedulers.jobs import JobSet
     from schedulers.objectives import DEFAULT_POLICIES, OBJECTIVES, run_objective
-    from schedulers.policy import get_policy
+    from schedulers.policy import get_policy, task_kind
     from schedulers.sampling import sample_window
 
     from atlas_data.errors import InputError
@@ -441,7 +441,7 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     for label, values in p_hat.items():
         if np.isnan(values).any():
             raise InputError(f"predictions {label!r} miss some of the jobs")
-    kind = "parallel" if objective == "makespan" else "single"
+    kind = task_kind("scheduling", objective)
     chosen = list(policies) if policies is not None else [
         p for p in DEFAULT_POLICIES[objective] if p_hat or not get_policy(p, kind).needs_prediction]
     for name in chosen:

@@ -160,11 +160,10 @@ def reads_true_sizes(doc: dict, row: dict) -> bool:
         return True
     if not row.get("policy"):
         return False
-    from schedulers.policy import get_policy
+    from schedulers.policy import get_policy, task_kind
 
-    kind = "cluster" if doc.get("task") == "fairness" else "parallel" if doc.get("objective") == "makespan" else "single"
     try:
-        return bool(get_policy(str(row["policy"]), kind).clairvoyant)
+        return bool(get_policy(str(row["policy"]), task_kind(doc.get("task"), doc.get("objective"))).clairvoyant)
     except KeyError:  # a plugin's policy this process has not loaded: not known to read true sizes
         return False
 

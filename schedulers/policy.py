@@ -93,6 +93,14 @@ def register(cls: type[Policy]) -> type[Policy]:
     return cls
 
 
+def task_kind(task: str | None, objective: str | None = None) -> str:
+    """The kind of policy a task runs: `cluster` for fairness, `parallel` for the makespan objective
+    (m machines), `single` for every other scheduling objective."""
+    if task == "fairness":
+        return "cluster"
+    return "parallel" if objective == "makespan" else "single"
+
+
 def policy_names(kind: str | None = None) -> list[str]:
     """Registered names of one kind (registration order); all kinds, without duplicates, if None."""
     _load_builtin()

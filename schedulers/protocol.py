@@ -38,7 +38,7 @@ import pandas as pd
 from schedulers import normalisers
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
-from schedulers.policy import get_policy
+from schedulers.policy import get_policy, task_kind
 
 PAPER_SAMPLE_SEED = 42
 PAPER_N = {"total_completion": 10_000, "max_stretch": 5_000}
@@ -171,7 +171,7 @@ def run_paper(objective: str, table: pd.DataFrame, predictions: dict[str, np.nda
     n_all = len(table)
 
     def labels_for(name):
-        return list(predictions) if get_policy(name, "parallel" if objective == "makespan" else "single").needs_prediction else [None]
+        return list(predictions) if get_policy(name, task_kind("scheduling", objective)).needs_prediction else [None]
 
     def emit(row, frame):
         rows.append(row)

@@ -379,9 +379,9 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
         key = _OPTION_TO_KEY.get(exc.where, "options")
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
     if getattr(parsed, "policies", None):  # a policy name or parameter the run refuses: refused now, not in every cell
-        from schedulers.policy import resolve_policy, split_policy_list
+        from schedulers.policy import resolve_policy, split_policy_list, task_kind
 
-        kind = "cluster" if parsed.task == "fairness" else "parallel" if parsed.objective == "makespan" else "single"
+        kind = task_kind(parsed.task, parsed.objective)
         try:
             load_plugins(getattr(parsed, "plugins", None))
             for item in split_policy_list(parsed.policies):

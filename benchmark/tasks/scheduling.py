@@ -51,7 +51,7 @@ from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list,
 from benchmark.timings import Timings
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
-from schedulers.policy import get_policy
+from schedulers.policy import get_policy, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
@@ -199,7 +199,7 @@ def execute(args) -> tuple[Path, dict]:
         predictions, sources = build_predictions(args, window, jobs.job_id, jobs.size, learner)
     del window
     policies = choose_policies(
-        args.policies, "parallel" if objective == "makespan" else "single", DEFAULT_POLICIES[objective],
+        args.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
         have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
     )
     out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
@@ -268,7 +268,7 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner, t
     with timings.stage("predictions"):
         predictions, sources = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
                                                  ordered["duration"].to_numpy(np.float64), learner)
-    kind = "parallel" if objective == "makespan" else "single"
+    kind = task_kind("scheduling", objective)
     policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
                                source=source, task=objective, quiet=args.quiet)
     out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
