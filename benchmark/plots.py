@@ -206,7 +206,7 @@ def series_cdf_steps(per_job: pd.DataFrame, value: str = "stretch") -> list[tupl
     (as `groupby(["policy", "predictor"], sort=False, dropna=False)` gives them; no predictor: NaN).
 
     One boolean mask per series instead of group codes and indexers for every row: a 10⁶-job run of
-    ten policies groups 10⁷ rows, which took 400 MiB more at the run's peak; this takes about 90."""
+    ten policies groups 10⁷ rows, which took 400 MiB more at the run's peak; this takes about 50."""
     policy, predictor = per_job["policy"], per_job["predictor"]
     values = per_job[value].to_numpy()
     no_predictor = predictor.isna().to_numpy(dtype=bool)

@@ -146,7 +146,8 @@ class Cluster:
         # A wholly free node of capacity c sits in bucket c, so the GPUs in the buckets of the capacities
         # plus the largest free count bound what such a placement can hold: most failures stop here.
         capacity, buckets = self.capacity, self._buckets
-        bound = self.max_free()
+        top = self.max_free()
+        bound = top
         for c in self._levels:
             bound += c * len(buckets[c])
         if g > bound:
@@ -159,7 +160,7 @@ class Cluster:
                 nodes.sort()
                 whole += nodes
                 whole_gpus += c * len(nodes)
-        if g > whole_gpus + self.max_free():  # the allowed whole nodes plus one remainder node cannot hold it
+        if g > whole_gpus + top:  # the allowed whole nodes plus one remainder node cannot hold it
             return None
         chosen: list[tuple[int, int]] = []
         used: set[int] = set()

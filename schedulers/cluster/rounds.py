@@ -55,6 +55,7 @@ May import numpy, schedulers.policy and schedulers.cluster.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 
@@ -514,6 +515,23 @@ class RoundPlan:
         self.plan.take(held)
         for node, k in held:
             self.held[node] -= k
+
+
+def enqueue(queue, j: int) -> None:
+    """Add waiting job j to a queue kept in submit (job index) order: appended, or put in its place
+    when it waits again after a preemption (only in a subclass of a non-preemptive policy)."""
+    if queue and j < queue[-1]:
+        bisect.insort(queue, j)
+    else:
+        queue.append(j)
+
+
+def dequeue(queue, j: int) -> None:
+    """Remove job j, which starts, from its queue: the head, unless a preempting subclass chose another."""
+    if queue[0] == j:
+        queue.popleft()
+    else:
+        queue.remove(j)
 
 
 def _rho(attained: float, fair: float) -> float:

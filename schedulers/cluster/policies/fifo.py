@@ -7,10 +7,9 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.rounds import ClusterPolicy, dequeue, enqueue
 from schedulers.policy import register
 
 
@@ -31,17 +30,11 @@ class FIFOCluster(ClusterPolicy):
 
     def _wait(self, j, now):
         super()._wait(j, now)
-        if self.queue and j < self.queue[-1]:  # waits again (a subclass that preempts): keep submit order
-            bisect.insort(self.queue, j)
-        else:
-            self.queue.append(j)
+        enqueue(self.queue, j)
 
     def _unwait(self, j):
         super()._unwait(j)
-        if self.queue[0] == j:
-            self.queue.popleft()
-        else:  # only in a subclass that preempts: FIFO itself starts jobs from the head
-            self.queue.remove(j)
+        dequeue(self.queue, j)
 
     def fill_candidates(self):
         return self.queue

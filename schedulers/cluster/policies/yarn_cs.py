@@ -7,11 +7,10 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections import deque
 
-from schedulers.cluster.rounds import ClusterPolicy, _EPS
+from schedulers.cluster.rounds import ClusterPolicy, _EPS, dequeue, enqueue
 from schedulers.policy import register
 
 
@@ -34,19 +33,11 @@ class YarnCS(ClusterPolicy):
 
     def _wait(self, j, now):
         super()._wait(j, now)
-        queue = self.queues[self.tenant[j]]
-        if queue and j < queue[-1]:  # waits again (a subclass that preempts): keep submit order
-            bisect.insort(queue, j)
-        else:
-            queue.append(j)
+        enqueue(self.queues[self.tenant[j]], j)
 
     def _unwait(self, j):
         super()._unwait(j)
-        queue = self.queues[self.tenant[j]]
-        if queue[0] == j:
-            queue.popleft()
-        else:  # only in a subclass that preempts: YARN-CS itself starts a tenant's jobs in queue order
-            queue.remove(j)
+        dequeue(self.queues[self.tenant[j]], j)
 
     def fill_candidates(self):
         return self.queues
