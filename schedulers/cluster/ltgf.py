@@ -179,6 +179,30 @@ class LTGF:
             return 0.0
         return _ratio(attained, self.job_fair_share(j, t))
 
+    def job_rhos(self, jobs, t: float) -> list[float]:
+        """`job_rho(j, t)` of each of `jobs`, the same values, in one pass: each tenant is advanced
+        once (a reading at the same t advances nothing more)."""
+        tenant, gpus, att, since, done = self.tenant, self.gpus, self.job_att, self.hold_since, self.done
+        weight, x, G, base = self.weight, self.x, self.G, self.job_base
+        advanced = set()
+        out = []
+        for j in jobs:
+            k = tenant[j]
+            if k not in advanced:
+                self._advance(k, t)
+                advanced.add(k)
+            if done[j]:
+                out.append(self.job_rho(j, t))
+                continue
+            held = since[j]
+            attained = att[j] + (0.0 if held != held else gpus[j] * (t - held))
+            if attained <= 0.0:
+                out.append(0.0)
+                continue
+            fair = weight[j] * (G[k][x[j]][0] - base[j])
+            out.append(attained / fair if fair > 0.0 else math.inf)
+        return out
+
     def tenant_attained(self, k: int, t: float) -> float:
         self._advance(k, t)
         return self.att[k]

@@ -86,11 +86,24 @@ class Cluster:
 
     def empty_copy(self) -> "Cluster":
         """Same nodes, every GPU free (the view of a scheduling round)."""
-        return Cluster(self.capacity)
+        return self.with_free(self.capacity)
 
     def with_free(self, free) -> "Cluster":
-        """Same nodes with the given free counts per node (a round's planning copy)."""
-        return Cluster(self.capacity, free)
+        """Same nodes with the given free counts per node (a round's planning copy): the node
+        attributes are shared (they never change), only the free counts and buckets are new."""
+        copy = Cluster.__new__(Cluster)
+        copy.capacity = self.capacity
+        copy.total = self.total
+        copy._max = self._max
+        copy._levels = self._levels
+        copy.free = free = list(free)
+        copy.free_total = sum(free)
+        buckets = copy._buckets = [set() for _ in range(self._max + 1)]
+        for i, f in enumerate(free):
+            buckets[f].add(i)
+        copy._version = 0
+        copy._misses = {}
+        return copy
 
     def max_free(self) -> int:
         for level in range(self._max, 0, -1):
@@ -185,7 +198,11 @@ class Cluster:
         return None
 
     def fits(self, placement: Placement) -> bool:
-        return all(self.free[n] >= k for n, k in placement)
+        free = self.free
+        for n, k in placement:
+            if free[n] < k:
+                return False
+        return True
 
     def take(self, placement: Placement) -> None:
         self._version += 1

@@ -182,22 +182,26 @@ class ClusterPolicy(Policy):
         A running job (or one preempted at this very instant) keeps its GPUs when they are still
         free there; otherwise j gets a consolidated placement (`cluster.find`, which at a round
         prefers GPUs no undecided running job holds)."""
-        p = self.placement[j]
-        keeps = j in self.holding or self.preempted_at[j] == self.now  # renewal, or undo of this instant's preemption
-        if not (keeps and p is not None and cluster.fits(p) and (allowed is None or all(n in allowed for n, _ in p))):
-            if self.gpus[j] > cluster.free_total:
-                return False
-            p = cluster.find(self.gpus[j], allowed)
-            if p is None:
-                return False
-        if j in self.holding and isinstance(cluster, RoundPlan):
-            if p is self.placement[j]:
+        held = self.placement[j]
+        holding = j in self.holding
+        # renewal, or undo of this instant's preemption: the GPUs it holds (held) if they are free there
+        if ((holding or self.preempted_at[j] == self.now) and held is not None and cluster.fits(held)
+                and (allowed is None or all(n in allowed for n, _ in held))):
+            p = held
+            if holding and isinstance(cluster, RoundPlan):
                 cluster.renew(p)
             else:
                 cluster.take(p)
-                cluster.decided(self.placement[j])
         else:
+            g = self.gpus[j]
+            if g > cluster.free_total:
+                return False
+            p = cluster.find(g, allowed)
+            if p is None:
+                return False
             cluster.take(p)
+            if holding and isinstance(cluster, RoundPlan):
+                cluster.decided(held)
         self.plan[j] = p
         self.plan_allowed[j] = allowed
         return True
@@ -385,7 +389,7 @@ class ClusterPolicy(Policy):
         placed: dict[int, tuple] = {j: self.placement[j] for j in chosen if j in self.holding}
         if all(self.plan[j] == p for j, p in placed.items()):
             return  # the plan already keeps every chosen running job where it is
-        packed = Cluster(self.capacities)
+        packed = self.cluster.empty_copy()
         for p in placed.values():
             packed.take(p)
         for j in chosen:
@@ -460,10 +464,11 @@ class RoundPlan:
     once every job not renewed is released, every planned placement fits: executing it cannot fail.
     """
 
-    __slots__ = ("plan", "unclaimed", "held")
+    __slots__ = ("plan", "unclaimed", "held", "fits")
 
     def __init__(self, cluster: Cluster, holdings) -> None:
         self.plan = cluster.empty_copy()
+        self.fits = self.plan.fits  # `fits(placement)`: every planned placement is checked against the plan
         held = self.held = [0] * len(cluster.capacity)
         for placement in holdings:
             for node, k in placement:
@@ -488,9 +493,6 @@ class RoundPlan:
             value = 0
         if value != self.unclaimed.free[node]:
             self.unclaimed.set_free(node, value)
-
-    def fits(self, placement) -> bool:
-        return self.plan.fits(placement)
 
     def find(self, g: int, allowed=None):
         placement = self.unclaimed.find(g, allowed)

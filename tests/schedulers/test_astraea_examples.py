@@ -68,6 +68,9 @@ class _Ledger:
     def job_rho(self, j, t):
         return self.rho[j]
 
+    def job_rhos(self, jobs, t):
+        return [self.rho[j] for j in jobs]
+
     def tenant_attained(self, k, t):
         return (54_000.0, 72_000.0)[k]
 

@@ -29,16 +29,23 @@ class Astraea(ClusterPolicy):
     name = "astraea"
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
-    def job_key(self, view, j: int, rho: float) -> tuple:
-        new = not self.started[j]
-        return (rho - (NEW_JOB_BONUS if new else 0.0), j)
+    def job_keys(self, view, candidates, rhos) -> list[tuple]:
+        """The phase-2 key of each candidate (smallest first): ρ_job − bonus if never started, then j."""
+        started = self.started
+        return [(rho if started[j] else rho - NEW_JOB_BONUS, j) for j, rho in zip(candidates, rhos)]
 
     def select(self, view, candidates, cluster):
         now = view.now
         ltgf = self.ltgf
         per: dict[int, list] = {}
-        for j in candidates:
-            per.setdefault(self.tenant[j], []).append(self.job_key(view, j, ltgf.job_rho(j, now)))
+        tenant = self.tenant
+        for j, key in zip(candidates, self.job_keys(view, candidates, ltgf.job_rhos(candidates, now))):
+            k = tenant[j]
+            lst = per.get(k)
+            if lst is None:
+                per[k] = [key]
+            else:
+                lst.append(key)
         charged, fair, heap = {}, {}, []
         for k, lst in per.items():
             lst.sort(reverse=True)  # pop() = best
@@ -87,8 +94,12 @@ class AstraeaP(Astraea):
     needs_prediction = True
     description = "ASTRAEA, new jobs of a tenant shortest-predicted first"
 
-    def job_key(self, view, j: int, rho: float) -> tuple:
-        p = view.jobs.predicted[j]
-        if not self.started[j]:
-            return (rho - NEW_JOB_BONUS, p, j)
-        return (rho, max(0.0, p - self.progress(view, j)), j)
+    def job_keys(self, view, candidates, rhos) -> list[tuple]:
+        predicted, started, keys = view.jobs.predicted, self.started, []
+        for j, rho in zip(candidates, rhos):
+            p = predicted[j]
+            if not started[j]:
+                keys.append((rho - NEW_JOB_BONUS, p, j))
+            else:
+                keys.append((rho, max(0.0, p - self.progress(view, j)), j))
+        return keys

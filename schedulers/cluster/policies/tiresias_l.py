@@ -29,14 +29,19 @@ class TiresiasL(ClusterPolicy):
 
     def order(self, view, candidates):
         now = view.now
-        ltgf = self.ltgf
+        job_attained = self.ltgf.job_attained
+        holding, wait_since, offset = self.holding, self.wait_since, self.offset
+        thresholds, starvation = self.THRESHOLDS_GPU_S, self.STARVATION
         keys = []
         for j in candidates:
-            att = ltgf.job_attained(j, now)
-            if j not in self.holding and att > 0 and now - self.wait_since[j] > self.STARVATION * self.progress(view, j):
-                self.offset[j] = att  # promoted: counts from zero again
-            level = att - self.offset[j]
-            q = sum(level >= t for t in self.THRESHOLDS_GPU_S)
+            att = job_attained(j, now)
+            if att > 0 and j not in holding and now - wait_since[j] > starvation * self.progress(view, j):
+                offset[j] = att  # promoted: counts from zero again
+            level = att - offset[j]
+            q = 0
+            for t in thresholds:
+                if level >= t:
+                    q += 1
             keys.append((q, j))
         keys.sort()
         return [j for _, j in keys]
