@@ -249,8 +249,13 @@ def _key(values: pd.Series, missing_is_unknown: bool = True) -> np.ndarray:
 def _split(submit: np.ndarray, holdout_test: bool, where: str) -> np.ndarray:
     """70/15/15 by submit time (atlas_data.split); without a test part, train/val in the same 70 : 15 ratio."""
     if holdout_test:
-        t_val, t_test = split_boundaries(submit)
-        return assign_split(pd.DataFrame({"submit_time": submit}), t_val, t_test)["split"].to_numpy(object)
+        try:
+            t_val, t_test = split_boundaries(submit)
+            return assign_split(pd.DataFrame({"submit_time": submit}), t_val, t_test)["split"].to_numpy(object)
+        except InputError as exc:
+            if exc.path:
+                raise
+            raise InputError(exc.problem, path=where, where=exc.where) from None
     t_val, _ = split_boundaries(submit, fractions=(0.70 / 0.85, 0.15 / 0.85))
     split = np.where(submit < t_val, "train", "val").astype(object)
     for name in ("train", "val"):

@@ -95,6 +95,12 @@ def read_table(path: str | os.PathLike, *, string_columns: Iterable[str] = ()) -
         raise
     except Exception as exc:  # bad parquet magic, permissions ...
         raise InputError(f"cannot read parquet file: {_first_line(exc)}", path=str(path)) from None
+    # a frame saved with a named index (e.g. `set_index("job_id")`) keeps that column as its index:
+    # it is a column of the file like any other; an unnamed index is only the rows' positions
+    if any(name is not None for name in df.index.names):
+        df = df.reset_index()
+    elif not isinstance(df.index, pd.RangeIndex) or df.index.start != 0 or df.index.step != 1:
+        df = df.reset_index(drop=True)
     df.columns = [str(c).strip() for c in df.columns]
     return df, kind
 
@@ -130,6 +136,12 @@ def read_csv_frame(source: Path | bytes, *, string_columns: Iterable[str] = (), 
         raise InputError("file is empty (no header, no rows)", path=label, where=where) from None
     except Exception as exc:  # parser errors, permissions, bad encoding ...
         raise InputError(f"cannot read csv file: {_first_line(exc)}", path=label, where=where) from None
+    if not (isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1):
+        # pandas reads a first data row with more fields than the header as a row index: every value
+        # would then sit under the wrong column
+        extra = df.index.nlevels
+        raise InputError(f"{len(raw_names) + extra} fields, the header has {len(raw_names)} (a value without a "
+                         "column name)", path=label, where=(f"{where}: " if where else "") + "row 1 (line 2)")
     df.columns = [str(c).strip() for c in df.columns]
     # a CSV that ends with blank places yields trailing all-NaN (or, in text columns, all-empty) rows: not data
     blank = (df.isna() | df.eq("")).all(axis=1).to_numpy() if len(df.columns) else np.zeros(len(df), bool)
@@ -488,6 +500,8 @@ def suggest_column_map(columns) -> str:
     items = []
     for target in ("job_id", "submit_time", "duration", "gpus", "tenant"):
         if target in present:
+            if present[target] != target:  # the same name in other letter case: it still needs naming
+                items.append(f"{target}={present[target]}")
             continue
         found = next((present[n] for n in _USUAL_NAMES[target] if n in present), None)
         if found is not None:

@@ -310,7 +310,12 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         say(f"{capped} dataset jobs ask for more than {sum(capacities)} GPUs: capped at the cluster size", args.quiet)
         jobs = replace(jobs, gpus=np.minimum(jobs.gpus, sum(capacities)))
     if int(jobs.gpus.max()) > sum(capacities):
-        raise InputError(f"a job asks for {int(jobs.gpus.max())} GPUs, the cluster has {sum(capacities)}", where="--nodes")
+        too_big = np.flatnonzero(jobs.gpus > sum(capacities))
+        first = int(too_big[np.argmax(jobs.gpus[too_big])])
+        more = f"; {len(too_big)} jobs ask for more than the cluster" if len(too_big) > 1 else ""
+        raise InputError(f"asks for {int(jobs.gpus[first])} GPUs, the cluster has {sum(capacities)} (--nodes × "
+                         f"--gpus-per-node, or --node-list){more}", path=str(args.jobs) if args.jobs else None,
+                         where=f"job '{jobs.job_id[first]}'")
     check_simulated_span(args, jobs, sum(capacities))
     weights = _tenant_weights(args, jobs.tenant_names, scenario_weights)
     source = card.get("path") or card.get("source")

@@ -164,6 +164,11 @@ class ClusterPolicy(Policy):
         which its `select` then reads."""
         return list(self.waiting)
 
+    def round_candidates(self):
+        """The candidates of a round: the running, then the waiting jobs. A policy that keeps its
+        waiting jobs in decision order (tiresias-l) returns something cheaper, which its `order` reads."""
+        return list(self.holding) + list(self.waiting)
+
     def select(self, view, candidates: list[int], cluster: Cluster) -> list[int]:
         """Choose jobs and place them on `cluster` (taking GPUs); return the chosen, in order."""
         chosen = []
@@ -348,8 +353,7 @@ class ClusterPolicy(Policy):
         self.rounds += 1
         self.undo_cold: dict[int, tuple[float, float]] = {}
         plan = RoundPlan(self.cluster, [self.placement[j] for j in self.holding])
-        candidates = list(self.holding) + list(self.waiting)
-        chosen = self.select(view, candidates, plan)
+        chosen = self.select(view, self.round_candidates(), plan)
         self._compact(chosen)
         renewed = {j for j in chosen if j in self.holding and self.plan[j] == self.placement[j]}
         moved = {j for j in chosen if j in self.holding and j not in renewed}

@@ -274,9 +274,9 @@ def test_extreme_values_never_hang_or_crash_the_fairness_simulator(tmp_path, mon
     _exit_2_one_line(capsys, fairness + [_table(tmp_path, "long.csv", duration=[1e12, 1, 1, 1])],
                      "--fair-window", "fairness windows")
     _exit_2_one_line(capsys, fairness + [_table(tmp_path, "gang.csv", gpus=[65, 1, 1, 1])],
-                     "a job asks for 65 GPUs, the cluster has 64")
-    _exit_2_one_line(capsys, fairness + [_table(tmp_path, "wide.csv", gpus=[9, 1, 1, 1]), "--nodes", "1"],
-                     "a job asks for 9 GPUs, the cluster has 8")
+                     "gang.csv: job 'a': asks for 65 GPUs, the cluster has 64")
+    _exit_2_one_line(capsys, fairness + [_table(tmp_path, "wide.csv", gpus=[9, 1, 12, 10]), "--nodes", "1"],
+                     "wide.csv: job 'c': asks for 12 GPUs, the cluster has 8", "3 jobs ask for more")
     assert not (tmp_path / "never").exists()
 
 
@@ -333,3 +333,46 @@ def test_a_submission_beyond_the_bound_is_refused(tmp_path, capsys):
     pd.DataFrame({"job_id": test_ids, "p_hat": pd.to_timedelta([100] * 10, unit="s")}).to_parquet(sub / "predictions.parquet")
     _exit_2_one_line(capsys, ["submit", sub, "--track", "prediction", "--data", ds, "--entries-dir", entries],
                      "column 'p_hat'", "has type duration")
+
+
+def test_a_value_without_a_column_name_is_refused_not_shifted(tmp_path, capsys):
+    """Data rows with one field more than the header: pandas would read the first field as a row
+    index and shift every value one column left (ids gone, submit times read as durations)."""
+    bad = tmp_path / "shifted.csv"
+    bad.write_text("job_id,submit_time,duration\na,0,100,2\nb,10,50,1\nc,20,30,3\n")
+    _exit_2_one_line(capsys, _scheduling(bad, tmp_path / "out"), "shifted.csv: row 1 (line 2): 4 fields, the header has 3")
+    _exit_2_one_line(capsys, ["data", "import", "--format", "jobs", bad, "--out", tmp_path / "imported.parquet"],
+                     "row 1 (line 2): 4 fields")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "imported.parquet").exists()
+
+
+def test_a_header_in_other_letter_case_gets_a_whole_columns_suggestion(tmp_path, capsys):
+    path = tmp_path / "upper.csv"
+    path.write_text("Job_ID,Submit_Time,Duration\na,0,100\nb,10,50\nc,20,30\n")
+    _exit_2_one_line(capsys, _scheduling(path, tmp_path / "out"),
+                     "--columns job_id=Job_ID,submit_time=Submit_Time,duration=Duration")
+    assert main([str(a) for a in _scheduling(path, tmp_path / "out", "--columns",
+                                             "job_id=Job_ID,submit_time=Submit_Time,duration=Duration")]) == 0
+
+
+def test_a_parquet_index_is_a_column_like_any_other(tmp_path):
+    """A frame saved after `set_index("job_id")` keeps job_id as the parquet's index; a frame saved
+    after filtering rows keeps their old positions as an unnamed index, which is not data."""
+    frame = pd.DataFrame(BASE)
+    frame.set_index("job_id").to_parquet(tmp_path / "named.parquet")
+    frame.iloc[[3, 1, 2]].to_parquet(tmp_path / "filtered.parquet")
+    for name, ids in (("named", ["a", "b", "c", "d"]), ("filtered", ["b", "c", "d"])):
+        out = tmp_path / name
+        assert main([str(a) for a in _scheduling(tmp_path / f"{name}.parquet", out, "--policies", "fifo")]) == 0
+        per_job = pd.read_parquet(out / "per_job.parquet")
+        assert sorted(per_job["job_id"]) == ids
+        assert list(per_job.columns).count("index") == 0
+
+
+def test_too_few_jobs_to_split_names_the_file(tmp_path, capsys):
+    _exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", _table(tmp_path, "two.csv", **{
+        k: v[:2] for k, v in BASE.items()}), "--no-mlflow", "--quiet", "--output", tmp_path / "out"],
+        "two.csv: need at least 3 jobs to split train/val/test, got 2")
+    same_time = _table(tmp_path, "instant.csv", submit_time=[5.0] * 4)
+    _exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", same_time, "--no-mlflow", "--quiet",
+                              "--output", tmp_path / "out"], "instant.csv: the train split is empty")

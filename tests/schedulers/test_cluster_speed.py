@@ -235,6 +235,15 @@ def test_tiresias_order_is_the_plain_rule():
     from schedulers.cluster.policies.tiresias_l import TiresiasL
 
     class PlainTiresias(TiresiasL):
+        def fill_candidates(self):
+            return ClusterPolicy.fill_candidates(self)
+
+        def round_candidates(self):
+            return ClusterPolicy.round_candidates(self)
+
+        def select(self, view, candidates, cluster):
+            return ClusterPolicy.select(self, view, candidates, cluster)
+
         def order(self, view, candidates):
             now, keys = view.now, []
             for j in candidates:
@@ -244,7 +253,12 @@ def test_tiresias_order_is_the_plain_rule():
                 keys.append((sum(att - self.offset[j] >= t for t in self.THRESHOLDS_GPU_S), j))
             return [j for _, j in sorted(keys)]
 
-    kw = dict(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30)
-    run = _same_run(TiresiasL(**kw), PlainTiresias(**kw), _busy_workload(5, n=300))
-    assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 300
-    assert (run.jobs["preemptions"] > 0).sum() > 10
+    for seed, caps in ((5, None), (6, [8, 8, 4, 2, 8])):
+        kw = dict(node_capacities=caps) if caps else dict(nodes=3, gpus_per_node=8)
+        kw.update(lease_s=600, interval_s=10, cold_start_s=30)
+        fast = TiresiasL(**kw)
+        run = _same_run(fast, PlainTiresias(**kw), _busy_workload(seed, n=300))
+        assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 300
+        assert (run.jobs["preemptions"] > 0).sum() > 10
+        assert sum(o > 0 for o in fast.offset) > 5  # starving jobs were promoted
+        assert all(not queue for queue in fast.queues) and not fast.waiting
