@@ -565,6 +565,10 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
         i, k = next((i, k) for i, row in enumerate(tokens) for k, f in enumerate(row) if not _is_number(f))
         raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a number: {tokens[i][k]!r}", path=path_s,
                          where=f"line {line_numbers[i]}") from None
+    if not np.isfinite(values).all():  # "nan" and "inf" parse as floats, but an SWF field is a number or −1
+        i, k = (int(a[0]) for a in np.nonzero(~np.isfinite(values)))
+        raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a finite number: {tokens[i][k]!r} (−1 marks a "
+                         "missing value)", path=path_s, where=f"line {line_numbers[i]}")
     ids = [row[0] for row in tokens]
     n = len(tokens)
     field = {name: values[:, k] for k, name in enumerate(SWF_FIELDS)}

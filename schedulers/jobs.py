@@ -103,9 +103,16 @@ class JobSet:
 
 
 def tie_order(job_id: np.ndarray, submit: np.ndarray) -> np.ndarray:
-    """Stable order by submit time, then job_id (numerically if every id is an integer)."""
-    ids = pd.Series(job_id, dtype=object)
-    numeric = pd.to_numeric(ids, errors="coerce")
-    key = numeric if not numeric.isna().any() else ids.astype(str)
-    frame = pd.DataFrame({"submit": submit, "key": key.to_numpy()})
-    return frame.sort_values(["submit", "key"], kind="mergesort").index.to_numpy(np.int64)
+    """Stable order by submit time, then job_id: as whole numbers, exactly, if every id is written as
+    one (then "007" before "7", as text), else as text."""
+    text = pd.Series(job_id, dtype=object).astype(str)
+    if len(text) and text.str.fullmatch(r"[+-]?[0-9]+").all():
+        try:
+            number = text.astype(np.int64)
+        except (OverflowError, ValueError):  # beyond 64 bits: Python's integers are exact at any size
+            rank = sorted(range(len(text)), key=lambda i: (submit[i], int(text.iat[i]), text.iat[i]))
+            return np.asarray(rank, np.int64)
+        frame = pd.DataFrame({"submit": submit, "number": number.to_numpy(), "text": text.to_numpy()})
+        return frame.sort_values(["submit", "number", "text"], kind="mergesort").index.to_numpy(np.int64)
+    frame = pd.DataFrame({"submit": submit, "text": text.to_numpy()})
+    return frame.sort_values(["submit", "text"], kind="mergesort").index.to_numpy(np.int64)

@@ -51,7 +51,7 @@ def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = Fal
     log (`.swf`, `.swf.gz`), or — when no such file exists — a trace shipped with the package by
     name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""
     from atlas_data.adapters import is_shipped_trace_name, shipped_trace
-    from atlas_data.jobs_table import COLUMNS, parse_column_map, read_jobs
+    from atlas_data.jobs_table import COLUMNS, PREDICTION_COLUMN, parse_column_map, read_jobs_source, validate_jobs
 
     mapping = parse_column_map(columns)
     if is_shipped_trace_name(spec) and not Path(spec).exists():
@@ -61,7 +61,14 @@ def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = Fal
         refuse_columns(mapping, "an SWF log")
         jobs, card = read_swf(spec, quiet)
         return jobs[list(COLUMNS)], card
-    return read_jobs(spec, columns=mapping), {"source": "jobs", "path": str(spec)}
+    source, places = read_jobs_source(spec, mapping)
+    unused = [str(c) for c in source.columns if c not in COLUMNS and c != PREDICTION_COLUMN]
+    table = validate_jobs(source, str(spec), places=places)
+    card = {"source": "jobs", "path": str(spec)}
+    if unused:  # read, not used: said (and kept in results.json), never dropped silently
+        card["unused_columns"] = unused
+        say(f"note: {spec}: {len(unused)} column(s) not used by this task: {', '.join(unused)}", quiet)
+    return table, card
 
 
 def is_swf(spec: str) -> bool:

@@ -99,6 +99,11 @@ def test_gzip_log_and_extension_rule(tmp_path):
 @pytest.mark.parametrize("bad, message", [
     ("1 0 5 100 4 -1 -1 4 200 -1 1 3 1 7 1 1 -1", "line 8: expected 18 whitespace-separated SWF fields, got 17"),
     ("1 0 5 abc 4 -1 -1 4 200 -1 1 3 1 7 1 1 -1 -1", "line 8: field 4 (run_time) is not a number: 'abc'"),
+    # "nan" and "inf" parse as floats: a missing value is −1, never a silently dropped row
+    ("1 0 5 100 4 -1 -1 4 200 -1 nan 3 1 7 1 1 -1 -1",
+     "line 8: field 11 (status) is not a finite number: 'nan' (−1 marks a missing value)"),
+    ("1 0 5 inf 4 -1 -1 4 200 -1 1 3 1 7 1 1 -1 -1",
+     "line 8: field 4 (run_time) is not a finite number: 'inf' (−1 marks a missing value)"),
 ])
 def test_a_bad_line_is_named(tmp_path, bad, message):
     path = write_log(tmp_path, HEADER + JOBS[:2] + [bad] + JOBS[2:])  # header: 5 lines, then lines 6, 7, 8

@@ -376,3 +376,16 @@ def test_too_few_jobs_to_split_names_the_file(tmp_path, capsys):
     same_time = _table(tmp_path, "instant.csv", submit_time=[5.0] * 4)
     _exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", same_time, "--no-mlflow", "--quiet",
                               "--output", tmp_path / "out"], "instant.csv: the train split is empty")
+
+
+def test_columns_a_task_does_not_use_are_named_not_dropped_silently(tmp_path, capsys):
+    path = _table(tmp_path, "extra.csv", priority=[1, 2, 1, 3], user=["u", "v", "u", "w"])
+    for task, extra in (("scheduling", ["--objective", "total_completion"]), ("fairness", ["--nodes", "1"])):
+        out = tmp_path / task
+        capsys.readouterr()
+        assert main(["run", "--task", task, *extra, "--jobs", str(path), "--no-mlflow", "--output", str(out)]) == 0
+        assert "note: " + str(path) + ": 2 column(s) not used by this task: priority, user" in capsys.readouterr().err
+        assert json.loads((out / "results.json").read_text())["dataset"]["unused_columns"] == ["priority", "user"]
+    plain = tmp_path / "plain"
+    assert main(_scheduling(str(_table(tmp_path, "plain.csv")), str(plain))) == 0
+    assert "unused_columns" not in json.loads((plain / "results.json").read_text())["dataset"]

@@ -91,6 +91,13 @@ def test_ties_by_submit_then_job_id():
     assert list(jobs.job_id) == ["z", "a", "b"]
     numeric = JobSet.from_arrays([0, 0, 0], [1, 1, 1], job_id=["10", "9", "100"])
     assert list(numeric.job_id) == ["9", "10", "100"]  # integer ids compare as numbers
+    # exactly, beyond float precision and beyond 64 bits, whatever the rows' order in the file
+    big = ["99999999999999999999", "99999999999999999998", "9007199254740993", "9007199254740992"]
+    for ids in (big, big[::-1]):
+        assert list(JobSet.from_arrays([0] * 4, [1] * 4, job_id=ids).job_id) == sorted(big, key=int)
+    # the same number written twice goes by its text; a decimal id makes every id text
+    assert list(JobSet.from_arrays([0, 0, 0], [1] * 3, job_id=["7", "007", "10"]).job_id) == ["007", "7", "10"]
+    assert list(JobSet.from_arrays([0, 0, 0], [1] * 3, job_id=["2", "10", "1.5"]).job_id) == ["1.5", "10", "2"]
 
 
 def test_non_clairvoyant_policy_cannot_read_true_sizes():
