@@ -348,11 +348,11 @@ def png_metadata(command: str) -> dict[str, str]:
     return {SIGNATURE_KEY: command}
 
 
-def svg_text(fig, command: str | None = None) -> str:
+def svg_text(fig, command: str | None = None, *, text_as_text: bool = False) -> str:
     """A matplotlib figure as SVG text, signed by `command` (when given) like a markdown/HTML file.
 
     No date and fixed element ids (a salt instead of random ones), so a rerun on the same data
-    writes the same file. The XML declaration must stay first, so the signature comment is the
+    writes the same file. `text_as_text`: labels stay text (drawn by the viewer's fonts), not paths. The XML declaration must stay first, so the signature comment is the
     second line (where `file_signature` looks).
     """
     import io
@@ -360,7 +360,8 @@ def svg_text(fig, command: str | None = None) -> str:
     from matplotlib import rc_context
 
     buffer = io.StringIO()
-    with rc_context({"svg.hashsalt": "atlas-bench"}):  # restored on exit: no lasting global state
+    params = {"svg.hashsalt": "atlas-bench", **({"svg.fonttype": "none"} if text_as_text else {})}
+    with rc_context(params):  # restored on exit: no lasting global state
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     if command:
@@ -375,7 +376,21 @@ def write_figure(fig, path: Path | str, *, dpi: int = 120, command: str | None =
     With `command`, both are signed (PNG text chunk, SVG comment) like every file the product
     writes. `benchmark.plots.save_figure` is this; it lives here so every layer writes figures alike.
     """
+    import warnings
+
     path = Path(path)
-    fig.savefig(path, dpi=dpi, format="png", metadata=png_metadata(command) if command else None)
-    path.with_suffix(".svg").write_text(svg_text(fig, command), encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        fig.savefig(path, dpi=dpi, format="png", metadata=png_metadata(command) if command else None)
+    missing = [w for w in caught if "missing from font" in str(w.message)]
+    for w in caught:
+        if w not in missing:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # labels in a script the plot font lacks (e.g. Chinese tenant names) are boxes in the PNG, and
+    # matplotlib warns once per glyph; the SVG then keeps its text as text, which a browser draws
+    # with the system's fonts
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*missing from font", category=UserWarning)
+        svg = svg_text(fig, command, text_as_text=bool(missing))
+    path.with_suffix(".svg").write_text(svg, encoding="utf-8")
     return path
