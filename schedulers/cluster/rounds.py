@@ -523,6 +523,31 @@ class RoundPlan:
             self.held[node] -= k
 
 
+class Candidates:
+    """The jobs a fill (the waiting ones) or a round (the running, then the waiting ones) offers, for
+    a policy that keeps its waiting jobs in its own queues (`fill_candidates` / `round_candidates`):
+    its `select` or `order` reads them from those queues; anything else may iterate it as a list."""
+
+    __slots__ = ("policy", "running")
+
+    def __init__(self, policy: ClusterPolicy, running: bool) -> None:
+        self.policy = policy
+        self.running = running
+
+    def jobs(self) -> list[int]:
+        policy = self.policy
+        return (list(policy.holding) if self.running else []) + list(policy.waiting)
+
+    def __iter__(self):
+        return iter(self.jobs())
+
+    def __len__(self) -> int:
+        return len(self.jobs())
+
+    def __repr__(self) -> str:
+        return f"<the {'running and ' if self.running else ''}waiting jobs>"
+
+
 def enqueue(queue, j: int) -> None:
     """Add waiting job j to a queue kept in submit (job index) order: appended, or put in its place
     when it waits again after a preemption (only in a subclass of a non-preemptive policy)."""

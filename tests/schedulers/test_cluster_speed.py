@@ -262,3 +262,25 @@ def test_tiresias_order_is_the_plain_rule():
         assert (run.jobs["preemptions"] > 0).sum() > 10
         assert sum(o > 0 for o in fast.offset) > 5  # starving jobs were promoted
         assert all(not queue for queue in fast.queues) and not fast.waiting
+
+
+def test_hived_queues_decide_as_the_plain_rule():
+    """HiveD reads each tenant's queue up to its first miss in its own cells, and skips gang sizes
+    that found no GPUs in the opportunistic pass: the same runs as its rule on every waiting job."""
+    from schedulers.cluster.policies.hived import HiveD
+
+    class PlainHiveD(HiveD):
+        def fill_candidates(self):
+            return ClusterPolicy.fill_candidates(self)
+
+        def round_candidates(self):
+            return ClusterPolicy.round_candidates(self)
+
+    for seed, caps in ((8, None), (9, [8, 8, 4, 2, 8, 4])):
+        kw = dict(node_capacities=caps) if caps else dict(nodes=4, gpus_per_node=8)
+        kw.update(lease_s=600, interval_s=10, cold_start_s=30, tenant_weights=[3.0, 1.0, 1.0, 2.0, 1.0])
+        fast = HiveD(**kw)
+        run = _same_run(fast, PlainHiveD(**kw), _busy_workload(seed, n=400))
+        assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 400
+        assert (run.jobs["preemptions"] > 0).sum() > 5 and run.metrics["migrations"] >= 0
+        assert all(not queue for queue in fast.queues)

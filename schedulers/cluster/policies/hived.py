@@ -7,7 +7,10 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
-from schedulers.cluster.rounds import ClusterPolicy
+import heapq
+from bisect import bisect_left, insort
+
+from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
 
@@ -38,8 +41,31 @@ class HiveD(ClusterPolicy):
         self.cells = [set() for _ in range(self.T)]
         for node, k in enumerate(owner):
             self.cells[k].add(node)
+        # each tenant's waiting jobs in index order: a fill or a round reads a tenant's jobs only up
+        # to its first miss in its own cells, and the opportunistic pass skips the gang sizes that
+        # found no GPUs (the queues of a busy cluster hold thousands of jobs)
+        self.queues: list[list[int]] = [[] for _ in range(self.T)]
+        self._fill_marker = Candidates(self, running=False)
+        self._round_marker = Candidates(self, running=True)
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        insort(self.queues[self.tenant[j]], j)
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        queue = self.queues[self.tenant[j]]
+        del queue[bisect_left(queue, j)]
+
+    def fill_candidates(self):
+        return self._fill_marker
+
+    def round_candidates(self):
+        return self._round_marker
 
     def select(self, view, candidates, cluster):
+        if candidates is self._fill_marker or candidates is self._round_marker:
+            return self._select_queued(candidates.running, cluster)
         blocked: set[int] = set()
         rest = []
         chosen = []
@@ -57,4 +83,48 @@ class HiveD(ClusterPolicy):
                 break
             if self.try_place(cluster, j):
                 chosen.append(j)
+        return chosen
+
+    def _select_queued(self, running: bool, cluster) -> list[int]:
+        """The rule above on the tenants' queues. A tenant's own cells are its own nodes, which no
+        other tenant's choice in the first pass touches, so each tenant's jobs are read apart, up
+        to its first miss, and the choices merged back into index order."""
+        tenant, cells, holding = self.tenant, self.cells, self.holding
+        own: list[list[int]] = [[] for _ in range(self.T)]
+        rests: list = []
+        if running:
+            outside = []
+            for j in sorted(holding):
+                k = tenant[j]
+                (own[k] if all(n in cells[k] for n, _ in self.placement[j]) else outside).append(j)
+            rests.append(outside)
+        chosen_by_tenant = []
+        for k in range(self.T):
+            jobs = heapq.merge(own[k], self.queues[k]) if own[k] else iter(self.queues[k])
+            mine = []
+            for j in jobs:
+                if self.try_place(cluster, j, allowed=cells[k]):
+                    mine.append(j)
+                else:  # blocked: this job and the tenant's later ones go to the opportunistic pass
+                    rests.append([j])
+                    rests.append(list(jobs))
+                    break
+            if mine:
+                chosen_by_tenant.append(mine)
+        chosen = list(heapq.merge(*chosen_by_tenant))
+        gpus, preempted_at, now = self.gpus, self.preempted_at, self.now
+        missed: set[int] = set()  # gang sizes with no placement since the last choice (the state is unchanged)
+        for j in heapq.merge(*rests):
+            free = cluster.free_total
+            if free == 0:
+                break
+            g = gpus[j]
+            plain = j not in holding and preempted_at[j] != now  # its placement is a function of the free GPUs
+            if g > free or (plain and g in missed):
+                continue
+            if self.try_place(cluster, j):
+                chosen.append(j)
+                missed.clear()
+            elif plain:
+                missed.add(g)
         return chosen

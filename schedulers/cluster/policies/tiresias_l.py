@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, insort
 
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
 
@@ -38,8 +38,8 @@ class TiresiasL(ClusterPolicy):
         self.queue_of = [-1] * view.jobs.n  # a waiting job's queue, -1 if it does not wait
         self.starving: list[tuple[float, float, int]] = []  # (promotion instant, wait start, job)
         self.view = view
-        self._fill_marker = _Candidates(self, running=False)
-        self._round_marker = _Candidates(self, running=True)
+        self._fill_marker = Candidates(self, running=False)
+        self._round_marker = Candidates(self, running=True)
 
     def level(self, j: int, attained: float) -> int:
         """The queue of a job that has attained `attained` GPU·s: thresholds passed since its offset."""
@@ -131,27 +131,3 @@ class TiresiasL(ClusterPolicy):
             if gpus[j] <= cluster.free_total and self.try_place(cluster, j):
                 chosen.append(j)
         return chosen
-
-
-class _Candidates:
-    """The jobs a fill (the waiting ones) or a round (the running, then the waiting ones) offers.
-    `order` reads them from the policy's queues; anything else may iterate it as a list of jobs."""
-
-    __slots__ = ("policy", "running")
-
-    def __init__(self, policy: TiresiasL, running: bool) -> None:
-        self.policy = policy
-        self.running = running
-
-    def jobs(self) -> list[int]:
-        policy = self.policy
-        return (list(policy.holding) if self.running else []) + list(policy.waiting)
-
-    def __iter__(self):
-        return iter(self.jobs())
-
-    def __len__(self) -> int:
-        return len(self.jobs())
-
-    def __repr__(self) -> str:
-        return f"<the {'running and ' if self.running else ''}waiting jobs>"
