@@ -11,7 +11,7 @@ Each learned method is a `ThreeStage` of Stage-1 learners and one Stage-2 combin
 | `quantile-median` | LightGBM quantile α = 0.1, 0.5, 0.9                       | none (raw Q0.1–Q0.9 interval)|
 | `cqr-stack`       | quantiles 0.1/0.5/0.9 + L2 + Huber                        | CQR interval + NNLS stacking |
 | `isotonic`        | LightGBM L2                                               | isotonic calibration         |
-| `two-stage`       | three duration bands: classifier + one expert per band    | none                         |
+| `two-stage`       | three duration bands (fewer on ties): classifier + one expert per band | none            |
 | `lgbm-meta`       | quantiles, L2, Huber, regularised L2, two-stage, recency, signature stats (+ support counts as context) | LightGBM meta-model boosted from the NNLS stack, cross-fitted in validation |
 | `oracle`          | reference: p̂ = p (reads test labels, nothing is fitted)   |                              |
 

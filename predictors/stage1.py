@@ -288,10 +288,40 @@ class FeatureLearner(RegressorMixin, BaseEstimator):
         return np.where(np.isfinite(v), v, self.fallback_)
 
 
+MIN_BAND_JOBS = 2  # the fewest train jobs LightGBM fits a band's expert on
+
+
+def duration_bands(y: np.ndarray, n_bands: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cut points and band labels 0..k−1 of the train labels y, cut at the (n_bands)-quantiles of y.
+
+    Band b holds the y in [edge_{b−1}, edge_b) (band 0 everything below the first edge, the last
+    band everything from the last edge up). Tied durations make cut points coincide (70 % of jobs
+    at the same shortest duration puts both tertile edges there) or fall at the smallest y, which
+    would leave bands with no job or a single one: only distinct edges are kept, and while a band
+    holds fewer than MIN_BAND_JOBS train jobs it joins the band below it (the lowest band joins
+    the one above). So k ≤ n_bands bands, labelled in duration order; without ties (and with at
+    least MIN_BAND_JOBS train jobs per band) k = n_bands and the edges are the plain quantiles.
+    """
+    y = np.asarray(y, float)
+    edges = np.unique(np.quantile(y, np.linspace(0, 1, n_bands + 1)[1:-1]))
+    while len(edges):
+        counts = np.bincount(np.searchsorted(edges, y, side="right"), minlength=len(edges) + 1)
+        small = np.flatnonzero(counts < MIN_BAND_JOBS)
+        if not len(small):
+            break
+        edges = np.delete(edges, max(small[0] - 1, 0))  # drop the edge between it and its neighbour
+    return edges, np.searchsorted(edges, y, side="right")
+
+
 class TwoStageLearner(RegressorMixin, BaseEstimator):
     """Classifier into duration bands (train-y tertiles) + one LightGBM L2 expert per band.
 
     `routing='soft'` returns Σ_b P(b|x)·expert_b(x); 'hard' uses the most probable band's expert.
+    The bands come from the train labels only (`duration_bands`); when ties leave fewer than
+    `n_bands` of them (`n_bands_`), the classifier is binary for two bands and skipped for one
+    (every job in that band with probability 1). The classifier stops early on the time holdout
+    only if the train rows before it hold every band (a band seen only in the holdout cannot be a
+    class of the early-stopping fit).
     """
 
     reads_frame = True  # reads the input frame's columns by name (context included)
@@ -332,13 +362,21 @@ class TwoStageLearner(RegressorMixin, BaseEstimator):
         y = np.asarray(y, float)
         self.features_ = model_features(X, self.features)
         M = feature_matrix(X, self.features_)
-        self.edges_ = np.quantile(y, np.linspace(0, 1, self.n_bands + 1)[1:-1])
-        band = np.searchsorted(self.edges_, y, side="right")
+        self.edges_, band = duration_bands(y, self.n_bands)
+        self.n_bands_ = len(self.edges_) + 1
         holdout = _time_holdout(X, self.holdout_fraction)
-        make = lambda n: lgb.LGBMClassifier(**_lgbm_params(self, "multiclass", len(M), n_estimators=n))  # noqa: E731
-        self.classifier_, _ = fit_lgbm(make, M, band, None, holdout, self.n_estimators)
+        if self.n_bands_ == 1:
+            self.classifier_ = None  # a single band: P(band 0 | x) = 1
+        else:
+            objective = "binary" if self.n_bands_ == 2 else "multiclass"
+            make = lambda n: lgb.LGBMClassifier(**_lgbm_params(self, objective, len(M), n_estimators=n))  # noqa: E731
+            # early stopping fits on the rows before the holdout: they must hold every band
+            clf_holdout = holdout
+            if holdout is not None and len(np.unique(band[~holdout])) < self.n_bands_:
+                clf_holdout = None
+            self.classifier_, _ = fit_lgbm(make, M, band, None, clf_holdout, self.n_estimators)
         self.experts_ = []
-        for b in range(self.n_bands):
+        for b in range(self.n_bands_):
             rows = band == b
             make = lambda n: lgb.LGBMRegressor(**_lgbm_params(self, "l2", int(rows.sum()), n_estimators=n))  # noqa: E731
             sub_holdout = None if holdout is None else holdout[rows]
@@ -350,8 +388,11 @@ class TwoStageLearner(RegressorMixin, BaseEstimator):
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         M = feature_matrix(X, self.features_)
-        proba = np.zeros((len(M), self.n_bands))
-        proba[:, self.classifier_.classes_] = self.classifier_.predict_proba(M)
+        proba = np.zeros((len(M), self.n_bands_))
+        if self.classifier_ is None:
+            proba[:, 0] = 1.0
+        else:
+            proba[:, self.classifier_.classes_] = self.classifier_.predict_proba(M)
         experts = np.column_stack([e.predict(M) for e in self.experts_])
         if self.routing == "hard":
             return experts[np.arange(len(M)), proba.argmax(axis=1)]
