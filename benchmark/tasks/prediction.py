@@ -248,6 +248,10 @@ def pred_vs_true_figure(frames: dict):
         show = rng.choice(len(p), size=min(len(p), 5000), replace=False)
         ax.scatter(p[show], p_hat[show], s=2, alpha=0.3, color=styles[name].color)
         lo, hi = max(1.0, min(p.min(), p_hat.min())), max(p.max(), p_hat.max())
+        if hi <= lo * 1.01:  # every duration and prediction alike: widen the axes around them (log scale)
+            lo, hi = lo / 2.0, hi * 2.0
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
         ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")

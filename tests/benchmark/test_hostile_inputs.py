@@ -408,3 +408,16 @@ def test_tenant_names_the_plot_font_lacks_stay_readable_and_quiet(tmp_path, caps
     svg = (out / "tenant_rho.svg").read_text(encoding="utf-8")
     assert re.search(r"<text[^>]*>[^<]*研究组", svg) and re.search(r"<text[^>]*>[^<]*工程部", svg)
     assert "<text" not in (out / "jct_slowdown.svg").read_text(encoding="utf-8")  # no such labels: paths, as before
+
+
+def test_a_trace_of_one_duration_is_predicted_and_plotted_without_warnings(tmp_path, capsys):
+    path = tmp_path / "same.csv"
+    pd.DataFrame({"job_id": range(60), "submit_time": range(0, 600, 10), "duration": 100.0}).to_csv(path, index=False)
+    capsys.readouterr()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["run", "--task", "prediction", "--jobs", str(path), "--methods", "isotonic", "--no-mlflow",
+                     "--quiet", "--output", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err == ""
+    assert not [str(w.message) for w in caught if "singular" in str(w.message)]
+    assert (tmp_path / "out" / "pred_vs_true.png").is_file()
