@@ -284,3 +284,25 @@ def test_hived_queues_decide_as_the_plain_rule():
         assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 400
         assert (run.jobs["preemptions"] > 0).sum() > 5 and run.metrics["migrations"] >= 0
         assert all(not queue for queue in fast.queues)
+
+
+def test_gandiva_fair_queues_decide_as_the_plain_rule():
+    """Gandiva_fair reads each tenant's (attained, job) queue merged with its running jobs only as far
+    as it places them: the same runs as its rule on every candidate, sorted."""
+    from schedulers.cluster.policies.gandiva_fair import GandivaFair
+
+    class PlainGandiva(GandivaFair):
+        def fill_candidates(self):
+            return ClusterPolicy.fill_candidates(self)
+
+        def round_candidates(self):
+            return ClusterPolicy.round_candidates(self)
+
+    for seed, caps in ((10, None), (11, [8, 8, 4, 2, 8, 4])):
+        kw = dict(node_capacities=caps) if caps else dict(nodes=4, gpus_per_node=8)
+        kw.update(lease_s=600, interval_s=10, cold_start_s=30, tenant_weights=[3.0, 1.0, 1.0, 2.0, 1.0])
+        fast = GandivaFair(**kw)
+        run = _same_run(fast, PlainGandiva(**kw), _busy_workload(seed, n=400))
+        assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 400
+        assert (run.jobs["preemptions"] > 0).sum() > 10
+        assert all(not queue for queue in fast.queues) and not fast.queued_key

@@ -8,8 +8,9 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, insort
 
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
 
@@ -29,18 +30,48 @@ class GandivaFair(ClusterPolicy):
         self.pass_ = [0.0] * self.T
         self.tickets = [q for q in self.quota]
         self.was_active = [False] * self.T
+        # each tenant's waiting jobs as (attained GPU·s, job), in that order: a waiting job's attained
+        # GPU·s do not change, so a fill or a round reads a tenant's jobs only as far as it places
+        # them (the queues of a busy cluster hold thousands of jobs)
+        self.queues: list[list[tuple[float, int]]] = [[] for _ in range(self.T)]
+        self.queued_key: dict[int, tuple[float, int]] = {}
+        self._fill_marker = Candidates(self, running=False)
+        self._round_marker = Candidates(self, running=True)
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        key = self.queued_key[j] = (self.ltgf.job_attained(j, now), j)
+        insort(self.queues[self.tenant[j]], key)
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        queue = self.queues[self.tenant[j]]
+        del queue[bisect_left(queue, self.queued_key.pop(j))]
+
+    def fill_candidates(self):
+        return self._fill_marker
+
+    def round_candidates(self):
+        return self._round_marker
+
+    def _start_pass(self, tenants) -> None:
+        """A tenant back from idle restarts at the smallest pass of the active ones; `tenants`: the
+        tenants with candidates now."""
+        active_pass = [self.pass_[k] for k in tenants if self.was_active[k]]
+        floor = min(active_pass) if active_pass else 0.0
+        for k in range(self.T):
+            if k in tenants and not self.was_active[k]:
+                self.pass_[k] = max(self.pass_[k], floor)
+            self.was_active[k] = k in tenants or self.tenant_used[k] > 0
 
     def select(self, view, candidates, cluster):
         now = view.now
+        if candidates is self._fill_marker or candidates is self._round_marker:
+            return self._select_queued(now, candidates.running, cluster)
         per: dict[int, list] = {}
         for j in candidates:
             per.setdefault(self.tenant[j], []).append((self.ltgf.job_attained(j, now), j))
-        active_pass = [self.pass_[k] for k in per if self.was_active[k]]
-        floor = min(active_pass) if active_pass else 0.0
-        for k in range(self.T):
-            if k in per and not self.was_active[k]:
-                self.pass_[k] = max(self.pass_[k], floor)
-            self.was_active[k] = k in per or self.tenant_used[k] > 0
+        self._start_pass(per)
         heap = [(self.pass_[k], k) for k in per]
         heapq.heapify(heap)
         for lst in per.values():
@@ -66,3 +97,61 @@ class GandivaFair(ClusterPolicy):
                     chosen.append(j)
                     self.pass_[k] += self.gpus[j] * self.lease_s / self.tickets[k]
         return chosen
+
+    def _select_queued(self, now: float, running: bool, cluster) -> list[int]:
+        """The rule above, each tenant's candidates read in (attained, job) order from its queue
+        merged with its running jobs (whose attained GPU·s grow), as far as the rule reads them."""
+        held: dict[int, list] = {}
+        if running:
+            job_attained, tenant = self.ltgf.job_attained, self.tenant
+            for j in self.holding:
+                held.setdefault(tenant[j], []).append((job_attained(j, now), j))
+        heads, rests = {}, {}
+        for k in range(self.T):
+            queue, mine = self.queues[k], held.get(k)
+            if mine:
+                mine.sort()
+                rest = heapq.merge(mine, queue) if queue else iter(mine)
+            elif queue:
+                rest = iter(queue)
+            else:
+                continue
+            heads[k] = next(rest)
+            rests[k] = rest
+        self._start_pass(heads)
+        heap = [(self.pass_[k], k) for k in heads]
+        heapq.heapify(heap)
+        chosen, lease, gpus = [], self.lease_s, self.gpus
+        while heap and cluster.free_total > 0:
+            _, k = heapq.heappop(heap)
+            j = heads[k][1]
+            if not self.try_place(cluster, j):
+                continue  # this tenant's next job does not fit: skip the tenant this round
+            chosen.append(j)
+            self.pass_[k] += gpus[j] * lease / self.tickets[k]
+            heads[k] = next(rests[k], None)
+            if heads[k] is not None:
+                heapq.heappush(heap, (self.pass_[k], k))
+        holding, preempted_at = self.holding, self.preempted_at
+        for k in sorted((k for k in heads if heads[k] is not None), key=lambda k: (self.pass_[k], k)):
+            missed: set[int] = set()  # gang sizes with no placement since this tenant's last choice
+            for _, j in _chain(heads[k], rests[k]):
+                free = cluster.free_total
+                if free == 0:
+                    return chosen
+                g = gpus[j]
+                plain = j not in holding and preempted_at[j] != now  # its placement is a function of the free GPUs
+                if g > free or (plain and g in missed):
+                    continue
+                if self.try_place(cluster, j):
+                    chosen.append(j)
+                    self.pass_[k] += g * lease / self.tickets[k]
+                    missed.clear()
+                elif plain:
+                    missed.add(g)
+        return chosen
+
+
+def _chain(head, rest):
+    yield head
+    yield from rest
