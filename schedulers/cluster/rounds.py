@@ -211,6 +211,32 @@ class ClusterPolicy(Policy):
         self.plan_allowed[j] = allowed
         return True
 
+    def place_leftovers(self, cluster, jobs, chosen: list[int], charge=None) -> bool:
+        """The work-conserving pass of a rule: place each of `jobs`, in order, that fits on the GPUs
+        left, appending it to `chosen` (and calling `charge(j)`); False once no GPU is free.
+
+        A waiting job's placement is a function of the free GPUs alone, and they change only when a
+        job is placed, so a gang size that found none is skipped until the next choice (a running
+        job, or one preempted at this instant, may still keep its own GPUs: always tried)."""
+        gpus, holding, preempted_at, now = self.gpus, self.holding, self.preempted_at, self.now
+        missed: set[int] = set()
+        for j in jobs:
+            free = cluster.free_total
+            if free == 0:
+                return False
+            g = gpus[j]
+            plain = j not in holding and preempted_at[j] != now
+            if g > free or (plain and g in missed):
+                continue
+            if self.try_place(cluster, j):
+                chosen.append(j)
+                missed.clear()
+                if charge is not None:
+                    charge(j)
+            elif plain:
+                missed.add(g)
+        return True
+
     # ----- engine callback ------------------------------------------------------------------------
     def allocate(self, view) -> Allocation:
         now = self.now = view.now

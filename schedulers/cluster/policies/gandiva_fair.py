@@ -132,23 +132,12 @@ class GandivaFair(ClusterPolicy):
             heads[k] = next(rests[k], None)
             if heads[k] is not None:
                 heapq.heappush(heap, (self.pass_[k], k))
-        holding, preempted_at = self.holding, self.preempted_at
         for k in sorted((k for k in heads if heads[k] is not None), key=lambda k: (self.pass_[k], k)):
-            missed: set[int] = set()  # gang sizes with no placement since this tenant's last choice
-            for _, j in _chain(heads[k], rests[k]):
-                free = cluster.free_total
-                if free == 0:
-                    return chosen
-                g = gpus[j]
-                plain = j not in holding and preempted_at[j] != now  # its placement is a function of the free GPUs
-                if g > free or (plain and g in missed):
-                    continue
-                if self.try_place(cluster, j):
-                    chosen.append(j)
-                    self.pass_[k] += g * lease / self.tickets[k]
-                    missed.clear()
-                elif plain:
-                    missed.add(g)
+            def charge(j, k=k):
+                self.pass_[k] += gpus[j] * lease / self.tickets[k]
+
+            if not self.place_leftovers(cluster, (j for _, j in _chain(heads[k], rests[k])), chosen, charge):
+                return chosen
         return chosen
 
 

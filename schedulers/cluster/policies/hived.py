@@ -112,19 +112,5 @@ class HiveD(ClusterPolicy):
             if mine:
                 chosen_by_tenant.append(mine)
         chosen = list(heapq.merge(*chosen_by_tenant))
-        gpus, preempted_at, now = self.gpus, self.preempted_at, self.now
-        missed: set[int] = set()  # gang sizes with no placement since the last choice (the state is unchanged)
-        for j in heapq.merge(*rests):
-            free = cluster.free_total
-            if free == 0:
-                break
-            g = gpus[j]
-            plain = j not in holding and preempted_at[j] != now  # its placement is a function of the free GPUs
-            if g > free or (plain and g in missed):
-                continue
-            if self.try_place(cluster, j):
-                chosen.append(j)
-                missed.clear()
-            elif plain:
-                missed.add(g)
+        self.place_leftovers(cluster, heapq.merge(*rests), chosen)
         return chosen
