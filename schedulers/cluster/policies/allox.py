@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from schedulers.cluster.rounds import ClusterPolicy, _EPS, _rho
+from schedulers.cluster.rounds import Candidates, ClusterPolicy, _EPS, _rho
 from schedulers.policy import register
 
 
@@ -66,6 +66,22 @@ class Allox(ClusterPolicy):
     def setup(self, view):
         self.inv_caps = 1.0 / np.asarray(self.capacities, np.float64)
         self.gpus_arr = np.asarray(self.gpus, np.float64)
+        self.gpus_int = np.asarray(self.gpus, np.int64)
+        # each tenant's waiting jobs (the matching sorts them: their order here does not matter), so
+        # that a fill does not regroup every waiting job of a busy cluster
+        self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]
+        self._fill_marker = Candidates(self, running=False)
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        self.queues[self.tenant[j]][j] = None
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        del self.queues[self.tenant[j]][j]
+
+    def fill_candidates(self):
+        return self._fill_marker
 
     def footprint(self, view, jobs):
         """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
@@ -95,7 +111,7 @@ class Allox(ClusterPolicy):
         order = np.lexsort((idx, best))
         by_size = idx[order].tolist()
         head, tail = by_size[:limit], by_size[limit:]
-        best_of = dict(zip(idx.tolist(), best.tolist()))
+        best_of = dict(zip(idx[order[:limit]].tolist(), best[order[:limit]].tolist()))
         match = self.matching(view, head)
         top: dict[int, int] = {}
         for _, m, k in match:
@@ -105,9 +121,12 @@ class Allox(ClusterPolicy):
 
     def select(self, view, candidates, cluster):
         now = view.now
-        per: dict[int, list[int]] = {}
-        for j in candidates:
-            per.setdefault(self.tenant[j], []).append(j)
+        if candidates is self._fill_marker:
+            per = {k: list(queue) for k, queue in enumerate(self.queues) if queue}
+        else:
+            per: dict[int, list[int]] = {}
+            for j in candidates:
+                per.setdefault(self.tenant[j], []).append(j)
         tenants = sorted(per, key=lambda k: (self.ltgf.tenant_rho(k, now), k))
         first = max(1, math.ceil(self.alpha * len(tenants) - _EPS))
         chosen = []
@@ -116,10 +135,8 @@ class Allox(ClusterPolicy):
             if not jobs:
                 continue
             # at most as many jobs can start now as free GPUs / smallest demand: only those need matching
-            limit = min(ALLOX_MATCH_MAX, max(1, cluster.free_total // min(self.gpus[j] for j in jobs)))
-            for j in self.matched_order(view, jobs, limit):
-                if cluster.free_total == 0:
-                    return chosen
-                if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
-                    chosen.append(j)
+            smallest = int(self.gpus_int[np.asarray(jobs, np.int64)].min())
+            limit = min(ALLOX_MATCH_MAX, max(1, cluster.free_total // smallest))
+            if not self.place_leftovers(cluster, self.matched_order(view, jobs, limit), chosen):
+                return chosen
         return chosen
