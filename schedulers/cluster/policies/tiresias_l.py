@@ -57,6 +57,9 @@ class TiresiasL(ClusterPolicy):
         insort(self.queues[q], j)
         if att > 0:
             heapq.heappush(self.starving, (now + self.STARVATION * self.progress(self.view, j), now, j))
+            if len(self.starving) > 2 * len(self.waiting) + 64:  # mostly jobs started since: drop those
+                self.starving = [e for e in self.starving if self.queue_of[e[2]] >= 0 and self.wait_since[e[2]] == e[1]]
+                heapq.heapify(self.starving)
 
     def _unwait(self, j):
         super()._unwait(j)
