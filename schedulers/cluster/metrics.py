@@ -137,17 +137,21 @@ def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress)."""
-    segs = policy.allocations()
-    idx = np.fromiter((s[0] for s in segs), np.int64, len(segs))
+    idx, start, end, places, kind = policy.allocation_arrays()
+    # one text object per job id, tenant, placement and kind, shared by its rows: a long run has
+    # millions of rows and mostly repeats them
+    ids = np.array([str(j) for j in jobs.job_id], dtype=object)
     names = np.asarray(jobs.tenant_names, dtype=object)
+    text: dict[tuple, str] = {}
+    nodes = [text.get(p) or text.setdefault(p, ",".join(f"{n}:{k}" for n, k in p)) for p in places]
     return pd.DataFrame({
-        "job_id": pd.Series(jobs.job_id.astype(str)[idx] if len(segs) else [], dtype=str),
-        "tenant": pd.Series(names[jobs.tenant[idx]] if len(segs) else [], dtype=str),
-        "start": np.fromiter((s[1] for s in segs), np.float64, len(segs)),
-        "end": np.fromiter((s[2] for s in segs), np.float64, len(segs)),
-        "nodes": pd.Series([",".join(f"{n}:{k}" for n, k in s[3]) for s in segs], dtype=str),
-        "gpus": jobs.gpus.astype(np.int64)[idx] if len(segs) else np.zeros(0, np.int64),
-        "kind": pd.Series([s[4] for s in segs], dtype=str),
+        "job_id": pd.Series(ids[idx], dtype=str),
+        "tenant": pd.Series(names[jobs.tenant[idx]], dtype=str),
+        "start": start,
+        "end": end,
+        "nodes": pd.Series(nodes, dtype=str),
+        "gpus": jobs.gpus.astype(np.int64)[idx],
+        "kind": pd.Series(np.array(["run", "cold-start"], dtype=object)[kind], dtype=str),
     }, columns=list(ALLOCATION_COLUMNS))
 
 

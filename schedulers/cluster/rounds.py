@@ -58,6 +58,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from array import array
 
 import numpy as np
 
@@ -142,11 +143,12 @@ class ClusterPolicy(Policy):
         self.migrations = [0] * n  # renewed on other GPUs than it held (checkpoint + cold start)
         self.work_conservation_gaps = 0  # rounds/fills after which a waiting job would have fit
         # executed allocations, one row per stretch a job holds GPUs (kind 0 = run, 1 = cold start)
-        self.seg_job: list[int] = []
-        self.seg_start: list[float] = []
-        self.seg_end: list[float] = []
-        self.seg_place: list[tuple] = []
-        self.seg_kind: list[int] = []
+        # (typed arrays: a long run records millions of stretches, and a float in a list costs 32 bytes)
+        self.seg_job = array("q")
+        self.seg_start = array("d")
+        self.seg_end = array("d")
+        self.seg_place: list[tuple] = []  # the job's placement tuple itself, shared, not a copy
+        self.seg_kind = array("b")
         self.seg_open = [-1] * n  # index of the job's open segment, -1 if it holds no GPUs
         self.setup(view)
 
@@ -472,6 +474,18 @@ class ClusterPolicy(Policy):
         kinds = ("run", "cold-start")
         return [(j, a, b, p, kinds[k]) for j, a, b, p, k in
                 zip(self.seg_job, self.seg_start, self.seg_end, self.seg_place, self.seg_kind) if b > a]
+
+    def allocation_arrays(self):
+        """`allocations()` as columns, without a tuple per stretch: (job index, start, end as numpy
+        arrays, placements as a list, kind codes 0 = run / 1 = cold-start)."""
+        start = np.frombuffer(self.seg_start, np.float64) if len(self.seg_start) else np.zeros(0)
+        end = np.frombuffer(self.seg_end, np.float64) if len(self.seg_end) else np.zeros(0)
+        keep = end > start  # an open stretch (end NaN) or a zero-length one is left out
+        rows = np.flatnonzero(keep)
+        job = np.frombuffer(self.seg_job, np.int64)[rows] if len(rows) else np.zeros(0, np.int64)
+        kind = np.frombuffer(self.seg_kind, np.int8)[rows] if len(rows) else np.zeros(0, np.int8)
+        place = self.seg_place
+        return job, start[rows], end[rows], [place[i] for i in rows.tolist()], kind
 
     # ----- helpers for decisions --------------------------------------------------------------------
     def progress(self, view, j: int) -> float:
