@@ -71,7 +71,7 @@ class TiresiasL(ClusterPolicy):
         """Promote every waiting job whose wait has passed STARVATION × its executed time (the
         exact test of the rule; the heap only says which jobs may pass it)."""
         heap, late = self.starving, []
-        while heap and heap[0][0] <= now + 1e-6 * max(1.0, abs(now)):
+        while heap and heap[0][0] <= now + 1e-9 * max(1.0, abs(now)):
             entry = heapq.heappop(heap)
             _, since, j = entry
             if self.queue_of[j] < 0 or self.wait_since[j] != since:
@@ -126,11 +126,6 @@ class TiresiasL(ClusterPolicy):
         return [j for _, j in keys]
 
     def select(self, view, candidates, cluster):
-        chosen = []
-        gpus = self.gpus
-        for j in self.order(view, candidates):
-            if cluster.free_total == 0:
-                break
-            if gpus[j] <= cluster.free_total and self.try_place(cluster, j):
-                chosen.append(j)
+        chosen: list[int] = []
+        self.place_leftovers(cluster, self.order(view, candidates), chosen)  # in queue order, every job that fits
         return chosen
