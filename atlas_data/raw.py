@@ -9,10 +9,14 @@ Accepted layouts, per table `pai_<table>`, looked up in one folder:
 When no header is found anywhere, the column order of the published `.header` files (shipped in
 `atlas_data/resources/`) is assumed. Only the columns the pipeline needs are materialised
 (pyarrow `include_columns`), so the full trace (≈ 1.2 M jobs, ≈ 7.5 M instances) fits easily in
-memory. Rows with the wrong number of fields, non-numeric values in numeric columns, missing
-keys or impossible values are counted and dropped; each table keeps a `TableReport` with the
-count and a few examples. A missing file or column, an empty file or a file that is mostly
-garbage raises `InputError` (one line: file, column/row, problem).
+memory. Rows with the wrong number of fields (whatever their bytes), non-numeric values in
+numeric columns, missing keys or impossible values are counted and dropped; each table keeps a
+`TableReport` with the count and a few examples, each naming its file line. The text must be
+UTF-8: a row with the right number of fields holding bytes that are not UTF-8 raises
+`InputError` naming the line (invalid bytes are shown escaped, `\\xe9`, never raw). A missing
+file or column, an empty file or a file that is mostly garbage raises `InputError` (one line:
+file, column/row, problem). The CSV is parsed on one thread so that every dropped row has its
+line number (parsing is not the bottleneck: the file is read about as fast either way).
 
 Sensor and machine-metric tables are post-execution measurements and are never read.
 
@@ -172,6 +176,84 @@ class _TarMember(io.RawIOBase):
         super().close()
 
 
+class _Utf8Checked(io.RawIOBase):
+    """The CSV bytes, with any line that is not UTF-8 passed on escaped (`\\xe9`) and recorded.
+
+    pyarrow cannot hand a row that is not UTF-8 to the invalid-row handler (it fails decoding
+    it), so bytes are checked here, a whole number of lines at a time: ASCII chunks (the
+    published trace) pass untouched. `invalid` maps a bad line's number (1-based) to a
+    description of its first bad byte; `empty` lists empty lines (pyarrow skips them, which
+    shifts row indices against file lines).
+    """
+
+    CHUNK = 1 << 22
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._pending = b""
+        self._out = memoryview(b"")
+        self._eof = False
+        self.lines = 0
+        self.invalid: dict[int, str] = {}
+        self.empty: list[int] = []
+
+    def readable(self) -> bool:
+        return True
+
+    def _next(self) -> bool:
+        while not self._eof:
+            data = self._raw.read(self.CHUNK)
+            if not data:
+                self._eof = True
+                complete, self._pending = self._pending, b""
+            else:
+                data = self._pending + data
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    self._pending = data
+                    continue
+                complete, self._pending = data[:cut], data[cut:]
+            if not complete:
+                return False
+            self._out = memoryview(self._check(complete))
+            return True
+        return False
+
+    def _check(self, chunk: bytes) -> bytes:
+        first = self.lines + 1
+        self.lines += chunk.count(b"\n")
+        if chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk:
+            self.empty.extend(first + i for i, line in enumerate(chunk.split(b"\n")[:-1])
+                              if line in (b"", b"\r"))
+        if chunk.isascii():
+            return chunk
+        try:
+            chunk.decode("utf-8")
+            return chunk
+        except UnicodeDecodeError:
+            pass
+        lines = chunk.split(b"\n")
+        for i, line in enumerate(lines):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self.invalid[first + i] = f"byte 0x{line[exc.start]:02x} at column {exc.start + 1} is not UTF-8"
+                lines[i] = line.decode("utf-8", "backslashreplace").encode("utf-8")
+        return b"\n".join(lines)
+
+    def readinto(self, buffer) -> int:
+        if not self._out and not self._next():
+            return 0
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
 def _open_source(path: Path) -> tuple[io.IOBase, list[str] | None]:
     """A binary stream with the CSV text and, for archives, a header found inside before it.
 
@@ -232,7 +314,10 @@ def read_table(path: Path | str, table: str, header_path: Path | str | None = No
         raise InputError("file is empty", path=str(path))
     first_fields = [c.strip().strip('"') for c in first.split(",")]
     if sibling.exists():
-        names = _parse_header_line(sibling.read_text())
+        try:
+            names = _parse_header_line(sibling.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InputError(f"header is not UTF-8 text (byte {exc.start + 1})", path=str(sibling)) from None
         if not names:
             raise InputError("header file is empty", path=str(sibling))
         header_source = str(sibling)
@@ -254,28 +339,33 @@ def read_table(path: Path | str, table: str, header_path: Path | str | None = No
         raise InputError(f"duplicate column names in header {','.join(names)}", path=str(path))
 
     width_errors: list[str] = []
-    width_count = [0]
+    width_lines: list[int] = []
+    checked: list[_Utf8Checked] = []
 
     def on_invalid(row) -> str:
-        width_count[0] += 1
+        # row.number is the file line (serial parsing); a ragged row is dropped whatever its bytes
+        width_lines.append(row.number)
+        not_utf8 = " (not UTF-8)" if checked[-1].invalid.pop(row.number, None) else ""
         if len(width_errors) < MAX_EXAMPLES:
-            where = f"line {row.number}" if row.number is not None else "line ?"
-            width_errors.append(f"{where}: {row.actual_columns} fields, expected {row.expected_columns}: {row.text[:80]!r}")
+            width_errors.append(f"line {row.number}: {row.actual_columns} fields, expected {row.expected_columns}: "
+                                f"{row.text[:80]!r}{not_utf8}")
         return "skip"
 
     def _read(types: dict[str, pa.DataType]) -> pa.Table:
         stream, _ = _open_source(path)
-        with stream:
+        checked.append(_Utf8Checked(stream))
+        with checked[-1]:
             return pacsv.read_csv(
-                stream,
+                checked[-1],
                 read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if skip_first else 0,
-                                               block_size=1 << 24),
+                                               block_size=1 << 24, use_threads=False),
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
                 convert_options=pacsv.ConvertOptions(
                     include_columns=list(NEEDED[table]), column_types=types,
                     strings_can_be_null=True, quoted_strings_can_be_null=True),
             )
 
+    lines = None
     try:
         try:
             data = _read(NEEDED[table])
@@ -284,16 +374,22 @@ def read_table(path: Path | str, table: str, header_path: Path | str | None = No
                 raise
             # slow path: some numeric cell is not a number; read as text and find the rows
             width_errors.clear()
-            width_count[0] = 0
+            width_lines.clear()
             data = _read({c: pa.string() for c in NEEDED[table]})
-            data = _coerce_numeric(data, table, report, skip_first)
+            _check_utf8(checked[-1], path)
+            lines = _LineMap(skip_first, width_lines, checked[-1].empty)
+            data = _coerce_numeric(data, table, report, lines)
     except pa.ArrowInvalid as exc:
+        _check_utf8(checked[-1], path)
         raise InputError(f"cannot parse as CSV ({str(exc).splitlines()[0]})", path=str(path)) from None
     except (OSError, EOFError, tarfile.TarError) as exc:
         raise InputError(f"cannot read ({exc})", path=str(path)) from None
+    _check_utf8(checked[-1], path)
+    if lines is None:
+        lines = _LineMap(skip_first, width_lines, checked[-1].empty)
 
-    report.add_bad(width_count[0], width_errors)
-    data = _drop_invalid(data, table, report, skip_first)
+    report.add_bad(len(width_lines), width_errors)
+    data = _drop_invalid(data, table, report, lines)
     report.rows = data.num_rows + report.bad_rows
     if data.num_rows == 0:
         raise InputError(f"no valid rows ({report.bad_rows} bad)", path=str(path), where=f"table {table}")
@@ -304,12 +400,47 @@ def read_table(path: Path | str, table: str, header_path: Path | str | None = No
     return data, report
 
 
-def _line_numbers(mask: np.ndarray, skip_first: bool) -> np.ndarray:
-    # approximate file line (1-based) of a row; exact when no row was skipped before it
-    return np.flatnonzero(mask) + 1 + (1 if skip_first else 0)
+def _check_utf8(checked: _Utf8Checked, path: Path) -> None:
+    """A row with the right number of fields that is not UTF-8: one-line error naming the line."""
+    if checked.invalid:
+        line = min(checked.invalid)
+        more = len(checked.invalid) - 1
+        extra = f" ({more} more such line{'s' if more != 1 else ''})" if more else ""
+        raise InputError(f"{checked.invalid[line]} - the file must be UTF-8 text{extra}",
+                         path=str(path), where=f"line {line}")
 
 
-def _coerce_numeric(data: pa.Table, table: str, report: TableReport, skip_first: bool) -> pa.Table:
+class _LineMap:
+    """File line (1-based) of a parsed row, given the lines skipped before it.
+
+    Skipped: a repeated header row, dropped ragged rows, empty lines and rows dropped by an
+    earlier check (`drop`).
+    """
+
+    def __init__(self, skip_first: bool, ragged: list[int], empty: list[int]):
+        skipped = set(ragged) | set(empty) | ({1} if skip_first else set())
+        self._set(np.array(sorted(skipped), dtype=np.int64))
+
+    def _set(self, skipped: np.ndarray) -> None:
+        self._skipped = skipped
+        # lines not skipped before each skipped line: row r follows every skipped line with <= r
+        self._before = skipped - np.arange(1, len(skipped) + 1)
+
+    def lines(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        return rows + 1 + np.searchsorted(self._before, rows, side="right")
+
+    def __call__(self, mask: np.ndarray) -> np.ndarray:
+        """File lines of the first MAX_EXAMPLES rows in `mask`."""
+        return self.lines(np.flatnonzero(mask)[:MAX_EXAMPLES])
+
+    def drop(self, mask: np.ndarray) -> None:
+        """The rows in `mask` are removed from the table: later row indices skip their lines."""
+        if mask.any():
+            self._set(np.union1d(self._skipped, self.lines(np.flatnonzero(mask))))
+
+
+def _coerce_numeric(data: pa.Table, table: str, report: TableReport, lines: _LineMap) -> pa.Table:
     """Text columns that should be numbers: convert, report and drop rows that are not."""
     bad = np.zeros(data.num_rows, dtype=bool)
     examples: list[str] = []
@@ -320,18 +451,19 @@ def _coerce_numeric(data: pa.Table, table: str, report: TableReport, skip_first:
             text = pd.Series(col.to_numpy(zero_copy_only=False), dtype=object)
             values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
             wrong = np.isnan(values) & text.notna().to_numpy() & (text.astype(str).str.strip() != "").to_numpy()
-            for line in _line_numbers(wrong, skip_first)[:MAX_EXAMPLES]:
-                examples.append(f"line {line}: column {name}: not a number {text.iloc[line - 1 - (1 if skip_first else 0)]!r}")
+            for index, line in zip(np.flatnonzero(wrong), lines(wrong)):
+                examples.append(f"line {line}: column {name}: not a number {text.iloc[index]!r}")
             bad |= wrong
             columns[name] = pa.array(values, type=pa.float64(), mask=np.isnan(values))
         else:
             columns[name] = col
     report.add_bad(int(bad.sum()), examples)
+    lines.drop(bad)
     out = pa.table(columns)
     return out.filter(pa.array(~bad)) if bad.any() else out
 
 
-def _drop_invalid(data: pa.Table, table: str, report: TableReport, skip_first: bool) -> pa.Table:
+def _drop_invalid(data: pa.Table, table: str, report: TableReport, lines: _LineMap) -> pa.Table:
     """Rows with a missing key, a negative resource or end < start are reported and dropped."""
     bad = np.zeros(data.num_rows, dtype=bool)
     examples: list[str] = []
@@ -339,7 +471,7 @@ def _drop_invalid(data: pa.Table, table: str, report: TableReport, skip_first: b
     def flag(mask: np.ndarray, problem: str) -> None:
         nonlocal bad
         new = mask & ~bad
-        for line in _line_numbers(new, skip_first)[:MAX_EXAMPLES]:
+        for line in lines(new):
             examples.append(f"line {line}: {problem}")
         bad |= mask
 

@@ -140,3 +140,49 @@ def test_tar_gz_with_header_inside(tmp_path):
     assert data.column("user").to_pylist() == ["u1", "u2"]
     assert data.column("job_name").to_pylist() == ["j1", "j3"]
     assert report.rows == 2 and report.bad_rows == 0
+
+
+def test_ragged_row_is_dropped_whatever_its_bytes(tmp_path, capsys):
+    # fuzzing: a ragged row that is not UTF-8 printed a traceback from the row handler and aborted
+    folder = _raw(tmp_path / "r")
+    with open(folder / "pai_job_table.csv", "ab") as f:
+        f.write(b"jobY\xe9,inst,user\xe9,Terminated,400000,400100,extra\n")
+    data, report = read_table(folder / "pai_job_table.csv", "job")
+    assert data.num_rows == 3 and report.bad_rows == 1
+    assert report.examples[0].startswith("line 4: 7 fields, expected 6: ")
+    assert "\\xe9" in report.examples[0] and "\xe9" not in report.examples[0]
+    assert "not UTF-8" in report.examples[0]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_row_not_utf8_is_one_line_error_naming_the_line(tmp_path, capsys):
+    folder = _raw(tmp_path / "u")
+    with open(folder / "pai_job_table.csv", "ab") as f:
+        f.write(b"jobZ\xe9,inst,user,Terminated,400000,400100\n")
+    with pytest.raises(InputError, match=r"pai_job_table.csv: line 4: byte 0xe9 at column 5 is not UTF-8") as err:
+        read_table(folder / "pai_job_table.csv", "job")
+    assert "\xe9" not in str(err.value) and "\n" not in str(err.value)
+    code = main(["data", "build", "--source", "pai", "--raw-dir", str(folder), "--out", str(tmp_path / "ds"), "--quiet"])
+    captured = capsys.readouterr().err
+    assert code == 2 and captured.count("\n") == 1 and "line 4" in captured and "Traceback" not in captured
+    assert not (tmp_path / "ds").exists()
+
+
+def test_header_file_not_utf8_is_an_input_error(tmp_path):
+    folder = _raw(tmp_path / "h")
+    (folder / "pai_job_table.header").write_bytes(b"job_name,inst_id,user\xe9,status,start_time,end_time\n")
+    with pytest.raises(InputError, match=r"pai_job_table.header: header is not UTF-8"):
+        read_table(folder / "pai_job_table.csv", "job")
+
+
+def test_bad_row_examples_give_the_file_line(tmp_path):
+    # ragged rows, empty lines and rows dropped earlier shift row indices against file lines;
+    # the examples still name the real line (the ragged examples used to say "line ?")
+    rows = ["j1,i1,u1,Terminated,100,400", "j2,i2,u1,Terminated", "", "j3,i3,u1,Terminated,soon,9",
+            "j4,i4,u1,Terminated,5,6", ",i5,u1,Terminated,1,2"] + [f"k{i},x{i},u,Terminated,{i},{i + 1}" for i in range(6)]
+    folder = _raw(tmp_path / "l", header="row", job_rows=rows)
+    _, report = read_table(folder / "pai_job_table.csv", "job")
+    assert report.bad_rows == 3
+    assert sorted(report.examples) == ["line 3: 4 fields, expected 6: 'j2,i2,u1,Terminated'",
+                                       "line 5: column start_time: not a number 'soon'",
+                                       "line 7: empty job_name"]
