@@ -246,7 +246,14 @@ def build_dataset(out: Path | str, *, source: str = "synthetic", raw_dir: Path |
     for name, report in getattr(raw, "reports", {}).items():
         if report.bad_rows:
             note(f"{report.path}: {report.bad_rows} bad row(s) dropped, e.g. {report.examples[0] if report.examples else ''}")
-    ds, card = build_frame(raw, source=source, note=note)
+    try:
+        ds, card = build_frame(raw, source=source, note=note)
+    except InputError as exc:
+        if exc.path:
+            raise
+        # a pipeline error about the data as a whole (too few jobs, an empty split): name the input
+        source_name = str(raw_dir) if source == "pai" else f"synthetic trace (--jobs {jobs}, --seed {seed})"
+        raise InputError(exc.problem, path=source_name, where=exc.where) from None
     card = {"source": card.pop("source"), "source_detail": detail, **card}
     return write_dataset(ds, card, out)
 

@@ -186,3 +186,15 @@ def test_bad_row_examples_give_the_file_line(tmp_path):
     assert sorted(report.examples) == ["line 3: 4 fields, expected 6: 'j2,i2,u1,Terminated'",
                                        "line 5: column start_time: not a number 'soon'",
                                        "line 7: empty job_name"]
+
+
+def test_too_few_jobs_error_names_the_raw_folder(tmp_path, capsys):
+    # fuzzing: a truncated instance table gave "the val split is empty (...)" naming no input
+    folder = _raw(tmp_path / "few", job_rows=[f"j{i},i{i},u1,Terminated,100,{400 + i}" for i in range(4)])
+    _write(folder, "task", [f"j{i},worker,1,Terminated,{101 + i},400,600,30,100,V100" for i in range(4)])
+    _write(folder, "instance", [f"j{i},worker,a,w1,i1,Terminated,{101 + i},{300 + i},m1" for i in range(4)])
+    code = main(["data", "build", "--source", "pai", "--raw-dir", str(folder), "--out", str(tmp_path / "ds"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: {folder}: ") and "split is empty" in err
+    assert not (tmp_path / "ds").exists()
