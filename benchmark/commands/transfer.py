@@ -59,10 +59,15 @@ def _clusters(args) -> list[str]:
 
     jobs, _ = shipped_trace(args.trace)
     sizes = jobs["tenant"].value_counts()
-    if args.clusters:
+    if args.clusters is not None:
         wanted = [c.strip() for c in args.clusters.split(",") if c.strip()]
+        if not wanted:
+            raise InputError(f"names no cluster (choose from {', '.join(sorted(sizes.index))})", where="--clusters")
         for c in wanted:
-            shipped_trace(f"{args.trace}:{c}")  # unknown names: exit 2 listing the valid ones
+            try:
+                shipped_trace(f"{args.trace}:{c}")
+            except InputError as exc:  # unknown name: exit 2 listing the valid ones, naming this option
+                raise InputError(exc.problem, where="--clusters") from None
         return [f"cluster{int(c):02d}" if args.trace == "elasticflow" and c.isdigit() else c for c in wanted]
     return sorted(c for c in sizes.index if sizes[c] >= args.min_jobs)
 
@@ -100,6 +105,8 @@ def _transfer(args) -> int:
     from predictors.methods import check_method_name
 
     check_method_name(args.method)
+    if args.min_jobs < 0:
+        raise InputError(f"must be 0 or more, got {args.min_jobs}", where="--min-jobs")
     if args.method == "oracle":
         raise InputError("the oracle reads true sizes: nothing to transfer", where="--method")
     out = Path(args.output)

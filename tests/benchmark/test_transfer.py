@@ -39,3 +39,18 @@ def test_unknown_cluster_and_readme_without_markers_exit_2(tmp_path, capsys):
     readme.write_text("nothing\n")
     assert main(["transfer", "--clusters", "10", "--readme", str(readme), "--output", str(tmp_path / "b"), "--quiet"]) == 2
     assert "transfer:start" in capsys.readouterr().err and not (tmp_path / "b").exists()
+
+
+def test_bad_clusters_and_min_jobs_name_their_option(tmp_path, capsys):
+    # fuzzing: an unknown cluster was blamed on --jobs, an empty list on --min-jobs, and a
+    # negative --min-jobs was accepted
+    out = tmp_path / "o"
+    assert main(["transfer", "--clusters", "nosuch", "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --clusters: no cluster 'nosuch'") and "cluster01" in err and "--jobs" not in err
+    assert main(["transfer", "--clusters", ",", "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --clusters: names no cluster") and "cluster10" in err and "--min-jobs" not in err
+    assert main(["transfer", "--min-jobs", "-1", "--output", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == "error: --min-jobs: must be 0 or more, got -1\n"
+    assert not out.exists()
