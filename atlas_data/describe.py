@@ -5,7 +5,7 @@ recurrent share of the test split, split time ranges, the features most correlat
 train (Spearman), and — from `raw_stats` in dataset.json — the calibration figures of the raw
 trace next to the synthetic generator's targets (`atlas_data.synth.CALIBRATION_TARGETS`).
 
-May import: numpy, pandas, matplotlib, atlas_data.build, atlas_data.outputs, atlas_data.synth.
+May import: numpy, pandas, matplotlib, atlas_data.build, atlas_data.errors, atlas_data.outputs, atlas_data.synth.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.build import load_dataset
+from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_file, file_signature, output_file, png_metadata, read_marker, svg_text
 from atlas_data.synth import CALIBRATION_TARGETS
 
@@ -135,6 +136,10 @@ def describe(ds_dir: Path | str, output: Path | str | None = None) -> tuple[str,
     """Summary text, PNG path and figures for a dataset folder."""
     out = Path(output) if output else Path(ds_dir)
     png = (out / "durations.png") if out.suffix.lower() != ".png" else out
+    if output and png != out and (out.is_file() or (out.exists() and not out.is_dir())):
+        # --output is a folder for durations.png/.svg (or a .png path): an existing other file is not one
+        raise InputError("is a file, not a folder: give a folder for durations.png/.svg or a .png file name",
+                         path=str(out), where="--output")
     # the plot inside the dataset folder itself is this command's by convention; elsewhere it must be signed
     recognise = _ours if output else (lambda path: True)
     check_output_file(png, "data describe", recognise=recognise)  # before reading the dataset

@@ -92,3 +92,13 @@ def test_default_dataset_is_built_once(tmp_path, monkeypatch):
     df, card = load_dataset(folder)
     assert card["source_detail"] == {"jobs": 30000, "seed": 0, "generator": "atlas_data.synth"}
     assert len(df) == card["counts"]["kept"] > 15000
+
+
+def test_describe_output_that_is_an_existing_file_is_refused_first(tmp_path, capsys):
+    # fuzzing: --output EXISTING_FILE failed late with "FILE/durations.svg: ... (File exists)"
+    existing = tmp_path / "notes.txt"
+    existing.write_text("mine\n")
+    assert main(["data", "describe", str(tmp_path / "no-dataset"), "--output", str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {existing}: --output: is a file, not a folder: give a folder for durations.png/.svg or a .png file name\n"
+    assert existing.read_text() == "mine\n"
