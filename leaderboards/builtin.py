@@ -16,11 +16,11 @@ from pathlib import Path
 
 from leaderboards import score as scoring
 from leaderboards.pipeline import load_test, score_entry
-from leaderboards.schema import TRACKS, Submission
+from leaderboards.schema import BUILTIN_AUTHORS, TRACKS, Submission
 from leaderboards.store import default_entries_dir, write_entry
 from leaderboards.validate import check_predictions
 
-BUILTIN_AUTHORS = ("ATLAS-Bench (built-in)",)
+__all__ = ["BUILTIN_AUTHORS", "rebuild_builtin"]
 
 
 def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | None = None, *,

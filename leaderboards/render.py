@@ -6,6 +6,9 @@ Ranking (one table per dataset fingerprint, the default dataset first):
   geometric mean over objectives and seeded windows, 95 % bootstrap interval) ascending, then name.
 Ranks with ties: an entry's rank is 1 + the number of entries whose interval lies entirely on the
 better side of its own, so entries whose intervals overlap share a rank, shown as "=k".
+The order and the ranks both come from the entry's `score` and `score_interval` (Cov@25 and its
+interval on the prediction track; leaderboards.store checks they agree with the metric); entries
+without a score are ranked '–' at the end of the ranking.
 Reference entries (the `oracle` method, p̂ = p) are listed after the ranking, unranked: they show
 the ceiling, they do not compete. Every row shows name (linked to its url), authors, the key
 metrics, the date and the first 12 hex digits of the predictions' sha256. A metric column that
@@ -45,12 +48,12 @@ def _get(d: dict | None, *path):
 
 # ----- ranking ---------------------------------------------------------------------------------
 def _key(entry: dict, track: str) -> tuple:
-    if track == "prediction":
-        p = entry.get("prediction") or {}
-        cov = p.get("cov25")
-        rmsle = p.get("rmsle")
-        return (cov is None, -(cov or 0.0), rmsle if rmsle is not None else math.inf, entry["name"].lower())
+    """Table order, on the same value the ranks come from (`score`, `score_interval`): on the
+    prediction track the score is Cov@25 (higher first), then RMSLE; entries without a score last."""
     score = entry.get("score")
+    if track == "prediction":
+        rmsle = (entry.get("prediction") or {}).get("rmsle")
+        return (score is None, -(score or 0.0), rmsle if rmsle is not None else math.inf, entry["name"].lower())
     return (score is None, score if score is not None else math.inf, entry["name"].lower())
 
 

@@ -25,6 +25,7 @@ REQUIRED_KEYS = ("name", "authors", "description", "url", "track", "dataset_fing
 PREDICTION_COLUMNS = ("job_id", "p_hat")
 OPTIONAL_COLUMNS = ("lo", "hi")
 MAX_NAME_CHARS = 80
+BUILTIN_AUTHORS = ("ATLAS-Bench (built-in)",)  # the built-in methods' authors: reserved, no submission may use it
 ENTRY_SCHEMA = 2  # 2: windowed scheduling score relative to the blind p̂, with intervals
 # Every entry has these keys; `scheduling` is null on the prediction track.
 ENTRY_KEYS = ("schema", "track", "name", "slug", "authors", "description", "url", "builtin", "reference",
@@ -67,7 +68,7 @@ class Submission:
         name = data["name"].strip()
         if not name or len(name) > MAX_NAME_CHARS or "\n" in name:
             raise InputError(f"must be one non-empty line of at most {MAX_NAME_CHARS} characters", path=path, where="key 'name'")
-        if not re.search(r"[A-Za-z0-9]", name):
+        if not any(ch.isalnum() for ch in name):  # any script: 'Модель 2', '日本語モデル'
             raise InputError("must contain a letter or a digit", path=path, where="key 'name'")
         authors = data["authors"]
         if isinstance(authors, str):
@@ -76,6 +77,10 @@ class Submission:
             raise InputError("must be a non-empty string or a list of non-empty strings", path=path, where="key 'authors'")
         if any(_control_characters(a) for a in authors):
             raise InputError("contains control characters", path=path, where="key 'authors'")
+        reserved = {" ".join(a.split()).casefold() for a in BUILTIN_AUTHORS}
+        if any(" ".join(a.split()).casefold() in reserved for a in authors):
+            raise InputError(f"author {BUILTIN_AUTHORS[0]!r} is reserved for the built-in methods; give your own name(s)",
+                             path=path, where="key 'authors'")
         url = data["url"].strip()
         if url and not re.match(r"^https?://\S+$", url):
             raise InputError(f"must be an http(s) URL or empty, got {url!r}", path=path, where="key 'url'")

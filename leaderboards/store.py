@@ -6,7 +6,11 @@ of the dataset fingerprint (+ '-2', '-3', … when another name already has that
 dataset fingerprint): the same name on another dataset is another entry; on the same dataset a
 resubmission replaces the old entry only when its authors are the same — otherwise it is refused,
 and so is a submission whose predictions (predictions_sha256) are already on the board under
-another name (`resolve_target`, InputError: exit 2). The default entries
+another name (`resolve_target`, InputError: exit 2). A submission (an entry that is neither
+`builtin` nor `reference`) never replaces a built-in or reference entry, nor takes a name that
+reads as one of theirs on the same dataset (same slug: 'CONSTANT', 'Oracle!'), nor carries the
+built-in methods' author string (schema.BUILTIN_AUTHORS). `load_entries` checks every entry's
+types (a malformed file is exit 2 naming it and the key) before anything is ranked. The default entries
 dir is `leaderboards/entries/` inside the package (shipped as package data, committed with the
 built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename,
 atlas_data.outputs): a reader never sees half an entry, a failure before the rename leaves nothing
@@ -33,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from atlas_data.errors import InputError
-from leaderboards.schema import ENTRY_KEYS, ENTRY_SCHEMA, TRACKS, Submission, slugify
+from leaderboards.schema import BUILTIN_AUTHORS, ENTRY_KEYS, ENTRY_SCHEMA, TRACKS, Submission, slugify
 
 
 def default_entries_dir() -> Path:
@@ -123,21 +127,45 @@ def _authors_key(authors) -> tuple[str, ...]:
     return tuple(sorted(" ".join(str(a).split()).casefold() for a in authors or []))
 
 
+def is_builtin_authors(authors) -> bool:
+    """Whether any of `authors` is the built-in methods' author string (ignoring case and spacing)."""
+    reserved = set(_authors_key(BUILTIN_AUTHORS))
+    return any(a in reserved for a in _authors_key(authors))
+
+
+def _name_key(name) -> str:
+    """What a name reads as on the board: its slug after Unicode compatibility folding ('ＣＯＮＳＴＡＮＴ' = 'constant')."""
+    import unicodedata
+
+    return slugify(unicodedata.normalize("NFKC", str(name)))
+
+
 def resolve_target(entry: dict, entries_dir: Path | str) -> tuple[str, bool]:
     """(slug to write, replaces an existing entry) for `entry`, or InputError if it may not be stored.
 
-    Same track, name and dataset: replaced if the authors are the same, refused otherwise. Same
-    predictions (predictions_sha256) under another name on the same track and dataset: refused.
-    A slug taken by another name gets a numeric suffix.
+    Same track, name and dataset: replaced if the authors are the same, refused otherwise. A
+    submission (neither `builtin` nor `reference`) never replaces a built-in or reference entry:
+    a name that reads as theirs (same slug, e.g. 'CONSTANT') on the same track and dataset, or
+    the built-in author string, is refused. Same predictions (predictions_sha256) under another
+    name on the same track and dataset: refused. A slug taken by another name gets a numeric suffix.
     """
     track, name = entry["track"], entry["name"]
     fingerprint = (entry.get("dataset") or {}).get("fingerprint") or ""
     sha = (entry.get("provenance") or {}).get("predictions_sha256")
+    submitted = not (entry.get("builtin") or entry.get("reference"))
+    if submitted and is_builtin_authors(entry.get("authors")):
+        raise InputError(f"author {BUILTIN_AUTHORS[0]!r} is reserved for the built-in methods; give your own name(s)",
+                         where="key 'authors'")
     taken: dict[str, dict] = {}
     for path, other in _stored(entries_dir, track):
         taken[path.stem] = other
         if ((other.get("dataset") or {}).get("fingerprint") or "") != fingerprint:
             continue
+        if submitted and (other.get("builtin") or other.get("reference")) and _name_key(other.get("name")) == _name_key(name):
+            kind = "reference" if other.get("reference") else "built-in"
+            raise InputError(
+                f"{name!r} is the name of the {kind} entry {other.get('name')!r} on this dataset; a submission never "
+                "replaces a built-in or reference entry — choose another name", path=str(path), where="key 'name'")
         if other.get("name") == name:
             if _authors_key(other.get("authors")) != _authors_key(entry.get("authors")):
                 raise InputError(
@@ -186,9 +214,15 @@ def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
 
 
 def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
-    """Every entry of a track; a malformed file is an InputError naming it."""
+    """Every entry of a track; a malformed file is an InputError naming it (and the key: `check_entry`).
+
+    A missing entries folder is an InputError too (a mistyped path is not an empty board); a
+    track folder not yet created in an existing entries folder is an empty track."""
     if track not in TRACKS:
         raise InputError(f"unknown track {track!r} (choose from {', '.join(TRACKS)})", where="--track")
+    if not Path(entries_dir).is_dir():
+        what = "does not exist" if not Path(entries_dir).exists() else "is a file, not a folder"
+        raise InputError(f"entries folder {what}", path=str(entries_dir), where="--entries-dir")
     folder = Path(entries_dir) / track
     entries = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -199,10 +233,138 @@ def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
         missing = [k for k in ENTRY_KEYS if not isinstance(entry, dict) or k not in entry]
         if missing:
             raise InputError(f"not a valid entry (missing key(s) {', '.join(missing)})", path=str(path))
+        _check(entry, "schema", _is_int, "an integer", path)
+        _check(entry, "track", lambda v: v in TRACKS, f"one of {', '.join(TRACKS)}", path)
         if entry["track"] != track:
             raise InputError(f"entry of track '{entry['track']}' in the '{track}' folder", path=str(path))
         if entry["schema"] != ENTRY_SCHEMA:
             raise InputError(f"entry of schema {entry['schema']} (this version scores with schema {ENTRY_SCHEMA}, another "
                              "score): submit it again", path=str(path))
+        check_entry(entry, path)
         entries.append(entry)
     return entries
+
+
+# ----- entry types (what the renderers rely on) --------------------------------------------------
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v) -> bool:
+    """A finite number or null (JSON has no NaN; a file that spells one is malformed)."""
+    import math
+
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+
+
+def _is_str(v) -> bool:
+    return isinstance(v, str)
+
+
+def _opt(test):
+    return lambda v: v is None or test(v)
+
+
+def _pair(v) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_is_num(x) for x in v)
+
+
+def _numbers(v) -> bool:
+    return isinstance(v, list) and all(_is_num(x) for x in v)
+
+
+def _summary(v) -> bool:
+    return (isinstance(v, dict) and all(_is_num(v.get(k)) for k in ("mean", "lo", "hi"))
+            and _opt(_numbers)(v.get("values")))
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "null"
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, (str, list, dict)) else repr(value)
+    kind = {str: "string", list: "list", dict: "object", bool: "boolean"}.get(type(value), type(value).__name__)
+    return f"{kind} {text[:40] + '…' if len(text) > 40 else text}"
+
+
+def _check(doc: dict, key: str, test, want: str, path: Path, prefix: str = ""):
+    value = doc.get(key) if isinstance(doc, dict) else None
+    if not test(value):
+        got = "nothing" if isinstance(doc, dict) and key not in doc else _shown(value)
+        raise InputError(f"not a valid entry ({prefix}{key} must be {want}, got {got})", path=str(path),
+                         where=f"key '{prefix}{key}'")
+    return value
+
+
+PREDICTION_METRICS = ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman", "interval_coverage",
+                      "interval_width")
+
+
+def check_entry(entry: dict, path: Path) -> None:
+    """InputError naming `path` and the key when a value has a type the renderers cannot show.
+
+    Numbers are finite numbers or null (null shows as '–'); texts are strings; `score` is the
+    track's ranking value (Cov@25 on the prediction track, the scheduling score's mean) and must
+    say the same as the metric it copies, so that the order and the shown metrics agree."""
+    _check(entry, "schema", _is_int, "an integer", path)
+    _check(entry, "name", lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string", path)
+    for key in ("slug", "description", "url"):
+        _check(entry, key, _is_str, "a string", path)
+    _check(entry, "authors", lambda v: isinstance(v, list) and all(_is_str(a) for a in v), "a list of strings", path)
+    for key in ("builtin", "reference"):
+        _check(entry, key, lambda v: isinstance(v, bool), "true or false", path)
+    dataset = _check(entry, "dataset", lambda v: isinstance(v, dict), "an object", path)
+    _check(dataset, "fingerprint", _is_str, "a string", path, "dataset.")
+    _check(dataset, "source", _opt(_is_str), "a string or null", path, "dataset.")
+    _check(dataset, "n_test", _opt(_is_int), "an integer or null", path, "dataset.")
+    _check(dataset, "default", _opt(lambda v: isinstance(v, bool)), "true, false or null", path, "dataset.")
+    prediction = _check(entry, "prediction", lambda v: isinstance(v, dict), "an object", path)
+    for key in PREDICTION_METRICS:
+        _check(prediction, key, _is_num, "a number or null", path, "prediction.")
+    _check(prediction, "n_jobs", _opt(_is_int), "an integer or null", path, "prediction.")
+    intervals = _check(prediction, "intervals", _opt(lambda v: isinstance(v, dict)), "an object or null", path, "prediction.")
+    for key in intervals or {}:
+        _check(intervals, key, _opt(_pair), "[lo, hi] (numbers or null) or null", path, "prediction.intervals.")
+    calibration = _check(prediction, "calibration", _opt(lambda v: isinstance(v, dict)), "an object or null", path,
+                         "prediction.")
+    for key in calibration or {}:
+        _check(calibration, key, _numbers, "a list of numbers", path, "prediction.calibration.")
+    if entry["track"] == "scheduling":
+        scheduling = _check(entry, "scheduling", lambda v: isinstance(v, dict), "an object on the scheduling track", path)
+        _check_summaries(scheduling, "scheduling", path)
+        _check(scheduling, "blind_p_hat", _is_num, "a number or null", path, "scheduling.")
+        fairness = _check(scheduling, "fairness", _opt(lambda v: isinstance(v, dict)), "an object or null", path,
+                          "scheduling.")
+        if fairness:
+            _check(fairness, "windows", _opt(lambda v: isinstance(v, list) and all(isinstance(w, dict) for w in v)),
+                   "a list of objects or null", path, "scheduling.fairness.")
+        copied, source = _get_path(scheduling, "score", "mean"), "scheduling.score.mean"
+    else:
+        _check(entry, "scheduling", lambda v: v is None, "null on the prediction track", path)
+        copied, source = prediction.get("cov25"), "prediction.cov25"
+    score = _check(entry, "score", _is_num, "a number or null", path)
+    _check(entry, "score_interval", _pair, "[lo, hi] (numbers or null)", path)
+    if score != copied:
+        raise InputError(f"not a valid entry (score {score!r} is not {source} {copied!r}: the score is the track's "
+                         "ranking value)", path=str(path), where="key 'score'")
+    provenance = _check(entry, "provenance", lambda v: isinstance(v, dict), "an object", path)
+    for key in ("predictions_sha256", "predictions_file_sha256", "package_version", "created"):
+        _check(provenance, key, _opt(_is_str), "a string or null", path, "provenance.")
+    _check(provenance, "seed", _opt(_is_int), "an integer or null", path, "provenance.")
+
+
+def _get_path(doc, *keys):
+    for key in keys:
+        doc = doc.get(key) if isinstance(doc, dict) else None
+    return doc
+
+
+def _check_summaries(doc, prefix: str, path: Path) -> None:
+    """Every per-window summary ({values, mean, lo, hi}) under `doc` holds numbers."""
+    if isinstance(doc, dict):
+        if "mean" in doc:
+            if not _summary(doc):
+                raise InputError(f"not a valid entry ({prefix} must be a summary {{values, mean, lo, hi}} of numbers or "
+                                 f"null, got {_shown(doc)})", path=str(path), where=f"key '{prefix}'")
+            return
+        for key, value in doc.items():
+            _check_summaries(value, f"{prefix}.{key}", path)

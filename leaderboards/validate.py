@@ -2,20 +2,22 @@
 
 `validate_submission(dir, card, test_ids, track=...)` -> (Submission, predictions frame). Every
 failure is an InputError whose one-line message names the file and the key, column or row
-(rows are 1-based data rows, as in atlas_data.jobs_table): missing files, bad YAML, missing /
+(rows are 1-based data rows, as in atlas_data.jobs_table): missing files (or a folder in a file's
+place), bad YAML (atlas_data.yamlio: a key given twice included), missing /
 unknown / mistyped keys, a track other than the one asked for, a dataset fingerprint other than
-the dataset's, missing / unknown / duplicate job ids (count and first examples), non-finite or
+the dataset's, empty (null, '' or blank) / missing / unknown / duplicate job ids (count and first examples), non-finite or
 non-positive `p_hat`, values beyond 10^12 s, `lo` > `hi`, wrong column types (date-times and time
 spans included: seconds are numbers), duplicate column names.
 
 `check_predictions(frame, test_ids, path)` is the predictions half alone; the built-in methods go
 through it too, so their entries obey the rules a submission obeys.
 
-May import yaml, pyarrow, numpy, pandas, atlas_data (errors, jobs_table) and leaderboards.schema.
+May import pyarrow, numpy, pandas, atlas_data (errors, jobs_table, yamlio) and leaderboards.schema.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Iterable
 
@@ -63,21 +65,24 @@ def validate_submission(sub_dir: Path | str, card: dict, test_ids: Iterable, *, 
     return submission, predictions
 
 
-def read_submission_yaml(path: Path) -> Submission:
-    import yaml
-
+def _check_file(path: Path) -> None:
+    """A missing file, or a folder where the file should be, is an InputError naming it."""
+    if path.is_dir():
+        raise InputError("is a folder, not a file (a submission folder needs the files submission.yaml and "
+                         "predictions.parquet)", path=str(path))
     if not path.is_file():
         raise InputError("missing file (a submission folder needs submission.yaml and predictions.parquet)", path=str(path))
+
+
+def read_submission_yaml(path: Path) -> Submission:
+    from atlas_data.yamlio import load_yaml  # safe loading; a key given twice names both lines
+
+    _check_file(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=str(path)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        place = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise InputError(f"invalid YAML: {_one_line(problem)}", path=str(path), where=place) from None
-    return Submission.from_mapping(data, str(path))
+    return Submission.from_mapping(load_yaml(text, str(path)), str(path))
 
 
 def read_predictions(path: Path) -> pd.DataFrame:
@@ -85,8 +90,7 @@ def read_predictions(path: Path) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not path.is_file():
-        raise InputError("missing file (a submission folder needs submission.yaml and predictions.parquet)", path=str(path))
+    _check_file(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -100,7 +104,9 @@ def read_predictions(path: Path) -> pd.DataFrame:
         raise InputError(f"missing column(s) {', '.join(missing)} (need job_id, p_hat; optional lo, hi)", path=str(path))
     unknown = [c for c in names if c not in PREDICTION_COLUMNS + OPTIONAL_COLUMNS]
     if unknown:
-        raise InputError(f"unknown column(s) {', '.join(unknown)} (allowed: job_id, p_hat, lo, hi)", path=str(path))
+        hint = ("; a pandas index was written: use to_parquet(..., index=False)"
+                if any(re.fullmatch(r"__index_level_\d+__", c) for c in unknown) else "")
+        raise InputError(f"unknown column(s) {', '.join(unknown)} (allowed: job_id, p_hat, lo, hi{hint})", path=str(path))
     if ("lo" in names) != ("hi" in names):
         raise InputError("give both interval columns lo and hi, or neither", path=str(path),
                          where=f"column '{'lo' if 'lo' in names else 'hi'}'")
@@ -116,7 +122,8 @@ def read_predictions(path: Path) -> pd.DataFrame:
             want = "a number (float or integer)"
         if not ok:
             raise InputError(f"has type {typ}, must be {want}", path=str(path), where=f"column '{name}'")
-    return table.to_pandas()
+    # the columns as stored: a job_id written as the pandas index (df.set_index("job_id")) is a column like any other
+    return table.to_pandas(ignore_metadata=True)
 
 
 def check_predictions(frame: pd.DataFrame, test_ids: Iterable, path: str) -> pd.DataFrame:
@@ -130,8 +137,8 @@ def check_predictions(frame: pd.DataFrame, test_ids: Iterable, path: str) -> pd.
     if len(frame) == 0:
         raise InputError("has no rows (need one row per test job)", path=path)
     raw_ids = frame["job_id"]
-    null = raw_ids.isna().to_numpy()
-    if null.any():
+    null = raw_ids.isna().to_numpy() | raw_ids.map(lambda v: isinstance(v, str) and not v.strip()).to_numpy(bool)
+    if null.any():  # null, '' or only spaces
         raise InputError("job_id is empty", path=path, where=row_label(int(np.flatnonzero(null)[0]), None))
     ids = pd.Series(raw_ids.astype(str).to_numpy(object), dtype=object)
     dup = ids.duplicated(keep=False).to_numpy()

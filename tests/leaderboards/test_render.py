@@ -177,6 +177,83 @@ def test_malformed_entry_is_one_line_exit_2(tmp_path, capsys):
     assert len(err) == 1 and "missing key(s) schema" in err[0]
 
 
+def test_a_missing_entries_folder_is_not_an_empty_board(tmp_path, capsys):
+    """A mistyped --entries-dir is exit 2, not "No entries yet"; an existing folder without entries is empty."""
+    for where, text in ((tmp_path / "nowhere", "entries folder does not exist"),
+                        (tmp_path / "file.json", "entries folder is a file, not a folder")):
+        if where.suffix:
+            where.write_text("{}")
+        assert main(["leaderboard", "--entries-dir", str(where)]) == 2
+        captured = capsys.readouterr()
+        err = captured.err.splitlines()
+        assert len(err) == 1 and str(where) in err[0] and "--entries-dir" in err[0] and text in err[0], err
+        assert captured.out == ""
+    (tmp_path / "empty").mkdir()
+    assert main(["leaderboard", "--entries-dir", str(tmp_path / "empty")]) == 0
+    assert "_No entries yet._" in capsys.readouterr().out
+
+
+def _corrupt(change):
+    def apply(entry):
+        change(entry)
+        return entry
+    return apply
+
+
+# (id, track, change to one valid entry, the key the one error line names)
+MISTYPED = [
+    ("name-null", "prediction", _corrupt(lambda e: e.update(name=None)), "key 'name'"),
+    ("name-number", "scheduling", _corrupt(lambda e: e.update(name=3)), "key 'name'"),
+    ("score-text", "scheduling", _corrupt(lambda e: e.update(score="abc")), "key 'score'"),
+    ("prediction-null-score-text", "prediction", _corrupt(lambda e: e.update(score="abc", prediction=None)),
+     "key 'prediction'"),
+    ("score-text-prediction", "prediction", _corrupt(lambda e: e.update(score="abc")), "key 'score'"),
+    ("score-not-cov25", "prediction", _corrupt(lambda e: e.update(score=None)), "key 'score'"),
+    ("score-not-scheduling-mean", "scheduling", _corrupt(lambda e: e.update(score=0.1)), "key 'score'"),
+    ("authors-text", "prediction", _corrupt(lambda e: e.update(authors="Ann")), "key 'authors'"),
+    ("builtin-text", "prediction", _corrupt(lambda e: e.update(builtin="no")), "key 'builtin'"),
+    ("url-null", "prediction", _corrupt(lambda e: e.update(url=None)), "key 'url'"),
+    ("dataset-list", "prediction", _corrupt(lambda e: e.update(dataset=[])), "key 'dataset'"),
+    ("rmsle-text", "prediction", _corrupt(lambda e: e["prediction"].update(rmsle="0.9")), "key 'prediction.rmsle'"),
+    ("cov25-interval", "prediction", _corrupt(lambda e: e["prediction"]["intervals"].update(cov25=["a", 1])),
+     "key 'prediction.intervals.cov25'"),
+    ("score-interval-short", "scheduling", _corrupt(lambda e: e.update(score_interval=[0.1])), "key 'score_interval'"),
+    ("summary-text", "scheduling", _corrupt(lambda e: e["scheduling"]["total_completion"]["relative"].update(mean="x")),
+     "key 'scheduling.total_completion.relative'"),
+    ("scheduling-on-prediction", "prediction", _corrupt(lambda e: e.update(scheduling={})), "key 'scheduling'"),
+    ("scheduling-null", "scheduling", _corrupt(lambda e: e.update(scheduling=None)), "key 'scheduling'"),
+    ("created-number", "prediction", _corrupt(lambda e: e["provenance"].update(created=20261201)), "key 'provenance.created'"),
+]
+
+
+@pytest.mark.parametrize("case", MISTYPED, ids=[c[0] for c in MISTYPED])
+def test_mistyped_entry_is_one_line_exit_2(case, tmp_path, capsys):
+    """load_entries checks types, not only keys: no internal error, no row of dashes ranked among the others."""
+    _, track, change, key = case
+    rows = PREDICTION if track == "prediction" else SCHEDULING
+    for e in rows:
+        write_entry(json.loads(json.dumps(e)), tmp_path)
+    victim = tmp_path / track / f"{rows[0]['slug']}.json"
+    victim.write_text(json.dumps(change(json.loads(victim.read_text()))))
+    for fmt in ("md", "html"):
+        capsys.readouterr()
+        assert main(["leaderboard", "--track", track, "--format", fmt, "--entries-dir", str(tmp_path)]) == 2
+        captured = capsys.readouterr()
+        err = captured.err.splitlines()
+        assert len(err) == 1 and err[0].startswith("error: "), captured.err
+        assert str(victim) in err[0] and key in err[0] and "not a valid entry" in err[0], err[0]
+        assert captured.out == ""
+
+
+def test_entries_without_a_score_are_last_whatever_their_metrics():
+    """Order and rank come from the same value: an entry without a score is '–' at the end of the
+    table, even with a Cov@25 that would put it first."""
+    stray = dict(_entry("stray", cov25=0.9, rmsle=0.1), score=None, score_interval=[None, None])
+    ranked = [(r, e["name"]) for r, e in rank_entries(PREDICTION + [stray], "prediction")]
+    assert ranked == [("1", "best"), ("=2", "tie-better-rmsle"), ("=2", "mid"), ("–", "stray"), ("–", "unscored"),
+                      ("ref", "oracle")]
+
+
 @pytest.mark.parametrize("name,slug", [("LGBM Meta++ (v2)", "lgbm-meta-plus-plus-v2"), ("crr++", "crr-plus-plus"), ("***", "entry")])
 def test_slugify(name, slug):
     from leaderboards.schema import slugify

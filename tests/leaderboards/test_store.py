@@ -99,3 +99,64 @@ def test_control_characters_are_refused(dataset, submission_writer, tmp_path, ca
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and f"key '{key}'" in err[0] and "control characters" in err[0]
     assert not (tmp_path / "entries").exists()
+
+
+def _builtin_entries(ds, entries):
+    """`constant` (built-in) and `oracle` (reference) entries on the tiny dataset, as --rebuild-builtin stores them."""
+    from leaderboards.pipeline import load_test, score_entry
+    from leaderboards.schema import BUILTIN_AUTHORS, Submission
+    from leaderboards.store import write_entry
+
+    dataset = load_test(ds)
+    test = dataset.test
+    for name, factor, reference in (("constant", None, False), ("oracle", 1.0, True)):
+        p_hat = test["p_star"].to_numpy() * factor if factor else [dataset.blind_p_hat] * len(test)
+        preds = pd.DataFrame({"job_id": test["job_id"].astype(str), "p_hat": p_hat})
+        sub = Submission(name=name, authors=BUILTIN_AUTHORS, description=name, url="", track="prediction",
+                         dataset_fingerprint=dataset.card["fingerprint"])
+        write_entry(score_entry(sub, preds, dataset, builtin=True, reference=reference), entries)
+
+
+@pytest.mark.parametrize("name, authors, expected", [
+    ("constant", ["ATLAS-Bench (built-in)"], "key 'authors': author 'ATLAS-Bench (built-in)' is reserved"),
+    ("oracle", ["ATLAS-Bench (built-in)"], "key 'authors': author 'ATLAS-Bench (built-in)' is reserved"),
+    ("constant", ["Eve"], "'constant' is the name of the built-in entry 'constant'"),
+    ("oracle", ["Eve"], "'oracle' is the name of the reference entry 'oracle'"),
+    # look-alike rows: another case, punctuation or compatibility forms of a built-in's name
+    ("CONSTANT", ["Eve"], "'CONSTANT' is the name of the built-in entry 'constant'"),
+    ("Oracle!", ["Eve"], "'Oracle!' is the name of the reference entry 'oracle'"),
+    ("ｃｏｎｓｔａｎｔ", ["Eve"], "is the name of the built-in entry 'constant'"),
+], ids=["constant-builtin-author", "oracle-builtin-author", "constant", "oracle", "upper-case", "punctuation", "full-width"])
+def test_a_submission_never_replaces_a_builtin_or_reference_entry(dataset, submission_writer, tmp_path, capsys,
+                                                                   name, authors, expected):
+    ds, fp, test = dataset
+    entries = tmp_path / "entries"
+    _builtin_entries(ds, entries)
+    before = {p.name: p.read_bytes() for p in (entries / "prediction").iterdir()}
+    sub = submission_writer(tmp_path / "a", fingerprint=fp, preds=_preds(test, 1.3), name=name, authors=authors)
+    capsys.readouterr()
+    assert _submit(sub, ds, entries) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and expected in err[0], err
+    assert {p.name: p.read_bytes() for p in (entries / "prediction").iterdir()} == before
+    # the reference row is still there, unranked
+    assert main(["leaderboard", "--track", "prediction", "--entries-dir", str(entries)]) == 0
+    assert "| ref | oracle |" in capsys.readouterr().out
+
+
+def test_the_builtin_author_string_is_reserved_in_the_store_too(dataset, tmp_path):
+    """resolve_target refuses it for any entry that is not built-in, however it was made."""
+    from atlas_data.errors import InputError
+    from leaderboards.store import resolve_target
+
+    ds, fp, _ = dataset
+    entries = tmp_path / "entries"
+    _builtin_entries(ds, entries)
+    entry = {"track": "prediction", "name": "fresh name", "authors": ["atlas-bench (built-in)"], "dataset": {"fingerprint": fp},
+             "provenance": {"predictions_sha256": "0" * 64}}
+    with pytest.raises(InputError, match="key 'authors': author 'ATLAS-Bench \\(built-in\\)' is reserved"):
+        resolve_target(entry, entries)
+    # a built-in rebuild replaces its own entry; a user's own new name is stored beside them
+    assert resolve_target(dict(entry, name="constant", authors=["ATLAS-Bench (built-in)"], builtin=True), entries) == (
+        f"constant-{fp[:8]}", True)
+    assert resolve_target(dict(entry, authors=["Eve"]), entries) == (f"fresh-name-{fp[:8]}", False)

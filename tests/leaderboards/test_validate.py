@@ -68,10 +68,18 @@ def _set(column, row, value):
     return change
 
 
+def _replace_with_folder(name):
+    def apply(sub, **_):
+        (sub / name).unlink()
+        (sub / name).mkdir()
+        (sub / name / "part-0.parquet").write_bytes(b"")
+    return apply
+
+
 CASES = [
     ("no-yaml", _drop_yaml, "prediction", ["submission.yaml", "missing file"]),
     ("no-parquet", _drop_parquet, "prediction", ["predictions.parquet", "missing file"]),
-    ("bad-yaml", _yaml_text("name: [unclosed\nauthors: x\n"), "prediction", ["submission.yaml", "invalid YAML", "line"]),
+    ("bad-yaml", _yaml_text("name: [unclosed\nauthors: x\n"), "prediction", ["submission.yaml", "not valid YAML", "line"]),
     ("empty-yaml", _yaml_text(""), "prediction", ["submission.yaml", "must be a mapping", "empty"]),
     ("yaml-list", _yaml_text("- a\n- b\n"), "prediction", ["submission.yaml", "must be a mapping"]),
     ("missing-key", _meta(url=...), "prediction", ["submission.yaml", "missing key(s) url"]),
@@ -113,6 +121,24 @@ CASES = [
     ("empty-parquet", _preds(lambda p, t, f: p.iloc[:0]), "prediction", ["predictions.parquet", "has no rows"]),
     ("not-parquet", lambda sub, **_: (sub / "predictions.parquet").write_bytes(b"job_id,p_hat\nj1,3\n"), "prediction",
      ["predictions.parquet", "not a readable parquet file"]),
+    # an empty job_id is named as such (rule 9), not as an id missing from the test split
+    ("empty-string-id", _preds(lambda p, t, f: p.assign(job_id=list(p["job_id"].iloc[:2]) + [""] + list(p["job_id"].iloc[3:]))),
+     "prediction", ["predictions.parquet", "row 3", "job_id is empty"]),
+    ("blank-id", _preds(lambda p, t, f: p.assign(job_id=["  "] + list(p["job_id"].iloc[1:]))), "prediction",
+     ["row 1", "job_id is empty"]),
+    ("parquet-is-a-folder", _replace_with_folder("predictions.parquet"), "prediction",
+     ["predictions.parquet", "is a folder, not a file"]),
+    ("yaml-is-a-folder", _replace_with_folder("submission.yaml"), "prediction", ["submission.yaml", "is a folder, not a file"]),
+    # a key given twice is not "the last one wins": it names both lines
+    ("duplicate-yaml-key", _yaml_text("name: One\nauthors: [A]\ndescription: ''\nurl: ''\ntrack: prediction\n"
+                                      "dataset_fingerprint: x\nname: Two\n"), "prediction",
+     ["submission.yaml", "line 7", "key 'name' is given twice (first on line 1)"]),
+    ("unnamed-pandas-index", lambda sub, preds, **_: preds.set_axis([f"r{i}" for i in range(len(preds))])
+     .to_parquet(sub / "predictions.parquet"), "prediction", ["unknown column(s) __index_level_0__", "index=False"]),
+    # the built-in methods' author string is theirs alone
+    ("reserved-author", _meta(authors=["A. Tester", "atlas-bench  (BUILT-IN)"]), "prediction",
+     ["submission.yaml", "key 'authors'", "'ATLAS-Bench (built-in)' is reserved"]),
+    ("name-without-letters", _meta(name="— · —"), "prediction", ["key 'name'", "must contain a letter or a digit"]),
 ]
 
 
@@ -186,3 +212,25 @@ def test_valid_submission_is_stored_with_provenance(dataset, good_preds, submiss
     assert main(["submit", str(sub), "--track", "prediction", "--data", str(ds), "--entries-dir", str(entries)]) == 0
     assert "replaced entry" in capsys.readouterr().out
     assert len(_files(entries)) == 1
+
+
+def test_job_id_written_as_the_pandas_index_is_a_column(dataset, good_preds, submission_writer, tmp_path):
+    """`df.set_index("job_id").to_parquet(...)` stores job_id as a column: it is read as one."""
+    from leaderboards.validate import validate_submission
+
+    ds, fingerprint, test = dataset
+    sub = submission_writer(tmp_path / "sub", fingerprint=fingerprint, preds=good_preds)
+    good_preds.set_index("job_id").to_parquet(sub / "predictions.parquet")
+    _, preds = validate_submission(sub, {"fingerprint": fingerprint}, test["job_id"], track="prediction")
+    assert preds["job_id"].tolist() == good_preds["job_id"].tolist()
+    assert preds["p_hat"].tolist() == good_preds["p_hat"].tolist()
+
+
+@pytest.mark.parametrize("name", ["日本語モデル", "Модель", "ψ-net", "ٱلنموذج"], ids=["japanese", "cyrillic", "greek", "arabic"])
+def test_names_in_any_script_are_accepted(dataset, good_preds, submission_writer, tmp_path, name):
+    from leaderboards.validate import validate_submission
+
+    ds, fingerprint, test = dataset
+    sub = submission_writer(tmp_path / "sub", fingerprint=fingerprint, preds=good_preds, name=name)
+    submission, _ = validate_submission(sub, {"fingerprint": fingerprint}, test["job_id"], track="prediction")
+    assert submission.name == name
