@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmark.options import seed as seed_type
+
 TARGET_SECONDS = 300.0
 TARGET_PEAK_GB = 8.0
 
@@ -27,7 +29,7 @@ def add_arguments(parser) -> None:
     group = parser.add_argument_group("pipeline section")
     group.add_argument("--pipeline-jobs", type=int, default=1_200_000,
                        help="synthetic jobs for --pipeline (default 1,200,000)")
-    group.add_argument("--pipeline-seed", type=int, default=0, help="seed for --pipeline (default 0)")
+    group.add_argument("--pipeline-seed", type=seed_type, default=0, help="seed for --pipeline (default 0)")
     group.add_argument("--pipeline-dir", help="work folder for --pipeline (default: a temporary folder, removed)")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from atlas_data.errors import InputError
+from benchmark.options import seed as seed_type
 from benchmark.progress import say
 
 
@@ -34,7 +35,7 @@ def _positive_int(text: str) -> int:
 def register(data_subparsers) -> None:
     p = data_subparsers.add_parser("synth", help="write a synthetic PAI-2020 trace in the raw layout")
     p.add_argument("--jobs", type=_positive_int, default=30_000, help="number of jobs (default 30,000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="folder for the raw pai_*.csv and .header files")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=_synth)
@@ -43,7 +44,7 @@ def register(data_subparsers) -> None:
     p.add_argument("--source", choices=["synthetic", "pai"], default="synthetic")
     p.add_argument("--raw-dir", help="folder with the raw PAI tables (--source pai)")
     p.add_argument("--jobs", type=_positive_int, default=30_000, help="synthetic jobs (default 30,000)")
-    p.add_argument("--seed", type=int, default=0, help="synthetic seed (default 0)")
+    p.add_argument("--seed", type=seed_type, default=0, help="synthetic seed (default 0)")
     p.add_argument("--out", required=True, help="dataset folder to write")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=_build)

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from atlas_data.errors import InputError
+from benchmark.options import seed as seed_type
 from benchmark.progress import say
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.results import check_readme_block, replace_readme_block
@@ -88,8 +89,8 @@ def register(subparsers) -> None:
     parser.add_argument("--noise", type=float, help="with --jobs: p̂ = p·exp(σZ) with this σ")
     parser.add_argument("--predictor", default=META, help=f"p̂ for the Meta rows (default {META})")
     parser.add_argument("--iso-predictor", default=ISO, help=f"p̂ for the Iso rows (default {ISO})")
-    parser.add_argument("--seed", type=int, default=0, help="predictor fit and noise seed (default 0)")
-    parser.add_argument("--sample-seed", type=int, default=42, help="paper-protocol sample seed (default 42, the paper's)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="predictor fit and noise seed (default 0)")
+    parser.add_argument("--sample-seed", type=seed_type, default=42, help="paper-protocol sample seed (default 42, the paper's)")
     parser.add_argument("--output", default="results/reproduce-atlas", help="output folder (default results/reproduce-atlas)")
     parser.add_argument("--readme", help="rewrite the reproduce-atlas block of this README")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")

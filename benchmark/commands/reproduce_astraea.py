@@ -41,6 +41,7 @@ from benchmark.results import check_readme_block, replace_readme_block, write_te
 # Cluster-side names, imported in this one place only (the simulator's layout may move under them).
 from benchmark.tasks.fairness import LEASE_S, philly_claims
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, PHILLY_NODES, SCENARIOS, VENUS_NODES
+from benchmark.options import seed as seed_type
 
 START, END = "<!-- reproduce-astraea:start -->", "<!-- reproduce-astraea:end -->"
 PAPER = "ASTRAEA: A Fair Deep Learning Scheduler for Multi-Tenant GPU Clusters (IEEE TPDS 2022)"
@@ -91,7 +92,7 @@ MECHANISM = {
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, help="jobs per scenario: N consecutive jobs from a seeded start (default all; "
                         "for quick checks, the paper's figures are for all jobs)")
-    parser.add_argument("--seed", type=int, default=0, help="scenario and sample seed (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="scenario and sample seed (default 0)")
     parser.add_argument("--venus-nodes", type=int, default=VENUS_NODES,
                         help=f"Venus-like cluster (main table and lease curve), nodes of 8 GPUs (default {VENUS_NODES}, "
                              "the paper's)")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+from benchmark.options import seed as seed_type
+
 # options every task reads; each task module lists the others it reads in READS
 COMMON = frozenset({"task", "output", "no_mlflow", "quiet", "plugins", "seed", "handler", "columns"})
 _PARSER = None  # the `run` parser, for its defaults
@@ -45,7 +47,7 @@ def register(subparsers) -> None:
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
     parser.add_argument("--policies", help="policy names, comma-separated (default: all for the task)")
     parser.add_argument("--n", type=int, help="number of jobs to sample (seeded)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     parser.add_argument("--output", help="output folder (default results/<task>-<objective>-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log this run to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from benchmark.options import seed as seed_type
 from benchmark.progress import Progress, say
 from benchmark.results import check_readme_block, format_table, replace_readme_block, write_text_atomic
 
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
     parser.add_argument("--method", default="lgbm-meta", help="prediction method (default lgbm-meta)")
     parser.add_argument("--min-jobs", type=int, default=100,
                         help="skip clusters with fewer jobs (default 100: their test part is too small to score)")
-    parser.add_argument("--seed", type=int, default=0, help="predictor seed (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="predictor seed (default 0)")
     parser.add_argument("--output", default="results/transfer", help="output folder (default results/transfer)")
     parser.add_argument("--readme", help="rewrite the transfer block of this README")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")

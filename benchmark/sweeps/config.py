@@ -171,6 +171,8 @@ def load_config(path: str | Path) -> SweepConfig:
     if noise and any(s < 0 for s in noise):
         fail("noise", f"noise levels must be >= 0, got {noise}")
     seeds = scalars("seeds", "int")
+    if seeds and any(v < 0 for v in seeds):  # the rule of every --seed (benchmark.options.seed)
+        fail("seeds", f"seeds must be integers >= 0, got {seeds}")
     n = positive("n", scalars("n", "int"))
     nodes = positive("nodes", scalars("nodes", "int"))
     lease = scalars("lease", "number")

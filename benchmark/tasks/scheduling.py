@@ -45,6 +45,7 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
+from benchmark.options import seed as seed_type
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
@@ -71,7 +72,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--protocol", choices=("honest", "paper"), default="honest",
                         help="honest (default) or paper: the ATLAS paper's reference protocol, leaks labelled "
                              "(see docs/reproduce-atlas.md)")
-    parser.add_argument("--sample-seed", type=int,
+    parser.add_argument("--sample-seed", type=seed_type,
                         help="seed of the job sample, apart from --seed (default: --seed; 42 with --protocol paper)")
     parser.add_argument("--profile", action="store_true",
                         help="print where the time went (read, normalisers, each policy, plots, tracking) and the "

@@ -1,0 +1,50 @@
+"""Options the fuzzer broke: every bad value is exit 2 with one line before any work, never exit 1
+(an internal error) and never exit 0 after ignoring or dropping what the user gave.
+
+Through `benchmark.cli.main` in-process, like test_hostile_inputs.py.
+"""
+
+import pytest
+
+from benchmark.cli import main
+
+
+def _exit_2_one_line(capsys, argv, *fragments):
+    capsys.readouterr()
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    for fragment in fragments:
+        assert fragment in err[0], err[0]
+    return err[0]
+
+
+def _sweep_refused(tmp_path, capsys, text, *fragments):
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
+    out = tmp_path / "never"
+    line = _exit_2_one_line(capsys, ["sweep", config, "--output", out, "--no-mlflow"], "bad.yaml", *fragments)
+    assert not out.exists()
+    return line
+
+
+# ----- 1. seeds are integers >= 0 -----------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["run", "--task", "scheduling", "--n", "200", "--seed", "-1"],
+    ["run", "--task", "scheduling", "--objective", "total_completion", "--sample-seed", "-3"],
+    ["data", "synth", "--jobs", "10", "--seed", "-1", "--out", "OUT"],
+    ["data", "build", "--jobs", "300", "--seed", "-1", "--out", "OUT"],
+    ["reproduce", "astraea", "--seed", "-1", "--n", "100", "--output", "OUT"],
+    ["reproduce", "atlas", "--seed", "-2", "--output", "OUT"],
+    ["transfer", "--seed", "-1", "--output", "OUT"],
+], ids=lambda argv: " ".join(argv[:2]))
+def test_a_negative_seed_is_refused_by_the_parser(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    line = _exit_2_one_line(capsys, argv, "seed", ">= 0")
+    assert "internal error" not in line
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_a_negative_seed_in_a_sweep_is_refused_before_any_cell(tmp_path, capsys):
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\nseeds: [0, -1]\n"
+                   "mlflow: false\n", "seeds", ">= 0")
