@@ -33,7 +33,7 @@ unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as 
 not start 100,000 runs. The file must be UTF-8 text.
 
 May import benchmark.cli (the run parser), benchmark.commands.run (task names), schedulers.objectives,
-atlas_data.errors, yaml.
+schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class SweepConfig:
 
 def load_config(path: str | Path) -> SweepConfig:
     """Read and validate a sweep YAML file; any problem is an InputError naming the file and key."""
-    import yaml
+    from atlas_data.yamlio import load_yaml
 
     path = str(path)
     try:
@@ -99,13 +99,7 @@ def load_config(path: str | Path) -> SweepConfig:
                          "save the config as UTF-8", path=path) from None
     except OSError as exc:
         raise InputError(f"cannot read sweep config: {exc.strerror}", path=path) from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise InputError(f"not valid YAML: {problem}", path=path, where=where) from None
+    raw = load_yaml(text, path)  # invalid YAML or a key given twice: an InputError naming the line
     if not isinstance(raw, dict):
         raise InputError("a sweep config must be a mapping of keys (task, objectives, policies, ...)", path=path)
 
@@ -380,12 +374,23 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
     except InputError as exc:
         key = _OPTION_TO_KEY.get(exc.where, "options")
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
+    try:
+        load_plugins(getattr(parsed, "plugins", None))  # they may register policies or prediction methods
+    except InputError as exc:
+        raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="options") from None
+    if getattr(parsed, "predictor", None):  # an unknown method: refused now, not after every cell failed
+        from predictors.methods import check_method_name
+
+        try:
+            for name in (t.strip() for t in parsed.predictor.split(",")):
+                check_method_name(name, where="--predictor")
+        except InputError as exc:
+            raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="predictors") from None
     if getattr(parsed, "policies", None):  # a policy name or parameter the run refuses: refused now, not in every cell
         from schedulers.policy import resolve_policy, split_policy_list, task_kind
 
         kind = task_kind(parsed.task, parsed.objective)
         try:
-            load_plugins(getattr(parsed, "plugins", None))
             for item in split_policy_list(parsed.policies):
                 resolve_policy(item, kind)
         except InputError as exc:

@@ -48,3 +48,15 @@ def test_a_negative_seed_is_refused_by_the_parser(tmp_path, capsys, monkeypatch,
 def test_a_negative_seed_in_a_sweep_is_refused_before_any_cell(tmp_path, capsys):
     _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\nseeds: [0, -1]\n"
                    "mlflow: false\n", "seeds", ">= 0")
+
+
+# ----- 7. a sweep refuses an unknown predictor before any cell; its YAML is read strictly --------------
+def test_an_unknown_predictor_in_a_sweep_is_refused_before_any_cell(tmp_path, capsys):
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\n"
+                   "predictors: [lgbm-meta, nosuch]\nn: [200]\nmlflow: false\n",
+                   "predictors", "unknown prediction method 'nosuch'")
+
+
+def test_a_sweep_key_given_twice_is_refused(tmp_path, capsys):
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\nseeds: [0]\nseeds: [1]\n",
+                   "key 'seeds' is given twice (first on line 3)", "line 4")
