@@ -615,9 +615,7 @@ def store_errors(uri: str):
     except Exception as exc:
         db = sqlite_path(uri)
         if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
-            raise InputError("this MLflow no longer writes file stores: point MLFLOW_TRACKING_URI at a database, "
-                             "e.g. sqlite:///PATH/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)",
-                             where=f"MLFLOW_TRACKING_URI={uri}") from None
+            raise _file_store_refused(uri) from None
         if db is None or "out-of-date database schema" not in str(exc):
             raise
         head, known = _schema_revisions()
@@ -743,14 +741,33 @@ def import_mlflow():
 
 def prepare(uri: str) -> None:
     """Create, check or repair the store now (under its lock), before work that will log to it."""
+    check_store_kind(uri)
     import_mlflow()
     with store_lock(uri):
         ensure_store(uri, thorough=True)
 
 
+def _file_store_refused(uri: str) -> InputError:
+    return InputError("this MLflow no longer writes file stores: point MLFLOW_TRACKING_URI at a database, "
+                      "e.g. sqlite:///PATH/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)",
+                      where=f"MLFLOW_TRACKING_URI={uri}")
+
+
+def check_store_kind(uri: str) -> None:
+    """A local file store is refused (exit 2) unless MLFLOW_ALLOW_FILE_STORE is true, as MLflow itself
+    refuses it, but before any work instead of after it. No MLflow import."""
+    if file_store_path(uri) is None or sqlite_path(uri) is not None:
+        return
+    allowed = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").strip().lower() in ("true", "1")
+    if not allowed:
+        raise _file_store_refused(uri)
+
+
 def preflight(uri: str) -> None:
-    """Before a long command: a local SQLite store with visible damage is repaired (or refused) now,
-    not after the work; the normal case costs one sqlite3 read and no MLflow import."""
+    """Before a long command: a store MLflow would refuse (a file store) is refused now, and a local
+    SQLite store with visible damage is repaired (or refused) now, not after the work; the normal case
+    costs one sqlite3 read and no MLflow import."""
+    check_store_kind(uri)
     db = sqlite_path(uri)
     if db is None:
         return

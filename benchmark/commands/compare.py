@@ -247,7 +247,7 @@ def _is_compare_csv(path: Path) -> bool:
 
 def _compare(args) -> int:
     from benchmark.results import format_table
-    from benchmark.tracking import store_is_idle
+    from benchmark.tracking import check_store_kind, store_is_idle
 
     metrics = [s.strip() for s in args.metrics.split(",") if s.strip()]
     if args.csv:
@@ -255,6 +255,7 @@ def _compare(args) -> int:
 
         check_output_file(Path(args.csv), "compare", option="--csv", recognise=_is_compare_csv)
     uri = store_uri(Path(args.results) if args.results else None)
+    check_store_kind(uri)  # a file store: exit 2 with the fix, as `run` says it, not MLflow's exception
     store = read_store(uri, args.experiment, metrics)
     if store is None:
         if args.experiment:

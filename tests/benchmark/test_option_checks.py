@@ -60,3 +60,29 @@ def test_an_unknown_predictor_in_a_sweep_is_refused_before_any_cell(tmp_path, ca
 def test_a_sweep_key_given_twice_is_refused(tmp_path, capsys):
     _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\nseeds: [0]\nseeds: [1]\n",
                    "key 'seeds' is given twice (first on line 3)", "line 4")
+
+
+# ----- 8. a file store is refused before any work, by run, sweep and compare alike --------------------
+@pytest.mark.parametrize("store", ["plain path", "file uri"])
+def test_a_file_store_is_refused_before_any_work(tmp_path, capsys, monkeypatch, store):
+    folder = tmp_path / "store"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", str(folder) if store == "plain path" else folder.as_uri())
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--n", "200",
+                              "--policies", "spjf", "--quiet", "--output", out],
+                     "MLFLOW_TRACKING_URI", "no longer writes file stores")
+    assert not out.exists() and not folder.exists()
+    _exit_2_one_line(capsys, ["compare"], "MLFLOW_TRACKING_URI", "no longer writes file stores")
+    config = tmp_path / "s.yaml"
+    config.write_text("task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\nn: [200]\n")
+    _exit_2_one_line(capsys, ["sweep", config, "--quiet", "--output", out], "no longer writes file stores")
+    assert not out.exists() and not folder.exists()
+
+
+def test_an_allowed_file_store_is_not_refused_by_the_check(tmp_path, monkeypatch):
+    from benchmark.tracking import check_store_kind
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    check_store_kind(str(tmp_path / "store"))
+    check_store_kind(f"sqlite:///{tmp_path / 'mlflow.db'}")
