@@ -169,6 +169,11 @@ def load_config(path: str | Path) -> SweepConfig:
         fail("seeds", f"seeds must be integers >= 0, got {seeds}")
     n = positive("n", scalars("n", "int"))
     nodes = positive("nodes", scalars("nodes", "int"))
+    if nodes:
+        from benchmark.tasks.fairness import MAX_NODES
+
+        if max(nodes) > MAX_NODES:
+            fail("nodes", f"at most {MAX_NODES:,} nodes (docs/fairness.md#the-cluster-model), got {max(nodes):,}")
     lease = scalars("lease", "number")
     if lease and any(v <= 0 for v in lease):
         fail("lease", f"lease lengths must be > 0 seconds, got {lease}")
@@ -374,6 +379,14 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
     except InputError as exc:
         key = _OPTION_TO_KEY.get(exc.where, "options")
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
+    if parsed.task == "fairness":  # a cluster beyond the simulator's bound: refused now, not in every cell
+        from benchmark.tasks.fairness import check_cluster_size
+
+        try:
+            check_cluster_size(parsed.nodes, parsed.gpus_per_node)
+        except InputError as exc:
+            key = _OPTION_TO_KEY.get(exc.where, "options")
+            raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
     try:
         load_plugins(getattr(parsed, "plugins", None))  # they may register policies or prediction methods
     except InputError as exc:

@@ -28,7 +28,7 @@ Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the openb pod
 contends enough for the policies to differ; the scenario's 100 × 8), or the
 real node list of `--node-list openb|pai` (GPU nodes of the v2023 / PAI-2020 clusters).
 Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: weight}; every tenant
-of the jobs must be listed) or equal weights. `--n N` schedules N consecutive jobs from a seeded
+of the jobs listed once, no other, weights from 1e-9 to 1e9) or equal weights. `--n N` schedules N consecutive jobs from a seeded
 start (as the scheduling task).
 
 Every run reports the offered load (GPU·s asked / GPU·s of the cluster over the submit span) and
@@ -68,6 +68,10 @@ DEFAULT_GPUS_PER_NODE = 8
 # The openb pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
 # default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
 EMBEDDED_TRACE_SHAPE = (4, 8)
+#: the largest cluster the simulator accepts (docs/fairness.md#the-cluster-model): 50x the largest real
+#: node list shipped (PAI, 1,814 nodes, 6,742 GPUs) and beyond any public GPU trace; every node and
+#: every GPU has simulator state, so a typo such as --nodes 100000000 would take GBs and hours
+MAX_NODES, MAX_GPUS = 100_000, 10_000_000
 # What one run may ask of the simulator (check_simulated_span): about a gigabyte of window records
 # and minutes of lease renewals per policy at most; the shipped traces stay over ten times below.
 MAX_TENANT_WINDOWS = 5_000_000
@@ -197,36 +201,108 @@ def _load_dataset(args):
     return jobs, card, label
 
 
-def _tenant_weights(args, names, scenario_weights) -> np.ndarray | None:
-    mapping = scenario_weights
-    if args.tenant_weights:
-        path = Path(args.tenant_weights)
-        if not path.is_file():
-            raise InputError("file not found", path=str(path), where="--tenant-weights")
-        try:
-            if path.suffix.lower() == ".json":
-                mapping = {str(k): float(v) for k, v in json.loads(path.read_text()).items()}
-            else:
-                from atlas_data.jobs_table import read_csv_frame
+#: bounds of a --tenant-weights weight: quotas Q_k = M·W_k/ΣW stay normal floats (no overflow to inf, no
+#: underflow to 0 or to subnormal numbers) whatever the number of tenants, and a tenant's quota is at
+#: least 10⁻¹⁸ of another's (docs/fairness.md#ltgf-accounting)
+WEIGHT_MIN, WEIGHT_MAX = 1e-9, 1e9
 
-                # tenants as written ("NA" is a tenant name), a repeated column refused
-                frame = read_csv_frame(path, string_columns=("tenant",), label=str(path))
-                if not {"tenant", "weight"} <= set(frame.columns):
-                    raise InputError("needs columns tenant,weight", path=str(path), where="--tenant-weights")
-                mapping = dict(zip(frame["tenant"].astype(str), pd.to_numeric(frame["weight"], errors="coerce")))
-        except (ValueError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read tenant weights: {exc}", path=str(path)) from None
+
+def _tenant_weights(args, names, scenario_weights, known=None) -> np.ndarray | None:
+    """Weights of the tenants `names` (of the scheduled jobs) from --tenant-weights, the scenario, or None.
+
+    `known` are the tenants of the whole jobs table: a file naming any other tenant is refused (a typo
+    would otherwise leave the real tenant unweighted or be dropped silently).
+    """
+    mapping = scenario_weights
+    source = None
+    if args.tenant_weights:
+        source = str(args.tenant_weights)
+        mapping = _read_tenant_weights(Path(args.tenant_weights))
+        known = sorted(set(names) | set(known if known is not None else ()))
+        unknown = [t for t in mapping if t not in set(known)]
+        if unknown:
+            listed = ", ".join(known[:20]) + (f", … ({len(known)} in all)" if len(known) > 20 else "")
+            raise InputError(f"tenant '{unknown[0]}' is not a tenant of the jobs (they are: {listed})",
+                             path=source, where="--tenant-weights")
     if mapping is None:
         return None
     weights = []
     for name in names:
         if name not in mapping:
-            raise InputError(f"tenant '{name}' has no weight", path=args.tenant_weights, where="--tenant-weights")
+            raise InputError(f"tenant '{name}' has no weight", path=source, where="--tenant-weights")
         w = float(mapping[name])
-        if not (w > 0 and math.isfinite(w)):
-            raise InputError(f"tenant '{name}' weight must be > 0, got {mapping[name]}", path=args.tenant_weights)
+        if not (WEIGHT_MIN <= w <= WEIGHT_MAX):
+            raise InputError(f"tenant '{name}' weight must be a number from {WEIGHT_MIN:g} to {WEIGHT_MAX:g}, got "
+                             f"{mapping[name]!r}", path=source, where="--tenant-weights")
         weights.append(w)
     return np.asarray(weights)
+
+
+def _read_tenant_weights(path: Path) -> dict[str, float]:
+    """{tenant: weight} of a JSON object or a CSV file with exactly the columns tenant,weight.
+
+    A tenant given twice, a weight that is not a number (null, true, text) or any other column is an
+    InputError naming the file: nothing the user wrote is dropped or overridden silently.
+    """
+    label = str(path)
+
+    def fail(problem: str):
+        raise InputError(problem, path=label, where="--tenant-weights")
+
+    if not path.is_file():
+        fail("file not found")
+    mapping: dict[str, float] = {}
+
+    def add(tenant: str, value, place: str) -> None:
+        if tenant in mapping:
+            fail(f"tenant '{tenant}' is given twice ({place})")
+        number = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            number = float(value)
+        elif isinstance(value, str) and place != "JSON":  # a CSV cell is text; a JSON weight is a number
+            try:
+                number = float(value.strip())
+            except ValueError:
+                pass
+        if number is None or not math.isfinite(number):
+            fail(f"tenant '{tenant}' weight must be a finite number, got {value!r} ({place})")
+        mapping[tenant] = number
+
+    if path.suffix.lower() == ".json":
+        def pairs(items):
+            seen = [k for k, _ in items]
+            for key in seen:
+                if seen.count(key) > 1:
+                    fail(f"key '{key}' is given twice")
+            return dict(items)
+
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=pairs)
+        except (ValueError, UnicodeDecodeError) as exc:
+            fail(f"cannot read tenant weights: {exc}")
+        if not isinstance(doc, dict) or not doc:
+            fail(f"must be a JSON object {{tenant: weight, ...}}, got {type(doc).__name__ if doc != {} else 'an empty object'}")
+        for tenant, value in doc.items():
+            add(str(tenant), value, "JSON")
+        return mapping
+    from atlas_data.jobs_table import read_csv_frame
+
+    # tenants and weights as written ("NA" is a tenant name), a repeated column refused
+    frame = read_csv_frame(path, string_columns=("tenant", "weight"), label=label)
+    columns = [str(c).strip() for c in frame.columns]
+    if not {"tenant", "weight"} <= set(columns):
+        fail("needs columns tenant,weight")
+    if len(columns) != 2:
+        fail(f"has columns other than tenant,weight: {', '.join(c for c in columns if c not in ('tenant', 'weight'))}")
+    frame.columns = columns
+    for row, (tenant, weight) in enumerate(zip(frame["tenant"], frame["weight"]), start=2):
+        tenant, weight = ("" if pd.isna(v) else str(v) for v in (tenant, weight))
+        if tenant == "" and weight == "":
+            continue  # a blank line
+        add(tenant, weight, f"line {row}")
+    if not mapping:
+        fail("lists no tenant")
+    return mapping
 
 
 def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None,
@@ -283,9 +359,23 @@ def _capacities(args, default_shape) -> tuple[list[int], str]:
     nodes, gpn = default_shape or (DEFAULT_NODES, DEFAULT_GPUS_PER_NODE)
     nodes = args.nodes if args.nodes is not None else nodes
     gpn = args.gpus_per_node if args.gpus_per_node is not None else gpn
-    if nodes < 1 or gpn < 1:
-        raise InputError(f"--nodes and --gpus-per-node must be >= 1, got {nodes} x {gpn}", where="--nodes")
+    check_cluster_size(nodes, gpn)
     return [gpn] * nodes, f"{nodes} x {gpn} GPUs"
+
+
+def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
+    """--nodes and --gpus-per-node (None = not given) are >= 1 and within MAX_NODES and MAX_GPUS."""
+    for option, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} must be >= 1, got {value}", where=option)
+    if nodes is not None and nodes > MAX_NODES:
+        raise InputError(f"{nodes:,} nodes is more than the simulator's bound of {MAX_NODES:,} "
+                         "(docs/fairness.md#the-cluster-model)", where="--nodes")
+    gpus = (nodes or 1) * (gpus_per_node or 1)
+    if gpus > MAX_GPUS:
+        option = "--gpus-per-node" if nodes is None or (gpus_per_node or 1) > MAX_GPUS // max(nodes, 1) else "--nodes"
+        raise InputError(f"{gpus:,} GPUs ({nodes or 1:,} x {gpus_per_node or 1:,}) is more than the simulator's bound "
+                         f"of {MAX_GPUS:,} (docs/fairness.md#the-cluster-model)", where=option)
 
 
 # ----- the task ------------------------------------------------------------------------------------
@@ -297,6 +387,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
             raise InputError(f"{opt} must be > 0, got {value:g}", where=opt)
     if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
         raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
+    check_cluster_size(args.nodes, args.gpus_per_node)  # the options as given, before reading any jobs
     table, card, scenario_weights, shape, label, p_hat_source = _load(args)
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)
@@ -317,7 +408,8 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
                          f"--gpus-per-node, or --node-list){more}", path=str(args.jobs) if args.jobs else None,
                          where=f"job '{jobs.job_id[first]}'")
     check_simulated_span(args, jobs, sum(capacities))
-    weights = _tenant_weights(args, jobs.tenant_names, scenario_weights)
+    known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
+    weights = _tenant_weights(args, jobs.tenant_names, scenario_weights, known)
     source = card.get("path") or card.get("source")
     policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
                                source=str(source), task="fairness", quiet=args.quiet)

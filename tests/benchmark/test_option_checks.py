@@ -86,3 +86,85 @@ def test_an_allowed_file_store_is_not_refused_by_the_check(tmp_path, monkeypatch
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     check_store_kind(str(tmp_path / "store"))
     check_store_kind(f"sqlite:///{tmp_path / 'mlflow.db'}")
+
+
+# ----- 3. --tenant-weights: every tenant once, known, with a finite weight in [1e-9, 1e9] ----------------
+def _fairness_jobs(tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "jobs.csv"
+    pd.DataFrame({"job_id": [f"j{i}" for i in range(12)], "submit_time": [10.0 * i for i in range(12)],
+                  "duration": [100.0 + 7 * i for i in range(12)], "gpus": [1, 2] * 6,
+                  "tenant": ["LS", "BE", "Burstable"] * 4}).to_csv(path, index=False)
+    return path
+
+
+WEIGHTS = [
+    ("w.json", "[1, 2]", "must be a JSON object"),
+    ("w.json", '{"LS": 1, "BE": null, "Burstable": 1}', "tenant 'BE' weight must be a finite number, got None"),
+    ("w.json", '{"LS": 1, "BE": true, "Burstable": 1}', "tenant 'BE' weight must be a finite number, got True"),
+    ("w.json", '{"LS": 1, "BE": "2", "Burstable": 1}', "tenant 'BE' weight must be a finite number"),
+    ("w.json", '{"LS": 1, "BE": 2, "LS": 3, "Burstable": 1}', "key 'LS' is given twice"),
+    ("w.json", '{"LS": 1, "BE": 2, "Burstable": 1e-320}', "tenant 'Burstable' weight must be a number from 1e-09 to 1e+09"),
+    ("w.json", '{"LS": 1, "BE": 2, "Burstable": 1e300}', "from 1e-09 to 1e+09"),
+    ("w.json", '{"LS": 1, "BE": 2, "Burstable": 1, "Typo": 3}', "tenant 'Typo' is not a tenant of the jobs (they are: BE, Burstable, LS)"),
+    ("w.csv", "tenant,weight\nLS,1\nBE,2\nBurstable,1\nLS,3\n", "tenant 'LS' is given twice (line 5)"),
+    ("w.csv", "tenant,weight\nLS,1\nBE,2\nBurstable,1\nTypo,3\n", "tenant 'Typo' is not a tenant of the jobs"),
+    ("w.csv", "tenant,weight,note\nLS,1,a\nBE,2,b\nBurstable,1,c\n", "has columns other than tenant,weight: note"),
+    ("w.csv", "tenant,weight\nLS,1\nBE,true\nBurstable,1\n", "tenant 'BE' weight must be a finite number, got 'true' (line 3)"),
+    ("w.csv", "tenant,weight\nLS,1\nBE,nan\nBurstable,1\n", "tenant 'BE' weight must be a finite number"),
+    ("w.csv", "tenant,weight\nLS,1\nBE,0\nBurstable,1\n", "from 1e-09 to 1e+09"),
+]
+
+
+@pytest.mark.parametrize("name, text, message", WEIGHTS, ids=[w[1][-24:] for w in WEIGHTS])
+def test_bad_tenant_weights_are_exit_2_naming_the_file(tmp_path, capsys, name, text, message):
+    weights = tmp_path / name
+    weights.write_text(text)
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", _fairness_jobs(tmp_path), "--nodes", "2",
+                              "--tenant-weights", weights, "--no-mlflow", "--quiet", "--output", out],
+                     str(weights), message)
+    assert not out.exists()
+
+
+def test_good_tenant_weights_with_a_blank_line_still_run(tmp_path):
+    import json
+
+    weights = tmp_path / "w.csv"
+    weights.write_text("tenant,weight\nLS,1\n\nBE,2.5\nBurstable,1e-9\n")
+    out = tmp_path / "O"
+    assert main(["run", "--task", "fairness", "--jobs", str(_fairness_jobs(tmp_path)), "--nodes", "2", "--policies",
+                 "fifo", "--tenant-weights", str(weights), "--no-mlflow", "--quiet", "--output", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["options"]["tenant_weights"] == {
+        "BE": 2.5, "Burstable": 1e-9, "LS": 1.0}
+
+
+# ----- 2. a cluster beyond the simulator's bound is refused before any work ----------------------------
+@pytest.mark.parametrize("extra, message", [
+    (["--nodes", "100000000"], "--nodes: 100,000,000 nodes is more than the simulator's bound of 100,000"),
+    (["--nodes", "100001"], "bound of 100,000"),
+    (["--gpus-per-node", "20000000"], "--gpus-per-node: 20,000,000 GPUs (1 x 20,000,000) is more than"),
+    (["--nodes", "100000", "--gpus-per-node", "101"], "10,100,000 GPUs (100,000 x 101) is more than the simulator's "
+                                                       "bound of 10,000,000"),
+    (["--gpus-per-node", "0"], "--gpus-per-node must be >= 1, got 0"),
+])
+def test_a_cluster_beyond_the_bound_is_exit_2_before_any_work(tmp_path, capsys, monkeypatch, extra, message):
+    import benchmark.tasks.fairness as fairness
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("jobs were read before the cluster size was checked")
+
+    monkeypatch.setattr(fairness, "_load", no_work)
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies", "astraea",
+                              *extra, "--no-mlflow", "--quiet", "--output", out], message)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("nodes: [4, 100000000]\n", "nodes: at most 100,000 nodes"),
+    ("nodes: [4]\noptions: {gpus-per-node: 20000000}\n", "bound of 10,000,000"),
+])
+def test_a_sweep_cluster_beyond_the_bound_is_refused_before_any_cell(tmp_path, capsys, text, message):
+    _sweep_refused(tmp_path, capsys, "task: fairness\njobs: openb\npolicies: [astraea]\nmlflow: false\n" + text, message)
