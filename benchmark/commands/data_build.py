@@ -43,8 +43,9 @@ def register(data_subparsers) -> None:
     p = data_subparsers.add_parser("build", help="build the ATLAS dataset (parquet + dataset.json)")
     p.add_argument("--source", choices=["synthetic", "pai"], default="synthetic")
     p.add_argument("--raw-dir", help="folder with the raw PAI tables (--source pai)")
-    p.add_argument("--jobs", type=_positive_int, default=30_000, help="synthetic jobs (default 30,000)")
-    p.add_argument("--seed", type=seed_type, default=0, help="synthetic seed (default 0)")
+    # None = not given: --source pai reads every job of its raw tables and refuses both (nothing ignored)
+    p.add_argument("--jobs", type=_positive_int, help="synthetic jobs (--source synthetic; default 30,000)")
+    p.add_argument("--seed", type=seed_type, help="synthetic seed (--source synthetic; default 0)")
     p.add_argument("--out", required=True, help="dataset folder to write")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(handler=_build)
@@ -80,6 +81,13 @@ def _build(args) -> int:
         raise InputError("--source pai needs --raw-dir")
     if args.source == "synthetic" and args.raw_dir:
         raise InputError("--raw-dir is only for --source pai")
+    if args.source == "pai":
+        for option, value in (("--jobs", args.jobs), ("--seed", args.seed)):
+            if value is not None:
+                raise InputError(f"{option} is only for --source synthetic (--source pai keeps every job of the raw "
+                                 "tables)", where=option)
+    args.jobs = 30_000 if args.jobs is None else args.jobs
+    args.seed = 0 if args.seed is None else args.seed
     t = time.perf_counter()
     card = build_dataset(args.out, source=args.source, raw_dir=args.raw_dir, jobs=args.jobs, seed=args.seed,
                          quiet=args.quiet, note=lambda m: say(m, args.quiet))

@@ -73,6 +73,9 @@ def check_task_options(args) -> None:
         option = "--" + dest.replace("_", "-")
         raise InputError(f"{option} is not an option of --task {args.task}"
                          + (f" (it is read by --task {', '.join(users)})" if users else ""), where=option)
+    check = getattr(importlib.import_module(TASKS[args.task]), "check_options", None)
+    if check is not None:  # options of the task that the chosen objective (or policies) would not use
+        check(args, lambda dest: _PARSER is not None and getattr(args, dest, None) != _PARSER.get_default(dest))
 
 
 def _run(args) -> int:

@@ -52,7 +52,7 @@ from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list,
 from benchmark.timings import Timings
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
-from schedulers.policy import get_policy, task_kind
+from schedulers.policy import get_policy, split_policy_list, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
@@ -169,6 +169,25 @@ def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
 
 
 # ----- the task -----------------------------------------------------------------------------
+def check_options(args, given) -> None:
+    """Options that the chosen objective or policies would not use are refused, not ignored (exit 2).
+
+    `given(dest)` is True when the option differs from its default (benchmark.commands.run.check_task_options).
+    """
+    objective = args.objective
+    if objective is None:
+        return
+    if objective != "makespan" and args.machines is not None:
+        raise InputError(f"--machines applies to --objective makespan only ({objective} is scheduled on one machine)",
+                         where="--machines")
+    if given("prr_lambda"):
+        if objective == "makespan":
+            raise InputError("--prr-lambda sets the λ of policy prr, which is not a makespan policy", where="--prr-lambda")
+        if args.policies and "prr" not in {item.split("(", 1)[0].strip() for item in split_policy_list(args.policies)}:
+            raise InputError("--prr-lambda sets the λ of policy prr, which --policies does not include",
+                             where="--prr-lambda")
+
+
 def execute(args) -> tuple[Path, dict]:
     if args.objective is None:
         raise InputError("--objective is required for --task scheduling (total_completion, max_stretch or makespan)", where="--objective")

@@ -168,3 +168,45 @@ def test_a_cluster_beyond_the_bound_is_exit_2_before_any_work(tmp_path, capsys, 
 ])
 def test_a_sweep_cluster_beyond_the_bound_is_refused_before_any_cell(tmp_path, capsys, text, message):
     _sweep_refused(tmp_path, capsys, "task: fairness\njobs: openb\npolicies: [astraea]\nmlflow: false\n" + text, message)
+
+
+# ----- 4. options that the chosen objective, policies or source would not use are refused -------------
+@pytest.mark.parametrize("extra, message", [
+    (["--objective", "total_completion", "--machines", "5"], "--machines: --machines applies to --objective makespan only"),
+    (["--objective", "max_stretch", "--machines", "5,10"], "--machines applies to --objective makespan only"),
+    (["--objective", "makespan", "--prr-lambda", "0.3"], "--prr-lambda: --prr-lambda sets the λ of policy prr, which is "
+                                                          "not a makespan policy"),
+    (["--objective", "total_completion", "--policies", "spjf,srpt", "--prr-lambda", "0.3"], "which --policies does not "
+                                                                                             "include"),
+])
+def test_an_option_the_objective_does_not_use_is_refused(tmp_path, capsys, extra, message):
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
+                              "--output", out], message)
+    assert not out.exists()
+
+
+def test_prr_lambda_with_prr_in_the_policies_is_accepted(tmp_path):
+    out = tmp_path / "O"
+    assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--n", "200", "--policies",
+                 "spjf,prr", "--prr-lambda", "0.3", "--no-mlflow", "--quiet", "--output", str(out)]) == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("objectives: [total_completion]\nmachines: [5]\n", "machines: `benchmark run` rejects it: --machines applies to "
+                                                         "--objective makespan only"),
+    ("objectives: [makespan, max_stretch]\nmachines: [5, 10]\n", "--machines applies to --objective makespan only"),
+    ("objectives: [makespan]\noptions: {prr-lambda: 0.3}\n", "not a makespan policy"),
+])
+def test_a_sweep_axis_the_objective_does_not_use_is_refused(tmp_path, capsys, text, message):
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nn: [200]\nmlflow: false\n" + text, message)
+
+
+@pytest.mark.parametrize("extra", [["--jobs", "300"], ["--seed", "3"]])
+def test_data_build_pai_refuses_the_synthetic_options(tmp_path, capsys, extra):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    out = tmp_path / "DS"
+    _exit_2_one_line(capsys, ["data", "build", "--source", "pai", "--raw-dir", raw, *extra, "--quiet", "--out", out],
+                     f"{extra[0]}: {extra[0]} is only for --source synthetic")
+    assert not out.exists()

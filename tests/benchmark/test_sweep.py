@@ -144,24 +144,27 @@ def test_cross_product_size_and_argv(tmp_path):
 task: scheduling
 jobs: [traces/a.csv, /abs/b.parquet]
 objectives: [total_completion, max_stretch]
-policies: [[fifo, srpt], ["spjf,sprpt"]]
+policies: [[fifo, prr], ["spjf,prr"]]
 noise: [0, 0.5, 2]
 seeds: [0, 1]
 n: 100
-machines: [5, [10, 20]]
 options: {prr-lambda: 0.5}
 mlflow: false
 """))
-    assert config.mlflow is False and config.policies == ("fifo,srpt", "spjf,sprpt")
+    assert config.mlflow is False and config.policies == ("fifo,prr", "spjf,prr")
     grid = cells(config)
-    assert len(grid) == 2 * 2 * 2 * 3 * 2 * 1 * 2  # datasets × objectives × policy lists × σ × seeds × n × machines
+    assert len(grid) == 2 * 2 * 2 * 3 * 2 * 1  # datasets × objectives × policy lists × σ × seeds × n
     assert len({c.id for c in grid}) == len(grid) and [c.index for c in grid] == list(range(len(grid)))
     first = grid[0]
     assert first.argv == ("run", "--task", "scheduling", "--jobs", str(tmp_path / "traces" / "a.csv"),
-                          "--objective", "total_completion", "--policies", "fifo,srpt", "--noise", "0.0",
-                          "--seed", "0", "--n", "100", "--machines", "5", "--prr-lambda", "0.5")
-    assert first.id == "0000-a-total_completion-p0-noise0-seed0-m5"
-    assert grid[1].machines == "10,20" and "10,20" in grid[1].argv
+                          "--objective", "total_completion", "--policies", "fifo,prr", "--noise", "0.0",
+                          "--seed", "0", "--n", "100", "--prr-lambda", "0.5")
+    assert first.id == "0000-a-total_completion-p0-noise0-seed0"
+    # machines: a makespan axis (refused with another objective, tests/benchmark/test_option_checks.py)
+    makespan = cells(load_config(_write(tmp_path, "task: scheduling\nobjectives: makespan\nmachines: [5, [10, 20]]\n",
+                                        "m.yaml")))
+    assert [c.machines for c in makespan] == ["5", "10,20"] and makespan[0].id == "0000-m5"
+    assert makespan[1].argv == ("run", "--task", "scheduling", "--objective", "makespan", "--machines", "10,20")
     assert {c.dataset for c in grid} == {"traces/a.csv", "/abs/b.parquet"}
     assert sorted({c.noise for c in grid}) == [0.0, 0.5, 2.0]
     # predictors and noise are one axis (the source of p̂), not crossed with each other
