@@ -259,8 +259,10 @@ def _reproduce(args) -> int:
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
     check_output_folder(args.output, "reproduce")  # before any computation
-    if args.noise is not None and not (np.isfinite(args.noise) and args.noise >= 0):
-        raise InputError(f"--noise must be finite and >= 0, got {args.noise}", where="--noise")
+    if args.noise is not None:
+        from benchmark.tasks.inputs import check_noise_levels
+
+        check_noise_levels([args.noise])  # 0 <= σ <= MAX_NOISE, as in `run`
     if args.jobs:
         args.data_dir = None
         source = f"the jobs table {args.jobs}"

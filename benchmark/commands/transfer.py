@@ -61,15 +61,21 @@ def _clusters(args) -> list[str]:
     jobs, _ = shipped_trace(args.trace)
     sizes = jobs["tenant"].value_counts()
     if args.clusters is not None:
-        wanted = [c.strip() for c in args.clusters.split(",") if c.strip()]
-        if not wanted:
+        from benchmark.tasks.inputs import csv_list
+
+        if not args.clusters.replace(",", "").strip():
             raise InputError(f"names no cluster (choose from {', '.join(sorted(sizes.index))})", where="--clusters")
+        wanted = csv_list(args.clusters, "clusters")  # an empty item or a name given twice: exit 2
         for c in wanted:
             try:
                 shipped_trace(f"{args.trace}:{c}")
             except InputError as exc:  # unknown name: exit 2 listing the valid ones, naming this option
                 raise InputError(exc.problem, where="--clusters") from None
-        return [f"cluster{int(c):02d}" if args.trace == "elasticflow" and c.isdigit() else c for c in wanted]
+        names = [f"cluster{int(c):02d}" if args.trace == "elasticflow" and c.isdigit() else c for c in wanted]
+        for i, name in enumerate(names):
+            if name in names[:i]:  # `5` and `cluster05` are one cluster
+                raise InputError(f"cluster '{name}' is given twice in {args.clusters!r}", where="--clusters")
+        return names
     return sorted(c for c in sizes.index if sizes[c] >= args.min_jobs)
 
 

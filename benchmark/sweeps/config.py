@@ -162,8 +162,11 @@ def load_config(path: str | Path) -> SweepConfig:
             if objective not in OBJECTIVES:
                 fail("objectives", f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
     noise = scalars("noise", "number")
-    if noise and any(s < 0 for s in noise):
-        fail("noise", f"noise levels must be >= 0, got {noise}")
+    if noise:
+        from benchmark.tasks.inputs import MAX_NOISE
+
+        if any(not 0 <= s <= MAX_NOISE for s in noise):
+            fail("noise", f"noise levels must be from 0 to {MAX_NOISE:g} (docs/evaluation-protocol.md), got {noise}")
     seeds = scalars("seeds", "int")
     if seeds and any(v < 0 for v in seeds):  # the rule of every --seed (benchmark.options.seed)
         fail("seeds", f"seeds must be integers >= 0, got {seeds}")

@@ -54,7 +54,8 @@ from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, choose_policies, csv_list, learned_predictions,
+                                    noise_predictions)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, simulate_fairness
 from schedulers.jobs import JobSet
@@ -388,6 +389,7 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
         raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
     check_cluster_size(args.nodes, args.gpus_per_node)  # the options as given, before reading any jobs
+    check_noise_levels(csv_list(getattr(args, "noise", None), "noise", float))
     table, card, scenario_weights, shape, label, p_hat_source = _load(args)
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)

@@ -21,14 +21,43 @@ DEFAULT_PREDICTOR = "lgbm-meta"
 
 
 def csv_list(text: str | None, what: str, convert=str) -> list:
-    """Items of a comma-separated option (`--what`); a bad item is an InputError naming the option."""
+    """Items of a comma-separated option (`--what`); None = not given = [].
+
+    A bad item, an empty item (`1,,2`, a trailing comma, or an empty value) and an item given twice
+    (`5,5`, `0,0.0`) are InputErrors naming the option: nothing the user wrote is skipped, merged or
+    run twice silently (a sweep config refuses duplicates the same way).
+    """
     if text is None:
         return []
-    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    option = f"--{what}"
+    raw = [t.strip() for t in str(text).split(",")]
+    if not any(raw):
+        raise InputError(f"no value given (got {text!r})", where=option)
+    if "" in raw:
+        raise InputError(f"an empty item in {text!r} (a comma too many?)", where=option)
     try:
-        return [convert(t) for t in items]
+        items = [convert(t) for t in raw]
     except ValueError:
-        raise InputError(f"cannot read {what} from {text!r}", where=f"--{what}") from None
+        raise InputError(f"cannot read {what} from {text!r}", where=option) from None
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            raise InputError(f"{raw[i]!r} is given twice in {text!r}", where=option)
+    return items
+
+
+def policy_items(text: str, option: str = "--policies") -> list[str]:
+    """The items of a `--policies` value (commas inside parentheses belong to the item); an empty
+    item is an InputError naming the option, as in csv_list."""
+    if not text.strip():
+        raise InputError(f"no value given (got {text!r})", where=option)
+    items = split_policy_list(text)
+    depth, commas = 0, 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        commas += ch == "," and depth == 0
+    if len(items) != commas + 1:
+        raise InputError(f"an empty item in {text!r} (a comma too many?)", where=option)
+    return items
 
 
 def with_fingerprint(card: dict, table: pd.DataFrame) -> dict:
@@ -96,12 +125,33 @@ def read_swf(spec: str, quiet: bool) -> tuple[pd.DataFrame, dict]:
     return jobs, card
 
 
+#: the largest noise level σ (docs/evaluation-protocol.md#p-sources): |Z| < 8.3 for any job count
+#: a run can hold (P(|Z| ≥ 8.3) ≈ 10⁻¹⁶), so exp(σZ) stays within 10^±36 and p̂ = p·exp(σZ) a finite,
+#: positive, normal float for every duration in (0, 10¹²] s, sums of p̂ included; and beyond σ ≈ 3
+#: p̂ already carries next to nothing of p (the robustness curve has flattened)
+MAX_NOISE = 10.0
+
+
+def check_noise_levels(sigmas: list[float], option: str = "--noise") -> None:
+    """σ finite, >= 0 and at most MAX_NOISE; else an InputError naming `option`."""
+    for s in sigmas:
+        if not (0 <= s <= MAX_NOISE):
+            raise InputError(f"noise levels σ must be from 0 to {MAX_NOISE:g} (p̂ = p·exp(σZ) would overflow or "
+                             f"underflow beyond that; docs/evaluation-protocol.md), got {s:g}", where=option)
+
+
 def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:
     """p̂ = p·exp(σZ) per σ, labelled `noise:σ`; one seeded Z per job shared by every σ."""
-    if any(not (s >= 0 and np.isfinite(s)) for s in sigmas):
-        raise InputError(f"noise levels must be finite and >= 0, got {sigmas}", where="--noise")
+    check_noise_levels(sigmas)
     z = np.random.default_rng([seed, 0x5EED]).standard_normal(len(size))
-    return {f"noise:{s:g}": size * np.exp(s * z) for s in sigmas}
+    out = {}
+    for s in sigmas:
+        with np.errstate(over="ignore", under="ignore"):  # judged below, not warned
+            p_hat = size * np.exp(s * z)
+        if not (np.isfinite(p_hat).all() and (p_hat > 0).all()):  # never reached within the bound: checked anyway
+            raise InputError(f"σ = {s:g} gives a p̂ that is not a finite positive number", where="--noise")
+        out[f"noise:{s:g}"] = p_hat
+    return out
 
 
 def learned_predictions(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet: bool) -> np.ndarray:
@@ -126,8 +176,12 @@ def choose_policies(requested: str | None, kind: str, defaults, *, have_predicti
     Each requested item goes through `schedulers.policy.resolve_policy`: a name, a plugin's
     `package.module:Class`, either with `(param=value, ...)`.
     """
-    if requested:
-        chosen = list(dict.fromkeys(resolve_policy(item, kind) for item in split_policy_list(requested)))
+    if requested is not None:
+        items = policy_items(requested)
+        chosen = [resolve_policy(item, kind) for item in items]
+        for i, name in enumerate(chosen):
+            if name in chosen[:i]:
+                raise InputError(f"policy '{items[i]}' is given twice in {requested!r}", where="--policies")
         needing = [p for p in chosen if get_policy(p, kind).needs_prediction]
         if needing and not have_predictions:
             raise InputError(

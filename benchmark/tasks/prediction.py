@@ -58,15 +58,15 @@ def add_arguments(parser) -> None:
 def _method_list(args) -> list[str]:
     from predictors.methods import check_method_name
 
-    text = getattr(args, "methods", None) or getattr(args, "predictor", None)
     from benchmark.tasks.inputs import csv_list
 
-    names = csv_list(text, "methods") if text else list(DEFAULT_METHODS)
-    if not names:
-        raise InputError("--methods: no method given")
+    what = "methods" if getattr(args, "methods", None) is not None else "predictor"
+    text = getattr(args, what, None)
+    # empty items and a method given twice are refused by csv_list, not merged
+    names = csv_list(text, what) if text is not None else list(DEFAULT_METHODS)
     for name in names:
         check_method_name(name)
-    return list(dict.fromkeys(names))
+    return names
 
 
 def run(args) -> int:

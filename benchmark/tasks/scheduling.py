@@ -48,7 +48,8 @@ from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.options import seed as seed_type
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions, noise_predictions
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, choose_policies, csv_list, learned_predictions,
+                                    noise_predictions)
 from benchmark.timings import Timings
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
@@ -199,6 +200,7 @@ def execute(args) -> tuple[Path, dict]:
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
+    check_noise_levels(csv_list(args.noise, "noise", float))  # before any job is read
     from benchmark.tasks.traces import check_trace_options
 
     timings = getattr(args, "_timings", None) or Timings()

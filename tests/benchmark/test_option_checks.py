@@ -210,3 +210,85 @@ def test_data_build_pai_refuses_the_synthetic_options(tmp_path, capsys, extra):
     _exit_2_one_line(capsys, ["data", "build", "--source", "pai", "--raw-dir", raw, *extra, "--quiet", "--out", out],
                      f"{extra[0]}: {extra[0]} is only for --source synthetic")
     assert not out.exists()
+
+
+# ----- 5. list options: an empty item or an item given twice is exit 2 naming the option ----------------
+@pytest.mark.parametrize("extra, message", [
+    (["--objective", "makespan", "--machines", "5,5"], "--machines: '5' is given twice in '5,5'"),
+    (["--objective", "makespan", "--machines", ""], "--machines: no value given"),
+    (["--objective", "makespan", "--machines", "5,"], "--machines: an empty item in '5,'"),
+    (["--objective", "total_completion", "--noise", "1,,2"], "--noise: an empty item in '1,,2'"),
+    (["--objective", "total_completion", "--noise", "0,0"], "--noise: '0' is given twice"),
+    (["--objective", "total_completion", "--noise", "0,0.0"], "--noise: '0.0' is given twice"),
+    (["--objective", "total_completion", "--noise", "0", "--policies", "spjf,spjf"],
+     "--policies: policy 'spjf' is given twice in 'spjf,spjf'"),
+    (["--objective", "total_completion", "--noise", "0", "--policies", "spjf,,srpt"], "--policies: an empty item"),
+    (["--objective", "total_completion", "--noise", "0", "--policies", ""], "--policies: no value given"),
+    (["--objective", "total_completion", "--predictor", "constant,constant"], "--predictor: 'constant' is given twice"),
+])
+def test_a_list_option_with_an_empty_or_repeated_item_is_refused(tmp_path, capsys, extra, message):
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
+                              "--output", out], message)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--methods", "constant,constant"], "--methods: 'constant' is given twice"),
+    (["--methods", ""], "--methods: no value given"),
+    (["--predictor", "constant,,oracle"], "--predictor: an empty item"),
+])
+def test_prediction_methods_with_an_empty_or_repeated_item_are_refused(tmp_path, capsys, extra, message):
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "prediction", *extra, "--no-mlflow", "--quiet", "--output", out],
+                     message)
+    assert not out.exists()
+
+
+def test_fairness_policies_given_twice_are_refused(tmp_path, capsys):
+    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies",
+                              "astraea,fifo,astraea", "--no-mlflow", "--quiet", "--output", tmp_path / "O"],
+                     "--policies: policy 'astraea' is given twice")
+
+
+@pytest.mark.parametrize("clusters, message", [
+    ("cluster01,cluster01", "'cluster01' is given twice"),
+    ("1,cluster01", "cluster 'cluster01' is given twice"),
+    ("cluster01,", "an empty item"),
+])
+def test_transfer_clusters_given_twice_are_refused(tmp_path, capsys, clusters, message):
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["transfer", "--trace", "elasticflow", "--clusters", clusters, "--quiet",
+                              "--output", out], "--clusters", message)
+    assert not out.exists()
+
+
+# ----- 6. σ is bounded: p̂ = p·exp(σZ) never overflows to inf or underflows to 0 ------------------------
+@pytest.mark.parametrize("task, noise", [("scheduling", "1e308"), ("scheduling", "0,11"), ("scheduling", "nan"),
+                                         ("fairness", "1e308")])
+def test_a_noise_level_beyond_the_bound_is_refused(tmp_path, capsys, monkeypatch, task, noise):
+    import warnings
+
+    extra = (["--objective", "total_completion", "--n", "200", "--policies", "spjf"] if task == "scheduling"
+             else ["--jobs", "openb", "--n", "200", "--policies", "astraea-p"])
+    out = tmp_path / "O"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning on the way either
+        _exit_2_one_line(capsys, ["run", "--task", task, *extra, "--noise", noise, "--no-mlflow", "--quiet",
+                                  "--output", out], "--noise: noise levels σ must be from 0 to 10")
+    assert not out.exists()
+
+
+def test_the_largest_noise_level_gives_finite_positive_p_hat():
+    import numpy as np
+
+    from benchmark.tasks.inputs import MAX_NOISE, noise_predictions
+
+    size = np.array([1e-3, 1.0, 1e12] * 100_000)
+    (p_hat,) = noise_predictions(size, [MAX_NOISE], seed=0).values()
+    assert np.isfinite(p_hat).all() and (p_hat > 1e-300).all() and np.isfinite(p_hat.sum())
+
+
+def test_a_sweep_noise_level_beyond_the_bound_is_refused(tmp_path, capsys):
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\n"
+                   "noise: [0, 1.0e+308]\nn: [200]\nmlflow: false\n", "noise", "from 0 to 10")
