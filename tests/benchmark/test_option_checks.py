@@ -292,3 +292,11 @@ def test_the_largest_noise_level_gives_finite_positive_p_hat():
 def test_a_sweep_noise_level_beyond_the_bound_is_refused(tmp_path, capsys):
     _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\n"
                    "noise: [0, 1.0e+308]\nn: [200]\nmlflow: false\n", "noise", "from 0 to 10")
+
+
+@pytest.mark.parametrize("option", ["--venus-nodes", "--philly-nodes", "--sizes"])
+def test_reproduce_astraea_refuses_a_cluster_beyond_the_bound(tmp_path, capsys, option):
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["reproduce", "astraea", option, "100000000", "--n", "100", "--output", out],
+                     f"{option}: at most 100,000 nodes")
+    assert not out.exists()
