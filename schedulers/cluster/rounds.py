@@ -82,6 +82,10 @@ class ClusterPolicy(Policy):
     preemptive = True  # re-decide at lease rounds
     strict = False  # stop at the first job that does not fit (FIFO) instead of skipping it
     work_conserving = True  # False: the policy's own rule may leave a job waiting that would fit (documented)
+    # True: the policy keeps its waiting jobs in its own queues, and fills and rounds offer it a
+    # `Candidates` marker (`fill_candidates` / `round_candidates`) that its `select` or `order`
+    # reads from them instead of a list of every waiting job
+    queued = False
 
     def __init__(self, *, nodes: int = 8, gpus_per_node: int = 8, node_capacities=None, lease_s: float = LEASE_S,
                  interval_s: float = INTERVAL_S, cold_start_s: float = COLD_START_S, tenant_weights=None,
@@ -150,6 +154,7 @@ class ClusterPolicy(Policy):
         self.seg_place: list[tuple] = []  # the job's placement tuple itself, shared, not a copy
         self.seg_kind = array("b")
         self.seg_open = [-1] * n  # index of the job's open segment, -1 if it holds no GPUs
+        self._offers = (Candidates(self, running=False), Candidates(self, running=True))
         self.setup(view)
 
     def setup(self, view) -> None:
@@ -161,15 +166,15 @@ class ClusterPolicy(Policy):
         return sorted(candidates)
 
     def fill_candidates(self):
-        """The candidates of a fill between rounds: the waiting jobs. A policy that keeps its own
-        queues in decision order (fifo, yarn-cs) returns something cheaper than a list of them all,
+        """The candidates of a fill between rounds: the waiting jobs — the `Candidates` marker for a
+        `queued` policy. A policy with its own submit-order queue (fifo, yarn-cs) returns that queue,
         which its `select` then reads."""
-        return list(self.waiting)
+        return self._offers[0] if self.queued else list(self.waiting)
 
     def round_candidates(self):
-        """The candidates of a round: the running, then the waiting jobs. A policy that keeps its
-        waiting jobs in decision order (tiresias-l) returns something cheaper, which its `order` reads."""
-        return list(self.holding) + list(self.waiting)
+        """The candidates of a round: the running, then the waiting jobs (the marker for a `queued`
+        policy)."""
+        return self._offers[1] if self.queued else list(self.holding) + list(self.waiting)
 
     def select(self, view, candidates: list[int], cluster: Cluster) -> list[int]:
         """Choose jobs and place them on `cluster` (taking GPUs); return the chosen, in order."""
@@ -472,8 +477,9 @@ class ClusterPolicy(Policy):
         """Executed allocations: (job index, start, end, placement, kind) per stretch of held GPUs,
         kind "run" or "cold-start"; zero-length stretches are left out."""
         kinds = ("run", "cold-start")
+        job, start, end, places, kind = self.allocation_arrays()
         return [(j, a, b, p, kinds[k]) for j, a, b, p, k in
-                zip(self.seg_job, self.seg_start, self.seg_end, self.seg_place, self.seg_kind) if b > a]
+                zip(job.tolist(), start.tolist(), end.tolist(), places, kind.tolist())]
 
     def allocation_arrays(self):
         """`allocations()` as columns, without a tuple per stretch: (job index, start, end as numpy
@@ -564,9 +570,9 @@ class RoundPlan:
 
 
 class Candidates:
-    """The jobs a fill (the waiting ones) or a round (the running, then the waiting ones) offers, for
-    a policy that keeps its waiting jobs in its own queues (`fill_candidates` / `round_candidates`):
-    its `select` or `order` reads them from those queues; anything else may iterate it as a list."""
+    """The jobs a fill (the waiting ones) or a round (the running, then the waiting ones) offers a
+    `queued` policy (`fill_candidates` / `round_candidates`): its `select` or `order` reads them from
+    its queues; anything else (a plugin subclass's own rule) may iterate it as a list of jobs."""
 
     __slots__ = ("policy", "running")
 

@@ -53,6 +53,7 @@ class Allox(ClusterPolicy):
     """
 
     name = "allox"
+    queued = True  # waiting jobs in per-tenant sets (below)
     needs_prediction = True
     preemptive = False
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
@@ -70,7 +71,6 @@ class Allox(ClusterPolicy):
         # each tenant's waiting jobs (the matching sorts them: their order here does not matter), so
         # that a fill does not regroup every waiting job of a busy cluster
         self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]
-        self._fill_marker = Candidates(self, running=False)
 
     def _wait(self, j, now):
         super()._wait(j, now)
@@ -79,9 +79,6 @@ class Allox(ClusterPolicy):
     def _unwait(self, j):
         super()._unwait(j)
         del self.queues[self.tenant[j]][j]
-
-    def fill_candidates(self):
-        return self._fill_marker
 
     def footprint(self, view, jobs):
         """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
@@ -121,7 +118,7 @@ class Allox(ClusterPolicy):
 
     def select(self, view, candidates, cluster):
         now = view.now
-        if candidates is self._fill_marker:
+        if isinstance(candidates, Candidates) and not candidates.running:
             per = {k: list(queue) for k, queue in enumerate(self.queues) if queue}
         else:
             per: dict[int, list[int]] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, insort
+from itertools import chain
 
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
@@ -24,6 +25,7 @@ class GandivaFair(ClusterPolicy):
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
+    queued = True  # waiting jobs in its own queues (below)
     description = "ticket-based stride scheduling per tenant"
 
     def setup(self, view):
@@ -35,8 +37,6 @@ class GandivaFair(ClusterPolicy):
         # them (the queues of a busy cluster hold thousands of jobs)
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(self.T)]
         self.queued_key: dict[int, tuple[float, int]] = {}
-        self._fill_marker = Candidates(self, running=False)
-        self._round_marker = Candidates(self, running=True)
 
     def _wait(self, j, now):
         super()._wait(j, now)
@@ -47,12 +47,6 @@ class GandivaFair(ClusterPolicy):
         super()._unwait(j)
         queue = self.queues[self.tenant[j]]
         del queue[bisect_left(queue, self.queued_key.pop(j))]
-
-    def fill_candidates(self):
-        return self._fill_marker
-
-    def round_candidates(self):
-        return self._round_marker
 
     def _start_pass(self, tenants) -> None:
         """A tenant back from idle restarts at the smallest pass of the active ones; `tenants`: the
@@ -66,7 +60,7 @@ class GandivaFair(ClusterPolicy):
 
     def select(self, view, candidates, cluster):
         now = view.now
-        if candidates is self._fill_marker or candidates is self._round_marker:
+        if isinstance(candidates, Candidates):
             return self._select_queued(now, candidates.running, cluster)
         per: dict[int, list] = {}
         for j in candidates:
@@ -136,11 +130,6 @@ class GandivaFair(ClusterPolicy):
             def charge(j, k=k):
                 self.pass_[k] += gpus[j] * lease / self.tickets[k]
 
-            if not self.place_leftovers(cluster, (j for _, j in _chain(heads[k], rests[k])), chosen, charge):
+            if not self.place_leftovers(cluster, (j for _, j in chain((heads[k],), rests[k])), chosen, charge):
                 return chosen
         return chosen
-
-
-def _chain(head, rest):
-    yield head
-    yield from rest

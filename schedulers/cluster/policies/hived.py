@@ -23,6 +23,7 @@ class HiveD(ClusterPolicy):
     otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
+    queued = True  # waiting jobs in its own queues (below)
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
     def setup(self, view):
@@ -45,8 +46,6 @@ class HiveD(ClusterPolicy):
         # to its first miss in its own cells, and the opportunistic pass skips the gang sizes that
         # found no GPUs (the queues of a busy cluster hold thousands of jobs)
         self.queues: list[list[int]] = [[] for _ in range(self.T)]
-        self._fill_marker = Candidates(self, running=False)
-        self._round_marker = Candidates(self, running=True)
 
     def _wait(self, j, now):
         super()._wait(j, now)
@@ -57,14 +56,8 @@ class HiveD(ClusterPolicy):
         queue = self.queues[self.tenant[j]]
         del queue[bisect_left(queue, j)]
 
-    def fill_candidates(self):
-        return self._fill_marker
-
-    def round_candidates(self):
-        return self._round_marker
-
     def select(self, view, candidates, cluster):
-        if candidates is self._fill_marker or candidates is self._round_marker:
+        if isinstance(candidates, Candidates):
             return self._select_queued(candidates.running, cluster)
         blocked: set[int] = set()
         rest = []

@@ -23,6 +23,7 @@ class TiresiasL(ClusterPolicy):
     Preemption happens at lease rounds, like every policy on this core."""
 
     name = "tiresias-l"
+    queued = True  # waiting jobs in its own queues (below)
     description = "discretised 2D-LAS on attained GPU·s with starvation promotion"
     THRESHOLDS_GPU_S = (3600.0, 36000.0)
     STARVATION = 2.0
@@ -38,8 +39,6 @@ class TiresiasL(ClusterPolicy):
         self.queue_of = [-1] * view.jobs.n  # a waiting job's queue, -1 if it does not wait
         self.starving: list[tuple[float, float, int]] = []  # (promotion instant, wait start, job)
         self.view = view
-        self._fill_marker = Candidates(self, running=False)
-        self._round_marker = Candidates(self, running=True)
 
     def level(self, j: int, attained: float) -> int:
         """The queue of a job that has attained `attained` GPU·s: thresholds passed since its offset."""
@@ -90,17 +89,11 @@ class TiresiasL(ClusterPolicy):
         for entry in late:
             heapq.heappush(heap, entry)
 
-    def fill_candidates(self):
-        return self._fill_marker
-
-    def round_candidates(self):
-        return self._round_marker
-
     def order(self, view, candidates):
         now = view.now
-        if candidates is self._fill_marker or candidates is self._round_marker:
+        if isinstance(candidates, Candidates):
             self._promote(view, now)
-            if candidates is self._fill_marker:
+            if not candidates.running:
                 return [j for queue in self.queues for j in queue]
             running = [[] for _ in self.queues]
             job_attained = self.ltgf.job_attained
