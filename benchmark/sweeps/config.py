@@ -12,7 +12,8 @@
                                           # or the jobs table's, train/validation part)
     seeds: [0, 1]
     n: [2000]
-    machines: [5, [10, 20]]               # an inner list = one cell running all its counts
+    machines: [5, [10, 20]]               # an inner list = one cell running all its counts (makespan
+                                          # cells only: the other objectives run on one machine)
     nodes: [4, 8]                         # fairness: cluster sizes
     lease: [300, 900, 1800]               # fairness: lease lengths, s
     options: {prr-lambda: 0.5}            # fixed extra `benchmark run` options for every cell
@@ -21,7 +22,10 @@
 
 Axes: dataset × objectives × policies × prediction source × seeds × n × machines × nodes × lease, where
 the prediction source is one entry of `predictors` or one entry of `noise` (both are ways to get
-p̂, crossing them would run every noise level once per learned predictor). A scalar stands for a
+p̂, crossing them would run every noise level once per learned predictor). `machines` crosses the
+`makespan` cells only: with `objectives: [total_completion, makespan]` each makespan cell runs once
+per machines entry and each total_completion cell once (on one machine); `machines` without a
+makespan objective is exit 2 (it would change nothing). A scalar stands for a
 one-element list. Policies are not crossed one by one: a run already loops over its policies and
 shares the jobs, the window and the reference (SRPT / S*) between them, so one run per policy
 would only repeat that work. Policies that need no p̂ therefore run again in every noise cell and
@@ -307,7 +311,22 @@ class Cell:
 
 def cell_count(config: SweepConfig) -> int:
     """How many cells the config expands to, without expanding it."""
-    return math.prod(len(axis) for axis in _axes(config))
+    axes = _axes(config)
+    others = math.prod(len(axis) for i, axis in enumerate(axes) if i not in (_OBJECTIVE_AXIS, _MACHINES_AXIS))
+    return others * sum(len(_machines_of(config, objective)) for objective in config.objectives)
+
+
+_OBJECTIVE_AXIS, _MACHINES_AXIS = 1, 6
+
+
+def _machines_of(config: SweepConfig, objective: str | None) -> tuple[str | None, ...]:
+    """The machines axis of an objective's cells: a makespan objective among others crosses it, the
+    others (scheduled on one machine) run once. Alone, every objective gets the axis as written, so
+    `machines` without makespan reaches the run parser and is refused there."""
+    mixed = "makespan" in config.objectives and len(config.objectives) > 1
+    if mixed and objective != "makespan":
+        return (None,)
+    return config.machines
 
 
 def _axes(config: SweepConfig) -> tuple[tuple, ...]:
@@ -331,9 +350,12 @@ def cells(config: SweepConfig) -> list[Cell]:
     axes = _axes(config)
     varying = [len(axis) > 1 for axis in axes]
     out: list[Cell] = []
-    for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes, lease) in enumerate(
-        itertools.product(*axes)
-    ):
+    # an objective whose cells do not cross `machines` keeps one combination of the others (machines None)
+    combos = [combo for combo in itertools.product(*axes)
+              if _machines_of(config, combo[_OBJECTIVE_AXIS]) != (None,) or combo[_MACHINES_AXIS] == axes[_MACHINES_AXIS][0]]
+    for index, (dataset, objective, policies, (predictor, noise), seed, n, machines, nodes, lease) in enumerate(combos):
+        if _machines_of(config, objective) == (None,):
+            machines = None
         argv = ["run", "--task", config.task]
         if dataset is not None:
             resolved = Path(dataset) if Path(dataset).is_absolute() else config.base_dir / dataset
@@ -349,8 +371,8 @@ def cells(config: SweepConfig) -> list[Cell]:
                 argv += [f"--{name}", str(v)]
         labels = [Path(dataset).stem if dataset else None, objective, f"p{config.policies.index(policies)}",
                   predictor or f"noise{noise:g}" if (predictor or noise is not None) else None,
-                  f"seed{seed}", f"n{n}", f"m{machines}", f"nodes{nodes}", f"lease{lease:g}" if lease is not None else None]
-        slug = "-".join(str(label) for label, vary in zip(labels, varying) if vary)
+                  f"seed{seed}", f"n{n}", f"m{machines}" if machines is not None else None, f"nodes{nodes}", f"lease{lease:g}" if lease is not None else None]
+        slug = "-".join(str(label) for label, vary in zip(labels, varying) if vary and label is not None)
         cell_id = f"{index:04d}" + (f"-{re.sub(r'[^A-Za-z0-9_.=+-]', '_', slug)}" if slug else "")
         out.append(Cell(index=index, id=cell_id, argv=tuple(argv), task=config.task, objective=objective,
                         dataset=dataset, policies=policies, predictor=predictor, noise=noise, seed=seed, n=n,

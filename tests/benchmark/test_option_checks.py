@@ -195,7 +195,6 @@ def test_prr_lambda_with_prr_in_the_policies_is_accepted(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("objectives: [total_completion]\nmachines: [5]\n", "machines: `benchmark run` rejects it: --machines applies to "
                                                          "--objective makespan only"),
-    ("objectives: [makespan, max_stretch]\nmachines: [5, 10]\n", "--machines applies to --objective makespan only"),
     ("objectives: [makespan]\noptions: {prr-lambda: 0.3}\n", "not a makespan policy"),
 ])
 def test_a_sweep_axis_the_objective_does_not_use_is_refused(tmp_path, capsys, text, message):

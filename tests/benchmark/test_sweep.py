@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.sweeps import cells, load_config
+from benchmark.sweeps import cell_count, cells, load_config
 
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
 
@@ -174,6 +174,33 @@ mlflow: false
     # no sweep keys at all: one cell, the task's defaults
     (only,) = cells(load_config(_write(tmp_path, "task: scheduling\nobjectives: makespan\n", "c.yaml")))
     assert only.argv == ("run", "--task", "scheduling", "--objective", "makespan") and only.id == "0000"
+
+
+def test_machines_cross_only_the_makespan_cells_of_a_mixed_sweep(tmp_path):
+    config = load_config(_write(tmp_path, "task: scheduling\nobjectives: [total_completion, makespan]\n"
+                                          "machines: [5, [10, 20]]\nseeds: [0, 1]\n"))
+    grid = cells(config)
+    assert cell_count(config) == len(grid) == 2 + 2 * 2  # total_completion x seeds + makespan x machines x seeds
+    assert [(c.objective, c.machines, c.seed) for c in grid] == [
+        ("total_completion", None, 0), ("total_completion", None, 1),
+        ("makespan", "5", 0), ("makespan", "10,20", 0), ("makespan", "5", 1), ("makespan", "10,20", 1)]
+    assert [c.index for c in grid] == list(range(6)) and len({c.id for c in grid}) == 6
+    assert grid[0].id == "0000-total_completion-seed0" and grid[3].id == "0003-makespan-seed0-m10_20"
+    assert "--machines" not in grid[1].argv
+    assert grid[3].argv == ("run", "--task", "scheduling", "--objective", "makespan", "--seed", "0",
+                            "--machines", "10,20")
+
+
+def test_a_mixed_sweep_with_machines_runs_every_cell(tmp_path):
+    pd.DataFrame(JOBS).to_csv(tmp_path / "jobs.csv", index=False)
+    config = _write(tmp_path, "task: scheduling\njobs: jobs.csv\nobjectives: [total_completion, makespan]\n"
+                              "machines: [2, 3]\nmlflow: false\n")
+    out = tmp_path / "S"
+    assert main(["sweep", str(config), "--executor", "local", "--workers", "1", "--output", str(out), "--quiet"]) == 0
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert table.groupby("objective")["machines"].apply(lambda m: sorted(m.dropna().unique().tolist())).to_dict() == {
+        "makespan": [2, 3], "total_completion": []}
+    assert table["cell"].nunique() == 3
 
 
 # ----- running: local and Dask ----------------------------------------------------------------
