@@ -22,6 +22,11 @@ TASKS = {
 
 
 def register(subparsers) -> None:
+    global _PARSER
+    _PARSER = _build(subparsers)
+
+
+def _build(subparsers):
     parser = subparsers.add_parser("run", help="run one task and write an output folder")
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
     parser.add_argument("--jobs", metavar="FILE|TRACE",
@@ -57,8 +62,33 @@ def register(subparsers) -> None:
     for module in TASKS.values():
         importlib.import_module(module).add_arguments(parser)
     parser.set_defaults(handler=_run)
-    global _PARSER
-    _PARSER = parser
+    return parser
+
+
+def _explicit_options(args) -> set[str]:
+    """The options (dests) the command line gave, whatever their values: an option given with its
+    default value (`--prr-lambda 0.7`, `--lease 900` to a scheduling run) is given all the same.
+    Empty outside `benchmark run` (a programmatic Namespace: only values that differ from their
+    defaults count then)."""
+    import argparse
+    import contextlib
+    import io
+
+    from atlas_data.outputs import command_line
+
+    argv = command_line()
+    if not argv or argv[1:2] != ["run"]:
+        return set()
+    top = argparse.ArgumentParser(prog="benchmark")
+    probe = _build(top.add_subparsers())
+    for action in probe._actions:  # no defaults: only what the command line gave lands in the namespace
+        action.default = argparse.SUPPRESS
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            given = top.parse_args(argv[1:])
+    except SystemExit:  # cannot happen: the same options were parsed once already
+        return set()
+    return set(vars(given)) - {"handler"}
 
 
 def check_task_options(args) -> None:
@@ -66,8 +96,13 @@ def check_task_options(args) -> None:
     from atlas_data.errors import InputError
 
     reads = {task: importlib.import_module(module).READS for task, module in TASKS.items()}
+    explicit = _explicit_options(args)
+
+    def given(dest: str) -> bool:
+        return dest in explicit or (_PARSER is not None and getattr(args, dest, None) != _PARSER.get_default(dest))
+
     for dest in sorted(set().union(*reads.values()) - reads[args.task] - COMMON):
-        if _PARSER is None or getattr(args, dest, None) == _PARSER.get_default(dest):
+        if not given(dest):
             continue
         users = [task for task, names in reads.items() if dest in names]
         option = "--" + dest.replace("_", "-")
@@ -75,7 +110,7 @@ def check_task_options(args) -> None:
                          + (f" (it is read by --task {', '.join(users)})" if users else ""), where=option)
     check = getattr(importlib.import_module(TASKS[args.task]), "check_options", None)
     if check is not None:  # options of the task that the chosen objective (or policies) would not use
-        check(args, lambda dest: _PARSER is not None and getattr(args, dest, None) != _PARSER.get_default(dest))
+        check(args, given)
 
 
 def _run(args) -> int:

@@ -178,6 +178,10 @@ def test_a_sweep_cluster_beyond_the_bound_is_refused_before_any_cell(tmp_path, c
                                                           "not a makespan policy"),
     (["--objective", "total_completion", "--policies", "spjf,srpt", "--prr-lambda", "0.3"], "which --policies does not "
                                                                                              "include"),
+    # given with its default value, or abbreviated, it is given all the same
+    (["--objective", "total_completion", "--policies", "spjf", "--prr-lambda", "0.7"], "which --policies does not include"),
+    (["--objective", "total_completion", "--policies", "spjf", "--prr=0.7"], "which --policies does not include"),
+    (["--objective", "total_completion", "--lease", "900"], "--lease: --lease is not an option of --task scheduling"),
 ])
 def test_an_option_the_objective_does_not_use_is_refused(tmp_path, capsys, extra, message):
     out = tmp_path / "O"
