@@ -135,3 +135,36 @@ def test_elasticflow_bad_member_names_member_and_row(tmp_path):
         import_elasticflow(dup)
     with pytest.raises(InputError, match="unknown format"):
         import_trace("nope", dup)
+
+
+# Real rows of the published `data/elasticflow-traces.tar.gz` (microsoft/elasticflow-traces, commit
+# 277ed24d0e908c31a1c98145819e2e3853d8ac00; MIT): the layout with the generated columns, and a job that
+# its 195job.csv (the testbed sample) repeats from cluster02.csv (line 4290 there)
+EF_GENERATED_HEADER = "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n"
+EF_195JOB = EF_GENERATED_HEADER + "bdd640fb-0667-1ad1-1c80-317fa3b1799d,3715485,3249,deepspeech2,3716178,32,1,1075\n"
+EF_CLUSTER02 = (EF_GENERATED_HEADER + "f60b9881-76f3-6fc7-d009-6b2a00419afc,5010,41370,bert,6124,64,1,1265\n"
+                "bdd640fb-0667-1ad1-1c80-317fa3b1799d,3715485,4404,gpt2,3716332,256,1,1075\n")
+
+
+def test_elasticflow_generated_layout_is_read_and_its_generated_columns_are_named(tmp_path):
+    path = tmp_path / "cluster02.csv"
+    path.write_text(EF_CLUSTER02)
+    jobs, report = import_elasticflow(path)
+    assert list(jobs["job_id"]) == ["f60b9881-76f3-6fc7-d009-6b2a00419afc", "bdd640fb-0667-1ad1-1c80-317fa3b1799d"]
+    assert list(jobs["submit_time"]) == [5010.0, 3715485.0] and list(jobs["duration"]) == [1265.0, 1075.0]
+    assert list(jobs["gpus"]) == [1, 1] and list(jobs["tenant"]) == ["cluster02"] * 2
+    assert any("not used: num_iteration, model_name, deadline, batch_size" in n for n in report.notes)
+    # a column outside both published layouts is not lost silently
+    other = tmp_path / "cluster03.csv"
+    other.write_text("job_id,submission_time,duration,num_gpu,user\na,0,10,1,u1\n")
+    with pytest.raises(InputError, match=r"column 'user'.*cannot map column\(s\) user.*--format jobs --columns"):
+        import_elasticflow(other)
+
+
+def test_elasticflow_id_in_two_members_names_both_members(tmp_path):
+    path = _tar(tmp_path, {"195job.csv": EF_195JOB, "cluster02.csv": EF_CLUSTER02})
+    with pytest.raises(InputError) as err:
+        import_elasticflow(path)
+    message = str(err.value)
+    assert "member cluster02.csv, row 2 (line 3): duplicate job_id 'bdd640fb-0667-1ad1-1c80-317fa3b1799d'" in message
+    assert "first seen in member 195job.csv, row 1 (line 2)" in message and "one at a time" in message
