@@ -63,6 +63,8 @@ ELASTICFLOW_GENERATED = ("num_iteration", "model_name", "deadline", "batch_size"
 #: pod list. Philly and ElasticFlow publish nothing else known at submit time (Philly's gpu_time
 #: is duration × num_gpus, a post-execution value).
 OPENB_FEATURE_COLUMNS = ("gpu_spec", "cpu_milli", "memory_mib", "gpu_milli")
+#: the other column of a published pod list: the pod's last phase, an outcome (read, not used)
+OPENB_OUTCOME_COLUMNS = ("pod_phase",)
 TRACE_FEATURES = {
     "openb": FeatureColumns(categorical=("tenant", "gpu_spec"), numeric=("gpus", "cpu_milli", "memory_mib", "gpu_milli")),
     "philly": FeatureColumns(categorical=("tenant",), numeric=("gpus",)),
@@ -188,7 +190,7 @@ def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series
 
 
 def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
-                 extra_columns: tuple[str, ...] = ()) -> tuple[pd.DataFrame, ImportReport]:
+                 extra_columns: tuple[str, ...] | None = ()) -> tuple[pd.DataFrame, ImportReport]:
     """Alibaba GPU v2023 pod list -> jobs table.
 
     job_id = name, submit_time = creation_time, duration = deletion_time − scheduled_time,
@@ -199,13 +201,26 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
     because the jobs table has whole-GPU gangs only; Failed pods (they held their GPUs); pods still
     Running at the end of the trace (deletion_time = last deletion time), whose durations are
     right-censored — both counted in the notes. `extra_columns` (e.g. OPENB_FEATURE_COLUMNS) are
-    kept as they are after the jobs-table columns (the prediction features of the pods).
+    kept as they are after the jobs-table columns (the prediction features of the pods); None keeps
+    those of OPENB_FEATURE_COLUMNS the file has, and names them in the notes (`data import`).
+    A column outside the published pod-list layout (and not the tenant column) is an InputError.
     """
     path_s = str(path)
     df, kind = read_table(path, string_columns=("name", "gpu_spec") + ((tenant_column,) if tenant_column else ()))
     if len(df) == 0:
         raise InputError("the pod list has no rows", path=path_s)
     _require_columns(df, OPENB_COLUMNS, path_s, "an openb pod list")
+    layout = OPENB_COLUMNS + ("qos",) + OPENB_FEATURE_COLUMNS + OPENB_OUTCOME_COLUMNS
+    unmapped = [c for c in df.columns if c not in layout + (tenant_column,)]
+    if unmapped:
+        raise InputError(
+            f"the openb importer cannot map column(s) {', '.join(map(str, unmapped))} (an openb pod list has "
+            f"{', '.join(dict.fromkeys(layout))}); for another layout use --format jobs --columns "
+            f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
+            where=f"column '{unmapped[0]}'")
+    kept_features = extra_columns is None
+    if kept_features:
+        extra_columns = tuple(c for c in OPENB_FEATURE_COLUMNS if c in df.columns)
     places = Places.for_file(kind, len(df))
     num_gpu = _numbers(df, "num_gpu", path_s, places)
     creation = _numbers(df, "creation_time", path_s, places, temporal="instant")
@@ -246,6 +261,11 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
     notes.append(f"{censored} kept pods end at the last deletion_time of the trace (durations right-censored)")
     if tenant_defaulted:
         notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    if kept_features and extra_columns:
+        notes.append(f"kept the pods' requests as they are: {', '.join(extra_columns)} (--feature-columns can name them)")
+    outcomes = [c for c in OPENB_OUTCOME_COLUMNS if c in df.columns and c != tenant_column]
+    if outcomes:
+        notes.append(f"not used: {', '.join(outcomes)} (the pod's last phase, known only after it ran)")
     report = ImportReport("openb", path_s, len(df), len(jobs), dropped, tuple(notes))
     return jobs, report
 
@@ -681,6 +701,9 @@ def import_trace(format: str, path: str | os.PathLike, *, tenant_column: str | N
     ({jobs-table column: file column}, `--columns`) applies to the `jobs` format only."""
     if format not in IMPORTERS:
         raise InputError(f"unknown format {format!r} (choose one of {', '.join(FORMATS)})", where="--format")
+    if format == "openb":  # a data import keeps the pods' requests, the shipped trace's features
+        return import_openb(path, **({} if tenant_column is None else {"tenant_column": tenant_column}),
+                            extra_columns=None)
     if format == "jobs":
         if tenant_column is not None:
             raise InputError("--tenant-column applies to openb, helios, philly, elasticflow and swf only; with "

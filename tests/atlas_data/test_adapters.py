@@ -15,6 +15,7 @@ from atlas_data.adapters import (
     import_helios,
     import_jobs,
     import_openb,
+    import_trace,
 )
 from atlas_data.errors import InputError
 from atlas_data.jobs_table import read_jobs
@@ -203,7 +204,9 @@ def test_convert_round_trip_and_atomicity(tmp_path):
     back = read_jobs(out)
     pd.testing.assert_frame_equal(back, default_jobs())
     again, again_report = import_jobs(out)
-    pd.testing.assert_frame_equal(again, back)
+    pd.testing.assert_frame_equal(again[list(back.columns)], back)
+    # the pods' requests ride along (the shipped trace's feature columns)
+    assert list(again.columns[len(back.columns):]) == ["gpu_spec", "cpu_milli", "memory_mib", "gpu_milli"]
     assert again_report.dropped == {}
 
     bad = tmp_path / "bad.csv"
@@ -215,3 +218,36 @@ def test_convert_round_trip_and_atomicity(tmp_path):
 
     with pytest.raises(InputError, match="output must be a .parquet file"):
         convert("openb", default_pod_trace_path(), tmp_path / "jobs.csv")
+
+
+# The header and the first three real pods of cluster-trace-gpu-v2023/csv/openb_pod_list_gpuspec33.csv
+# (alibaba/clusterdata, commit 7a6c496e4f4b6ce6150be8f881cb051bf2abff42; CC BY 4.0), and two pods of the
+# same file that request a GPU type (line 11) and were scheduled after their creation (line 14)
+OPENB_GPUSPEC33 = (OPENB_HEADER
+                   + "openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0\n"
+                   + "openb-pod-0001,6000,12288,1,460,,LS,Running,427061,12902960,427061\n"
+                   + "openb-pod-0002,12000,24576,1,1000,,LS,Running,1558381,12902960,1558381\n")
+
+
+def test_openb_import_keeps_the_pods_requests_and_names_what_it_does_not_use(tmp_path):
+    path = tmp_path / "openb_pod_list_gpuspec33.csv"
+    path.write_text(OPENB_GPUSPEC33 + "openb-pod-0009,12000,16384,1,1000,V100M16|V100M32,LS,Running,4975773,12902960,4975773\n"
+                    "openb-pod-0012,8000,32768,1,1000,T4,LS,Running,6588193,10959245,6595531\n")
+    jobs, report = import_trace("openb", path)
+    assert list(jobs.columns[:6]) == ["job_id", "submit_time", "duration", "gpus", "tenant", "weight"]
+    assert jobs["cpu_milli"].tolist() == [12000, 6000, 12000, 12000, 8000]
+    assert jobs["memory_mib"].tolist() == [16384, 12288, 24576, 16384, 32768]
+    assert jobs["gpu_milli"].tolist() == [1000, 460, 1000, 1000, 1000]
+    assert jobs["gpu_spec"].tolist()[3:] == ["V100M16|V100M32", "T4"]
+    assert jobs["submit_time"].tolist() == [0.0, 427061.0, 1558381.0, 4975773.0, 6588193.0]
+    assert jobs["duration"].tolist() == [12537496.0, 12475899.0, 11344579.0, 7927187.0, 10959245.0 - 6595531.0]
+    assert any("kept the pods' requests as they are: gpu_spec, cpu_milli, memory_mib, gpu_milli" in n for n in report.notes)
+    assert any(n.startswith("not used: pod_phase") for n in report.notes)
+    # the default trace (no features) and the shipped one (features) are unchanged
+    assert "cpu_milli" not in default_jobs().columns
+    # a column outside the pod-list layout is exit 2 naming it, never dropped silently
+    path.write_text(OPENB_HEADER.rstrip("\n") + ",team\n" + "p0,1000,1,1,1000,,BE,Running,0,100,10,t1\n")
+    with pytest.raises(InputError, match=r"column 'team'.*cannot map column\(s\) team"):
+        import_trace("openb", path)
+    jobs, _ = import_trace("openb", path, tenant_column="team")  # named as the tenant, it is used
+    assert jobs["tenant"].tolist() == ["t1"]
