@@ -325,8 +325,10 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
     else:
         if "submit_time" not in df.columns:
             present = ", ".join(map(str, df.columns))
-            raise InputError(f"a Helios job log needs this column (columns present: {present}); for another "
-                             f"layout use --format jobs --columns {suggest_column_map(df.columns)}",
+            instead = ("this is a Philly job list: import it with --format philly"
+                       if {"timestamp", "duration", "num_gpus"} <= set(df.columns)
+                       else f"for another layout use --format jobs --columns {suggest_column_map(df.columns)}")
+            raise InputError(f"a Helios job log needs this column (columns present: {present}); {instead}",
                              path=path_s, where="column 'submit_time'")
         known = set(HELIOS_LOG_COLUMNS + _HELIOS_ID + _HELIOS_GPUS + _HELIOS_TENANT) | {tenant_column}
         unmapped = [c for c in df.columns if c not in known]
@@ -393,7 +395,18 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
     df, kind = read_table(path, string_columns=("job_id", tenant_column))
     if len(df) == 0:
         raise InputError("the Philly job list has no rows", path=path_s)
+    if "timestamp" not in df.columns and "runtime" in df.columns:
+        raise InputError("a Philly job list needs this column; a runtime-only file (such as philly_runtime.csv) "
+                         "becomes a batch at time 0 with --format helios", path=path_s, where="column 'timestamp'")
     _require_columns(df, [c for c in PHILLY_COLUMNS if c != "cluster"] + [tenant_column], path_s, "a Philly job list")
+    layout = PHILLY_COLUMNS + ("gpu_time", "job_id")
+    unmapped = [c for c in df.columns if c not in layout + (tenant_column,)]
+    if unmapped:
+        raise InputError(
+            f"the philly importer cannot map column(s) {', '.join(map(str, unmapped))} (a Philly job list has "
+            f"{', '.join(layout)}); for another layout use --format jobs --columns "
+            f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
+            where=f"column '{unmapped[0]}'")
     places = Places.for_file(kind, len(df))
     n = len(df)
     job_id = (df["job_id"].to_numpy(dtype=object) if "job_id" in df.columns

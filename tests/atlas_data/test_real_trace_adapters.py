@@ -55,6 +55,30 @@ def test_philly_real_slice_vc_mapping_and_times(tmp_path):
     assert jobs["submit_time"].iloc[0] - jobs["submit_time"].iloc[1] == 48 * 60 + 52
 
 
+# the header and first lines of cluster-trace-gpu-v2020/analysis/philly_runtime.csv (alibaba/clusterdata,
+# commit 7a6c496e4f4b6ce6150be8f881cb051bf2abff42; CC BY 4.0): a runtime-only Philly file
+PHILLY_RUNTIME_HEAD = "runtime\n0.0\n0.0\n1.0\n1.0\n1.0\n"
+
+
+def test_philly_layouts_point_to_the_importer_that_reads_them(tmp_path):
+    runtime = tmp_path / "philly_runtime.csv"
+    runtime.write_text(PHILLY_RUNTIME_HEAD)
+    with pytest.raises(InputError, match=r"column 'timestamp'.*runtime-only.*--format helios"):
+        import_trace("philly", runtime)
+    jobs, report = import_trace("helios", runtime)  # the importer it names reads it
+    assert report.kept == 3 and report.dropped == {"no_duration": 0, "non_positive_duration": 2}
+    job_list = tmp_path / "philly_jobs.csv"
+    job_list.write_text("\n".join(PHILLY_HEAD) + "\n")
+    with pytest.raises(InputError, match=r"column 'submit_time'.*a Philly job list: import it with --format philly"):
+        import_trace("helios", job_list)
+    # a column outside the Philly list layout is exit 2 naming it, never dropped silently
+    job_list.write_text("\n".join([PHILLY_HEAD[0] + ",user"] + [row + ",u1" for row in PHILLY_HEAD[1:]]) + "\n")
+    with pytest.raises(InputError, match=r"column 'user'.*cannot map column\(s\) user"):
+        import_trace("philly", job_list)
+    jobs, _ = import_trace("philly", job_list, tenant_column="user")
+    assert list(jobs["tenant"]) == ["u1"] * 5
+
+
 def test_philly_whole_shipped_file_has_15_vcs():
     jobs, card = shipped_trace("philly")
     assert len(jobs) == 82247 and jobs["tenant"].nunique() == 15
