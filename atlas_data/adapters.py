@@ -236,6 +236,9 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
             ],
             len(df),
         )
+    i = _first_missing(creation, keep)
+    if i is not None:  # named by the file's column, not the jobs table's submit_time
+        raise InputError("creation_time is missing/NaN", path=path_s, where=row_label(i, places))
     tenant, tenant_defaulted = _tenants(df, tenant_column, path_s)
     jobs = pd.DataFrame(
         {

@@ -165,7 +165,8 @@ def test_parquet_pod_list_rows_have_no_lines(tmp_path):
     frame.to_parquet(path)
     with pytest.raises(InputError) as info:
         import_openb(path)
-    assert str(info.value) == f"{path}: row 3: submit_time is missing/NaN"  # source row, after a dropped row
+    # the source row, after a dropped row, and the file's own column (not the jobs table's submit_time)
+    assert str(info.value) == f"{path}: row 3: creation_time is missing/NaN"
 
 
 def test_helios_duration_from_start_and_end_seconds(tmp_path):
