@@ -511,6 +511,23 @@ def suggest_column_map(columns) -> str:
     return ",".join(items)
 
 
+#: the layouts of published traces that no column mapping turns into a jobs table (a duration computed
+#: from two columns, no job id, no submit time): a file with one of them is pointed to its importer
+_IMPORTER_LAYOUTS = (
+    ("an openb pod list", "openb", ("name", "num_gpu", "creation_time", "deletion_time", "scheduled_time")),
+    ("a Philly job list", "philly", ("timestamp", "duration", "num_gpus")),
+    ("a runtime-only file (a batch at time 0)", "helios", ("runtime",)),
+)
+
+
+def _importer_hint(columns) -> str | None:
+    present = {str(c).strip() for c in columns}
+    for what, fmt, needed in _IMPORTER_LAYOUTS:
+        if set(needed) <= present and (fmt != "helios" or present == set(needed)):  # runtime-only: nothing else
+            return f"this is {what}: convert it with benchmark data import --format {fmt} FILE --out JOBS.parquet"
+    return None
+
+
 def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None, option: str = "--columns"):
     """A jobs-table file as read, its columns renamed by `columns` ({jobs column: file column}, given by
     the command-line `option`): (frame, Places). A missing required column is an InputError that
@@ -522,8 +539,9 @@ def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = N
     for column in REQUIRED_COLUMNS:
         if column not in df.columns:
             present = ", ".join(map(str, df.columns)) or "none"
-            raise InputError(f"required column is missing (columns present: {present}); name the file's columns "
-                             f"with {option} {suggest_column_map(df.columns)}", path=str(path),
+            hint = (None if mapping else _importer_hint(df.columns)) or \
+                f"name the file's columns with {option} {suggest_column_map(df.columns)}"
+            raise InputError(f"required column is missing (columns present: {present}); {hint}", path=str(path),
                              where=f"column '{column}'")
     return df, Places.for_file(kind, len(df))
 

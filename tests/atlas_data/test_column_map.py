@@ -85,3 +85,23 @@ def test_semicolon_and_tab_files_read_like_commas(tmp_path, sep):
     assert jobs["job_id"].tolist() == ["a", "b"]
     assert jobs["duration"].tolist() == [1.5, 4.0]
     assert jobs["gpus"].tolist() == [2, 1]
+
+
+# real headers and first rows: alibaba/clusterdata (commit 7a6c496e4f4b6ce6150be8f881cb051bf2abff42, CC BY 4.0)
+# cluster-trace-gpu-v2023/csv/openb_pod_list_gpushare100.csv and cluster-trace-gpu-v2020/analysis/philly_runtime.csv;
+# the shipped Philly list (atlas_data/resources/philly/philly_jobs.csv)
+@pytest.mark.parametrize("name, text, fmt", [
+    ("openb_pod_list_gpushare100.csv",
+     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+     "openb-pod-0000,20000,65536,0,0,,LS,Running,2332613,12475899,2332615\n", "openb"),
+    ("philly_jobs.csv", "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66.0,11cb48\n", "philly"),
+    ("philly_runtime.csv", "runtime\n0.0\n1.0\n", "helios"),
+])
+def test_a_published_trace_given_as_a_jobs_table_names_its_importer(tmp_path, name, text, fmt):
+    # no --columns mapping can make these a jobs table (a duration from two columns, no id, no submit time)
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        read_jobs(path)
+    assert str(info.value).endswith(f"convert it with benchmark data import --format {fmt} FILE --out JOBS.parquet")
+    assert "--columns" not in str(info.value)
