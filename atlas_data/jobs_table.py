@@ -280,8 +280,12 @@ def _numeric(df: pd.DataFrame, column: str, path: str, places, *, instant: bool 
     bad = np.isnan(values) & raw.notna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
+        hint = ""
+        if instant and isinstance(raw.iloc[i], str) and not pd.isna(pd.to_datetime(raw.iloc[i], errors="coerce")):
+            hint = ("; a jobs table holds seconds: a Helios log's date-times are read by benchmark data import "
+                    "--format helios FILE --out JOBS.parquet")
         raise InputError(
-            f"{column} is not a number: {_value_repr(raw.iloc[i])}", path=path, where=row_label(i, places)
+            f"{column} is not a number: {_value_repr(raw.iloc[i])}{hint}", path=path, where=row_label(i, places)
         )
     return values
 

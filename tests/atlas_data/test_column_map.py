@@ -105,3 +105,20 @@ def test_a_published_trace_given_as_a_jobs_table_names_its_importer(tmp_path, na
         read_jobs(path)
     assert str(info.value).endswith(f"convert it with benchmark data import --format {fmt} FILE --out JOBS.parquet")
     assert "--columns" not in str(info.value)
+
+
+def test_a_helios_log_given_as_a_jobs_table_names_its_importer(tmp_path):
+    # the example rows of cluster_log.csv in S-Lab-System-Group/HeliosData README.md (commit
+    # 159f0caeec16600b9b6017862952a36aae01c43f): its submit times are date-time text
+    path = tmp_path / "cluster_log.csv"
+    path.write_text("job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n"
+                    "1425511,uXBbc,vcJkd,1,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-10 04:55:09,36848,0\n")
+    with pytest.raises(InputError) as info:
+        read_jobs(path)
+    assert str(info.value) == (f"{path}: row 1 (line 2): submit_time is not a number: '2020-06-09 18:41:01'; a jobs "
+                               "table holds seconds: a Helios log's date-times are read by benchmark data import "
+                               "--format helios FILE --out JOBS.parquet")
+    path.write_text("job_id,submit_time,duration\na,soon,5\n")  # text that is no date-time: no hint
+    with pytest.raises(InputError) as info:
+        read_jobs(path)
+    assert str(info.value) == f"{path}: row 1 (line 2): submit_time is not a number: 'soon'"
