@@ -170,10 +170,11 @@ def _drop_by_reason(reasons: list[tuple[str, np.ndarray]], n: int) -> tuple[np.n
     return ~dropped, counts
 
 
-def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series, int]:
-    """Tenant per row as text; empty cells become "default" (returned count goes into the notes)."""
+def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series, np.ndarray]:
+    """Tenant per row as text; empty cells become "default" (the returned mask marks them: its count
+    over the kept rows goes into the notes)."""
     if column is None:
-        return pd.Series(["default"] * len(df), dtype=str), 0
+        return pd.Series(["default"] * len(df), dtype=str), np.zeros(len(df), dtype=bool)
     if column not in df.columns:
         present = ", ".join(map(str, df.columns))
         raise InputError(
@@ -186,7 +187,7 @@ def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series
     text = raw.astype(str).str.strip().to_numpy(dtype=object).copy()
     empty |= text == ""
     text[empty] = "default"
-    return pd.Series(text, dtype=str), int(empty.sum())
+    return pd.Series(text, dtype=str), empty
 
 
 def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
@@ -262,8 +263,9 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
     last = np.nanmax(deletion) if np.isfinite(deletion).any() else np.nan
     censored = int((keep & (deletion == last)).sum())
     notes.append(f"{censored} kept pods end at the last deletion_time of the trace (durations right-censored)")
-    if tenant_defaulted:
-        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    defaulted = int((tenant_defaulted & keep).sum())
+    if defaulted:
+        notes.append(f"{defaulted} kept jobs have an empty '{tenant_column}' and use tenant 'default'")
     if kept_features and extra_columns:
         notes.append(f"kept the pods' requests as they are: {', '.join(extra_columns)} (--feature-columns can name them)")
     outcomes = [c for c in OPENB_OUTCOME_COLUMNS if c in df.columns and c != tenant_column]
@@ -378,8 +380,9 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
         }
     )
     jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
-    if tenant_defaulted:
-        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    defaulted = int((tenant_defaulted & keep).sum())
+    if defaulted:
+        notes.append(f"{defaulted} kept jobs have an empty '{tenant_column}' and use tenant 'default'")
     return jobs, ImportReport(source, path_s, n, len(jobs), dropped, tuple(notes))
 
 
@@ -427,8 +430,9 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
                          "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
     jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
     notes = [f"tenant = '{tenant_column}' (virtual cluster): {jobs['tenant'].nunique()} tenants"]
-    if tenant_defaulted:
-        notes.append(f"{tenant_defaulted} rows have an empty '{tenant_column}' and use tenant 'default'")
+    defaulted = int((tenant_defaulted & keep).sum())
+    if defaulted:
+        notes.append(f"{defaulted} kept jobs have an empty '{tenant_column}' and use tenant 'default'")
     return jobs, ImportReport("philly", path_s, n, len(jobs), dropped, tuple(notes))
 
 

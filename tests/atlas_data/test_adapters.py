@@ -117,7 +117,7 @@ def test_openb_small_file_drops_by_reason(tmp_path):
     assert jobs["gpus"].tolist() == [1, 8]
     assert jobs["tenant"].tolist() == ["BE", "default"]
     assert report.dropped == {"no_gpu": 1, "never_scheduled": 1, "non_positive_duration": 1}
-    assert "1 rows have an empty 'qos' and use tenant 'default'" in report.notes
+    assert "1 kept jobs have an empty 'qos' and use tenant 'default'" in report.notes
 
 
 def test_openb_errors_name_file_and_place(tmp_path):
@@ -252,3 +252,15 @@ def test_openb_import_keeps_the_pods_requests_and_names_what_it_does_not_use(tmp
         import_trace("openb", path)
     jobs, _ = import_trace("openb", path, tenant_column="team")  # named as the tenant, it is used
     assert jobs["tenant"].tolist() == ["t1"]
+
+
+def test_openb_empty_tenant_note_counts_kept_pods_only(tmp_path):
+    # real pods of openb_pod_list_gpuspec33.csv (see OPENB_GPUSPEC33) with tenant = gpu_spec, plus the CPU pod
+    # on line 2 of openb_pod_list_gpushare100.csv (same commit), renamed openb-pod-9000 as its name is taken
+    # above: its empty gpu_spec is dropped with it (no_gpu) and is not counted
+    path = tmp_path / "pods.csv"
+    path.write_text(OPENB_GPUSPEC33 + "openb-pod-0009,12000,16384,1,1000,V100M16|V100M32,LS,Running,4975773,12902960,4975773\n"
+                    "openb-pod-9000,20000,65536,0,0,,LS,Running,2332613,12475899,2332615\n")
+    jobs, report = import_openb(path, tenant_column="gpu_spec")
+    assert jobs["tenant"].tolist() == ["default"] * 3 + ["V100M16|V100M32"]
+    assert "3 kept jobs have an empty 'gpu_spec' and use tenant 'default'" in report.notes
