@@ -192,3 +192,14 @@ def test_elasticflow_id_in_two_members_names_both_members(tmp_path):
     message = str(err.value)
     assert "member cluster02.csv, row 2 (line 3): duplicate job_id 'bdd640fb-0667-1ad1-1c80-317fa3b1799d'" in message
     assert "first seen in member 195job.csv, row 1 (line 2)" in message and "one at a time" in message
+
+
+def test_elasticflow_tenant_column_is_named_in_the_notes(tmp_path):
+    path = tmp_path / "cluster02.csv"
+    # the two real rows, and a row made up for this test with an empty model_name
+    path.write_text(EF_CLUSTER02 + "made-up-job,5020,100,,6200,64,1,1300\n")
+    jobs, report = import_elasticflow(path, tenant_column="model_name")
+    assert list(jobs["tenant"]) == ["bert", "gpt2", "default"]
+    assert report.notes[0] == "tenant = 'model_name': 3 tenants"  # not "tenant = cluster: 3 clusters"
+    assert "1 kept jobs have an empty 'model_name' and use tenant 'default'" in report.notes
+    assert any(n.startswith("not used: num_iteration, deadline, batch_size (") for n in report.notes)
