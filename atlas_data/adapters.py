@@ -429,7 +429,8 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
     jobs = pd.DataFrame({"job_id": job_id[keep], "submit_time": submit[keep], "duration": duration[keep],
                          "gpus": gpus[keep], "tenant": tenant.to_numpy()[keep]})
     jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
-    notes = [f"tenant = '{tenant_column}' (virtual cluster): {jobs['tenant'].nunique()} tenants"]
+    what = " (virtual cluster)" if tenant_column == "cluster" else ""
+    notes = [f"tenant = '{tenant_column}'{what}: {jobs['tenant'].nunique()} tenants"]
     defaulted = int((tenant_defaulted & keep).sum())
     if defaulted:
         notes.append(f"{defaulted} kept jobs have an empty '{tenant_column}' and use tenant 'default'")

@@ -75,8 +75,9 @@ def test_philly_layouts_point_to_the_importer_that_reads_them(tmp_path):
     job_list.write_text("\n".join([PHILLY_HEAD[0] + ",user"] + [row + ",u1" for row in PHILLY_HEAD[1:]]) + "\n")
     with pytest.raises(InputError, match=r"column 'user'.*cannot map column\(s\) user"):
         import_trace("philly", job_list)
-    jobs, _ = import_trace("philly", job_list, tenant_column="user")
+    jobs, report = import_trace("philly", job_list, tenant_column="user")
     assert list(jobs["tenant"]) == ["u1"] * 5
+    assert report.notes[0] == "tenant = 'user': 1 tenants"  # the user column is no virtual cluster
 
 
 def test_philly_whole_shipped_file_has_15_vcs():
