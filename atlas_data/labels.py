@@ -8,7 +8,8 @@ hash aggregation over ≈ 7.5 M instance rows in Arrow, no per-task pass needed)
 Which instances count: every instance row of the job that has both a start and an end time,
 whatever its status — a failed attempt that was retried still held the gang's resources, and
 the task is only complete when its last instance ends (fork-join). Rows without a start or an
-end (Waiting / Running instances) are ignored.
+end (Waiting / Running instances; the raw reader reads a published time of 0 as missing) are
+ignored.
 
 Kept: job status Terminated (success), a submit time, at least one timed instance, p* > 0.
 Every other job is dropped with one reason (first that applies, in this order):

@@ -79,6 +79,10 @@ KEYS = {"job": ["job_name"], "task": ["job_name"], "instance": ["job_name"],
         "group_tag": ["inst_id"], "machine_spec": ["machine"]}
 
 #: columns that must be >= 0 when present
+#: time columns where the published trace writes 0 for "not recorded" (an instance that never started
+#: or never ended; the trace's clock starts near 5e5 s, so 0 is never a real time): read as missing
+ZERO_IS_MISSING = {"instance": ["start_time", "end_time"]}
+
 NON_NEGATIVE = {"task": ["inst_num", "plan_cpu", "plan_mem", "plan_gpu"],
                 "machine_spec": ["cap_cpu", "cap_mem", "cap_gpu"]}
 
@@ -389,6 +393,7 @@ def read_table(path: Path | str, table: str, header_path: Path | str | None = No
         lines = _LineMap(skip_first, width_lines, checked[-1].empty)
 
     report.add_bad(len(width_lines), width_errors)
+    data = _zero_as_missing(data, table)
     data = _drop_invalid(data, table, report, lines)
     report.rows = data.num_rows + report.bad_rows
     if data.num_rows == 0:
@@ -461,6 +466,15 @@ def _coerce_numeric(data: pa.Table, table: str, report: TableReport, lines: _Lin
     lines.drop(bad)
     out = pa.table(columns)
     return out.filter(pa.array(~bad)) if bad.any() else out
+
+
+def _zero_as_missing(data: pa.Table, table: str) -> pa.Table:
+    """A 0 in a ZERO_IS_MISSING column becomes null: the row stays, without that time."""
+    for name in ZERO_IS_MISSING.get(table, []):
+        col = data.column(name)
+        index = data.schema.get_field_index(name)
+        data = data.set_column(index, name, pc.if_else(pc.equal(col, 0.0), pa.scalar(None, col.type), col))
+    return data
 
 
 def _drop_invalid(data: pa.Table, table: str, report: TableReport, lines: _LineMap) -> pa.Table:

@@ -198,3 +198,30 @@ def test_too_few_jobs_error_names_the_raw_folder(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"error: {folder}: ") and "split is empty" in err
     assert not (tmp_path / "ds").exists()
+
+
+def test_zero_instance_time_means_not_recorded(tmp_path):
+    # The published trace writes 0 for an instance time it did not record (alibaba/clusterdata
+    # cluster-trace-gpu-v2020/analysis/utils.py @7a6c496e turns start_time == 0 into NaN and keeps
+    # only end_time > 0); its clock starts near 5e5 s. Values in the published format (4550879.0).
+    # A 0 start gave p* = last end - 0 (52 days instead of 837 s) and a 0 end of a running
+    # instance was a bad row "end_time before start_time" (fatal above 50 %).
+    folder = _raw(tmp_path / "zero", job_rows=[f"j{i},i{i},u1,Terminated,{4550879.0 + 3600 * i},{4551416.0 + 3600 * i}"
+                                               for i in range(10)] + ["r1,ir,u1,Running,4600000.0,"])
+    _write(folder, "task", [f"j{i},tensorflow,1.0,Terminated,{4550879.0 + 3600 * i},0.0,600.0,29.296875,50.0,MISC"
+                            for i in range(10)] + ["r1,worker,2.0,Running,4600000.0,,600.0,29.296875,100.0,V100"])
+    _write(folder, "instance", [f"j{i},tensorflow,a{i},w{i},i{i},Terminated,{4550879.0 + 3600 * i},"
+                                f"{4551716.0 + 3600 * i},m1" for i in range(10)]
+           + ["j3,tensorflow,z,wz,i3,Failed,0.0,0.0,", "r1,worker,b,wb,ir,Running,4600001.0,0.0,m2",
+              "r1,worker,c,wc,ir,Running,4600002.0,0.0,m3"])
+    raw = read_raw_dir(folder)
+    assert raw.reports["instance"].bad_rows == 0
+    assert raw["instance"].column("start_time").to_pylist()[10:] == [None, 4600001.0, 4600002.0]
+    assert raw["instance"].column("end_time").to_pylist()[10:] == [None, None, None]
+    code = main(["data", "build", "--source", "pai", "--raw-dir", str(folder), "--out", str(tmp_path / "ds"), "--quiet"])
+    assert code == 0
+    import pandas as pd
+
+    ds = pd.read_parquet(tmp_path / "ds" / "atlas.parquet").set_index("job_id")
+    assert ds.loc["j3", "p_star"] == 837.0
+    assert (ds["p_star"] == 837.0).all()
