@@ -6,7 +6,7 @@ nothing else. `predict(P)` returns ŷ in log space; interval methods also have
 `predict_interval(P) -> (lo, hi)` in log space. Because the input is a table of predictions,
 these estimators cannot see features, train rows or test labels.
 
-May import numpy, pandas, scipy, scikit-learn and lightgbm.
+May import numpy, pandas, scipy, scikit-learn, lightgbm and atlas_data.errors.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from atlas_data.errors import InputError
 from predictors.stage1 import default_n_jobs
 
 
@@ -151,6 +152,8 @@ class MetaStacker(RegressorMixin, BaseEstimator):
     refitted on all validation rows with that number of trees.
     """
 
+    MIN_ROWS = 4
+
     def __init__(
         self,
         n_splits: int = 5,
@@ -201,6 +204,9 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         M = P[self.columns_].to_numpy(float)
         L = P[self.linear_columns_].to_numpy(float)
         n = len(y)
+        if n < self.MIN_ROWS:  # each of the two folds must leave LightGBM two rows to fit
+            raise InputError(f"the Stage-2 meta-model (lgbm-meta) needs at least {self.MIN_ROWS} validation jobs, "
+                             f"the dataset has {n}: too small for this method")
         k = max(2, min(self.n_splits, n // 50))
         folds = np.array_split(np.arange(n), k)
         oof, oof_lin = np.empty(n), np.empty(n)

@@ -163,6 +163,17 @@ def test_meta_stacker_reports_honest_out_of_fold_scores():
     assert meta.oof_.index.equals(P.index)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_meta_stacker_on_too_few_validation_jobs_is_an_input_error(n):
+    # A PAI excerpt of 10 jobs has 1 validation job: lightgbm's "Found array with 0 sample(s)"
+    # came out as "internal error" (exit 1) from run --task scheduling (default lgbm-meta p̂).
+    P = pd.DataFrame({"a": np.arange(n, dtype=float), "ctx_b": np.ones(n)})
+    with pytest.raises(InputError, match=f"needs at least 4 validation jobs, the dataset has {n}"):
+        MetaStacker(n_jobs=1).fit(P, np.arange(n, dtype=float))
+    P4 = pd.DataFrame({"a": np.arange(4, dtype=float), "ctx_b": np.ones(4)})
+    assert np.isfinite(MetaStacker(n_jobs=1).fit(P4, np.arange(4.0)).predict(P4)).all()
+
+
 def test_lightgbm_threads_honour_the_machine(monkeypatch):
     import os
 
