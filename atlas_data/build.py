@@ -78,7 +78,10 @@ def raw_stats(raw: RawTables | dict, jobs: pd.DataFrame) -> dict:
     hours = np.floor(np.mod(submit + 8 * 3600, 86400) / 3600).astype(int)
     days = np.mod(np.floor((submit + 8 * 3600) / 86400) + 3, 7).astype(int)
     by_dow = np.bincount(days, minlength=7)
-    n_weeks = max((submit.max() - submit.min()) / (7 * 86400), 1e-9) if len(submit) else 1.0
+    # the calendar days the trace spans (UTC+8): a ratio needs at least one weekend day and one weekday
+    span_dow = np.mod(np.arange(np.floor((submit.min() + 8 * 3600) / 86400),
+                                np.floor((submit.max() + 8 * 3600) / 86400) + 1) + 3, 7) if len(submit) else np.array([])
+    both_kinds = bool((span_dow >= 5).any() and (span_dow < 5).any())
     inst_rows = raw["instance"].num_rows if hasattr(raw["instance"], "num_rows") else len(raw["instance"])
     spec = jobs["gpu_type_spec"].astype(str).replace("", "(none)").value_counts(normalize=True)
     return {
@@ -89,7 +92,8 @@ def raw_stats(raw: RawTables | dict, jobs: pd.DataFrame) -> dict:
         "status_share": {str(k): float(v / max(n_jobs, 1)) for k, v in status.items()},
         "span_days": float((submit.max() - submit.min()) / 86400) if len(submit) else 0.0,
         "hour_of_day_share": [float(x) for x in np.bincount(hours, minlength=24) / max(len(hours), 1)],
-        "weekend_to_weekday_daily_ratio": float((by_dow[5:].sum() / 2) / max(by_dow[:5].sum() / 5, 1e-9)) if n_weeks else 0.0,
+        "weekend_to_weekday_daily_ratio": (float((by_dow[5:].sum() / 2) / max(by_dow[:5].sum() / 5, 1e-9))
+                                           if both_kinds else None),
         "gpu_type_spec_share": {str(k): float(v) for k, v in spec.items()},
     }
 

@@ -84,11 +84,16 @@ def format_summary(s: dict) -> str:
         lines.append(f"  {key:<24} {value:>10.3f} {target:>10.3f}  {source}")
     if s["status_share"]:
         lines.append("raw job status: " + ", ".join(f"{k} {v:.1%}" for k, v in s["status_share"].items()))
-    if s.get("weekend_to_weekday_daily_ratio") is not None:
-        hours = np.asarray(s["hour_of_day_share"] or [0] * 24)
-        lines.append(f"arrivals: weekend/weekday daily ratio {s['weekend_to_weekday_daily_ratio']:.2f}, "
-                     f"busiest hour (UTC+8) {int(hours.argmax()):02d}:00, quietest {int(hours.argmin()):02d}:00, "
-                     f"peak/trough {hours.max() / max(hours.min(), 1e-12):.1f}")
+    if s.get("hour_of_day_share"):
+        hours = np.asarray(s["hour_of_day_share"])
+        quiet = int(hours.argmin())
+        # a short excerpt can have no arrival in some hour: the ratio is then not a number
+        ratio = f"{hours.max() / hours.min():.1f}" if hours.min() > 0 else f"- (no arrivals at {quiet:02d}:00)"
+        weekly = s.get("weekend_to_weekday_daily_ratio")
+        weekly = f"{weekly:.2f}" if weekly is not None else "- (the trace spans no weekend day or no weekday)"
+        lines.append(f"arrivals: weekend/weekday daily ratio {weekly}, "
+                     f"busiest hour (UTC+8) {int(hours.argmax()):02d}:00, quietest {quiet:02d}:00, "
+                     f"peak/trough {ratio}")
     if s["gpu_type_spec_share"]:
         lines.append("gpu_type_spec: " + ", ".join(f"{k} {v:.1%}" for k, v in s["gpu_type_spec_share"].items()))
     lines.append("top features by |Spearman ρ| with y (train):")

@@ -102,3 +102,28 @@ def test_describe_output_that_is_an_existing_file_is_refused_first(tmp_path, cap
     err = capsys.readouterr().err
     assert err == f"error: {existing}: --output: is a file, not a folder: give a folder for durations.png/.svg or a .png file name\n"
     assert existing.read_text() == "mine\n"
+
+
+def test_describe_short_pai_excerpt_prints_no_made_up_arrival_ratios(tmp_path, capsys):
+    # 10 jobs, one an hour from 00:07 (UTC+8) on one Monday, in the published value formats
+    # (README example of alibaba/clusterdata cluster-trace-gpu-v2020 @7a6c496e: 4550879.0, 1.0, MISC).
+    # describe printed "weekend/weekday daily ratio 0.00" (no weekend day in the trace, not zero
+    # arrivals) and "peak/trough 100000000000.0" (no arrival at 10:00).
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    rows = {"job": [], "task": [], "instance": []}
+    for k in range(10):
+        sub, end = 4550879.0 + 3600 * k, 4551416.0 + 3600 * k
+        rows["job"].append(f"j{k},i{k},58540f191766,Terminated,{sub},{end}")
+        rows["task"].append(f"j{k},tensorflow,1.0,Terminated,{sub},{end},600.0,29.296875,50.0,MISC")
+        rows["instance"].append(f"j{k},tensorflow,n{k},w{k},i{k},Terminated,{sub},{end},m1")
+    for table, stem in (("job", "pai_job_table"), ("task", "pai_task_table"), ("instance", "pai_instance_table")):
+        (raw / f"{stem}.csv").write_text("\n".join(rows[table]) + "\n")
+    ds = tmp_path / "ds"
+    assert main(["data", "build", "--source", "pai", "--raw-dir", str(raw), "--out", str(ds), "--quiet"]) == 0
+    assert json.loads((ds / "dataset.json").read_text())["raw_stats"]["weekend_to_weekday_daily_ratio"] is None
+    capsys.readouterr()
+    assert main(["data", "describe", str(ds), "--output", str(tmp_path / "d.png")]) == 0
+    out = capsys.readouterr().out
+    assert ("weekend/weekday daily ratio - (the trace spans no weekend day or no weekday), busiest hour (UTC+8) "
+            "00:00, quietest 10:00, peak/trough - (no arrivals at 10:00)") in out
