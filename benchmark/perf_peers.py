@@ -41,7 +41,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--peers-load", type=float, default=0.9,
                         help="offered load of the generated instances (default 0.9: busy, the active set stays small, "
                              "which favours the reference's O(k) loops)")
-    parser.add_argument("--peers-repeat", type=int, default=3, help="runs per timing; the minimum counts (default 3)")
+    parser.add_argument("--peers-repeat", type=int, default=7, help="runs per timing; the minimum counts (default 7)")
 
 
 def heapq_loop(name: str, submit, size, predicted):
