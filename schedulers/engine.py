@@ -47,8 +47,18 @@ class SimResult:
     events: int
 
 
+def _read_only(values):
+    """A view of `values` that cannot be written: a policy that writes into the job arrays would
+    change the instance under every later run (and the metrics computed from it)."""
+    if values is None:
+        return None
+    view = values.view()
+    view.flags.writeable = False
+    return view
+
+
 class JobsView:
-    """What a policy may read about jobs. True sizes only for clairvoyant policies."""
+    """What a policy may read about jobs, read-only. True sizes only for clairvoyant policies."""
 
     __slots__ = ("_jobs", "_clairvoyant", "n", "submit_time", "predicted", "gpus", "tenant", "weight", "job_id", "tenant_names")
 
@@ -56,19 +66,19 @@ class JobsView:
         self._jobs = jobs
         self._clairvoyant = clairvoyant
         self.n = jobs.n
-        self.submit_time = jobs.submit_time
-        self.predicted = jobs.predicted
-        self.gpus = jobs.gpus
-        self.tenant = jobs.tenant
+        self.submit_time = _read_only(jobs.submit_time)
+        self.predicted = _read_only(jobs.predicted)
+        self.gpus = _read_only(jobs.gpus)
+        self.tenant = _read_only(jobs.tenant)
         self.tenant_names = jobs.tenant_names
-        self.weight = jobs.weight
-        self.job_id = jobs.job_id
+        self.weight = _read_only(jobs.weight)
+        self.job_id = _read_only(jobs.job_id)
 
     @property
     def size(self) -> np.ndarray:
         if not self._clairvoyant:
             raise PolicyError("a non-clairvoyant policy tried to read true job sizes")
-        return self._jobs.size
+        return _read_only(self._jobs.size)
 
 
 class View:
@@ -84,13 +94,19 @@ class View:
         self.completed: list[int] = []
         self.woken = False
 
+    def _job(self, j) -> int:
+        # a negative index would silently read another job's state (IDLE is -1)
+        if not (isinstance(j, (int, np.integer)) and 0 <= j < self.jobs.n):
+            raise PolicyError(f"asked about {j!r}, which is no job index (0 to {self.jobs.n - 1})")
+        return j
+
     def attained(self, j: int) -> float:
-        return self._e.attained(j)
+        return self._e.attained(self._job(j))
 
     def remaining(self, j: int) -> float:
         if not self.jobs._clairvoyant:
             raise PolicyError("a non-clairvoyant policy tried to read remaining sizes")
-        return self._e.size[j] - self._e.attained(j)
+        return self._e.size[self._job(j)] - self._e.attained(j)
 
     def new_group(self, rate: float = 0.0, *, shared: bool = True) -> int:
         return self._e.new_group(rate, shared)
@@ -103,7 +119,7 @@ class View:
         return self._e.g_V[g]
 
     def is_done(self, j: int) -> bool:
-        return self._e.done[j]
+        return self._e.done[self._job(j)]
 
 
 def _require_predictions(jobs: JobSet, policy: Policy) -> None:
@@ -172,6 +188,12 @@ class Engine:
             self.active.discard(g)
 
     def _move(self, j: int, g: int) -> None:
+        # checked, not indexed: a negative index (IDLE is -1) would silently move another job or group
+        if not (isinstance(j, (int, np.integer)) and 0 <= j < len(self.done)):
+            raise PolicyError(f"policy '{self.policy.name}' assigned {j!r}, which is no job index (0 to {len(self.done) - 1})")
+        if g != IDLE and not (isinstance(g, (int, np.integer)) and 0 <= g < len(self.g_V)):
+            raise PolicyError(f"policy '{self.policy.name}' assigned job {self.jobs.job_id[j]} to {g!r}, which is no "
+                              "group (view.new_group returns one; IDLE takes a job out of service)")
         if self.done[j]:
             raise PolicyError(f"policy '{self.policy.name}' assigned completed job {self.jobs.job_id[j]}")
         if not self.released[j]:
@@ -207,9 +229,14 @@ class Engine:
     def _apply(self, alloc: Allocation | None, wakes: list[float]) -> None:
         if alloc is None:
             return
+        if not isinstance(alloc, Allocation):
+            raise PolicyError(f"policy '{self.policy.name}' returned a {type(alloc).__name__} from allocate, "
+                              "not an Allocation or None")
         g_rate, start, dirty = self.g_rate, self.start, self._dirty
         for g, rate in alloc.rates.items():
-            if not rate >= 0.0 or math.isinf(rate):
+            if not (isinstance(g, (int, np.integer)) and 0 <= g < len(g_rate)):
+                raise PolicyError(f"policy '{self.policy.name}' set the rate of {g!r}, which is no group")
+            if not (isinstance(rate, (int, float, np.integer, np.floating)) and 0.0 <= rate < math.inf):
                 raise PolicyError(f"policy '{self.policy.name}' set an invalid rate {rate!r}")
             g_rate[g] = float(rate)
             dirty.add(g)
@@ -221,8 +248,9 @@ class Engine:
             self._refresh(g)
         dirty.clear()
         if alloc.wake is not None:
-            if alloc.wake < self.now:
-                raise PolicyError(f"policy '{self.policy.name}' asked to wake in the past")
+            if not alloc.wake >= self.now:  # NaN too: it would never be woken
+                raise PolicyError(f"policy '{self.policy.name}' asked to wake at {alloc.wake!r}, which is not a time at or "
+                                  f"after now ({self.now:g})")
             heapq.heappush(wakes, alloc.wake)
         if self.machines is not None:
             self._check_capacity()
