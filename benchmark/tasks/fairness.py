@@ -61,7 +61,7 @@ from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES,
 from schedulers.jobs import JobSet
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
-from schedulers.policy import PolicyError, get_policy, policy_names
+from schedulers.policy import PluginPolicyError, PolicyError, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
 DEFAULT_NODES = 8
@@ -438,6 +438,8 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
                          fair_window_s=args.fair_window, rho_from=args.job_rho_from)
             try:
                 run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
+            except PluginPolicyError:
+                raise  # its line names the plugin already
             except PolicyError as exc:
                 raise InputError(str(exc), where=f"policy {name}") from None
             runs[name] = run

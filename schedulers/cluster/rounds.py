@@ -111,6 +111,7 @@ class ClusterPolicy(Policy):
         n = J.n
         self.cluster = Cluster(self.capacities)
         self.M = self.cluster.total
+        self.job_ids = J.job_id
         self.gpus = J.gpus.tolist()
         self.tenant = J.tenant.tolist()
         self.T = len(J.tenant_names)
@@ -194,8 +195,11 @@ class ClusterPolicy(Policy):
         A running job (or one preempted at this very instant) keeps its GPUs when they are still
         free there; otherwise j gets a consolidated placement (`cluster.find`, which at a round
         prefers GPUs no undecided running job holds)."""
-        held = self.placement[j]
         holding = j in self.holding
+        if not holding and j not in self.waiting:  # an order or select that offers a job it was not given
+            raise PolicyError(f"{self.name}: placed {self._job_label(j)}, which is neither running nor waiting "
+                              f"at t = {self.now:g}")
+        held = self.placement[j]
         # renewal, or undo of this instant's preemption: the GPUs it holds (held) if they are free there
         if ((holding or self.preempted_at[j] == self.now) and held is not None and cluster.fits(held)
                 and (allowed is None or all(n in allowed for n, _ in held))):
@@ -386,7 +390,8 @@ class ClusterPolicy(Policy):
         self.rounds += 1
         self.undo_cold: dict[int, tuple[float, float]] = {}
         plan = RoundPlan(self.cluster, [self.placement[j] for j in self.holding])
-        chosen = self.select(view, self.round_candidates(), plan)
+        self.plan.clear()
+        chosen = self._checked(self.select(view, self.round_candidates(), plan), now)
         self._compact(chosen)
         renewed = {j for j in chosen if j in self.holding and self.plan[j] == self.placement[j]}
         moved = {j for j in chosen if j in self.holding and j not in renewed}
@@ -444,8 +449,31 @@ class ClusterPolicy(Policy):
     def _fill(self, view, alloc: Allocation, now: float) -> None:
         # on the real cluster: select takes the GPUs it plans, so the plan is the execution here too
         self.dirty = False
-        for j in self.select(view, self.fill_candidates(), self.cluster):
+        self.plan.clear()
+        for j in self._checked(self.select(view, self.fill_candidates(), self.cluster), now):
             self._start(view, alloc, j, self.plan[j], now)
+
+    def _checked(self, chosen, now: float) -> list[int]:
+        """What `select` returned, if it is a decision that can be executed: distinct jobs, each placed
+        by `try_place` (or `place_leftovers`) in this very call."""
+        try:
+            chosen = list(chosen)
+        except TypeError:
+            raise PolicyError(f"{self.name}: select returned a {type(chosen).__name__}, not a list of job indices") from None
+        seen = set()
+        for j in chosen:
+            if j not in self.plan:
+                raise PolicyError(f"{self.name}: chose {self._job_label(j)} at t = {now:g} without placing it "
+                                  "(select returns the jobs that try_place placed)")
+            if j in seen:
+                raise PolicyError(f"{self.name}: chose {self._job_label(j)} twice at t = {now:g}")
+            seen.add(j)
+        return chosen
+
+    def _job_label(self, j) -> str:
+        if isinstance(j, (int, np.integer)) and 0 <= j < len(self.placement):
+            return f"job {self.job_ids[j]}"
+        return f"{j!r} (no job index: 0 to {len(self.placement) - 1})"
 
     # ----- executed allocations -------------------------------------------------------------------
     def _open_segment(self, j: int, t: float, kind: int) -> None:

@@ -180,3 +180,36 @@ def test_rho_and_tenant_windows_recomputed_from_the_allocations(name):
     win = _windows(jobs, alloc, quota, 1800.0, run.metrics["makespan"])
     counted = [(a / f) < 1 - 1e-9 for a, f, d in win.values() if d]
     assert run.metrics["tenant_loss_intervals"] == pytest.approx(float(np.mean(counted)), abs=1e-12)
+
+
+class _Plugin(ClusterPolicy):
+    """A user's cluster policy (defined outside the project's packages): `order` and `select` by hand."""
+
+    name = "test-plugin"
+
+
+@pytest.mark.parametrize("hook, message", [
+    # a negative index is a valid Python index: it used to plan the last job (or fail as KeyError: -1)
+    ({"order": lambda self, view, c: [-1] + list(c)}, "placed -1 (no job index: 0 to 3), which is neither running nor waiting"),
+    ({"order": lambda self, view, c: [9] + list(c)}, "placed 9 (no job index: 0 to 3)"),
+    # every job, the unsubmitted and the finished ones too (was KeyError: 0)
+    ({"order": lambda self, view, c: list(range(view.jobs.n))}, "placed job b, which is neither running nor waiting at t = 0"),
+    ({"select": lambda self, view, c, cluster: list(c)}, "chose job a1 at t = 0 without placing it"),
+    ({"select": lambda self, view, c, cluster: 2 * ClusterPolicy.select(self, view, c, cluster)}, "chose job a1 twice"),
+    ({"select": lambda self, view, c, cluster: None}, "select returned a NoneType, not a list of job indices"),
+])
+def test_a_plugin_choice_that_cannot_be_executed_is_refused_in_one_line(hook, message):
+    from schedulers.policy import PluginPolicyError
+
+    policy = type("Broken", (_Plugin,), hook)(nodes=2, gpus_per_node=8)
+    with pytest.raises(PluginPolicyError, match="broke the engine's rules") as info:
+        simulate_fairness(_fragmented(), policy)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_plugin_order_is_executed_as_ordered():
+    # largest job first: b (8 GPUs, at 150 s) waits for the first round, then takes a whole node
+    policy = type("Largest", (_Plugin,), {"order": lambda self, view, c: sorted(c, key=lambda j: (-view.jobs.gpus[j], j))})
+    run = simulate_fairness(_fragmented(), policy(nodes=2, gpus_per_node=8, check=True))
+    jobs = run.jobs.set_index("job_id")
+    assert jobs.loc["b", "start_time"] == 900.0 and run.metrics["dropped_choices"] == 0
