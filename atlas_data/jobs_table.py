@@ -350,6 +350,32 @@ def _refuse_inexact_float_ids(vals: np.ndarray, column: str, path: str, places) 
                          where=row_label(i, places))
 
 
+def _refuse_duplicate_ids(job_id: pd.Series, path: str, places) -> None:
+    i = _first_bad(job_id.duplicated(keep="first").to_numpy())
+    if i is not None:
+        first = int(np.argmax((job_id == job_id.iloc[i]).to_numpy()))
+        raise InputError(
+            f"duplicate job_id {job_id.iloc[i]!r}: {row_label(first, places)} and {row_label(i, places)}",
+            path=path,
+            where=row_label(i, places),
+        )
+
+
+def validate_predictions(df: pd.DataFrame, path: str = "<predictions>") -> pd.Series:
+    """A predictions frame (`job_id`, `p_hat` in seconds) checked as a jobs table checks its ids and
+    `predicted_duration`: p̂ indexed by the job ids as a jobs table writes them (float ids 1.0 -> "1")."""
+    for column in ("job_id", "p_hat"):
+        if column not in df.columns:
+            present = ", ".join(map(str, df.columns)) or "none"
+            raise InputError(f"required column is missing (columns present: {present})", path=path,
+                             where=f"column '{column}'")
+    job_id = _text(df, "job_id", path, None)
+    _refuse_duplicate_ids(job_id, path, None)
+    p_hat = _numeric(df, "p_hat", path, None, span=True)
+    _check_finite_positive(p_hat, "p_hat", path, None, positive=True, bound=MAX_SECONDS)
+    return pd.Series(p_hat, index=pd.Index(job_id.to_numpy(), dtype=object), name="p_hat")
+
+
 def validate_jobs(
     df: pd.DataFrame,
     path: str | os.PathLike = "<DataFrame>",
@@ -381,15 +407,7 @@ def validate_jobs(
         raise ValueError("places.rows must have one entry per row")
 
     job_id = _text(df, "job_id", path, places)
-    duplicated = job_id.duplicated(keep="first").to_numpy()
-    i = _first_bad(duplicated)
-    if i is not None:
-        first = int(np.argmax((job_id == job_id.iloc[i]).to_numpy()))
-        raise InputError(
-            f"duplicate job_id {job_id.iloc[i]!r}: {row_label(first, places)} and {row_label(i, places)}",
-            path=path,
-            where=row_label(i, places),
-        )
+    _refuse_duplicate_ids(job_id, path, places)
 
     submit_time = _numeric(df, "submit_time", path, places, instant=True, span=True)
     _check_finite_positive(submit_time, "submit_time", path, places, positive=False, bound=MAX_SECONDS)

@@ -17,7 +17,7 @@ objectives and fairness task — so a number computed here is the number a comma
 | `fairness(...)` | the fairness task: metrics per policy, per-job and per-tenant tables | `benchmark.tasks.fairness.execute` |
 
 Bad input raises `atlas_data.errors.InputError` with the same one-line message the command line
-prints. Nothing here writes outside the folders it is given, except that a dataset's
+prints; an argument of the wrong kind (an array where a DataFrame goes, …) a TypeError or ValueError. Nothing here writes outside the folders it is given, except that a dataset's
 learned p̂ is cached inside the dataset folder (docs/predictors.md#caching) and that the named
 datasets (`default`, `paper-scale`) are built once into the user cache.
 
@@ -124,12 +124,20 @@ def load_jobs(spec: PathLike | pd.DataFrame, *, columns: dict[str, str] | str | 
 
     if isinstance(spec, pd.DataFrame):
         return validate_jobs(spec)
+    _check_jobs_spec(spec)
     from benchmark.tasks.inputs import read_jobs_or_trace
 
     if isinstance(columns, dict):
         columns = ",".join(f"{k}={v}" for k, v in columns.items())
     table, _ = read_jobs_or_trace(str(spec), columns=columns, quiet=True)
     return table
+
+
+def _check_jobs_spec(spec) -> None:
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(f"jobs must be a pandas DataFrame, a file path or a shipped trace name, got "
+                        f"{type(spec).__name__}" + (" (pd.DataFrame(...) makes one)"
+                                                    if isinstance(spec, (np.ndarray, dict, list)) else ""))
 
 
 def import_trace(path: PathLike, format: str, *, tenant_column: str | None = None,
@@ -266,12 +274,13 @@ def prediction_scores(data: PathLike | Dataset, predictions: pd.DataFrame | dict
     frames = predictions if isinstance(predictions, dict) else {"predictions": predictions}
     rows = []
     for name, frame in frames.items():
-        ids = frame["job_id"].astype(str)
-        if ids.duplicated().any() or set(ids) != set(truth.index):
+        p_hat = _predictions_frame(name, frame)
+        ids = p_hat.index
+        if set(ids) != set(truth.index):
             raise ValueError(f"predictions {name!r} do not cover exactly the test split ({len(truth)} jobs)")
         p = truth.loc[ids, "p_star"].to_numpy(float)
         rec = truth.loc[ids, "is_recurrent"].to_numpy(bool)
-        rows.append({"method": name, **evaluate(frame["p_hat"], p, rec, frame.get("lo"), frame.get("hi"))})
+        rows.append({"method": name, **evaluate(p_hat.to_numpy(), p, rec, frame.get("lo"), frame.get("hi"))})
     return pd.DataFrame(rows).set_index("method")
 
 
@@ -349,6 +358,7 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     from schedulers.jobs import JobSet
     from schedulers.objectives import make_policy
 
+    _check_machines([machines])
     table = load_jobs(jobs)
     kind = _policy_kind(policy, machines)
     if kind == "single" and machines != 1:
@@ -398,12 +408,14 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     --task scheduling` computes them (docs/evaluation-protocol.md).
 
     `objective`: `total_completion` (ΣC_j / SRPT's), `max_stretch` (max S / S*) or `makespan`
-    (C_max / McNaughton's bound over `machines`). `predictions`: {label: DataFrame job_id, p_hat}
-    or {label: array in the rows' order}; `noise`: σ or a list of σ, p̂ = p·exp(σZ) labelled
+    (C_max / McNaughton's bound over `machines`, one count or several). `predictions`: {label:
+    DataFrame job_id, p_hat} or {label: array in the rows' order}, every p̂ a finite number > 0,
+    checked as a `predicted_duration` column is; `noise`: σ or a list of σ, p̂ = p·exp(σZ) labelled
     `noise:σ` (one seeded Z per job — a robustness model that reads the true sizes); without
     either a `predicted_duration` column is used (label `column`), and without any p̂ only the
-    blind policies run. Predictive policies run once per p̂ label. `policies`: names (default:
-    the objective's set). `n` samples that many jobs (`sample` = window or random, seeded).
+    blind policies run. Predictive policies run once per p̂ label. `policies`: a list of names or
+    comma-separated text (default: the objective's set). `n` samples that many jobs (`sample` =
+    window or random, seeded).
 
     >>> jobs = pd.DataFrame({"job_id": list("abcd"), "submit_time": [0.0, 0.0, 1.0, 2.0],
     ...                      "duration": [8.0, 2.0, 1.0, 4.0], "predicted_duration": [8.0, 2.0, 1.0, 4.0]})
@@ -429,6 +441,12 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
         raise InputError(f"unknown objective {objective!r} (choose {', '.join(OBJECTIVES)})")
     from benchmark.tasks.inputs import noise_predictions
 
+    from schedulers.policy import split_policy_list
+
+    machines = [machines] if isinstance(machines, (int, np.integer)) else list(machines)
+    _check_machines(machines)
+    if isinstance(policies, str):  # "srpt,spjf", as --policies and fairness() take them
+        policies = split_policy_list(policies)
     table = load_jobs(jobs)
     sigmas = [] if noise is None else [float(s) for s in np.atleast_1d(noise)]
     by_id = _predictions_by_id(table, predictions, use_column=not sigmas)
@@ -436,11 +454,13 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     job_set = JobSet.from_frame(window.drop(columns=["predicted_duration"], errors="ignore"))
     # the scheduling task's order: noise first, then named p̂, then the table's column
     p_hat = noise_predictions(job_set.size, sigmas, seed)
-    p_hat.update({label: lookup.reindex(pd.Index(job_set.job_id.astype(str))).to_numpy(np.float64)
-                  for label, lookup in by_id.items()})
-    for label, values in p_hat.items():
-        if np.isnan(values).any():
-            raise InputError(f"predictions {label!r} miss some of the jobs")
+    for label, lookup in by_id.items():
+        ids = pd.Index(job_set.job_id.astype(str))
+        missing = ~ids.isin(lookup.index)
+        if missing.any():
+            raise InputError(f"predictions {label!r} have no p̂ for {int(missing.sum())} of the {len(ids)} jobs "
+                             f"(job_id {ids[missing][0]!r}, …)")
+        p_hat[label] = lookup.reindex(ids).to_numpy(np.float64)
     kind = task_kind("scheduling", objective)
     chosen = list(policies) if policies is not None else [
         p for p in DEFAULT_POLICIES[objective] if p_hat or not get_policy(p, kind).needs_prediction]
@@ -449,28 +469,46 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
         if get_policy(name, kind).needs_prediction and not p_hat:
             raise InputError(f"policy '{name}' needs predicted durations: give predictions= or a "
                              "predicted_duration column")
-    rows, _, _ = run_objective(objective, job_set, chosen, p_hat, machines=tuple(int(m) for m in machines),
+    rows, _, _ = run_objective(objective, job_set, chosen, p_hat, machines=tuple(machines),
                                prr_lambda=prr_lambda, seed=seed)
     return pd.DataFrame(rows).round({"ratio": 3})
 
 
 def _predictions_by_id(table: pd.DataFrame, predictions, use_column: bool = True) -> dict[str, pd.Series]:
-    """{label: p̂ indexed by job_id (str)} from the forms `score` accepts."""
+    """{label: p̂ indexed by job_id (str)} from the forms `score` accepts, each checked."""
     ids = pd.Index(table["job_id"].astype(str))
     if predictions is None:
         if use_column and "predicted_duration" in table.columns:
             return {"column": pd.Series(table["predicted_duration"].to_numpy(np.float64), index=ids)}
         return {}
+    if not isinstance(predictions, dict):
+        raise TypeError(f"predictions must be a dict {{label: DataFrame job_id, p_hat, or values in the rows' "
+                        f"order}}, got {type(predictions).__name__}")
     out = {}
-    for label, value in dict(predictions).items():
-        if isinstance(value, pd.DataFrame):
-            out[str(label)] = pd.Series(value["p_hat"].to_numpy(np.float64), index=value["job_id"].astype(str))
-        else:
-            values = np.asarray(value, np.float64)
-            if len(values) != len(table):
-                raise ValueError(f"predictions {label!r}: {len(values)} values for {len(table)} jobs")
-            out[str(label)] = pd.Series(values, index=ids)
+    for label, value in predictions.items():
+        if not isinstance(value, pd.DataFrame):
+            values = np.asarray(value)
+            if values.ndim != 1 or len(values) != len(table):
+                raise ValueError(f"predictions {label!r}: {values.size} values for {len(table)} jobs "
+                                 "(give one per row, in the rows' order, or a DataFrame job_id, p_hat)")
+            value = pd.DataFrame({"job_id": ids, "p_hat": values})
+        out[str(label)] = _predictions_frame(label, value)
     return out
+
+
+def _predictions_frame(label, frame: pd.DataFrame) -> pd.Series:
+    """p̂ of one predictions frame by job id, checked as a jobs table's predicted_duration is."""
+    from atlas_data.jobs_table import validate_predictions
+
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"predictions {label!r} must be a DataFrame job_id, p_hat, got {type(frame).__name__}")
+    return validate_predictions(frame, f"predictions {label!r}")
+
+
+def _check_machines(machines) -> None:
+    for m in machines:
+        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+            raise ValueError(f"machines must be whole numbers >= 1, got {m!r}")
 
 
 # ----- fairness --------------------------------------------------------------------------------------
@@ -528,6 +566,8 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     unknown = sorted(set(options) - task.READS)
     if unknown:
         raise InputError(f"fairness() has no option {unknown[0]!r}")
+    if jobs is not None and not isinstance(jobs, pd.DataFrame):
+        _check_jobs_spec(jobs)
     with tempfile.TemporaryDirectory(prefix="atlas-fairness-") as tmp:
         if isinstance(jobs, pd.DataFrame):
             path = Path(tmp) / "jobs.parquet"

@@ -28,6 +28,10 @@ def sample_window(jobs: pd.DataFrame, n: int | None, seed: int, how: str = "wind
     """n jobs in (submit_time, job_id) order: consecutive from a seeded random start, or drawn at random."""
     # the simulator's own tie rule (ids compared as numbers when all are integers), so a window's
     # edge falls where the engine would put it
+    if how not in ("window", "random"):
+        raise InputError(f"sample must be window or random, got {how!r}", where="--sample")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer))):
+        raise InputError(f"--n must be a whole number, got {n!r}", where="--n")
     ordered = jobs.iloc[tie_order(jobs["job_id"].to_numpy(), jobs["submit_time"].to_numpy())].reset_index(drop=True)
     if n is None or n >= len(ordered):
         return ordered

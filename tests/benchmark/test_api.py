@@ -66,6 +66,61 @@ def test_a_predictive_policy_without_predictions_is_refused():
         api.simulate(jobs, "nope")
 
 
+HAND = pd.DataFrame({"job_id": list("abcd"), "submit_time": [0.0, 0.0, 1.0, 2.0], "duration": [8.0, 2.0, 1.0, 4.0]})
+
+
+@pytest.mark.parametrize("predictions, error, message", [
+    # a p̂ a jobs table would refuse: ran floored at 1 s (spjf then scored 1.63 instead of failing)
+    ({"x": [8.0, -5.0, 1.0, 4.0]}, "InputError", "predictions 'x': row 2: p_hat must be > 0, got -5"),
+    ({"x": [8.0, float("inf"), 1.0, 4.0]}, "InputError", "predictions 'x': row 2: p_hat must be finite"),
+    ({"x": [8.0, float("nan"), 1.0, 4.0]}, "InputError", "predictions 'x': row 2: p_hat is missing/NaN"),
+    ({"x": [1.0, 2.0, 3.0]}, "ValueError", "predictions 'x': 3 values for 4 jobs"),
+    # pandas' own errors before: KeyError 'p_hat', "cannot reindex on an axis with duplicate labels"
+    ({"x": pd.DataFrame({"job_id": list("abcd"), "pred": [1.0, 2, 3, 4]})}, "InputError",
+     "predictions 'x': column 'p_hat': required column is missing (columns present: job_id, pred)"),
+    ({"x": pd.DataFrame({"job_id": list("abcdd"), "p_hat": [1.0, 2, 3, 4, 5]})}, "InputError",
+     "predictions 'x': row 5: duplicate job_id 'd': row 4 and row 5"),
+    ({"x": pd.DataFrame({"job_id": list("abc"), "p_hat": [1.0, 2, 3]})}, "InputError",
+     "predictions 'x' have no p̂ for 1 of the 4 jobs (job_id 'd', …)"),
+    # a frame instead of {label: frame}: its columns were taken as two p̂ sources
+    (pd.DataFrame({"job_id": list("abcd"), "p_hat": [1.0, 2, 3, 4]}), "TypeError", "predictions must be a dict"),
+])
+def test_bad_predictions_are_refused_naming_the_problem(predictions, error, message):
+    with pytest.raises(Exception) as info:
+        api.score(HAND, "total_completion", policies=["spjf"], predictions=predictions)
+    assert type(info.value).__name__ == error and message in str(info.value)
+
+
+def test_predictions_match_the_jobs_ids_as_the_jobs_table_writes_them():
+    jobs = HAND.assign(job_id=[1, 2, 3, 4])
+    by_float_ids = pd.DataFrame({"job_id": [4.0, 3.0, 2.0, 1.0], "p_hat": [4.0, 1.0, 2.0, 8.0]})  # was: "miss some"
+    table = api.score(jobs, "total_completion", policies=["spjf"], predictions={"x": by_float_ids})
+    assert table.loc[0, "value"] == 27.0  # b (2) at 0 -> 2, c -> 3, d -> 7, a -> 15
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: api.simulate(HAND.to_numpy(), "srpt"), TypeError, "jobs must be a pandas DataFrame, a file path or a "
+                                                               "shipped trace name, got ndarray"),
+    (lambda: api.fairness(HAND.to_dict("list"), nodes=1), TypeError, "got dict"),
+    (lambda: api.simulate(HAND, "lpt", machines=0), ValueError, "machines must be whole numbers >= 1, got 0"),
+    (lambda: api.score(HAND, "total_completion", n=2.5), "InputError", "--n must be a whole number, got 2.5"),
+    # was: the window, silently
+    (lambda: api.score(HAND, "total_completion", n=2, sample="rand"), "InputError", "sample must be window or random"),
+])
+def test_arguments_of_the_wrong_kind_are_refused_naming_them(call, error, message):
+    with pytest.raises(Exception) as info:
+        call()
+    assert (type(info.value).__name__ if isinstance(error, str) else type(info.value)) == error
+    assert message in str(info.value)
+
+
+def test_score_takes_policies_as_text_and_one_machine_count():
+    # "srpt" was read letter by letter ("unknown policy 's'"); machines=2 raised "'int' object is not iterable"
+    assert api.score(HAND, "total_completion", policies="srpt,fifo")["policy"].tolist() == ["srpt", "fifo"]
+    table = api.score(HAND, "makespan", policies=["lpt"], machines=2)
+    assert table[["machines", "value"]].values.tolist() == [[2, 8.0]]
+
+
 def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
     """Stage 1 is fitted on train rows only; Stage 2 on validation predictions; test is predicted."""
     from sklearn.dummy import DummyRegressor
