@@ -358,14 +358,21 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     from schedulers.jobs import JobSet
     from schedulers.objectives import make_policy
 
+    from schedulers.policy import get_policy
+
+    from atlas_data.errors import InputError
+
     _check_machines([machines])
     table = load_jobs(jobs)
-    kind = _policy_kind(policy, machines)
+    name, kind = _resolve_policy(policy, machines)
     if kind == "single" and machines != 1:
         raise ValueError(f"policy {policy!r} runs on one machine; use a parallel policy for machines={machines}")
+    if get_policy(name, kind).needs_prediction and "predicted_duration" not in table.columns:
+        raise InputError(f"policy '{name}' needs predicted durations: give the jobs a predicted_duration column "
+                         "(test_jobs(data, predictor=...) adds one)")
     # parallel policies solve P||C_max: every job released at once, as the makespan objective runs them
     job_set = JobSet.from_frame(table, batch=kind == "parallel")
-    instance = make_policy(policy, prr_lambda=prr_lambda, seed=seed, machines=machines if kind == "parallel" else None,
+    instance = make_policy(name, prr_lambda=prr_lambda, seed=seed, machines=machines if kind == "parallel" else None,
                            stretch=stretch)
     result = _simulate(job_set, instance, machines=machines)
     offset = job_set.time_offset
@@ -384,19 +391,27 @@ def simulate(jobs: pd.DataFrame, policy: str, *, machines: int = 1, seed: int = 
     })
 
 
-def _policy_kind(name: str, machines: int) -> str:
+def _resolve_policy(spec: str, machines: int) -> tuple[str, str]:
+    """(registered name, kind) of a single-machine or parallel policy, written as `--policies` takes
+    one: a name or `package.module:Class`, either with `(param=value, ...)`."""
     from schedulers.policy import resolve_policy
 
     from atlas_data.errors import InputError
 
-    kinds = ("parallel", "single") if machines > 1 else ("single", "parallel")
-    for kind in kinds:
+    if not isinstance(spec, str):
+        raise TypeError(f"policy must be a name or 'package.module:Class' text, got {type(spec).__name__} "
+                        "(a class of your own: decorate it with schedulers.policy.register and give its name)")
+    refusals = []
+    for kind in ("parallel", "single") if machines > 1 else ("single", "parallel"):
         try:
-            resolve_policy(name, kind)
-            return kind
-        except InputError:
-            continue
-    raise InputError(f"unknown policy '{name}' (choose from {', '.join(policy_names('single') + policy_names('parallel'))}; "
+            return resolve_policy(spec, kind), kind
+        except InputError as exc:
+            refusals.append(exc)
+    # a policy of this name that refuses its setting (or a plugin that fails) says so itself
+    for exc in refusals:
+        if not exc.problem.startswith("unknown policy"):
+            raise exc
+    raise InputError(f"unknown policy '{spec}' (choose from {', '.join(policy_names('single') + policy_names('parallel'))}; "
                      "cluster policies run in fairness())")
 
 
@@ -464,8 +479,11 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     kind = task_kind("scheduling", objective)
     chosen = list(policies) if policies is not None else [
         p for p in DEFAULT_POLICIES[objective] if p_hat or not get_policy(p, kind).needs_prediction]
-    for name in chosen:
-        _policy_kind(name, 2 if kind == "parallel" else 1)
+    for i, spec in enumerate(chosen):
+        name, its_kind = _resolve_policy(spec, 2 if kind == "parallel" else 1)
+        if its_kind != kind:
+            raise InputError(f"policy '{spec}' is a {its_kind} policy; objective {objective} runs {kind} ones")
+        chosen[i] = name
         if get_policy(name, kind).needs_prediction and not p_hat:
             raise InputError(f"policy '{name}' needs predicted durations: give predictions= or a "
                              "predicted_duration column")

@@ -17,7 +17,7 @@ import pandas as pd
 from schedulers import normalisers
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
-from schedulers.policy import get_policy
+from schedulers.policy import build_policy, get_policy
 
 OBJECTIVES = ("total_completion", "max_stretch", "makespan")
 DEFAULT_MACHINES = (5, 10, 20, 50, 100)
@@ -31,12 +31,12 @@ DEFAULT_POLICIES = {
 def make_policy(name: str, *, prr_lambda: float = 0.7, seed: int = 0, machines: int | None = None, stretch: float | None = None):
     cls = get_policy(name)
     if name == "prr":
-        return cls(lam=prr_lambda)
+        return build_policy(cls, lam=prr_lambda)
     if name == "edf":
-        return cls(stretch=stretch if stretch is not None else 1.0)
+        return build_policy(cls, stretch=stretch if stretch is not None else 1.0)
     if cls.kind == "parallel":
-        return cls(machines=machines, seed=seed)
-    return cls()
+        return build_policy(cls, machines=machines, seed=seed)
+    return build_policy(cls)
 
 
 def stretches(jobs: JobSet, completion: np.ndarray) -> np.ndarray:

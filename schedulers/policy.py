@@ -188,7 +188,8 @@ def resolve_policy(spec: str, kind: str) -> str:
     accepted = inspect.signature(cls.__init__).parameters
     unknown = [k for k in params if k not in accepted]
     if unknown:
-        names = [p for p in accepted if p != "self" and accepted[p].kind is not inspect.Parameter.VAR_KEYWORD]
+        names = [p for p in accepted if p != "self" and accepted[p].kind not in (inspect.Parameter.VAR_KEYWORD,
+                                                                                 inspect.Parameter.VAR_POSITIONAL)]
         raise InputError(f"policy '{cls.name}' has no parameter '{unknown[0]}' (it takes: {', '.join(names) or 'none'})",
                          where="--policies")
     label = f"{cls.name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
@@ -196,6 +197,10 @@ def resolve_policy(spec: str, kind: str) -> str:
         init = cls.__init__
 
         def __init__(self, *args, **kwargs):
+            taken = [k for k in params if k in kwargs]
+            if taken:  # the task's value would silently win, under a label that names the user's
+                raise InputError(f"policy '{label}': '{taken[0]}' is set by the task from its own options "
+                                 "(--lease, --machines, --seed, …), not in --policies", where="--policies")
             init(self, *args, **{**params, **kwargs})
 
         _REGISTRY[(kind, label)] = type(cls.__name__, (cls,), {"name": label, "__init__": __init__,
@@ -206,6 +211,20 @@ def resolve_policy(spec: str, kind: str) -> str:
 
 class PluginPolicyError(PolicyError, InputError):
     """A plugin policy broke the engine's rules: still a PolicyError, reported like bad input (exit 2)."""
+
+
+def build_policy(cls: type[Policy], **kwargs) -> Policy:
+    """`cls(**kwargs)`, where an exception is one line (exit 2) when it is the user's: raised by a
+    plugin's constructor, or a built-in's refusal of a `(param=value)` setting given in --policies."""
+    if is_plugin(cls):
+        with user_code(f"policy '{cls.name}' ({cls.__module__}.{cls.__qualname__})"):
+            return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        if "(" not in cls.name:  # no setting of the user's: a bug of ours
+            raise
+        raise InputError(f"policy '{cls.name}': {exc}", where="--policies") from None
 
 
 @contextlib.contextmanager

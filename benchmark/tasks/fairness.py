@@ -61,7 +61,7 @@ from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES,
 from schedulers.jobs import JobSet
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
-from schedulers.policy import PluginPolicyError, PolicyError, get_policy, policy_names
+from schedulers.policy import PluginPolicyError, PolicyError, build_policy, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
 DEFAULT_NODES = 8
@@ -433,9 +433,9 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
         for name in policies:
             cls = get_policy(name, "cluster")
-            policy = cls(node_capacities=capacities, lease_s=args.lease, interval_s=args.interval,
-                         cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
-                         fair_window_s=args.fair_window, rho_from=args.job_rho_from)
+            policy = build_policy(cls, node_capacities=capacities, lease_s=args.lease, interval_s=args.interval,
+                                  cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
+                                  fair_window_s=args.fair_window, rho_from=args.job_rho_from)
             try:
                 run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
             except PluginPolicyError:

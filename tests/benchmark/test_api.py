@@ -121,6 +121,28 @@ def test_score_takes_policies_as_text_and_one_machine_count():
     assert table[["machines", "value"]].values.tolist() == [[2, 8.0]]
 
 
+def test_simulate_and_score_take_a_policy_as_policies_does(monkeypatch):
+    import schedulers.policy
+
+    schedulers.policy.policy_names()
+    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))  # registrations stay here
+    jobs = HAND.assign(predicted_duration=[8.0, 2.0, 1.0, 4.0])
+    # package.module:Class with a setting: was KeyError / "unknown policy". Keys p̂ + α·r with α = 100:
+    # a 8, b 2 (both at 0), c 101, d 204 -> b 0-2, a 2-10, c 10-11, d 11-15
+    per_job = api.simulate(jobs, "examples.my_policy:SPJFAging(alpha=100)")
+    assert per_job["completion_time"].tolist() == [10.0, 2.0, 11.0, 15.0]
+    table = api.score(jobs, "total_completion", policies=["fifo", "examples.my_policy:SPJFAging(alpha=100)"])
+    assert table["policy"].tolist() == ["fifo", "spjf-aging(alpha=100)"] and table["value"].tolist() == [44.0, 38.0]
+    with pytest.raises(Exception, match="policy 'prr' has no parameter 'lamb' \\(it takes: lam\\)"):
+        api.simulate(jobs, "prr(lamb=0.5)")  # was: unknown policy 'prr(lamb=0.5)'
+    with pytest.raises(TypeError, match="policy must be a name or 'package.module:Class' text, got type"):
+        api.simulate(jobs, type(api.policy_names))
+    with pytest.raises(Exception, match="policy 'srpt' is a single policy; objective makespan runs parallel ones"):
+        api.score(jobs, "makespan", policies=["srpt"])  # was: KeyError 'srpt'
+    with pytest.raises(Exception, match="policy 'spjf' needs predicted durations"):
+        api.simulate(HAND, "spjf")  # was a PolicyError, not the documented InputError
+
+
 def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
     """Stage 1 is fitted on train rows only; Stage 2 on validation predictions; test is predicted."""
     from sklearn.dummy import DummyRegressor

@@ -237,3 +237,36 @@ def test_the_worked_example_of_the_docs_runs_as_written(workdir, capsys, monkeyp
     assert lo <= entry["score"] <= hi and entry["scheduling"]["windows"] >= 5
     rows = [r for r in board.splitlines() if r.startswith("| ") and ("my-MyHGB" in r or "| constant |" in r)]
     assert len(rows) == 2 and all(re.match(r"^\| =?\d+ \|", r) for r in rows)
+
+
+@pytest.mark.parametrize("task, policies, message", [
+    # a built-in refusing a setting was an internal error (exit 1) with a traceback hint
+    (["--task", "scheduling", "--objective", "total_completion"], "prr(lam=5)",
+     "--policies: policy 'prr(lam=5)': prr lambda must be in [0, 1]"),
+    (["--task", "scheduling", "--objective", "total_completion"], "spjf(alpha=1)",
+     "policy 'spjf' has no parameter 'alpha' (it takes: none)"),  # said "(it takes: args)"
+    # a setting the task passes itself was silently overridden by the task's value, under the user's label
+    (["--task", "fairness", "--nodes", "1", "--gpus-per-node", "8"], "astraea(lease_s=60)",
+     "policy 'astraea(lease_s=60)': 'lease_s' is set by the task from its own options"),
+    (["--task", "scheduling", "--objective", "makespan"], "lpt(seed=3)", "policy 'lpt(seed=3)': 'seed' is set by the task"),
+    # a plugin's constructor raising was an internal error too
+    (["--task", "scheduling", "--objective", "total_completion"], "plug_strict:Strict(k=-1)",
+     "policy 'plug-strict(k=-1)' (plug_strict.Strict) raised ValueError: k must be >= 0"),
+])
+def test_a_policy_setting_that_cannot_run_is_one_line_exit_2(workdir, capsys, task, policies, message):
+    _write(workdir / "plug_strict.py", """
+        from schedulers.policy import Policy
+
+        class Strict(Policy):
+            name = "plug-strict"
+
+            def __init__(self, k=1):
+                if k < 0:
+                    raise ValueError("k must be >= 0")
+    """)
+    pd.DataFrame({"job_id": [1, 2], "submit_time": [0, 1], "duration": [3, 4], "predicted_duration": [3, 4], "gpus": [2, 4],
+                  "tenant": ["a", "b"]}).to_csv("jobs.csv", index=False)
+    assert main(["run", *task, "--jobs", "jobs.csv", "--no-mlflow", "--quiet", "--output", "o",
+                 "--policies", policies]) == 2
+    line = _one_error_line(capsys)
+    assert message in line and "internal error" not in line
