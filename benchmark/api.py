@@ -586,11 +586,12 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
         raise InputError(f"fairness() has no option {unknown[0]!r}")
     if jobs is not None and not isinstance(jobs, pd.DataFrame):
         _check_jobs_spec(jobs)
+    frame_path = None
     with tempfile.TemporaryDirectory(prefix="atlas-fairness-") as tmp:
         if isinstance(jobs, pd.DataFrame):
-            path = Path(tmp) / "jobs.parquet"
-            load_jobs(jobs).to_parquet(path, index=False)
-            jobs = path
+            frame_path = Path(tmp) / "jobs.parquet"
+            load_jobs(jobs).to_parquet(frame_path, index=False)
+            jobs = frame_path
         values = {"jobs": None if jobs is None else str(jobs), "scenario": scenario,
                   "data": None if data is None else str(data.path if isinstance(data, Dataset) else data),
                   "policies": None if policies is None else (policies if isinstance(policies, str) else ",".join(policies)),
@@ -599,7 +600,13 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
                   "output": str(output) if output is not None else str(Path(tmp) / "run"), **options}
         for key, value in values.items():
             setattr(args, key, value)
-        _, doc, runs = task.execute(args)
+        try:
+            _, doc, runs = task.execute(args)
+        except InputError as exc:
+            if frame_path is None or exc.path != str(frame_path):
+                raise
+            # the task read the frame from a temporary file of ours: name what the user gave
+            raise InputError(exc.problem, path="<DataFrame>", where=exc.where) from None
     # value / reference / ratio repeat sharing_loss_jobs in the task's common row schema: left out here
     metrics = pd.DataFrame(doc["rows"]).set_index("policy").drop(columns=["value", "reference", "ratio"])
     return FairnessResult(metrics, {name: run.jobs for name, run in runs.items()},

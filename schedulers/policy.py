@@ -212,6 +212,9 @@ def resolve_policy(spec: str, kind: str) -> str:
 class PluginPolicyError(PolicyError, InputError):
     """A plugin policy broke the engine's rules: still a PolicyError, reported like bad input (exit 2)."""
 
+    def __init__(self, message: str):
+        InputError.__init__(self, message)  # path, where and problem, as every InputError has
+
 
 def build_policy(cls: type[Policy], **kwargs) -> Policy:
     """`cls(**kwargs)`, where an exception is one line (exit 2) when it is the user's: raised by a

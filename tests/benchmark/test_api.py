@@ -143,6 +143,15 @@ def test_simulate_and_score_take_a_policy_as_policies_does(monkeypatch):
         api.simulate(HAND, "spjf")  # was a PolicyError, not the documented InputError
 
 
+def test_fairness_names_the_users_frame_not_its_temporary_file():
+    from atlas_data.errors import InputError
+
+    jobs = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 1.0], "duration": [50.0, 60.0], "gpus": [16, 1]})
+    with pytest.raises(InputError) as info:
+        api.fairness(jobs, policies=["fifo"], nodes=1, gpus_per_node=8)
+    assert str(info.value).startswith("<DataFrame>: job 'a': asks for 16 GPUs, the cluster has 8")  # was /tmp/…/jobs.parquet
+
+
 def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
     """Stage 1 is fitted on train rows only; Stage 2 on validation predictions; test is predicted."""
     from sklearn.dummy import DummyRegressor
