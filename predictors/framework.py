@@ -48,6 +48,14 @@ class Prediction:
         return out
 
 
+def _one_per_row(values, n: int, what: str) -> np.ndarray:
+    """A model's output as one float per row, or a ValueError saying what it returned instead."""
+    out = np.asarray(values, float)
+    if out.shape != (n,):
+        raise ValueError(f"{what} predicted an array of shape {out.shape} for {n} rows (one number per row expected)")
+    return out
+
+
 def to_seconds(y_log: np.ndarray) -> np.ndarray:
     """p = expm1(y), clipped to stay strictly positive (flooring to 1 s is the scheduler's job)."""
     return np.maximum(np.expm1(np.asarray(y_log, float)), 1e-3)
@@ -87,12 +95,19 @@ class ThreeStage:
         leaked = set(LABEL_COLUMNS) & set(X.columns)
         if leaked:
             raise ValueError(f"label column(s) {sorted(leaked)} must not reach a learner's predict")
-        return pd.DataFrame({name: np.asarray(est.predict(X), float) for name, est in self.stage1_.items()}, index=X.index)
+        return pd.DataFrame({name: _one_per_row(est.predict(X), len(X), f"Stage-1 learner {name!r}")
+                             for name, est in self.stage1_.items()}, index=X.index)
 
     def predict(self, inputs: Unlabelled) -> Prediction:
         t0 = time.perf_counter()
         P = self.stage1_outputs(inputs.X)
-        y_hat = np.asarray(self.stage2_.predict(P), float)
+        y_hat = _one_per_row(self.stage2_.predict(P), len(P), "Stage 2")
+        with np.errstate(over="ignore"):
+            bad = ~np.isfinite(np.expm1(y_hat))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{int(bad.sum())} of {len(y_hat)} predictions are not finite in seconds (first: job "
+                             f"{inputs.X.index[i]}, ŷ = {y_hat[i]:g}; ŷ is log1p of seconds, p̂ = expm1(ŷ))")
         interval = self.stage2_.predict_interval(P) if hasattr(self.stage2_, "predict_interval") else None
         lo, hi = (None, None) if interval is None else (np.asarray(interval[0], float), np.asarray(interval[1], float))
         return Prediction(

@@ -94,3 +94,43 @@ def test_register_a_named_method(split, tiny, monkeypatch):
     assert len(pred.y_hat) == len(split.test_inputs().X)
     with pytest.raises(ValueError, match="already exists"):
         methods.register_method("lgbm-meta", lambda f, c: None)
+
+
+class BrokenOutput(RegressorMixin, BaseEstimator):
+    """Predicts what `kind` says instead of one log1p(seconds) number per row."""
+
+    kind = "nan"
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        n = len(X)
+        return {"nan": np.full(n, np.nan), "seconds": np.full(n, 1e6), "short": np.zeros(n - 1),
+                "two-columns": np.zeros((n, 2))}[self.kind]
+
+
+class SecondsOutput(BrokenOutput):
+    kind = "seconds"
+
+
+class ShortOutput(BrokenOutput):
+    kind = "short"
+
+
+class TwoColumnOutput(BrokenOutput):
+    kind = "two-columns"
+
+
+@pytest.mark.parametrize("model, message", [
+    # were internal errors (exit 1): "produced non-finite or non-positive p_hat", after an overflow warning
+    ("BrokenOutput", "predictions are not finite in seconds (first: job"),
+    ("SecondsOutput", "ŷ = 1e+06; ŷ is log1p of seconds, p̂ = expm1(ŷ)"),
+    # were pandas' "Length of values (n - 1) does not match length of index (n)"
+    ("ShortOutput", "Stage-1 learner 'main' predicted an array of shape"),
+    ("TwoColumnOutput", "Stage-1 learner 'main' predicted an array of shape"),
+])
+def test_a_plugin_model_output_that_is_not_one_finite_number_per_job_is_one_line(split, model, message):
+    with pytest.raises(InputError, match=f"method '{__name__}:{model}' raised ValueError") as info:
+        run_method(split, f"{__name__}:{model}")
+    assert message in str(info.value)
