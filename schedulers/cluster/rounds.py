@@ -195,11 +195,10 @@ class ClusterPolicy(Policy):
         A running job (or one preempted at this very instant) keeps its GPUs when they are still
         free there; otherwise j gets a consolidated placement (`cluster.find`, which at a round
         prefers GPUs no undecided running job holds)."""
-        holding = j in self.holding
-        if not holding and j not in self.waiting:  # an order or select that offers a job it was not given
-            raise PolicyError(f"{self.name}: placed {self._job_label(j)}, which is neither running nor waiting "
-                              f"at t = {self.now:g}")
+        if not (isinstance(j, (int, np.integer)) and 0 <= j < len(self.placement)):  # -1 would place the last job
+            raise PolicyError(f"{self.name}: placed {self._job_label(j)} at t = {self.now:g}")
         held = self.placement[j]
+        holding = j in self.holding
         # renewal, or undo of this instant's preemption: the GPUs it holds (held) if they are free there
         if ((holding or self.preempted_at[j] == self.now) and held is not None and cluster.fits(held)
                 and (allowed is None or all(n in allowed for n, _ in held))):
@@ -462,6 +461,9 @@ class ClusterPolicy(Policy):
             raise PolicyError(f"{self.name}: select returned a {type(chosen).__name__}, not a list of job indices") from None
         seen = set()
         for j in chosen:
+            if j not in self.holding and j not in self.waiting:  # an order or select that offers a job it was not given
+                raise PolicyError(f"{self.name}: chose {self._job_label(j)} at t = {now:g}, which is neither running "
+                                  "nor waiting")
             if j not in self.plan:
                 raise PolicyError(f"{self.name}: chose {self._job_label(j)} at t = {now:g} without placing it "
                                   "(select returns the jobs that try_place placed)")

@@ -190,10 +190,10 @@ class _Plugin(ClusterPolicy):
 
 @pytest.mark.parametrize("hook, message", [
     # a negative index is a valid Python index: it used to plan the last job (or fail as KeyError: -1)
-    ({"order": lambda self, view, c: [-1] + list(c)}, "placed -1 (no job index: 0 to 3), which is neither running nor waiting"),
+    ({"order": lambda self, view, c: [-1] + list(c)}, "placed -1 (no job index: 0 to 3) at t = 0"),
     ({"order": lambda self, view, c: [9] + list(c)}, "placed 9 (no job index: 0 to 3)"),
     # every job, the unsubmitted and the finished ones too (was KeyError: 0)
-    ({"order": lambda self, view, c: list(range(view.jobs.n))}, "placed job b, which is neither running nor waiting at t = 0"),
+    ({"order": lambda self, view, c: list(range(view.jobs.n))}, "chose job a2 at t = 900, which is neither running nor waiting"),  # a2 ended at 50
     ({"select": lambda self, view, c, cluster: list(c)}, "chose job a1 at t = 0 without placing it"),
     ({"select": lambda self, view, c, cluster: 2 * ClusterPolicy.select(self, view, c, cluster)}, "chose job a1 twice"),
     ({"select": lambda self, view, c, cluster: None}, "select returned a NoneType, not a list of job indices"),
