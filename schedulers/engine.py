@@ -35,6 +35,7 @@ from schedulers.jobs import JobSet
 from schedulers.policy import IDLE, Allocation, Policy, PolicyError, guard
 
 _REL_TOL = 1e-11  # completions closer than this (relative, in virtual service) are simultaneous
+_MAX_IDLE_WAKES = 10_000  # wake-ups in a row that serve nobody or let no time pass: a stuck policy
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,6 +282,7 @@ class Engine:
         next_arrival = 0
         finished = 0
         events = 0
+        idle_wakes, last_call = 0, -math.inf
         g_V, active, member_rate = self.g_V, self.active, self.member_rate
         while finished < n:
             # next event time
@@ -351,6 +353,15 @@ class Engine:
             self._apply(policy.allocate(view), wakes)
             if events > 50 * n + 1_000_000:
                 raise PolicyError(f"policy '{policy.name}' did not finish within {events} events")
+            # a wake-up after which no job is in service, or one at the instant of the last call: a policy
+            # that never serves its jobs, or asks to be woken now again and again, would otherwise take
+            # the whole event budget (a minute on a tiny instance)
+            stalled = not (completed or arrived) and (not active or t_next == last_call)
+            idle_wakes = idle_wakes + 1 if stalled else 0
+            last_call = t_next
+            if idle_wakes > _MAX_IDLE_WAKES:
+                raise PolicyError(f"policy '{policy.name}' is stuck: {idle_wakes - 1} wake-ups in a row with no job in "
+                                  f"service or no time passing (t = {t_next:g}, {n - finished} job(s) unfinished)")
         for obs in self.observers:
             if hasattr(obs, "on_finish"):
                 obs.on_finish(self)

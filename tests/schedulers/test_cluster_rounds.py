@@ -213,3 +213,11 @@ def test_a_plugin_order_is_executed_as_ordered():
     run = simulate_fairness(_fragmented(), policy(nodes=2, gpus_per_node=8, check=True))
     jobs = run.jobs.set_index("job_id")
     assert jobs.loc["b", "start_time"] == 900.0 and run.metrics["dropped_choices"] == 0
+
+
+def test_a_plugin_that_never_starts_a_job_is_refused_in_seconds():
+    from schedulers.policy import PluginPolicyError
+
+    policy = type("Idle", (_Plugin,), {"select": lambda self, view, c, cluster: []})(nodes=2, gpus_per_node=8)
+    with pytest.raises(PluginPolicyError, match="is stuck: 10000 wake-ups in a row with no job in service"):
+        simulate_fairness(_fragmented(), policy)  # rounds and ticks forever: was a minute, to 1,000,200 events

@@ -97,3 +97,14 @@ def test_a_policy_cannot_write_into_the_jobs_it_is_shown():
     with pytest.raises(InputError, match="raised ValueError: assignment destination is read-only"):
         _run(Rewrites())
     np.testing.assert_array_equal(JOBS.submit_time, submit)
+
+
+@pytest.mark.parametrize("allocate", [
+    lambda self, view: Allocation().wake_at(view.now + 1e-9),  # serves nobody, wakes itself forever
+    lambda self, view: OneAtATime.allocate(self, view).wake_at(view.now),  # no time ever passes
+])
+def test_a_stuck_policy_is_refused_after_ten_thousand_wake_ups_not_a_million_events(allocate):
+    with pytest.raises(PluginPolicyError, match="is stuck: 10000 wake-ups in a row with no job in service or no time "
+                                                "passing") as info:
+        _run(_broken(allocate=allocate))
+    assert "4 job(s) unfinished" in str(info.value)  # was: "did not finish within 1000201 events", seconds later
