@@ -305,13 +305,20 @@ def test_jobs(data: PathLike | Dataset = "default", *, predictor: str | None = N
     >>> len(jobs) == ds.card["counts"]["test"], bool((jobs["predicted_duration"] > 0).all())
     (True, True)
     """
+    from atlas_data.errors import InputError
+
     ds_dir, trace = _prediction_source(data, seed)
     if trace is not None:
+        if tenant_column is not None:  # as --tenant-column with --jobs
+            raise InputError("tenant_column applies to a dataset; a jobs table brings its own tenant column")
         jobs = trace.test_jobs.copy()
     else:
         from atlas_data.build import test_jobs as _test_jobs
 
-        jobs = _test_jobs(load_dataset(ds_dir).frame, tenant_column)
+        frame = load_dataset(ds_dir).frame
+        if tenant_column is not None and tenant_column not in frame.columns:  # was: every tenant 'default'
+            raise InputError(f"dataset has no column '{tenant_column}' for tenants", path=str(ds_dir))
+        jobs = _test_jobs(frame, tenant_column)
     if predictor is not None:
         frame = predict(data, predictor, seed=seed)
         lookup = frame.set_index(frame["job_id"].astype(str))["p_hat"]
@@ -479,10 +486,14 @@ def score(jobs: pd.DataFrame, objective: str = "total_completion", *, policies=N
     kind = task_kind("scheduling", objective)
     chosen = list(policies) if policies is not None else [
         p for p in DEFAULT_POLICIES[objective] if p_hat or not get_policy(p, kind).needs_prediction]
+    if not chosen:
+        raise ValueError("policies is empty: name at least one (or leave it out for the objective's set)")
     for i, spec in enumerate(chosen):
         name, its_kind = _resolve_policy(spec, 2 if kind == "parallel" else 1)
         if its_kind != kind:
             raise InputError(f"policy '{spec}' is a {its_kind} policy; objective {objective} runs {kind} ones")
+        if name in chosen[:i]:  # two identical rows otherwise; --policies refuses it too
+            raise InputError(f"policy '{name}' is given twice")
         chosen[i] = name
         if get_policy(name, kind).needs_prediction and not p_hat:
             raise InputError(f"policy '{name}' needs predicted durations: give predictions= or a "
@@ -584,6 +595,9 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     unknown = sorted(set(options) - task.READS)
     if unknown:
         raise InputError(f"fairness() has no option {unknown[0]!r}")
+    options = _typed_options("fairness", {"scenario": scenario, "nodes": nodes, "gpus_per_node": gpus_per_node,
+                                          "n": n, "seed": seed, **options})
+    scenario, nodes, gpus_per_node, n, seed = (options.pop(k) for k in ("scenario", "nodes", "gpus_per_node", "n", "seed"))
     if jobs is not None and not isinstance(jobs, pd.DataFrame):
         _check_jobs_spec(jobs)
     frame_path = None
@@ -611,6 +625,47 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     metrics = pd.DataFrame(doc["rows"]).set_index("policy").drop(columns=["value", "reference", "ratio"])
     return FairnessResult(metrics, {name: run.jobs for name, run in runs.items()},
                           {name: run.tenant_intervals for name, run in runs.items()}, dict(doc.get("options") or {}))
+
+
+def _typed_options(function: str, given: dict) -> dict:
+    """Options given by keyword, checked and converted as `benchmark run` parses its command line: the
+    command line's values are text that argparse converts, a keyword's may be anything (nodes=1.5,
+    lease="900", scenario="bogus" went on to fail deep inside the task, or not at all)."""
+    import argparse
+
+    from benchmark.cli import build_parser
+
+    run = next(a for a in build_parser(["run"])._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
+    actions = {a.dest: a for a in run._actions}
+    out = {}
+    for key, value in given.items():
+        action = actions.get(key)
+        if value is None or action is None:
+            out[key] = value
+            continue
+        if action.choices is not None and value not in action.choices:
+            raise ValueError(f"{function}(): {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
+        real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if action.type is int:
+            if not (real and float(value).is_integer()):
+                raise TypeError(f"{function}(): {key} must be a whole number, got {value!r}")
+            value = int(value)
+        elif action.type is float:
+            if not real:
+                raise TypeError(f"{function}(): {key} must be a number, got {value!r}")
+            value = float(value)
+        elif action.type is None:
+            if not isinstance(value, (str, os.PathLike)):
+                raise TypeError(f"{function}(): {key} must be text (as --{key.replace('_', '-')} takes it), got "
+                                f"{type(value).__name__}")
+            value = str(value)
+        else:  # a converting function of the command line's (--seed): it reads text
+            try:
+                value = action.type(str(value))
+            except (argparse.ArgumentTypeError, ValueError) as exc:
+                raise ValueError(f"{function}(): {key}: {exc}") from None
+        out[key] = value
+    return out
 
 
 def _run_defaults(task: str):

@@ -119,6 +119,8 @@ class EDF(_OneAtATime):
     description = "preemptive EDF on r + S*·p (true sizes; the max-stretch optimum)"
 
     def __init__(self, stretch: float = 1.0):
+        if not float(stretch) > 0:  # a deadline before the release orders nothing the rule intends
+            raise ValueError(f"edf stretch must be > 0, got {stretch}")
         self.stretch = float(stretch)
 
     def key(self, view, j):
@@ -140,6 +142,8 @@ class EDFP(_OneAtATime):
     description = "preemptive EDF on r + S·p̂, S doubled online on a missed predicted deadline"
 
     def __init__(self, initial_stretch: float = 1.0):
+        if not float(initial_stretch) > 0:  # S = 0 doubles to 0: the deadlines would never move
+            raise ValueError(f"edf-p initial_stretch must be > 0, got {initial_stretch}")
         self.initial_stretch = float(initial_stretch)
 
     def reset(self, view) -> None:

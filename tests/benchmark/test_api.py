@@ -152,6 +152,55 @@ def test_fairness_names_the_users_frame_not_its_temporary_file():
     assert str(info.value).startswith("<DataFrame>: job 'a': asks for 16 GPUs, the cluster has 8")  # was /tmp/…/jobs.parquet
 
 
+FAIR = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 1.0], "duration": [50.0, 60.0], "gpus": [2, 1]})
+
+
+@pytest.mark.parametrize("options, error, message", [
+    # keyword values skip argparse: these failed deep inside the task (KeyError 'bogus', "can't multiply
+    # sequence by non-int of type 'float'", "'>' not supported between instances of 'str' and 'float'")
+    ({"scenario": "bogus"}, ValueError, "fairness(): scenario must be one of philly, venus, got 'bogus'"),
+    ({"nodes": 1.5}, TypeError, "fairness(): nodes must be a whole number, got 1.5"),
+    ({"lease": "900"}, TypeError, "fairness(): lease must be a number, got '900'"),
+    ({"fair_share": "eq3"}, ValueError, "fairness(): fair_share must be one of eq16, eq8, got 'eq3'"),
+    ({"tenant_weights": {"a": 2}}, TypeError, "fairness(): tenant_weights must be text"),
+    ({"seed": "x"}, ValueError, "fairness(): seed: not an integer: 'x'"),  # was: run, silently
+])
+def test_fairness_options_are_checked_as_the_command_line_parses_them(options, error, message):
+    with pytest.raises(error) as info:
+        api.fairness(None if "scenario" in options else FAIR, policies=["fifo"], **{"nodes": 1, "gpus_per_node": 8,
+                                                                                      **options})
+    assert message in str(info.value)
+
+
+def test_fairness_takes_whole_floats_and_numpy_numbers():
+    import numpy as np
+
+    result = api.fairness(FAIR, policies=["fifo"], nodes=np.int64(1), gpus_per_node=8.0, lease=np.float32(600))
+    assert result.options["cluster"] == "1 x 8 GPUs" and result.metrics.loc["fifo", "completed"] == 2
+
+
+def test_score_refuses_an_empty_or_repeated_policy_list_and_edf_a_non_positive_stretch():
+    from atlas_data.errors import InputError
+
+    with pytest.raises(ValueError, match="policies is empty"):
+        api.score(HAND, policies=[])  # was: an empty frame without columns
+    with pytest.raises(InputError, match="policy 'srpt' is given twice"):
+        api.score(HAND, policies=["srpt", "srpt"])  # was: two identical rows
+    with pytest.raises(ValueError, match="edf stretch must be > 0, got -2"):
+        api.simulate(HAND, "edf", stretch=-2.0)  # was: deadlines before the releases, run
+
+
+def test_test_jobs_refuses_a_tenant_column_it_cannot_use(tmp_path):
+    from atlas_data.errors import InputError
+
+    ds = api.build_dataset(tmp_path / "ds", jobs=600, seed=2)
+    assert api.test_jobs(ds, tenant_column="user")["tenant"].nunique() > 1
+    with pytest.raises(InputError, match="dataset has no column 'nope' for tenants"):
+        api.test_jobs(ds, tenant_column="nope")  # was: every tenant 'default', silently
+    with pytest.raises(InputError, match="tenant_column applies to a dataset"):
+        api.test_jobs("elasticflow:cluster05", tenant_column="user")  # was: ignored
+
+
 def test_an_estimator_never_sees_validation_or_test_labels(tmp_path):
     """Stage 1 is fitted on train rows only; Stage 2 on validation predictions; test is predicted."""
     from sklearn.dummy import DummyRegressor
