@@ -241,6 +241,11 @@ def _prediction_source(data, seed: int):
 
     if isinstance(data, Dataset):
         return data.path, None
+    if not isinstance(data, (str, os.PathLike)):  # str() of a DataFrame was taken for a path ("File name too long")
+        hint = (": to learn from a jobs table in memory, save it (frame.to_parquet('jobs.parquet')) and give the path"
+                if isinstance(data, pd.DataFrame) else "")
+        raise TypeError(f"data must be a dataset (folder, name or Dataset), a jobs file or a shipped trace name, got "
+                        f"{type(data).__name__}{hint}")
     text = str(data)
     if (text in NAMED_DATASETS and not Path(text).exists()) or _is_dataset_folder(Path(text)):
         return load_dataset(text).path, None  # a named dataset's first build shows its progress

@@ -114,6 +114,14 @@ def test_arguments_of_the_wrong_kind_are_refused_naming_them(call, error, messag
     assert message in str(info.value)
 
 
+def test_data_of_the_wrong_kind_is_a_type_error_naming_it():
+    # a DataFrame's text was taken for a path: OSError "File name too long" with the frame printed
+    for call in (lambda: api.predict(HAND, "constant"), lambda: api.test_jobs(HAND),
+                 lambda: api.prediction_scores(HAND, {})):
+        with pytest.raises(TypeError, match="data must be a dataset .* got DataFrame: to learn from a jobs table"):
+            call()
+
+
 def test_score_takes_policies_as_text_and_one_machine_count():
     # "srpt" was read letter by letter ("unknown policy 's'"); machines=2 raised "'int' object is not iterable"
     assert api.score(HAND, "total_completion", policies="srpt,fifo")["policy"].tolist() == ["srpt", "fifo"]
