@@ -605,6 +605,9 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     scenario, nodes, gpus_per_node, n, seed = (options.pop(k) for k in ("scenario", "nodes", "gpus_per_node", "n", "seed"))
     if jobs is not None and not isinstance(jobs, pd.DataFrame):
         _check_jobs_spec(jobs)
+    if data is not None and not isinstance(data, (str, os.PathLike, Dataset)):
+        raise TypeError(f"data must be a dataset (folder, name or Dataset), got {type(data).__name__}"
+                        + (" (a jobs table goes in the first argument, jobs)" if isinstance(data, pd.DataFrame) else ""))
     frame_path = None
     with tempfile.TemporaryDirectory(prefix="atlas-fairness-") as tmp:
         if isinstance(jobs, pd.DataFrame):

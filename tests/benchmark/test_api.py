@@ -120,6 +120,8 @@ def test_data_of_the_wrong_kind_is_a_type_error_naming_it():
                  lambda: api.prediction_scores(HAND, {})):
         with pytest.raises(TypeError, match="data must be a dataset .* got DataFrame: to learn from a jobs table"):
             call()
+    with pytest.raises(TypeError, match="data must be a dataset .* got DataFrame \\(a jobs table goes in the first"):
+        api.fairness(data=FAIR, policies=["fifo"], nodes=1, gpus_per_node=8)
 
 
 def test_score_takes_policies_as_text_and_one_machine_count():
