@@ -83,12 +83,19 @@ def register(cls: type[Policy]) -> type[Policy]:
 
     Names are unique per kind only: the cluster task has its own `fifo` beside the single-machine one.
     """
+    if is_plugin(cls):
+        # the built-in names first: a plugin taking one would otherwise register, and the built-in
+        # module then fail to import (an internal error, naming no plugin)
+        _load_builtin()
     key = (cls.kind, cls.name)
     old = _REGISTRY.get(key)
     if old is not None and (old.__module__, old.__qualname__) == (cls.__module__, cls.__qualname__):
         old = None  # the same class again: its module was imported anew (reloaded, or a plugin file)
-    if not cls.name or old is not None:
-        raise ValueError(f"policy name {cls.name!r} empty or already registered for kind {cls.kind!r}")
+    if not cls.name:
+        raise ValueError(f"policy class {cls.__qualname__} sets no `name`")
+    if old is not None:
+        raise ValueError(f"policy name {cls.name!r} is already registered for kind {cls.kind!r} by "
+                         f"{old.__module__}.{old.__qualname__}")
     _REGISTRY[key] = cls
     return cls
 

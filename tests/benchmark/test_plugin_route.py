@@ -270,3 +270,19 @@ def test_a_policy_setting_that_cannot_run_is_one_line_exit_2(workdir, capsys, ta
                  "--policies", policies]) == 2
     line = _one_error_line(capsys)
     assert message in line and "internal error" not in line
+
+
+def test_a_plugin_taking_a_built_in_name_is_one_line_in_a_fresh_process(tmp_path):
+    import subprocess
+
+    (tmp_path / "plug_clash.py").write_text(
+        "from schedulers.policy import Policy, register\n\n@register\nclass Mine(Policy):\n    name = 'spjf'\n")
+    pd.DataFrame({"job_id": [1, 2], "submit_time": [0, 1], "duration": [3, 4]}).to_csv(tmp_path / "jobs.csv", index=False)
+    # a fresh process: the plugin is imported before the built-in policies are (in this one they already are)
+    argv = ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", "jobs.csv", "--no-mlflow",
+            "--quiet", "--output", "o", "--plugins", "plug_clash.py", "--policies", "fifo"]
+    done = subprocess.run([sys.executable, "-c", f"from benchmark.cli import main; raise SystemExit(main({argv!r}))"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr  # was 1: "internal error" from importing the built-in module
+    assert done.stderr.strip() == ("error: --plugins: plugin file 'plug_clash.py' raised ValueError: policy name 'spjf' is "
+                                   "already registered for kind 'single' by schedulers.policies.single.SPJF")
