@@ -107,9 +107,9 @@ def load_dataset(data: PathLike | Dataset = "default", *, quiet: bool = False) -
 
 def load_jobs(spec: PathLike | pd.DataFrame, *, columns: dict[str, str] | str | None = None) -> pd.DataFrame:
     """A jobs table (docs/data-formats.md), validated: a shipped trace by name (`openb`, `philly`,
-    `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`), a CSV / parquet file (`columns` maps
-    the file's names: `{"duration": "runtime"}` or `"duration=runtime"`), a `.swf` log, or a
-    DataFrame.
+    `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`), a CSV / parquet file or a DataFrame
+    (`columns` maps their names: `{"duration": "runtime"}` or `"duration=runtime"`), or a `.swf`
+    log. Columns that are not jobs-table columns are left out of the result.
 
     >>> jobs = load_jobs("elasticflow:cluster05")
     >>> len(jobs), list(jobs.columns[:4])
@@ -120,15 +120,17 @@ def load_jobs(spec: PathLike | pd.DataFrame, *, columns: dict[str, str] | str | 
     0      a      10.0     1
     1      b       3.0     1
     """
-    from atlas_data.jobs_table import validate_jobs
+    from atlas_data.jobs_table import apply_column_map, parse_column_map, validate_jobs
 
+    if isinstance(columns, dict):
+        columns = ",".join(f"{k}={v}" for k, v in columns.items())
     if isinstance(spec, pd.DataFrame):
+        if columns is not None:  # was ignored: a mapped gpus column became 1 GPU per job, silently
+            spec = apply_column_map(spec, parse_column_map(columns, "columns"), "<DataFrame>", "columns")
         return validate_jobs(spec)
     _check_jobs_spec(spec)
     from benchmark.tasks.inputs import read_jobs_or_trace
 
-    if isinstance(columns, dict):
-        columns = ",".join(f"{k}={v}" for k, v in columns.items())
     table, _ = read_jobs_or_trace(str(spec), columns=columns, quiet=True)
     return table
 

@@ -124,6 +124,14 @@ def test_data_of_the_wrong_kind_is_a_type_error_naming_it():
         api.fairness(data=FAIR, policies=["fifo"], nodes=1, gpus_per_node=8)
 
 
+def test_load_jobs_maps_the_columns_of_a_dataframe_too():
+    frame = pd.DataFrame({"id": ["a", "b"], "submit": [0.0, 1.0], "runtime": [5.0, 6.0], "num_gpu": [4, 2]})
+    jobs = api.load_jobs(frame, columns={"job_id": "id", "submit_time": "submit", "duration": "runtime", "gpus": "num_gpu"})
+    assert jobs["gpus"].tolist() == [4, 2]  # the mapping was ignored for a DataFrame (a missing job_id, or 1 GPU each)
+    with pytest.raises(Exception, match="columns maps gpus to 'gpu', which the file does not have"):
+        api.load_jobs(frame, columns="gpus=gpu")
+
+
 def test_score_takes_policies_as_text_and_one_machine_count():
     # "srpt" was read letter by letter ("unknown policy 's'"); machines=2 raised "'int' object is not iterable"
     assert api.score(HAND, "total_completion", policies="srpt,fifo")["policy"].tolist() == ["srpt", "fifo"]
