@@ -436,14 +436,15 @@ def _prr(submit, size, pred, lam):
     next_submit = submit[0]
     tol_rel = _REL_TOL
     f0 = f1 = r0 = r1 = t0 = t1 = 0.0
+    shared = 1.0 - lam
     while finished < n:
         t_next = next_submit
         best = -1
         due0 = cnt0 > 0 and rate0 > 0.0
         if due0:
-            while True:  # drop entries of jobs that moved since they were pushed
+            while True:  # drop entries of jobs that moved since they were pushed (every move bumps the stamp)
                 f0, j, s = heap0[0]
-                if s == stamp[j] and group[j] == 0:
+                if s == stamp[j]:
                     break
                 pop(heap0)
             r0 = rate0 / cnt0
@@ -453,7 +454,7 @@ def _prr(submit, size, pred, lam):
         due1 = cnt1 > 0 and rate1 > 0.0
         if due1:
             f1 = fin1
-            r1 = rate1 / cnt1
+            r1 = rate1  # / cnt1, which is 1: group 1 holds the favourite alone
             t1 = now + (f1 - V1) / r1
             if t1 < t_next or (t1 == t_next and best < 0):
                 t_next, best = t1, 1
@@ -481,7 +482,7 @@ def _prr(submit, size, pred, lam):
             lim = V0 + tol_rel * (V0 if V0 > 1.0 else 1.0)
             while heap0:
                 f, j, s = heap0[0]
-                if s != stamp[j] or group[j] != 0:
+                if s != stamp[j]:
                     pop(heap0)
                     continue
                 if f > lim:
@@ -519,8 +520,18 @@ def _prr(submit, size, pred, lam):
         previous, fav = fav, b
         k = cnt0 + cnt1 + (nxt - first)
         if k:
-            rate0 = (1.0 - lam) * (k - 1) / k
-            rate1 = (1.0 - lam) / k + lam
+            rate0 = shared * (k - 1) / k
+            rate1 = shared / k + lam
+        if b == previous:  # the favourite stays: the arrivals (in no group yet) join group 0
+            for j in range(first, nxt):
+                stamp[j] += 1
+                group[j] = 0
+                vjoin[j] = V0
+                push(heap0, (V0 + size[j] - base[j], j, stamp[j]))
+                if rate0 > 0.0 and start[j] != start[j]:
+                    start[j] = now
+            cnt0 += nxt - first
+            continue
         moves = []
         if b != previous and previous != -1 and not done[previous]:
             moves.append((previous, 0))
