@@ -170,6 +170,17 @@ def _drop_by_reason(reasons: list[tuple[str, np.ndarray]], n: int) -> tuple[np.n
     return ~dropped, counts
 
 
+def _refuse_unmapped(df: pd.DataFrame, known, importer: str, layout: str, path: str) -> None:
+    """A column of the file outside the importer's layout (`known`) is an InputError naming it: it is
+    never dropped unsaid. `layout` says what the format has, e.g. "a Philly job list has a, b"."""
+    unmapped = [c for c in df.columns if c not in known]
+    if unmapped:
+        raise InputError(
+            f"the {importer} importer cannot map column(s) {', '.join(map(str, unmapped))} ({layout}); for another "
+            f"layout use --format jobs --columns {suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}",
+            path=path, where=f"column '{unmapped[0]}'")
+
+
 def _tenants(df: pd.DataFrame, column: str | None, path: str) -> tuple[pd.Series, np.ndarray]:
     """Tenant per row as text; empty cells become "default" (the returned mask marks them: its count
     over the kept rows goes into the notes)."""
@@ -212,13 +223,8 @@ def import_openb(path: str | os.PathLike, tenant_column: str = "qos",
         raise InputError("the pod list has no rows", path=path_s)
     _require_columns(df, OPENB_COLUMNS, path_s, "an openb pod list")
     layout = OPENB_COLUMNS + ("qos",) + OPENB_FEATURE_COLUMNS + OPENB_OUTCOME_COLUMNS
-    unmapped = [c for c in df.columns if c not in layout + (tenant_column,)]
-    if unmapped:
-        raise InputError(
-            f"the openb importer cannot map column(s) {', '.join(map(str, unmapped))} (an openb pod list has "
-            f"{', '.join(dict.fromkeys(layout))}); for another layout use --format jobs --columns "
-            f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
-            where=f"column '{unmapped[0]}'")
+    _refuse_unmapped(df, layout + (tenant_column,), "openb", f"an openb pod list has {', '.join(dict.fromkeys(layout))}",
+                     path_s)
     kept_features = extra_columns is None
     if kept_features:
         extra_columns = tuple(c for c in OPENB_FEATURE_COLUMNS if c in df.columns)
@@ -335,14 +341,8 @@ def import_helios(path: str | os.PathLike, tenant_column: str | None = None) -> 
                        else f"for another layout use --format jobs --columns {suggest_column_map(df.columns)}")
             raise InputError(f"a Helios job log needs this column (columns present: {present}); {instead}",
                              path=path_s, where="column 'submit_time'")
-        known = set(HELIOS_LOG_COLUMNS + _HELIOS_ID + _HELIOS_GPUS + _HELIOS_TENANT) | {tenant_column}
-        unmapped = [c for c in df.columns if c not in known]
-        if unmapped:
-            raise InputError(
-                f"the helios importer cannot map column(s) {', '.join(unmapped)} (a Helios log has "
-                f"{', '.join(HELIOS_LOG_COLUMNS)}); for another layout use --format jobs --columns "
-                f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
-                where=f"column '{unmapped[0]}'")
+        known = HELIOS_LOG_COLUMNS + _HELIOS_ID + _HELIOS_GPUS + _HELIOS_TENANT + (tenant_column,)
+        _refuse_unmapped(df, known, "helios", f"a Helios log has {', '.join(HELIOS_LOG_COLUMNS)}", path_s)
         id_column = _first_present(df, _HELIOS_ID)
         if id_column is None:
             raise InputError("a Helios job log needs a job id column", path=path_s, where="column 'job_id'")
@@ -406,13 +406,7 @@ def import_philly(path: str | os.PathLike, tenant_column: str = "cluster") -> tu
                          "becomes a batch at time 0 with --format helios", path=path_s, where="column 'timestamp'")
     _require_columns(df, [c for c in PHILLY_COLUMNS if c != "cluster"] + [tenant_column], path_s, "a Philly job list")
     layout = PHILLY_COLUMNS + ("gpu_time", "job_id")
-    unmapped = [c for c in df.columns if c not in layout + (tenant_column,)]
-    if unmapped:
-        raise InputError(
-            f"the philly importer cannot map column(s) {', '.join(map(str, unmapped))} (a Philly job list has "
-            f"{', '.join(layout)}); for another layout use --format jobs --columns "
-            f"{suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}", path=path_s,
-            where=f"column '{unmapped[0]}'")
+    _refuse_unmapped(df, layout + (tenant_column,), "philly", f"a Philly job list has {', '.join(layout)}", path_s)
     places = Places.for_file(kind, len(df))
     n = len(df)
     job_id = (df["job_id"].to_numpy(dtype=object) if "job_id" in df.columns
@@ -487,13 +481,9 @@ def import_elasticflow(path: str | os.PathLike, tenant_column: str | None = None
         if len(df) == 0:
             raise InputError("the trace has no rows", path=where_file)
         _require_columns(df, ELASTICFLOW_COLUMNS, where_file, "an ElasticFlow trace")
-        unmapped = [c for c in df.columns if c not in ELASTICFLOW_COLUMNS + ELASTICFLOW_GENERATED + (tenant_column,)]
-        if unmapped:
-            raise InputError(
-                f"the elasticflow importer cannot map column(s) {', '.join(map(str, unmapped))} (an ElasticFlow trace "
-                f"has {', '.join(ELASTICFLOW_COLUMNS)}, and the generated {', '.join(ELASTICFLOW_GENERATED)}); for "
-                f"another layout use --format jobs --columns {suggest_column_map(df.columns) or 'JOBS_COLUMN=FILE_COLUMN'}",
-                path=where_file, where=f"column '{unmapped[0]}'")
+        _refuse_unmapped(df, ELASTICFLOW_COLUMNS + ELASTICFLOW_GENERATED + (tenant_column,), "elasticflow",
+                         f"an ElasticFlow trace has {', '.join(ELASTICFLOW_COLUMNS)}, and the generated "
+                         f"{', '.join(ELASTICFLOW_GENERATED)}", where_file)
         generated.update(c for c in ELASTICFLOW_GENERATED if c in df.columns and c != tenant_column)
         places = Places.for_file("csv", len(df))
         submit = _numbers(df, "submission_time", where_file, places, temporal="instant")
