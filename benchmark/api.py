@@ -631,10 +631,31 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
                 raise
             # the task read the frame from a temporary file of ours: name what the user gave
             raise InputError(exc.problem, path="<DataFrame>", where=exc.where) from None
+        if frame_path is not None and output is not None:
+            _unname_temporary(Path(output) / "results.json", str(frame_path))
     # value / reference / ratio repeat sharing_loss_jobs in the task's common row schema: left out here
     metrics = pd.DataFrame(doc["rows"]).set_index("policy").drop(columns=["value", "reference", "ratio"])
     return FairnessResult(metrics, {name: run.jobs for name, run in runs.items()},
                           {name: run.tenant_intervals for name, run in runs.items()}, dict(doc.get("options") or {}))
+
+
+def _unname_temporary(results: Path, temporary: str) -> None:
+    """The run read the user's DataFrame from a temporary file of ours, deleted by now: the results
+    name what the user gave, `<DataFrame>`, not that file."""
+    import json
+
+    from atlas_data.io import write_text_atomic
+
+    def swap(value):
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        return "<DataFrame>" if value == temporary else value
+
+    if results.is_file():
+        doc = json.loads(results.read_text(encoding="utf-8"))
+        write_text_atomic(results, json.dumps(swap(doc), indent=2) + "\n")
 
 
 def _typed_options(function: str, given: dict) -> dict:

@@ -173,6 +173,14 @@ def test_fairness_names_the_users_frame_not_its_temporary_file():
 FAIR = pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0.0, 1.0], "duration": [50.0, 60.0], "gpus": [2, 1]})
 
 
+def test_fairness_results_name_the_users_frame_not_its_deleted_temporary_file(tmp_path):
+    api.fairness(FAIR, policies=["fifo"], nodes=1, gpus_per_node=8, output=tmp_path / "out", quiet=True)
+    text = (tmp_path / "out" / "results.json").read_text()
+    doc = json.loads(text)
+    assert doc["dataset"]["path"] == "<DataFrame>"  # was /tmp/atlas-fairness-…/jobs.parquet, deleted after the call
+    assert "atlas-fairness-" not in text and doc["rows"][0]["policy"] == "fifo"
+
+
 @pytest.mark.parametrize("options, error, message", [
     # keyword values skip argparse: these failed deep inside the task (KeyError 'bogus', "can't multiply
     # sequence by non-int of type 'float'", "'>' not supported between instances of 'str' and 'float'")
