@@ -109,9 +109,13 @@ def task_kind(task: str | None, objective: str | None = None) -> str:
 
 
 def policy_names(kind: str | None = None) -> list[str]:
-    """Registered names of one kind (registration order); all kinds, without duplicates, if None."""
+    """Registered names of one kind (registration order); all kinds, without duplicates, if None.
+
+    A `(param=value)` setting resolved earlier in the process (`resolve_policy`) is registered under
+    its label, but it is not a policy of its own: it is left out, so that it neither joins a later
+    run's default policies nor the names an error suggests."""
     _load_builtin()
-    names = [n for (k, n) in _REGISTRY if kind is None or k == kind]
+    names = [n for (k, n) in _REGISTRY if (kind is None or k == kind) and "(" not in n]
     return list(dict.fromkeys(names))
 
 

@@ -45,3 +45,15 @@ def test_the_setting_is_part_of_the_name_and_checked():
 
     with pytest.raises(InputError, match="has no parameter 'gamma'"):
         resolve_policy("spjf-aging(gamma=1)", "single")
+
+
+def test_a_setting_used_once_is_not_a_default_policy_later_in_the_process():
+    """A notebook (or a sweep worker) that ran `themis(f=0.5)` once must not get it as one of the
+    cluster task's default policies in its next run, nor in the names an error suggests."""
+    from schedulers.policy import policy_names
+
+    before = policy_names("cluster")
+    assert resolve_policy("themis(f=0.5)", "cluster") == "themis(f=0.5)"
+    assert get_policy("themis(f=0.5)", "cluster")().f == 0.5  # still resolvable by its label
+    assert policy_names("cluster") == before and "themis" in before
+    assert all("(" not in name for name in policy_names())
