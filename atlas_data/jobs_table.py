@@ -66,8 +66,12 @@ def _format_of(path: Path) -> str:
         return "csv"
     if name.endswith(PARQUET_SUFFIXES):
         return "parquet"
+    hint = ""
+    if name.endswith((".json", ".json.gz")):  # e.g. the raw Philly trace's cluster_job_log
+        hint = ("; a JSON job log is not read: for Philly, its job list (timestamp, duration, num_gpus, cluster) ships "
+                "as --jobs philly and is read by data import --format philly (docs/real-traces.md)")
     raise InputError(
-        f"unknown file extension (expected one of {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)})",
+        f"unknown file extension (expected one of {', '.join(CSV_SUFFIXES + PARQUET_SUFFIXES)}){hint}",
         path=str(path),
     )
 

@@ -204,3 +204,16 @@ def test_elasticflow_tenant_column_is_named_in_the_notes(tmp_path):
     assert report.notes[0] == "tenant = 'model_name': 3 tenants"  # not "tenant = cluster: 3 clusters"
     assert "1 kept jobs have an empty 'model_name' and use tenant 'default'" in report.notes
     assert any(n.startswith("not used: num_iteration, deadline, batch_size (") for n in report.notes)
+
+
+def test_the_raw_philly_json_log_is_pointed_to_the_job_list(tmp_path):
+    """msr-fiddle/philly-traces publishes cluster_job_log as JSON (jobid, vc, submitted_time, attempts);
+    it is not a table: the error says which shipped file and importer read Philly."""
+    from atlas_data.adapters import import_trace
+
+    log = tmp_path / "cluster_job_log.json"
+    log.write_text('[{"jobid": "application_1506638472019_10238", "vc": "ee9e8c", "attempts": []}]')
+    with pytest.raises(InputError) as info:
+        import_trace("philly", log)
+    message = str(info.value)
+    assert "unknown file extension" in message and "--jobs philly" in message and "--format philly" in message
