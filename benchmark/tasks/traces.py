@@ -97,6 +97,14 @@ def _family(spec: str) -> str:
     return spec.split(":", 1)[0] if _is_shipped(spec) else str(Path(spec).resolve())
 
 
+def _share_jobs(source: pd.DataFrame, target: pd.DataFrame) -> bool:
+    """Whether two tables hold one same job (job_id, submit_time and duration alike): two files of
+    one trace (the v2023 openb pod lists, a CSV and the parquet imported from it) share a clock."""
+    key = ["job_id", "submit_time", "duration"]
+    a, b = (t[key].astype({"job_id": str, "submit_time": float, "duration": float}) for t in (source, target))
+    return not a.merge(b, on=key, how="inner").empty
+
+
 def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
                 n: int | None = None, seed: int = 0, columns: str | None = None, train_columns: str | None = None,
                 quiet: bool = True) -> TraceSplit:
@@ -121,7 +129,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
     else:
         source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs",
                                                                  columns=train_columns, quiet=quiet)
-        same = _family(train_spec) == _family(spec)
+        same = _family(train_spec) == _family(spec) or _share_jobs(source, jobs)
         train_ds, ds, notes = transfer_dataset(source, source_columns, jobs, columns, same_clock=same)
         test = ds.frame[ds.frame["split"] == "test"]
         fit = train_ds.frame

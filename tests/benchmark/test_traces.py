@@ -231,3 +231,25 @@ def test_train_columns_maps_the_train_file_as_columns_maps_the_target(tmp_path, 
         ["run", "--no-mlflow", *map(str, common), "--train-jobs", "elasticflow", "--train-columns", mapping,
          "--output", tmp_path / "o"])
     assert not (tmp_path / "o").exists()
+
+
+def test_train_jobs_holding_the_targets_jobs_is_one_trace(tmp_path, one_error):
+    """Two files of one trace (the v2023 openb pod lists differ only in gpu_spec; a CSV and the parquet
+    imported from it) share a clock and job ids: the fit leaves out the target's jobs and its test period."""
+    target, frame = _user_csv(tmp_path, n=400, seed=0)
+    _, t_test = split_boundaries(frame["submit_time"].to_numpy(float))
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "jobs.parquet"
+    frame.to_parquet(copy, index=False)
+    line = one_error(["run", "--no-mlflow", "--task", "prediction", "--jobs", str(target), "--train-jobs", str(copy),
+                      "--methods", "constant", "--output", str(tmp_path / "o")])
+    assert "the training jobs keep 0 jobs" in line and not (tmp_path / "o").exists()
+    # the same jobs and 300 others: only the others finished before the target's test part are learned from
+    other, _ = _user_csv(tmp_path / "copy", n=300, seed=1)
+    other = pd.read_csv(other).assign(job_id=lambda d: "v" + d["job_id"])
+    pd.concat([frame, other], ignore_index=True).to_parquet(copy, index=False)
+    assert _run("--task", "prediction", "--jobs", target, "--train-jobs", copy, "--methods", "constant",
+                "--output", tmp_path / "out", "--quiet") == 0
+    transfer = json.loads((tmp_path / "out" / "results.json").read_text())["dataset"]["transfer"]
+    finished = int(((other["submit_time"] + other["duration"]) <= t_test).sum())
+    assert transfer["dropped_target_jobs"] == 400 and transfer["source_jobs_used"] == finished < 300
