@@ -46,8 +46,9 @@ def register(subparsers) -> None:
                         help="shipped multi-cluster trace (default elasticflow: 10 clusters; philly: its VCs)")
     parser.add_argument("--clusters", help="clusters to evaluate, comma-separated (default: all)")
     parser.add_argument("--method", default="lgbm-meta", help="prediction method (default lgbm-meta)")
-    parser.add_argument("--min-jobs", type=int, default=100,
-                        help="skip clusters with fewer jobs (default 100: their test part is too small to score)")
+    parser.add_argument("--min-jobs", type=int, default=None,
+                        help="skip clusters with fewer jobs (default 100: their test part is too small to score); "
+                             "with --clusters, a named cluster with fewer jobs is an error")
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor seed (default 0)")
     parser.add_argument("--output", default="results/transfer", help="output folder (default results/transfer)")
     parser.add_argument("--readme", help="rewrite the transfer block of this README")
@@ -75,8 +76,11 @@ def _clusters(args) -> list[str]:
         for i, name in enumerate(names):
             if name in names[:i]:  # `5` and `cluster05` are one cluster
                 raise InputError(f"cluster '{name}' is given twice in {args.clusters!r}", where="--clusters")
+            if args.min_jobs is not None and sizes.get(name, args.min_jobs) < args.min_jobs:
+                raise InputError(f"cluster '{name}' has {sizes[name]} jobs, fewer than --min-jobs {args.min_jobs}",
+                                 where="--clusters")
         return names
-    return sorted(c for c in sizes.index if sizes[c] >= args.min_jobs)
+    return sorted(c for c in sizes.index if sizes[c] >= (100 if args.min_jobs is None else args.min_jobs))
 
 
 def evaluate_cluster(trace: str, cluster: str, method: str, seed: int) -> dict:
@@ -112,7 +116,7 @@ def _transfer(args) -> int:
     from predictors.methods import check_method_name
 
     check_method_name(args.method)
-    if args.min_jobs < 0:
+    if args.min_jobs is not None and args.min_jobs < 0:
         raise InputError(f"must be 0 or more, got {args.min_jobs}", where="--min-jobs")
     if args.method == "oracle":
         raise InputError("the oracle reads true sizes: nothing to transfer", where="--method")
@@ -121,7 +125,7 @@ def _transfer(args) -> int:
         check_readme_block(Path(args.readme), START, END)
     clusters = _clusters(args)
     if not clusters:
-        raise InputError(f"no cluster of {args.trace} has at least {args.min_jobs} jobs", where="--min-jobs")
+        raise InputError(f"no cluster of {args.trace} has at least {100 if args.min_jobs is None else args.min_jobs} jobs", where="--min-jobs")
     started = time.perf_counter()
     rows = []
     with Progress(f"transfer on {args.trace}", total=len(clusters), quiet=args.quiet) as progress:

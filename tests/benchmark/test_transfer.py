@@ -54,3 +54,11 @@ def test_bad_clusters_and_min_jobs_name_their_option(tmp_path, capsys):
     assert main(["transfer", "--min-jobs", "-1", "--output", str(out), "--quiet"]) == 2
     assert capsys.readouterr().err == "error: --min-jobs: must be 0 or more, got -1\n"
     assert not out.exists()
+
+
+def test_a_named_cluster_below_min_jobs_is_refused_not_run(tmp_path, capsys):
+    # --min-jobs was silently ignored with --clusters: cluster10 (260 jobs) ran under --min-jobs 1000
+    out = tmp_path / "o"
+    assert main(["transfer", "--clusters", "10", "--min-jobs", "1000", "--output", str(out), "--quiet"]) == 2
+    assert capsys.readouterr().err == "error: --clusters: cluster 'cluster10' has 260 jobs, fewer than --min-jobs 1000\n"
+    assert not out.exists()
