@@ -170,7 +170,13 @@ def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool 
 
         sys.stderr.write(f"[predictors] fitting {method} on {ts.card.get('trace') or ts.card.get('path')} "
                          f"({ts.card['counts']['train']} train jobs, seed {seed})\n")
-    pred = run_method(ts.split, method, MethodConfig(seed=seed))
+    try:
+        pred = run_method(ts.split, method, MethodConfig(seed=seed))
+    except InputError as exc:  # a method refusing the data (too few jobs): name the file it was fitted on
+        if exc.path or exc.where:
+            raise
+        fitted_on = ts.card["transfer"]["train_jobs"] if "transfer" in ts.card else ts.card.get("trace") or ts.card.get("path")
+        raise InputError(exc.problem, path=str(fitted_on)) from None
     _FITS[memo] = pred
     while len(_FITS) > _FITS_KEEP:
         _FITS.popitem(last=False)

@@ -253,3 +253,15 @@ def test_train_jobs_holding_the_targets_jobs_is_one_trace(tmp_path, one_error):
     transfer = json.loads((tmp_path / "out" / "results.json").read_text())["dataset"]["transfer"]
     finished = int(((other["submit_time"] + other["duration"]) <= t_test).sum())
     assert transfer["dropped_target_jobs"] == 400 and transfer["source_jobs_used"] == finished < 300
+
+
+def test_a_method_refusing_a_small_table_names_the_file(tmp_path, one_error):
+    path = tmp_path / "few.csv"
+    pd.DataFrame({"job_id": range(5), "submit_time": np.arange(5) * 60.0, "duration": 100.0 + np.arange(5),
+                  "gpus": 1, "tenant": "a"}).to_csv(path, index=False)
+    for task in (["--task", "prediction", "--methods", "lgbm-meta"],
+                 ["--task", "scheduling", "--objective", "total_completion", "--predictor", "lgbm-meta"]):
+        line = one_error(["run", "--no-mlflow", *task, "--jobs", str(path), "--quiet",
+                          "--output", str(tmp_path / "o")])
+        assert line.startswith(f"error: {path}: the Stage-2 meta-model (lgbm-meta) needs at least 4 validation jobs")
+    assert not (tmp_path / "o").exists()
