@@ -113,6 +113,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
     `columns` (the `--columns` text) renames the target file's columns, `train_columns` (the
     `--train-columns` text) those of a `--train-jobs` file."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
+    from atlas_data.split import split_ranges
     from predictors.data import SplitData
     from schedulers.sampling import sample_window
 
@@ -142,6 +143,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
     card.update(ds.card())
     card["features"] = list(ds.features)
     card["counts"] = {s: int((frame["split"] == s).sum()) for s in ("train", "val", "test")}
+    card["splits"] = split_ranges(frame)  # with --train-jobs, train and validation are the training file's
     split = SplitData(frame, ds.features)
     test_ids = frame.loc[frame["split"] == "test", "job_id"].astype(str)
     test_jobs = jobs[jobs["job_id"].astype(str).isin(set(test_ids))]

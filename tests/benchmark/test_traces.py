@@ -265,3 +265,20 @@ def test_a_method_refusing_a_small_table_names_the_file(tmp_path, one_error):
                           "--output", str(tmp_path / "o")])
         assert line.startswith(f"error: {path}: the Stage-2 meta-model (lgbm-meta) needs at least 4 validation jobs")
     assert not (tmp_path / "o").exists()
+
+
+def test_transfer_splits_describe_the_jobs_counted(tmp_path):
+    """With --train-jobs, results.json's train and validation ranges are those of the training file's
+    jobs (which `counts` counts), not of the target's unused train part."""
+    target, frame = _user_csv(tmp_path, n=400, seed=0)
+    (tmp_path / "train").mkdir()
+    source, other = _user_csv(tmp_path / "train", n=600, seed=1)
+    other["submit_time"] += 1e6
+    other.to_csv(source, index=False)
+    assert _run("--task", "prediction", "--jobs", target, "--train-jobs", source, "--methods", "constant",
+                "--output", tmp_path / "out", "--quiet") == 0
+    dataset = json.loads((tmp_path / "out" / "results.json").read_text())["dataset"]
+    splits, counts = dataset["splits"], dataset["counts"]
+    assert counts["train"] + counts["val"] == 600 and counts["test"] == len(_test_ids(frame))
+    assert splits["train"][0] == other["submit_time"].min() and splits["val"][1] == other["submit_time"].max()
+    assert splits["test"][1] == frame["submit_time"].max()
