@@ -125,7 +125,8 @@ def _transfer(args) -> int:
         check_readme_block(Path(args.readme), START, END)
     clusters = _clusters(args)
     if not clusters:
-        raise InputError(f"no cluster of {args.trace} has at least {100 if args.min_jobs is None else args.min_jobs} jobs", where="--min-jobs")
+        least = 100 if args.min_jobs is None else args.min_jobs
+        raise InputError(f"no cluster of {args.trace} has at least {least} jobs", where="--min-jobs")
     started = time.perf_counter()
     rows = []
     with Progress(f"transfer on {args.trace}", total=len(clusters), quiet=args.quiet) as progress:

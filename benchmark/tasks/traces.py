@@ -177,7 +177,8 @@ def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool 
     except InputError as exc:  # a method refusing the data (too few jobs): name the file it was fitted on
         if exc.path or exc.where:
             raise
-        fitted_on = ts.card["transfer"]["train_jobs"] if "transfer" in ts.card else ts.card.get("trace") or ts.card.get("path")
+        card = ts.card
+        fitted_on = card["transfer"]["train_jobs"] if "transfer" in card else card.get("trace") or card.get("path")
         raise InputError(exc.problem, path=str(fitted_on)) from None
     _FITS[memo] = pred
     while len(_FITS) > _FITS_KEEP:
