@@ -128,6 +128,10 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
         ds = jobs_dataset(jobs, columns, where=str(spec))
         frame = ds.frame
     else:
+        if feature_columns is not None and _is_shipped(train_spec):
+            raise InputError(f"names columns of the --jobs file, which --train-jobs {train_spec} (a shipped trace with its "
+                             "own feature columns, docs/real-traces.md) cannot supply: train on a file that has them",
+                             where="--feature-columns")
         source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs",
                                                                  columns=train_columns, quiet=quiet)
         same = _family(train_spec) == _family(spec) or _share_jobs(source, jobs)

@@ -282,3 +282,13 @@ def test_transfer_splits_describe_the_jobs_counted(tmp_path):
     assert counts["train"] + counts["val"] == 600 and counts["test"] == len(_test_ids(frame))
     assert splits["train"][0] == other["submit_time"].min() and splits["val"][1] == other["submit_time"].max()
     assert splits["test"][1] == frame["submit_time"].max()
+
+
+def test_feature_columns_with_a_shipped_train_trace_blame_the_train_trace(tmp_path, one_error):
+    # the error said the shipped trace was given --feature-columns, which named the --jobs file's columns
+    target, _ = _user_csv(tmp_path, n=100, seed=0)
+    line = one_error(["run", "--no-mlflow", "--task", "prediction", "--jobs", str(target), "--feature-columns", "app",
+                      "--train-jobs", "elasticflow:cluster10", "--methods", "constant", "--output", str(tmp_path / "o")])
+    assert line.startswith("error: --feature-columns: names columns of the --jobs file, which --train-jobs "
+                           "elasticflow:cluster10 (a shipped trace")
+    assert not (tmp_path / "o").exists()
