@@ -19,6 +19,14 @@ def _exit_2_one_line(capsys, argv, *fragments):
     return err[0]
 
 
+def _scheduling_refused(tmp_path, capsys, extra, message):
+    """`run --task scheduling` on 200 jobs with `extra` is exit 2 saying `message`, and writes nothing."""
+    out = tmp_path / "O"
+    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
+                              "--output", out], message)
+    assert not out.exists()
+
+
 def _sweep_refused(tmp_path, capsys, text, *fragments):
     config = tmp_path / "bad.yaml"
     config.write_text(text)
@@ -184,10 +192,7 @@ def test_a_sweep_cluster_beyond_the_bound_is_refused_before_any_cell(tmp_path, c
     (["--objective", "total_completion", "--lease", "900"], "--lease: --lease is not an option of --task scheduling"),
 ])
 def test_an_option_the_objective_does_not_use_is_refused(tmp_path, capsys, extra, message):
-    out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
-                              "--output", out], message)
-    assert not out.exists()
+    _scheduling_refused(tmp_path, capsys, extra, message)
 
 
 def test_prr_lambda_with_prr_in_the_policies_is_accepted(tmp_path):
@@ -230,10 +235,7 @@ def test_data_build_pai_refuses_the_synthetic_options(tmp_path, capsys, extra):
     (["--objective", "total_completion", "--predictor", "constant,constant"], "--predictor: 'constant' is given twice"),
 ])
 def test_a_list_option_with_an_empty_or_repeated_item_is_refused(tmp_path, capsys, extra, message):
-    out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
-                              "--output", out], message)
-    assert not out.exists()
+    _scheduling_refused(tmp_path, capsys, extra, message)
 
 
 @pytest.mark.parametrize("extra, message", [
