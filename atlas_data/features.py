@@ -26,7 +26,7 @@ taken — to stay causal for train rows too — over the train jobs finished bef
 submission (for validation/test jobs this is, in practice, the whole train set). An EWMA with
 no history is μ0. Before any train job has finished μ0 = `PRIOR_FALLBACK`.
 
-May import: numpy, pandas.
+May import: numpy, pandas, atlas_data.portable.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from atlas_data.portable import log1p
+
 EB_LAMBDA = 5.0
 EWMA_ALPHA = 0.3
 UTC8 = 8 * 3600
 DAY = 86_400
 #: μ0 before any train job has finished (only the first minutes of a trace): log1p(10 min)
-PRIOR_FALLBACK = float(np.log1p(600.0))
+PRIOR_FALLBACK = float(log1p(600.0))
 
 RESOURCE_FEATURES = ["log_cpu", "log_gpu", "log_mem", "log_instances", "log_tasks", "log_max_task_instances",
                      "log_cpu_per_inst", "log_gpu_per_inst", "log_mem_per_inst"]
@@ -64,11 +66,11 @@ def resource_features(jobs: pd.DataFrame) -> pd.DataFrame:
     n_inst = np.maximum(jobs["n_instances"].to_numpy(dtype=float), 1.0)
     cpu, gpu, mem = (jobs[c].to_numpy(dtype=float) for c in ("cpu", "gpu", "mem"))
     return pd.DataFrame({
-        "log_cpu": np.log1p(cpu), "log_gpu": np.log1p(gpu), "log_mem": np.log1p(mem),
-        "log_instances": np.log1p(n_inst), "log_tasks": np.log1p(jobs["n_tasks"].to_numpy(dtype=float)),
-        "log_max_task_instances": np.log1p(jobs["max_task_instances"].to_numpy(dtype=float)),
-        "log_cpu_per_inst": np.log1p(cpu / n_inst), "log_gpu_per_inst": np.log1p(gpu / n_inst),
-        "log_mem_per_inst": np.log1p(mem / n_inst),
+        "log_cpu": log1p(cpu), "log_gpu": log1p(gpu), "log_mem": log1p(mem),
+        "log_instances": log1p(n_inst), "log_tasks": log1p(jobs["n_tasks"].to_numpy(dtype=float)),
+        "log_max_task_instances": log1p(jobs["max_task_instances"].to_numpy(dtype=float)),
+        "log_cpu_per_inst": log1p(cpu / n_inst), "log_gpu_per_inst": log1p(gpu / n_inst),
+        "log_mem_per_inst": log1p(mem / n_inst),
     }, index=jobs.index)
 
 

@@ -28,7 +28,7 @@ every row, or holds post-execution information (`NEVER_FEATURES`, `POST_EXECUTIO
 values that track the duration or follow the submit time like an end time) is refused with an
 InputError naming the column.
 
-May import numpy, pandas and atlas_data.{errors, features, jobs_table, split}.
+May import numpy, pandas and atlas_data.{errors, features, jobs_table, portable, split}.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from atlas_data.features import (
     train_prior,
 )
 from atlas_data.jobs_table import read_jobs_source, validate_jobs
+from atlas_data.portable import log1p
 from atlas_data.split import assign_split, split_boundaries, split_ranges
 
 #: the columns every jobs table contributes (present or defaulted by validate_jobs)
@@ -276,7 +277,7 @@ def jobs_dataset(jobs: pd.DataFrame, columns: FeatureColumns, *, categories: dic
     jobs = jobs.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
     submit = jobs["submit_time"].to_numpy(np.float64)
     p_star = jobs["duration"].to_numpy(np.float64)
-    y = np.log1p(p_star)
+    y = log1p(p_star)
     finish = submit + p_star  # the earliest the label can be known (a jobs table has no end times)
     split = _split(submit, holdout_test, where)
     train = split == "train"
@@ -285,7 +286,7 @@ def jobs_dataset(jobs: pd.DataFrame, columns: FeatureColumns, *, categories: dic
     parts = {}
     for c in columns.numeric:
         x = pd.to_numeric(jobs[c], errors="coerce").to_numpy(np.float64)
-        parts[f"log_{c}"] = np.sign(x) * np.log1p(np.abs(x))
+        parts[f"log_{c}"] = np.sign(x) * log1p(np.abs(x))
     vocab = {}
     for c in columns.categorical:
         text = _text(jobs[c])

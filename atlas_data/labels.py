@@ -19,7 +19,7 @@ Every other job is dropped with one reason (first that applies, in this order):
 `finish_time` = max(last instance end, submit_time + p*): the moment the label becomes known.
 It is used only to decide which jobs a history feature may see, and never enters the dataset.
 
-May import: numpy, pandas, pyarrow.
+May import: numpy, pandas, pyarrow, atlas_data.portable.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from atlas_data.portable import log1p
 
 DROP_ORDER = ("missing_submit_time", "status", "no_tasks", "no_instances", "nonpositive_p_star")
 
@@ -79,5 +81,5 @@ def keep_labelled(jobs: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     """Split a labelled frame into kept jobs (with y = log1p(p*)) and dropped counts by reason."""
     dropped = jobs.loc[jobs["drop_reason"] != "", "drop_reason"].value_counts()
     kept = jobs.loc[jobs["drop_reason"] == ""].drop(columns=["drop_reason"]).copy()
-    kept["y"] = np.log1p(kept["p_star"].to_numpy(dtype=float))
+    kept["y"] = log1p(kept["p_star"].to_numpy(dtype=float))
     return kept.reset_index(drop=True), {str(k): int(v) for k, v in sorted(dropped.items())}

@@ -19,6 +19,7 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
+from atlas_data.portable import log1p
 from leaderboards import score as scoring
 from leaderboards.schema import PREDICTIONS_FILE, SUBMISSION_FILE, TRACKS, Submission
 from leaderboards.store import (
@@ -73,7 +74,7 @@ def load_test(ds_dir: Path | str | None, quiet: bool = True) -> Dataset:
         raise InputError("the dataset has no test split rows", path=str(path))
     is_default = path.resolve() == default_dataset_dir().resolve()
     train = frame[frame["split"] == "train"]
-    train_y = train["y"].to_numpy(float) if "y" in train.columns else np.log1p(train["p_star"].to_numpy(float))
+    train_y = train["y"].to_numpy(float) if "y" in train.columns else log1p(train["p_star"].to_numpy(float))
     return Dataset(path, card, test, is_default, scoring.blind_p_hat(train_y))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.portable import log1p
 
 LABEL_COLUMNS = ("p_star", "y")
 # Submit-time information a learner may use besides the numeric model features: recency
@@ -97,7 +98,7 @@ class SplitData:
             X = part[input_cols].copy()
             X["is_recurrent"] = X["is_recurrent"].astype(bool)
             self._inputs[s] = X
-            y = part["y"].to_numpy(float) if "y" in part.columns else np.log1p(part["p_star"].to_numpy(float))
+            y = part["y"].to_numpy(float) if "y" in part.columns else log1p(part["p_star"].to_numpy(float))
             self._labels[s] = pd.DataFrame(
                 {"p_star": part["p_star"].to_numpy(float), "y": y, "is_recurrent": X["is_recurrent"].to_numpy()},
                 index=X.index,
