@@ -15,6 +15,7 @@ import numpy as np
 
 from benchmark.progress import say
 from benchmark.results import format_table
+from schedulers import compiled
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
 from schedulers.naive import simulate_naive
@@ -42,7 +43,7 @@ def _policy(name: str):
 def run(args) -> dict:
     sizes = [int(s) for s in str(args.sizes).split(",") if s]
     names = policy_names("single")
-    figures: dict = {"policies": {}, "naive": {}}
+    figures: dict = {"policies": {}, "naive": {}, "loops": {}}
     rows = []
     for n in sizes:
         jobs = generated_jobs(n)
@@ -54,8 +55,12 @@ def run(args) -> dict:
             say(f"  n={n:>8} {name:<9} {row[name]:7.2f} s", args.quiet)
         rows.append(row)
         figures["policies"][n] = {k: v for k, v in row.items() if k != "n"}
-    print("seconds per policy (generated jobs, load 1.5)")
+        figures["loops"][n] = compiled.describe(n)
+    print("seconds per policy (generated jobs, load 1.5; wall clock, the first compiled run of a process "
+          "includes loading numba and its cached loops)")
     print(format_table(rows, ["n"] + names, floatfmt="{:.2f}"))
+    for n, loops in figures["loops"].items():
+        print(f"  n={n}: fast loops {loops}")
     print("\nrelative to srpt at the largest n:")
     last = rows[-1]
     print("  " + ", ".join(f"{k} {last[k] / last['srpt']:.2f}x" for k in names))

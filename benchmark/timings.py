@@ -52,6 +52,7 @@ class Timings:
         self.stages: dict[str, float] = {}
         self.policies: dict[str, float] = {}
         self.peak_after: dict[str, float | None] = {}  # peak memory when each stage ended: which one raised it
+        self.fast_loops: str | None = None  # which single-machine loops ran (schedulers.compiled.describe)
 
     @contextmanager
     def stage(self, name: str):
@@ -67,14 +68,17 @@ class Timings:
         self.peak_after[name] = None if peak is None else round(peak, 1)
 
     def as_dict(self) -> dict:
-        """{"stages_s", "policies_s", "total_s", "peak_rss_mib", "peak_rss_mib_after"} (docs/results-and-tracking.md)."""
+        """{"stages_s", "policies_s", "total_s", "peak_rss_mib", "peak_rss_mib_after"[, "fast_loops"]}
+        (docs/results-and-tracking.md)."""
         peak = peak_rss_mib()
+        extra = {} if self.fast_loops is None else {"fast_loops": self.fast_loops}
         return {
             "stages_s": {k: round(v, 4) for k, v in self.stages.items()},
             "policies_s": {k: round(v, 4) for k, v in self.policies.items()},
             "total_s": round(time.perf_counter() - self._start, 4),
             "peak_rss_mib": None if peak is None else round(peak, 1),
             "peak_rss_mib_after": dict(self.peak_after),
+            **extra,
         }
 
 
@@ -98,4 +102,6 @@ def render(timings: dict, extra: dict[str, float] | None = None) -> str:
     lines.append(f"  {'total':<34s} {total:9.3f} s")
     if timings.get("peak_rss_mib") is not None:
         lines.append(f"  peak memory (resident) {timings['peak_rss_mib']:.0f} MiB")
+    if timings.get("fast_loops"):
+        lines.append(f"  single-machine loops: {timings['fast_loops']}")
     return "\n".join(lines)

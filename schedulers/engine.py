@@ -383,7 +383,7 @@ def simulate(jobs: JobSet, policy: Policy, *, machines: int | None = 1, observer
         if raw is not None:
             completion, start, preemptions, events = raw
             n = jobs.n
-            return SimResult(np.fromiter(completion, np.float64, n), np.fromiter(start, np.float64, n),
-                             np.zeros(n, np.int64) if preemptions is None else np.fromiter(preemptions, np.int64, n),
+            return SimResult(np.asarray(completion, np.float64), np.asarray(start, np.float64),
+                             np.zeros(n, np.int64) if preemptions is None else np.asarray(preemptions, np.int64),
                              events)
     return Engine(jobs, policy, machines=machines, observers=observers).run()

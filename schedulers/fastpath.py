@@ -13,12 +13,18 @@ wake-ups that change nothing (stale level crossings, stale predicted deadlines);
 events and agree with the engine to rounding (1e-9 relative), with the same preemption counts and,
 for edf-p, the same final S and doublings (tests/schedulers/test_fastpath.py checks every policy
 on random instances with ties, releases and predictions). No Python object is allocated per event
-beyond the heap's (key, job) tuples, and the loops read Python lists and floats, never numpy
-scalars.
+beyond the heap's (key, job) tuples, and the Python loops read Python lists and floats, never
+numpy scalars.
 
 A policy takes a fast path only if it is an instance of a built-in class whose decision methods
 it does not override (a `prr(lam=0.5)` setting still does; a plugin subclass with its own `key`
-runs on the engine). May import the standard library only.
+runs on the engine).
+
+The same loops run compiled by numba (schedulers.compiled), from this source: they take Python
+lists or float64 arrays alike, fill in output buffers they are given, start every heap with one
+typed entry (so the compiler knows its type) and use no dictionaries. Keep it so: a loop numba
+cannot compile fails tests/schedulers/test_compiled.py. May import the standard library, and
+schedulers.compiled and numpy where the compiled loops are used.
 """
 
 from __future__ import annotations
@@ -36,42 +42,88 @@ _READ_PREDICTIONS = frozenset({"spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-
 
 
 def fast_simulate(jobs, policy) -> Raw | None:
-    """The run of `policy` on `jobs` on one machine, or None if no fast path applies."""
+    """The run of `policy` on `jobs` on one machine, or None if no fast path applies.
+
+    The loops run compiled (schedulers.compiled) when that backend is on for this many jobs, as
+    Python otherwise; both give the same schedule, bit for bit."""
     kind = _fast_kind(policy)
     if kind is None:
         return None
-    submit = jobs.submit_time.tolist()
-    submit.append(_INF)  # a sentinel after the last release: the loops read submit[nxt] without a bounds test
-    size = jobs.size.tolist()
-    pred = None if jobs.predicted is None or kind not in _READ_PREDICTIONS else jobs.predicted.tolist()
-    if kind == "rr":
-        return _rr(submit, size)
-    if kind == "prr":
-        return _prr(submit, size, pred, policy.lam)
-    if kind == "las":
-        return _las(submit, size)
+    from schedulers import compiled  # noqa: PLC0415 (imports numba only when it is used)
+
+    loops = compiled.loops_for(jobs.n)
+    if loops is None:
+        return _run(kind, policy, jobs.submit_time.tolist(), jobs.size.tolist(),
+                    None if jobs.predicted is None else jobs.predicted.tolist(), _PYTHON_LOOPS, _python_buffers)
+    columns = [None if c is None else compiled.column(c) for c in (jobs.submit_time, jobs.size, jobs.predicted)]
+    return _run(kind, policy, *columns, loops, compiled.buffers)
+
+
+def _python_buffers(n: int, preemptive: bool) -> tuple:
+    return [_NAN] * n, [_NAN] * n, ([0] * n if preemptive else None)
+
+
+def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
+    """`kind`'s loop from `loops` (Python's or the compiled ones) on the job columns given as Python
+    lists (Python loops) or float64 arrays (compiled loops); `buffers(n, preemptive)` makes the
+    completion, start and preemption outputs the loops fill in."""
+    n = len(size)
+    submit = _with_sentinel(submit)  # the loops read submit[nxt] without a bounds test
+    pred = predicted if predicted is not None and kind in _READ_PREDICTIONS else size  # size: never read
     if kind == "edf-p":
-        raw, stretch, doublings = _edf_p(submit, size, pred, policy.initial_stretch)
+        completion, start, preempt = buffers(n, True)
+        events, stretch, doublings = loops.edf_p(submit, size, pred, float(policy.initial_stretch),
+                                                 completion, start, preempt)
         policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
-        return raw
-    static, dynamic = None, None
-    if kind == "fifo":
-        return _fifo(submit, size)
+        return completion, start, preempt, events
+    if kind in ("rr", "las", "fifo"):
+        completion, start, _ = buffers(n, False)
+        events = getattr(loops, kind)(submit, size, completion, start)
+        return completion, start, None, events
+    if kind == "prr":
+        completion, start, preempt = buffers(n, True)
+        events = loops.prr(submit, size, pred, float(policy.lam), completion, start, preempt)
+        return completion, start, preempt, events
+    mode, key = 0, None  # the preemptive loop's key: 0 fixed, 1 remaining size, 2 remaining p̂, 3 attained
     if kind == "sjf":
-        static = size
+        key = size
     elif kind in ("spjf", "pspjf"):
-        static = pred
-    elif kind == "edf":
-        s = policy.stretch
-        static = [r + s * p for r, p in zip(submit, size)]
-    elif kind == "edf-p-ref":
-        s = policy.stretch
-        static = [r + s * p for r, p in zip(submit, pred)]
+        key = pred
+    elif kind in ("edf", "edf-p-ref"):
+        key = _deadlines(submit, policy.stretch, size if kind == "edf" else pred)
     else:
-        dynamic = kind  # srpt, sprpt, las-ref
-    if static is not None and not type(policy).preemptive:
-        return _non_preemptive(submit, size, static)
-    return _preemptive(submit, size, pred, static, dynamic)
+        mode = {"srpt": 1, "sprpt": 2}.get(kind, 3)  # srpt, sprpt, las-ref
+        key = _zeros(n, like=size)  # las-ref: attained, 0 at arrival
+    if mode == 0 and not type(policy).preemptive:
+        completion, start, _ = buffers(n, False)
+        events = loops.non_preemptive(submit, size, key, completion, start)
+        return completion, start, None, events
+    completion, start, preempt = buffers(n, True)
+    events = loops.preemptive(submit, size, pred, key, mode, completion, start, preempt)
+    return completion, start, preempt, events
+
+
+def _with_sentinel(submit):
+    if isinstance(submit, list):
+        return submit + [_INF]
+    import numpy as np  # noqa: PLC0415 (compiled loops only: numpy is there)
+
+    return np.append(np.asarray(submit, np.float64), _INF)
+
+
+def _deadlines(submit, stretch, values):
+    """r + S·v per job (submit carries the sentinel): the same two roundings as the policies' key."""
+    if isinstance(values, list):
+        return [r + stretch * v for r, v in zip(submit, values)]
+    return submit[:len(values)] + stretch * values
+
+
+def _zeros(n: int, like):
+    if isinstance(like, list):
+        return [0.0] * n
+    import numpy as np  # noqa: PLC0415
+
+    return np.zeros(n, np.float64)
 
 
 _SINGLE, _REFERENCE = "schedulers.policies.single", "schedulers.policies.reference"
@@ -98,10 +150,9 @@ def _fast_kind(policy) -> str | None:
     return None
 
 
-def _fifo(submit, size):
+def _fifo(submit, size, completion, start):
     """fifo: jobs run in index order, so the waiting jobs are the range [next_start, released)."""
     n = len(size)
-    completion, start = [_NAN] * n, [_NAN] * n
     now = V = 0.0
     nxt = events = 0
     next_submit = submit[0]
@@ -137,15 +188,15 @@ def _fifo(submit, size):
         while next_submit <= now:
             nxt += 1
             next_submit = submit[nxt]
-    return completion, start, None, events
+    return events
 
 
-def _non_preemptive(submit, size, key):
+def _non_preemptive(submit, size, key, completion, start):
     """sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees.
     Same event sequence as `_fifo`; the waiting jobs are a heap."""
     n = len(size)
-    completion, start = [_NAN] * n, [_NAN] * n
-    waiting: list = []
+    waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
+    waiting.clear()
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
     nxt = events = 0
@@ -186,27 +237,25 @@ def _non_preemptive(submit, size, key):
             push(waiting, (key[nxt], nxt))
             nxt += 1
             next_submit = submit[nxt]
-    return completion, start, None, events
+    return events
 
 
-def _preemptive(submit, size, pred, static, dynamic):
-    """pspjf, edf, edf-p-ref (fixed keys) and srpt, sprpt, las-ref (keys that move while a job runs).
+def _preemptive(submit, size, pred, key, mode, completion, start, preempt):
+    """pspjf, edf, edf-p-ref (mode 0: fixed `key`) and srpt, sprpt, las-ref (modes 1, 2, 3: keys that
+    move while a job runs; `key` is then the key at arrival, zeros for las-ref).
 
     The running job is compared with the best waiting one at every arrival, as `_OneAtATime` does.
     """
     n = len(size)
-    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
     base = [0.0] * n
-    mode = 0 if static is not None else {"srpt": 1, "sprpt": 2}.get(dynamic, 3)
-    if mode == 0:
-        arrival_key = static
-    elif mode == 1:
+    if mode == 1:
         arrival_key = size  # size - attained, attained 0.0
     elif mode == 2:
         arrival_key = pred  # max(0, p̂ - 0.0) with p̂ >= 1
     else:
-        arrival_key = [0.0] * n  # las-ref: attained
-    waiting: list = []
+        arrival_key = key  # a fixed key, or las-ref's attained service (0.0)
+    waiting = [(0.0, 0)]
+    waiting.clear()
     push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
     now = V = fin = vjoin = 0.0
     run = -1
@@ -256,7 +305,7 @@ def _preemptive(submit, size, pred, static, dynamic):
             run = -1
             continue
         if mode == 0:
-            current = static[run]
+            current = key[run]
         elif mode == 1:
             current = size[run] - (base[run] + (V - vjoin))
         elif mode == 2:
@@ -274,10 +323,10 @@ def _preemptive(submit, size, pred, static, dynamic):
             fin = V + size[run] - base[run]
             if start[run] != start[run]:
                 start[run] = now
-    return completion, start, preempt, events
+    return events
 
 
-def _edf_p(submit, size, pred, initial_stretch):
+def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt):
     """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP).
 
     The engine wakes at every predicted deadline it has ever scheduled; only the running job's
@@ -285,10 +334,10 @@ def _edf_p(submit, size, pred, initial_stretch):
     heap of stale ones. Fewer events than the engine's, so V and `now` are summed over fewer
     steps: times agree with the engine's to rounding (1e-9 relative), not bit for bit."""
     n = len(size)
-    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
     base = [0.0] * n
-    stretch, doublings = float(initial_stretch), 0
-    waiting: list = []
+    stretch, doublings = initial_stretch, 0
+    waiting = [(0.0, 0)]
+    waiting.clear()
     push, pop = heapq.heappush, heapq.heappop
     now = V = fin = vjoin = 0.0
     run = -1
@@ -368,14 +417,14 @@ def _edf_p(submit, size, pred, initial_stretch):
                     fin = V + size[run] - base[run]
                     if start[run] != start[run]:
                         start[run] = now
-    return (completion, start, preempt, events), stretch, doublings
+    return events, stretch, doublings
 
 
-def _rr(submit, size):
+def _rr(submit, size, completion, start):
     """rr: one shared group of rate 1; members finish in order of their virtual finish time."""
     n = len(size)
-    completion, start = [_NAN] * n, [_NAN] * n
-    heap: list = []
+    heap = [(0.0, 0)]  # (virtual finish, job)
+    heap.clear()
     push, pop = heapq.heappush, heapq.heappop
     now = V = 0.0
     nxt = events = 0
@@ -414,21 +463,23 @@ def _rr(submit, size):
             start[nxt] = now
             nxt += 1
             next_submit = submit[nxt]
-    return completion, start, None, events
+    return events
 
 
-def _prr(submit, size, pred, lam):
+def _prr(submit, size, pred, lam, completion, start, preempt):
     """prr: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
     favourite (smallest p̂) at (1 − λ)/k + λ. Jobs move between the groups when the favourite changes."""
     n = len(size)
-    completion, start, preempt = [_NAN] * n, [_NAN] * n, [0] * n
     base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
     done = [False] * n
     V0 = V1 = rate0 = rate1 = 0.0
     cnt0 = cnt1 = 0
-    heap0: list = []
+    heap0 = [(0.0, 0, 0)]  # group 0: (virtual finish, job, stamp at push)
+    heap0.clear()
     fin1, in1 = 0.0, -1  # group 1 holds at most one job (the favourite): its virtual finish and index
-    by_pred: list = []
+    by_pred = [(0.0, 0)]  # (p̂, job) of every released job; finished ones are dropped when on top
+    by_pred.clear()
+    moves = [(0, 0)]  # (job, group) in the order Engine._apply applies them
     push, pop = heapq.heappush, heapq.heappop
     fav = -1
     now = 0.0
@@ -532,7 +583,7 @@ def _prr(submit, size, pred, lam):
                     start[j] = now
             cnt0 += nxt - first
             continue
-        moves = []
+        moves.clear()
         if b != previous and previous != -1 and not done[previous]:
             moves.append((previous, 0))
         for j in range(first, nxt):
@@ -568,10 +619,10 @@ def _prr(submit, size, pred, lam):
                 fin1, in1 = V1 + size[j] - base[j], j
                 if rate1 > 0.0 and start[j] != start[j]:
                     start[j] = now
-    return completion, start, preempt, events
+    return events
 
 
-def _las(submit, size):
+def _las(submit, size, completion, start):
     """las: cohorts of jobs at equal attained service; the lowest one runs (its members share the
     machine), the others wait on a stack, lowest level on top; the running cohort merges with the
     next one when it reaches its level (smaller heap into larger), as LAS does.
@@ -583,9 +634,10 @@ def _las(submit, size):
     cohort rather than per-group clocks: times agree with the engine's to rounding (1e-9
     relative), with fewer events."""
     n = len(size)
-    completion, start = [_NAN] * n, [_NAN] * n
-    stack: list = []  # (level, cohort heap, level − 1e-9·max(1, level): merge at or past it); top = lowest
-    cohort: list = []
+    cohort = [(0.0, 0)]  # the running cohort: a heap of (size, job)
+    cohort.clear()
+    stack = [(0.0, cohort, 0.0)]  # (level, cohort heap, level − 1e-9·max(1, level): merge at or past it); top = lowest
+    stack.clear()
     push, pop = heapq.heappush, heapq.heappop
     now = level = 0.0
     nxt = events = 0
@@ -629,7 +681,7 @@ def _las(submit, size):
         if next_submit <= now:
             if cohort and level > 0.0:  # arrivals freeze the running cohort
                 stack.append((level, cohort, level - 1e-9 * (level if level > 1.0 else 1.0)))
-                cohort = []
+                cohort = cohort[:0]  # a new empty heap (of the same type, for the compiler)
                 crossed = False
             if not cohort:
                 level = 0.0
@@ -647,4 +699,15 @@ def _las(submit, size):
                 level = frozen_level
             for entry in other:
                 push(cohort, entry)
-    return completion, start, None, events
+    return events
+
+
+class _Loops:
+    """The loops by kind; schedulers.compiled makes the same record of their compiled versions."""
+
+    def __init__(self, wrap=lambda f: f):
+        self.fifo, self.non_preemptive, self.preemptive = wrap(_fifo), wrap(_non_preemptive), wrap(_preemptive)
+        self.edf_p, self.rr, self.prr, self.las = wrap(_edf_p), wrap(_rr), wrap(_prr), wrap(_las)
+
+
+_PYTHON_LOOPS = _Loops()

@@ -1,5 +1,6 @@
-"""`benchmark perf --peers` at tiny n: the table's columns, and the three implementations (engine,
-bare heapq loop, transcription of the reference loops) agree on the total completion time."""
+"""`benchmark perf --peers` at tiny n: the table's columns, and the implementations (engine with
+compiled loops, the same loops as Python, bare heapq loop, transcription of the reference loops)
+agree on the total completion time."""
 
 import json
 
@@ -24,12 +25,14 @@ def test_perf_peers_section_writes_the_table(tmp_path, capsys):
         # the divisor is the reference engine's event count; a fast path may skip idle wake-ups
         assert 0 < row["fast_events"] <= row["events"]
         assert row["engine_vs_heapq"] == pytest.approx(row["engine_us"] / row["heapq_us"])
+        assert row["python_vs_heapq"] == pytest.approx(row["python_us"] / row["heapq_us"])
         has_reference = row["policy"] in peer_reference.POLICIES
         assert (row["reference_us"] is not None) == has_reference
         if has_reference:
             assert row["reference_vs_engine"] == pytest.approx(row["reference_us"] / row["engine_us"])
         assert row["load"] >= 0
     assert figures["worst_engine_vs_heapq"] == max(r["engine_vs_heapq"] for r in rows)
+    assert figures["backend"] == "compiled (numba)"  # numba is installed with the tests
     printed = capsys.readouterr().out
     assert "engine_vs_heapq" in printed and "reference_vs_engine" in printed and "worst engine/heapq ratio" in printed
 
@@ -53,6 +56,19 @@ def test_the_three_implementations_give_the_same_total_completion(seed, load):
 def test_a_wrong_peer_is_caught(monkeypatch):
     monkeypatch.setattr(peer_heapq, "rr", lambda submit, size: [c + 1.0 for c in peer_heapq.non_preemptive(submit, size)])
     with pytest.raises(AssertionError, match="heapq rr"):
+        perf_peers.measure(100, 1)
+
+
+def test_a_compiled_loop_that_differs_from_python_is_caught(monkeypatch):
+    from schedulers import compiled, fastpath
+
+    def wrong_rr(submit, size, completion, start):
+        events = fastpath._rr(submit, size, completion, start)
+        completion[0] += 1e-6
+        return events
+
+    monkeypatch.setattr(compiled, "compiled_loops", lambda: fastpath._Loops(lambda f: wrong_rr if f is fastpath._rr else f))
+    with pytest.raises(AssertionError, match="compiled rr at n=100"):
         perf_peers.measure(100, 1)
 
 

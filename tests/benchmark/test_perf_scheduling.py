@@ -16,6 +16,7 @@ def test_perf_scheduling_small(tmp_path, capsys):
     for name in ("rr", "prr", "las"):
         naive = figures["naive"][name]
         assert naive["same_schedule"] is True and naive["speedup"] == naive["naive_s"] / naive["engine_s"]
+    assert figures["loops"]["600"].startswith("Python (ATLAS_BENCH_JIT=auto, compiled from 100,000 jobs")
     assert "engine vs plain O(n²) loop at n = 300" in capsys.readouterr().out
 
 

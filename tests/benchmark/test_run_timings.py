@@ -17,7 +17,8 @@ def _jobs(tmp_path):
     return path
 
 
-def test_results_json_records_every_stage_and_each_policy(tmp_path, capsys):
+def test_results_json_records_every_stage_and_each_policy(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ATLAS_BENCH_JIT", raising=False)
     out = tmp_path / "out"
     argv = ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", _jobs(tmp_path),
             "--noise", "0,1", "--policies", "fifo,srpt,spjf", "--output", out, "--no-mlflow", "--profile"]
@@ -31,8 +32,19 @@ def test_results_json_records_every_stage_and_each_policy(tmp_path, capsys):
     assert stages["policies"] == pytest.approx(sum(timings["policies_s"].values()), abs=1e-3)
     assert timings["total_s"] >= sum(stages.values()) - 1e-3
     assert timings["peak_rss_mib"] > 10 and set(timings["peak_rss_mib_after"]) == set(stages)
+    assert timings["fast_loops"] == "Python (ATLAS_BENCH_JIT=auto, compiled from 100,000 jobs)"  # 6 jobs
     printed = capsys.readouterr().out
     assert "where the time went" in printed and "spjf/noise:1" in printed and "peak memory" in printed
+    assert "single-machine loops: Python (ATLAS_BENCH_JIT=auto" in printed
+
+
+def test_results_json_says_when_the_loops_ran_compiled(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    out = tmp_path / "out"
+    argv = ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", _jobs(tmp_path),
+            "--policies", "srpt,rr", "--output", out, "--no-mlflow", "--quiet"]
+    assert main([str(a) for a in argv]) == 0
+    assert json.loads((out / "results.json").read_text())["timings"]["fast_loops"] == "compiled (numba; ATLAS_BENCH_JIT=on)"
 
 
 def test_makespan_times_each_machine_count(tmp_path, capsys):
