@@ -20,22 +20,6 @@ SETTINGS = [(name, {}) for name in FAST] + [
     ("edf-p", {"initial_stretch": 0.25}), ("edf-p-ref", {"stretch": 2.0})]
 
 
-def _instance(seed: int) -> JobSet:
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 80))
-    if seed % 3 == 0:  # integers: ties in release, size and p̂
-        submit = np.sort(rng.integers(0, 3 * n, n)).astype(float)
-        size = rng.integers(1, 6, n).astype(float)
-        predicted = rng.integers(1, 6, n).astype(float)
-    else:
-        size = rng.lognormal(2.0, 1.2, n)
-        gaps = rng.exponential(size.mean() / rng.choice([0.5, 1.5, 4.0]), n)
-        gaps[rng.random(n) < 0.2] = 0.0  # simultaneous releases
-        submit = np.cumsum(gaps)
-        predicted = size * np.exp(0.8 * rng.standard_normal(n))
-    return JobSet.from_arrays(submit, size, predicted)
-
-
 def _policy(name: str, kwargs: dict):
     if name in ("edf", "edf-p-ref") and not kwargs:
         kwargs = {"stretch": 3.0}
@@ -60,9 +44,9 @@ def _assert_identical(python, compiled_run, what):
 
 
 @pytest.mark.parametrize("name, kwargs", SETTINGS)
-def test_compiled_loops_give_the_python_schedule_bit_for_bit(monkeypatch, name, kwargs):
+def test_compiled_loops_give_the_python_schedule_bit_for_bit(monkeypatch, name, kwargs, instance):
     for seed in range(30):
-        jobs = _instance(seed)
+        jobs = instance(seed)
         (python, p_policy), (fast, c_policy) = _both(monkeypatch, jobs, name, kwargs)
         _assert_identical(python, fast, (name, seed))
         if name == "edf-p":
@@ -100,10 +84,10 @@ def _spy(monkeypatch) -> list:
     return calls
 
 
-def test_auto_runs_python_below_the_threshold_and_compiled_from_it(monkeypatch):
+def test_auto_runs_python_below_the_threshold_and_compiled_from_it(monkeypatch, instance):
     monkeypatch.delenv("ATLAS_BENCH_JIT", raising=False)
     calls = _spy(monkeypatch)
-    jobs = _instance(1)
+    jobs = instance(1)
     monkeypatch.setattr(compiled, "AUTO_MIN_JOBS", jobs.n + 1)
     below = simulate(jobs, _policy("srpt", {}))
     assert calls == []
@@ -116,11 +100,11 @@ def test_auto_runs_python_below_the_threshold_and_compiled_from_it(monkeypatch):
     assert calls == [1]
 
 
-def test_a_missing_numba_falls_back_in_auto_and_is_an_error_when_asked_for(monkeypatch):
+def test_a_missing_numba_falls_back_in_auto_and_is_an_error_when_asked_for(monkeypatch, instance):
     monkeypatch.setattr(compiled, "available", lambda: False)
     monkeypatch.setattr(compiled, "AUTO_MIN_JOBS", 0)
     calls = _spy(monkeypatch)
-    jobs = _instance(2)
+    jobs = instance(2)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
     assert simulate(jobs, _policy("rr", {})).completion_time.shape == (jobs.n,)
     assert calls == []

@@ -21,22 +21,6 @@ VARIANTS = [("prr", {"lam": 0.3}), ("prr", {"lam": 1.0}), ("prr", {"lam": 0.0}),
             ("edf-p", {"initial_stretch": 0.25}), ("edf-p-ref", {"stretch": 2.0})]
 
 
-def _instance(seed: int) -> JobSet:
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 60))
-    if seed % 3 == 0:  # integers: many ties in release, size and p̂
-        submit = rng.integers(0, 3 * n, n).astype(float)
-        size = rng.integers(1, 6, n).astype(float)
-        predicted = rng.integers(1, 6, n).astype(float)
-    else:
-        size = rng.lognormal(2.0, 1.2, n)
-        gaps = rng.exponential(size.mean() / rng.choice([0.5, 1.5, 4.0]), n)
-        gaps[rng.random(n) < 0.2] = 0.0  # simultaneous releases
-        submit = np.cumsum(gaps)
-        predicted = size * np.exp(0.8 * rng.standard_normal(n))
-    return JobSet.from_arrays(submit, size, predicted)
-
-
 def _make(name: str, **kwargs):
     if name in ("edf", "edf-p-ref") and not kwargs:
         kwargs = {"stretch": 3.0}
@@ -44,9 +28,9 @@ def _make(name: str, **kwargs):
 
 
 @pytest.mark.parametrize("name, kwargs", [(name, {}) for name in FAST] + VARIANTS)
-def test_fast_path_gives_the_engine_schedule(name, kwargs):
+def test_fast_path_gives_the_engine_schedule(name, kwargs, instance):
     for seed in range(40):
-        jobs = _instance(seed)
+        jobs = instance(seed)
         fast_policy, ref_policy = _make(name, **kwargs), _make(name, **kwargs)
         fast = simulate(jobs, fast_policy)
         ref = Engine(jobs, ref_policy).run()
@@ -64,8 +48,8 @@ def test_fast_path_gives_the_engine_schedule(name, kwargs):
             assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
 
 
-def test_every_built_in_single_machine_policy_has_a_fast_path():
-    jobs = _instance(1)
+def test_every_built_in_single_machine_policy_has_a_fast_path(instance):
+    jobs = instance(1)
     built_in = [n for n in policy_names("single") if get_policy(n).__module__.startswith("schedulers.policies.")]
     assert set(FAST) <= set(built_in)
     for name in built_in:
@@ -79,14 +63,14 @@ def test_an_empty_job_set_runs_on_the_fast_path():
         assert len(result.completion_time) == 0 and result.events == 0
 
 
-def test_a_subclass_that_changes_a_decision_runs_on_the_engine():
+def test_a_subclass_that_changes_a_decision_runs_on_the_engine(instance):
     class Aged(get_policy("spjf")):
         name = "spjf-test-aged"
 
         def key(self, view, j):
             return view.jobs.predicted[j] - 0.5 * view.jobs.submit_time[j]
 
-    jobs = _instance(2)
+    jobs = instance(2)
     assert fast_simulate(jobs, Aged()) is None
     assert np.array_equal(simulate(jobs, Aged()).completion_time, Engine(jobs, Aged()).run().completion_time)
 
@@ -99,12 +83,12 @@ def test_a_subclass_that_changes_a_decision_runs_on_the_engine():
     assert fast_simulate(jobs, Setting()) is not None
 
 
-def test_reference_flag_and_observers_run_the_engine(monkeypatch):
+def test_reference_flag_and_observers_run_the_engine(monkeypatch, instance):
     import schedulers.engine as engine
 
     calls = []
     monkeypatch.setattr(engine, "fast_simulate", lambda *a: calls.append(a))
-    jobs = _instance(4)
+    jobs = instance(4)
     simulate(jobs, _make("srpt"), reference=True)
     assert calls == []
     simulate(jobs, _make("srpt"))
