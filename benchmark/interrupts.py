@@ -9,7 +9,8 @@ main thread instead. Short critical sections (creating an MLflow run, marking it
 the store never holds a run that nobody will end. Once a command is interrupted, what its torn-down
 work reports from finalizers (an SQLite connection closed mid-transaction, a pool's rollback) is a
 consequence of the interrupt, not news: `after_interrupt()` keeps it off the terminal, so the
-one line stays one line. `quiet_exit()` makes a Ctrl-C or SIGTERM during
+one line stays one line; MLflow's own error log of the session the interrupt cut (a traceback)
+is dropped the same way (`quiet_logs_when_interrupted`). `quiet_exit()` makes a Ctrl-C or SIGTERM during
 interpreter shutdown (after the command returned) do nothing instead of printing a traceback.
 
 Signal handlers can only be set from the main thread; elsewhere (a Dask worker thread) these are
@@ -25,6 +26,7 @@ from __future__ import annotations
 import _thread
 import atexit
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -60,6 +62,7 @@ def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
 
 _interrupted = False  # the command running now was interrupted: finalizers' errors are teardown noise
 _exiting_interrupted = False  # a command ended by an interrupt: the same holds through interpreter shutdown
+_quiet_shutdown = False  # the process is exiting after an interrupted command: logs are teardown noise too
 
 
 def _quiet_unraisable(previous):
@@ -67,6 +70,28 @@ def _quiet_unraisable(previous):
         if not _interrupted:
             previous(unraisable)
     return hook
+
+
+class _QuietWhenInterrupted(logging.Filter):
+    """Drops log records once the command is interrupted: MLflow logs the database error its torn-down
+    session raises (with a traceback) before the interrupt reaches the CLI."""
+
+    def filter(self, record) -> bool:  # noqa: ARG002
+        return not (_interrupted or _quiet_shutdown)
+
+
+_QUIET = _QuietWhenInterrupted()
+
+
+def quiet_logs_when_interrupted(*logger_names: str) -> None:
+    """Keep the handlers of these loggers (and logging's last-resort handler, which prints for loggers
+    without any) silent while an interrupt is being handled."""
+    handlers = [logging.lastResort] if logging.lastResort is not None else []
+    for name in logger_names:
+        handlers += logging.getLogger(name).handlers
+    for handler in handlers:
+        if _QUIET not in handler.filters:
+            handler.addFilter(_QUIET)
 
 
 @contextlib.contextmanager
@@ -186,8 +211,10 @@ def quiet_exit() -> None:
 def _ignore_signals() -> None:
     if not _main_thread():
         return
+    global _quiet_shutdown
     if _exiting_interrupted:  # an interrupted command exits: its finalizers' errors are teardown noise
         sys.unraisablehook = lambda unraisable: None
+        _quiet_shutdown = True
     for sig in _HANDLED:
         with contextlib.suppress(ValueError, OSError):
             signal.signal(sig, signal.SIG_IGN)

@@ -734,8 +734,11 @@ def import_mlflow():
     """mlflow, imported with its INFO chatter (database migrations, new experiments) silenced."""
     import mlflow
 
+    from benchmark.interrupts import quiet_logs_when_interrupted
+
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    quiet_logs_when_interrupted("mlflow", "alembic", "sqlalchemy")  # a killed session's errors are not news
     return mlflow
 
 

@@ -71,3 +71,36 @@ def test_the_console_script_leaves_no_moment_in_which_sigterm_kills(monkeypatch)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _work_logging_a_database_error(interrupted: bool):
+    """What MLflow does when a signal lands in its SQLite session: logs the error, traceback included."""
+    import logging
+    import signal
+
+    from benchmark import interrupts
+
+    def work(argv):
+        try:
+            if interrupted:
+                interrupts._raise_interrupt(signal.SIGTERM, None)
+            raise RuntimeError("database is locked")
+        except (KeyboardInterrupt, RuntimeError):
+            logging.getLogger("mlflow.store.db.utils").exception("SQLAlchemy database error")
+            if interrupted:
+                raise
+        return 0
+    return work
+
+
+def test_mlflow_logging_a_killed_sessions_error_stays_off_the_terminal(monkeypatch, capfd):
+    from benchmark.tracking import import_mlflow
+
+    import_mlflow()
+    monkeypatch.setattr(cli, "_main", _work_logging_a_database_error(interrupted=True))
+    assert cli.main(["run"]) == 130
+    assert capfd.readouterr().err == "terminated (SIGTERM)\n"
+    monkeypatch.setattr(cli, "_main", _work_logging_a_database_error(interrupted=False))
+    assert cli.main(["run"]) == 0
+    err = capfd.readouterr().err
+    assert "SQLAlchemy database error" in err and "database is locked" in err  # not interrupted: still heard
