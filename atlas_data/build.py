@@ -269,6 +269,11 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
     (no kind) against the sha256 of the file, as it was made.
     """
     ds_dir = Path(ds_dir)
+    if ds_dir.is_file():
+        hint = (f"give its folder {ds_dir.parent}" if ds_dir.name == DATASET_FILE and (ds_dir.parent / CARD_FILE).exists()
+                else "a jobs table is read by `benchmark run --jobs`")
+        raise InputError(f"a file, not an ATLAS dataset folder ({DATASET_FILE} + {CARD_FILE}, written by "
+                         f"`benchmark data build`): {hint}", path=str(ds_dir))
     pq_path, card_path = ds_dir / DATASET_FILE, ds_dir / CARD_FILE
     for p in (pq_path, card_path):
         if not p.exists():

@@ -62,6 +62,13 @@ def test_load_dataset_contract_and_tamper_check(tmp_path):
         load_dataset(ds)
     with pytest.raises(InputError, match="not an ATLAS dataset"):
         load_dataset(tmp_path / "nothing")
+    # a file where the folder belongs: named as a file, with the folder to give instead
+    with pytest.raises(InputError, match=f"atlas.parquet: a file, not an ATLAS dataset folder .*: give its folder {ds}$"):
+        load_dataset(ds / "atlas.parquet")
+    table = tmp_path / "jobs.csv"
+    table.write_text("job_id,submit_time,duration\na,0,1\n")
+    with pytest.raises(InputError, match="jobs.csv: a file, .*: a jobs table is read by `benchmark run --jobs`$"):
+        load_dataset(table)
 
 
 def _exit_code(argv) -> int:
