@@ -119,11 +119,12 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
 
     mapping_text = columns
     jobs, columns, card = load_with_features(spec, feature_columns, columns=mapping_text, quiet=quiet)
+    n_total = int(len(jobs))
     if n is not None:
         jobs = sample_window(jobs, n, seed)
     key = (_file_key(spec) if not _is_shipped(spec) else spec, columns, n, seed if n is not None else None,
            mapping_text)
-    card = {**card, "n_total": int(len(jobs))}
+    card = {**card, "n_total": n_total, "sample": "window" if len(jobs) < n_total else "all"}  # n_total: before --n
     if train_spec is None:
         ds = jobs_dataset(jobs, columns, where=str(spec))
         frame = ds.frame

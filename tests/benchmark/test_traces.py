@@ -292,3 +292,17 @@ def test_feature_columns_with_a_shipped_train_trace_blame_the_train_trace(tmp_pa
     assert line.startswith("error: --feature-columns: names columns of the --jobs file, which --train-jobs "
                            "elasticflow:cluster10 (a shipped trace")
     assert not (tmp_path / "o").exists()
+
+
+def test_prediction_with_n_records_the_tables_size_before_sampling(tmp_path):
+    """`--n` takes a window of the table: results.json says how many jobs the table had (n_total)
+    and that a window was taken, as the scheduling task does, and the counts add up to --n."""
+    path, frame = _user_csv(tmp_path, n=900)
+    for n, sample in ((300, "window"), (None, "all")):
+        out = tmp_path / f"n{n}"
+        extra = ["--n", n] if n else []
+        assert _run("--task", "prediction", "--jobs", path, *extra, "--methods", "constant", "--output", out,
+                    "--quiet") == 0
+        dataset = json.loads((out / "results.json").read_text())["dataset"]
+        assert dataset["n_total"] == 900 and dataset["sample"] == sample
+        assert sum(dataset["counts"].values()) == (n or 900)
