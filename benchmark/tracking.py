@@ -34,6 +34,7 @@ the rows that read true sizes).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import logging
 import math
@@ -42,6 +43,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,6 +328,10 @@ def _end_after(exc: BaseException, mlflow, uri: str, run_ids) -> None:
 
     status = "KILLED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
     with deferred_signals(reraise=False):  # already on the way out: a second Ctrl-C waits
+        # The frames the interrupt cut short may hold MLflow's SQLite cursor or session mid-statement,
+        # and with it a lock on the store that no UPDATE below could get past: let them go first.
+        traceback.clear_frames(exc.__traceback__)
+        gc.collect()
         for run_id in run_ids:
             end_unfinished_run(mlflow, uri, run_id, status)
 
