@@ -37,7 +37,9 @@ _NAN = math.nan
 _INF = math.inf
 _DECISION_METHODS = ("reset", "allocate", "key", "after", "_level", "_join")
 
-Raw = tuple  # (completion, start, preemptions, events): lists in JobSet row order (preemptions None: none), an int
+# (completion, start, preemptions, events): lists (Python loops) or arrays (compiled) in JobSet row
+# order (preemptions None: none), and an int
+Raw = tuple
 _READ_PREDICTIONS = frozenset({"spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-ref"})  # the kinds that read p̂
 
 
