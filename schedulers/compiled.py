@@ -12,15 +12,14 @@ When the compiled loops run is set by the environment variable `ATLAS_BENCH_JIT`
   loop from numba's on-disk cache costs a few tenths of a second per process (compiling it the
   first time, a few seconds), which the Python loops beat on smaller instances;
 - `on`: always (an error if numba is missing); `off`: never.
-May import numpy, atlas_data.errors, numba (lazily) and schedulers.fastpath only.
+May import atlas_data.errors, and lazily numpy, numba and schedulers.fastpath (the CLI imports
+this module at start-up to check ATLAS_BENCH_JIT).
 """
 
 from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-
-import numpy as np
 
 from atlas_data.errors import InputError
 
@@ -56,12 +55,15 @@ def setting(value: str):
 
 
 def describe(n_jobs: int) -> str:
-    """Which loops `simulate` runs a built-in single-machine policy on at `n_jobs` jobs, in words."""
+    """Which loops `simulate` runs a built-in single-machine policy on at `n_jobs` jobs, in words
+    (without loading numba)."""
     setting_now = mode()
-    if loops_for(n_jobs) is not None:
+    if _use_compiled(n_jobs):
         return f"compiled (numba; {_ENV}={setting_now})"
-    why = "numba not installed" if not available() else f"{_ENV}={setting_now}"
-    return f"Python ({why}{f', compiled from {AUTO_MIN_JOBS:,} jobs' if setting_now == 'auto' and available() else ''})"
+    if not available():
+        return "Python (numba not installed)"
+    threshold = f", compiled from {AUTO_MIN_JOBS:,} jobs" if setting_now == "auto" else ""
+    return f"Python ({_ENV}={setting_now}{threshold})"
 
 
 def available() -> bool:
@@ -71,16 +73,21 @@ def available() -> bool:
     return find_spec("numba") is not None
 
 
-def loops_for(n_jobs: int):
-    """The compiled loops if they should run on `n_jobs` jobs (see the module doc), else None."""
-    setting = mode()
-    if setting == "off" or (setting == "auto" and n_jobs < AUTO_MIN_JOBS):
-        return None
+def _use_compiled(n_jobs: int) -> bool:
+    """Whether the compiled loops run on `n_jobs` jobs (see the module doc)."""
+    setting_now = mode()
+    if setting_now == "off" or (setting_now == "auto" and n_jobs < AUTO_MIN_JOBS):
+        return False
     if not available():
-        if setting == "on":
+        if setting_now == "on":
             raise JitSettingError(f"{_ENV}=on but numba is not installed: pip install 'atlas-bench[fast]'")
-        return None
-    return compiled_loops()
+        return False
+    return True
+
+
+def loops_for(n_jobs: int):
+    """The compiled loops if they should run on `n_jobs` jobs, else None."""
+    return compiled_loops() if _use_compiled(n_jobs) else None
 
 
 def compiled_loops():
@@ -104,12 +111,16 @@ def _jit(numba, function):
         return numba.njit(nogil=True)(function)
 
 
-def column(values) -> np.ndarray:
+def column(values, then: float | None = None):
     """A job column as the compiled loops take it: a writable float64 array of its own (one array
-    type for every column, so that each loop compiles once)."""
-    return np.array(values, np.float64)
+    type for every column, so that each loop compiles once), with `then` appended if given."""
+    import numpy as np  # noqa: PLC0415
+
+    return np.array(values, np.float64) if then is None else np.append(np.asarray(values, np.float64), then)
 
 
 def buffers(n: int, preemptive: bool) -> tuple:
     """The completion, start (NaN: not started) and preemption arrays the compiled loops fill in."""
+    import numpy as np  # noqa: PLC0415
+
     return np.full(n, np.nan), np.full(n, np.nan), (np.zeros(n, np.int64) if preemptive else None)

@@ -53,12 +53,13 @@ def fast_simulate(jobs, policy) -> Raw | None:
         return None
     from schedulers import compiled  # noqa: PLC0415 (imports numba only when it is used)
 
+    # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
     loops = compiled.loops_for(jobs.n)
     if loops is None:
-        return _run(kind, policy, jobs.submit_time.tolist(), jobs.size.tolist(),
+        return _run(kind, policy, jobs.submit_time.tolist() + [_INF], jobs.size.tolist(),
                     None if jobs.predicted is None else jobs.predicted.tolist(), _PYTHON_LOOPS, _python_buffers)
-    columns = [None if c is None else compiled.column(c) for c in (jobs.submit_time, jobs.size, jobs.predicted)]
-    return _run(kind, policy, *columns, loops, compiled.buffers)
+    return _run(kind, policy, compiled.column(jobs.submit_time, then=_INF), compiled.column(jobs.size),
+                None if jobs.predicted is None else compiled.column(jobs.predicted), loops, compiled.buffers)
 
 
 def _python_buffers(n: int, preemptive: bool) -> tuple:
@@ -67,10 +68,9 @@ def _python_buffers(n: int, preemptive: bool) -> tuple:
 
 def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
     """`kind`'s loop from `loops` (Python's or the compiled ones) on the job columns given as Python
-    lists (Python loops) or float64 arrays (compiled loops); `buffers(n, preemptive)` makes the
-    completion, start and preemption outputs the loops fill in."""
+    lists (Python loops) or float64 arrays (compiled loops), submit with its sentinel;
+    `buffers(n, preemptive)` makes the completion, start and preemption outputs the loops fill in."""
     n = len(size)
-    submit = _with_sentinel(submit)  # the loops read submit[nxt] without a bounds test
     pred = predicted if predicted is not None and kind in _READ_PREDICTIONS else size  # size: never read
     if kind == "edf-p":
         completion, start, preempt = buffers(n, True)
@@ -103,14 +103,6 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
     completion, start, preempt = buffers(n, True)
     events = loops.preemptive(submit, size, pred, key, mode, completion, start, preempt)
     return completion, start, preempt, events
-
-
-def _with_sentinel(submit):
-    if isinstance(submit, list):
-        return submit + [_INF]
-    import numpy as np  # noqa: PLC0415 (compiled loops only: numpy is there)
-
-    return np.append(np.asarray(submit, np.float64), _INF)
 
 
 def _deadlines(submit, stretch, values):

@@ -121,3 +121,13 @@ def test_a_bad_setting_exits_2_before_any_work(monkeypatch, tmp_path, capsys):
     assert code == 2
     assert err == ["error: ATLAS_BENCH_JIT='fast': expected one of auto, on, off"]
     assert not out.exists()
+
+
+def test_describing_the_loops_does_not_load_them(monkeypatch):
+    """results.json and perf name the loops; that must not import numba where no loop ran compiled."""
+    calls = _spy(monkeypatch)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    assert compiled.describe(10) == "compiled (numba; ATLAS_BENCH_JIT=on)"
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
+    assert compiled.describe(10) == f"Python (ATLAS_BENCH_JIT=auto, compiled from {compiled.AUTO_MIN_JOBS:,} jobs)"
+    assert calls == []
