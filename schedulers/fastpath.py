@@ -71,7 +71,12 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
     lists (Python loops) or float64 arrays (compiled loops), submit with its sentinel;
     `buffers(n, preemptive)` makes the completion, start and preemption outputs the loops fill in."""
     n = len(size)
-    pred = predicted if predicted is not None and kind in _READ_PREDICTIONS else size  # size: never read
+    if kind not in _READ_PREDICTIONS:
+        pred = _zeros(n, like=size)  # a placeholder of the loops' column type: never read, and never the sizes
+    elif predicted is None:  # simulate() refuses this first; a direct call must not run on something else
+        raise ValueError(f"{kind} reads predicted durations and the job set has none")
+    else:
+        pred = predicted
     if kind == "edf-p":
         completion, start, preempt = buffers(n, True)
         events, stretch, doublings = loops.edf_p(submit, size, pred, float(policy.initial_stretch),

@@ -99,6 +99,9 @@ def test_fast_path_refuses_a_predictive_policy_without_predictions():
     jobs = JobSet.from_arrays([0.0, 1.0], [2.0, 3.0])
     with pytest.raises(Exception, match="needs predicted durations"):
         simulate(jobs, _make("sprpt"))
+    for name in ("spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-ref"):  # called directly: never the sizes instead
+        with pytest.raises(ValueError, match="reads predicted durations and the job set has none"):
+            fast_simulate(jobs, _make(name))
 
 
 @pytest.mark.parametrize("load", [0.6, 1.5])
