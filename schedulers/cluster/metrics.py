@@ -36,6 +36,7 @@ from schedulers.engine import Engine
 from schedulers.jobs import JobSet
 
 SHARING_LOSS_RHO = 0.95
+COMPILED_POLICIES = ("srtf-oracle", "astraea", "astraea-p")  # the policies schedulers.cluster.fastcore knows
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
            "makespan", "preemptions", "migrations", "dropped_choices", "work_conservation_gaps", "overhead_pct",
            "utilisation", "completed")
@@ -59,11 +60,16 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") 
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
-    result = Engine(jobs, policy, machines=None).run()
+    state = _compiled_run(jobs, policy)
+    if state is None:
+        result = Engine(jobs, policy, machines=None).run()
+        state = policy
+        completion, start, events = result.completion_time, result.start_time, result.events
+    else:
+        completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
-    ltgf = policy.ltgf
+    ltgf = state.ltgf
     n = jobs.n
-    completion = result.completion_time
     makespan = float(np.nanmax(completion)) if n else 0.0
     gpus = jobs.gpus.astype(np.int64)
     gpu_seconds = np.asarray(ltgf.job_att, np.float64)
@@ -73,20 +79,20 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") 
     run_time = gpu_seconds / gpus
     jct = completion - jobs.submit_time
     slowdown = jct / jobs.size
-    overhead_s = np.asarray(policy.cold_spent, np.float64)
-    preempt = np.asarray(policy.preempted, np.int64)
+    overhead_s = np.asarray(state.cold_spent, np.float64)
+    preempt = np.asarray(state.preempted, np.int64)
     table = pd.DataFrame({
         "job_id": pd.Series(jobs.job_id.astype(str), dtype=str),
         "tenant": pd.Series(np.asarray(jobs.tenant_names, dtype=object)[jobs.tenant] if n else [], dtype=str),
         "gpus": gpus,
         "submit_time": jobs.submit_time,
-        "start_time": result.start_time,
+        "start_time": start,
         "completion_time": completion,
         "run_time": run_time,
         "gpu_seconds": gpu_seconds,
         "rho": rho,
         "preemptions": preempt,
-        "migrations": np.asarray(policy.migrations, np.int64),
+        "migrations": np.asarray(state.migrations, np.int64),
         "duration": jobs.size,
         "jct": jct,
         "slowdown": slowdown,
@@ -116,20 +122,34 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") 
         "makespan": makespan,
         "preemptions": int(preempt.sum()),
         "overhead_pct": float(100.0 * overhead_s.mean() / avg_jct) if n and avg_jct > 0 else 0.0,
-        "utilisation": float(gpu_seconds.sum() / (policy.M * makespan)) if makespan > 0 else math.nan,
+        "utilisation": float(gpu_seconds.sum() / (state.M * makespan)) if makespan > 0 else math.nan,
         "completed": done,
-        "dropped_choices": int(policy.dropped_choices),
-        "migrations": int(np.sum(policy.migrations)),
-        "work_conservation_gaps": int(policy.work_conservation_gaps),
+        "dropped_choices": int(state.dropped_choices),
+        "migrations": int(np.sum(state.migrations)),
+        "work_conservation_gaps": int(state.work_conservation_gaps),
         "fair_share": policy.fair_share,
         "tenant_loss_share": tenant_loss_share,
         "tenant_window_s": float(policy.fair_window_s),
         "job_rho_from": policy.rho_from,
-        "rounds": int(policy.rounds),
-        "events": int(result.events),
+        "rounds": int(state.rounds),
+        "events": int(events),
         "sim_seconds": round(wall, 3),
     }
-    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, policy))
+    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state))
+
+
+def _compiled_run(jobs: JobSet, policy):
+    """The run of `policy` on the compiled loop (schedulers.cluster.fastcore) when it knows the
+    policy and ATLAS_BENCH_JIT lets it run at this size (schedulers.compiled), else None."""
+    from schedulers import compiled  # noqa: PLC0415
+
+    if policy.name not in COMPILED_POLICIES or not compiled._use_compiled(jobs.n):
+        return None
+    from schedulers.cluster import fastcore  # noqa: PLC0415 (imports numba)
+
+    if not fastcore.eligible(policy):
+        return None
+    return fastcore.run(jobs, policy)
 
 
 def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:

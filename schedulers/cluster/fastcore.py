@@ -1,0 +1,1167 @@
+"""The cluster simulator compiled (numba) for the built-in policies it knows: the same schedule as the
+Python simulator (schedulers.cluster.rounds on schedulers.engine), bit for bit.
+
+The Python simulator is the reference and the general one (plugins, subclasses, `check=True`, node
+restrictions); this loop is a transcription of it for the policies listed in `POLICIES`, and it is
+used only where it gives the same run: `schedulers.cluster.metrics.simulate_fairness` picks it as
+`ATLAS_BENCH_JIT` says (see schedulers.compiled) for exactly those classes. Everything the
+Python code computes is computed here with the same IEEE operations in the same order — the
+engine's virtual clock of the running group, the completion tolerance, the LTGF ledgers (advanced
+for the same tenants at the same instants, so that every running sum is split the same way), the
+tenant-loss windows, the round plan (unclaimed GPUs first, compaction), undo of a preemption at the
+same instant, cold starts, the executed-allocation stretches and the work-conservation count —
+so the per-job table, the allocations, the tenant windows and every metric are identical
+(tests/schedulers/test_cluster_compiled.py runs both on several workloads and compares them).
+
+The orders that the Python code takes from a set or a dict (running jobs, waiting jobs) never
+decide anything in these policies: every decision sorts by a key that ends in the job index.
+
+Importing it imports numba (`schedulers.cluster.metrics` imports it only when the compiled loop is
+to run). May import numpy, numba and schedulers.compiled; the rest lazily.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numba
+import numpy as np
+
+from schedulers.compiled import _jit
+
+
+def _compiled(function):
+    return _jit(numba, function)
+
+POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2}
+_EPS = 1e-9
+_REL_TOL = 1e-11
+_RUN, _COLD, _IDLE = 0, 1, -1
+
+
+
+@_compiled
+def _best_fit(fr, need, use_used, used):
+    """The node with the fewest free GPUs that still holds `need` (lowest index), -1 if none."""
+    best, best_free = -1, 0
+    for i in range(fr.shape[0]):
+        f = fr[i]
+        if f >= need and not (use_used and used[i]):
+            if best < 0 or f < best_free:
+                best, best_free = i, f
+    return best
+
+
+@_compiled
+def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k):
+    """Cluster.find on free counts `fr` (sum `total`): the consolidated placement of a g-GPU gang
+    written into found_node / found_k; its number of parts (0: none)."""
+    if g > total or g < 1:
+        return 0
+    if g <= maxcap:
+        node = _best_fit(fr, g, False, used)
+        if node >= 0:
+            found_node[0] = node
+            found_k[0] = g
+            return 1
+    N = fr.shape[0]
+    for i in range(N):
+        used[i] = False
+    parts = 0
+    remaining = g
+    for idx in range(N):  # wholly free nodes, largest first (ties: index)
+        nd = node_order[idx]
+        if fr[nd] != cap[nd]:
+            continue
+        if remaining <= maxcap:
+            last = _best_fit(fr, remaining, True, used)
+            if last >= 0:
+                found_node[parts] = last
+                found_k[parts] = remaining
+                return parts + 1
+        take = cap[nd] if cap[nd] < remaining else remaining
+        found_node[parts] = nd
+        found_k[parts] = take
+        parts += 1
+        used[nd] = True
+        remaining -= take
+        if remaining == 0:
+            return parts
+    if 0 < remaining <= maxcap:
+        last = _best_fit(fr, remaining, True, used)
+        if last >= 0:
+            found_node[parts] = last
+            found_k[parts] = remaining
+            return parts + 1
+    return 0
+
+
+@_compiled
+def _windows(t0, t1, run, share8, wa, wf, W):
+    """LTGF._windows: attained and eq8 fair GPU·s of [t0, t1) into the tenant's windows."""
+    w = int(t0 // W)
+    while True:
+        end = t1 if t1 < (w + 1) * W else (w + 1) * W
+        lo = w * W
+        d = end - (t0 if t0 > lo else lo)
+        if d > 0:
+            while len(wa) <= w:
+                wa.append(0.0)
+                wf.append(0.0)
+            wa[w] = wa[w] + run * d
+            wf[w] = wf[w] + share8 * d
+        if end >= t1:
+            break
+        w += 1
+
+
+@_compiled
+def advance_tenant(k, t, t_last, run_gpus, demand, active_w, quota, eq16, att, fair, fair8, G, G_ref, xval, wa, wf,
+                   window_s):
+    """LTGF._advance: tenant k's integrals up to t."""
+    t0 = t_last[k]
+    dt = t - t0
+    if dt <= 0.0:
+        return
+    t_last[k] = t
+    run = run_gpus[k]
+    share8 = demand[k] if demand[k] <= quota[k] else quota[k]
+    share = quota[k] if eq16 else share8
+    att[k] += run * dt
+    fair[k] += share * dt
+    fair8[k] += share8 * dt
+    if active_w[k] > 0.0:
+        c = share / active_w[k]
+        for x in range(xval.shape[0]):
+            if G_ref[k, x] > 0:
+                v = xval[x]
+                G[k, x] += (v if v < c else c) * dt
+    if run != 0 or share8 != 0:
+        _windows(t0, t, float(run), float(share8), wa, wf, window_s)
+
+
+
+@_compiled
+def _sync(node, fr2, tot, held):
+    """RoundPlan._sync: a node's unclaimed GPUs = planned free minus held by undecided running jobs."""
+    v = fr2[1, node] - held[node]
+    if v < 0:
+        v = 0
+    tot[2] += v - fr2[2, node]
+    fr2[2, node] = v
+
+
+@_compiled
+def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, tot, held, plan_len, plan_node,
+              plan_k, planned, cap, node_order, maxcap, used, found_node, found_k):
+    """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
+    cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
+    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k."""
+    row = 1 if at_round else 0
+    if (hold or preempted_now) and pl_len[j] > 0:
+        ok = True
+        for i in range(pl_len[j]):
+            if fr2[row, pl_node[j, i]] < pl_k[j, i]:
+                ok = False
+                break
+        if ok:
+            for i in range(pl_len[j]):
+                node, k = pl_node[j, i], pl_k[j, i]
+                fr2[row, node] -= k
+                tot[row] -= k
+                if at_round:
+                    if hold:  # RoundPlan.renew: planned and held drop together
+                        held[node] -= k
+                    else:
+                        _sync(node, fr2, tot, held)
+            if plan_len[j] == 0:
+                planned.append(j)
+            plan_len[j] = pl_len[j]
+            for i in range(pl_len[j]):
+                plan_node[j, i] = pl_node[j, i]
+                plan_k[j, i] = pl_k[j, i]
+            return True
+    if g > tot[row]:
+        return False
+    parts = 0
+    if at_round:
+        parts = find_placement(fr2[2], tot[2], g, cap, node_order, maxcap, used, found_node, found_k)
+    if parts == 0:
+        parts = find_placement(fr2[row], tot[row], g, cap, node_order, maxcap, used, found_node, found_k)
+    if parts == 0:
+        return False
+    for i in range(parts):
+        fr2[row, found_node[i]] -= found_k[i]
+        tot[row] -= found_k[i]
+        if at_round:
+            _sync(found_node[i], fr2, tot, held)
+    if at_round and hold:  # RoundPlan.decided: the GPUs it held are no longer held
+        for i in range(pl_len[j]):
+            held[pl_node[j, i]] -= pl_k[j, i]
+            _sync(pl_node[j, i], fr2, tot, held)
+    if plan_len[j] == 0:
+        planned.append(j)
+    plan_len[j] = parts
+    for i in range(parts):
+        plan_node[j, i] = found_node[i]
+        plan_k[j, i] = found_k[i]
+    return True
+
+
+@_compiled
+def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, lease_s,
+             interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, max_parts):
+    n = submit.shape[0]
+    N = cap.shape[0]
+    T = quota.shape[0]
+    X = xval.shape[0]
+    P = max_parts
+    maxcap = 0
+    for i in range(N):
+        if cap[i] > maxcap:
+            maxcap = cap[i]
+    maxg = 0
+    for j in range(n):
+        if gpus[j] > maxg:
+            maxg = gpus[j]
+    inf = math.inf
+    nan = math.nan
+
+    # ----- engine -----------------------------------------------------------------------------
+    group_of = np.full(n, _IDLE, np.int64)
+    base = np.zeros(n)
+    vjoin = np.zeros(n)
+    stamp = np.zeros(n, np.int64)
+    completion = np.full(n, nan)
+    start = np.full(n, nan)
+    g_V = np.zeros(2)
+    g_rate = np.array([1.0, 0.0])
+    g_count = np.zeros(2, np.int64)
+    run_heap = [(0.0, 0, 0)]
+    run_heap.clear()
+    wakes = [0.0]
+    wakes.clear()
+    moves_j = [0]
+    moves_j.clear()
+    moves_g = [0]
+    moves_g.clear()
+    wake_req = np.full(1, inf)
+
+    # ----- cluster ----------------------------------------------------------------------------
+    # free GPUs per node: the cluster (row 0), a round's plan (1) and its unclaimed GPUs (2), totals in tot
+    fr2 = np.zeros((3, N), np.int64)
+    tot = np.zeros(3, np.int64)
+    free = fr2[0]
+    free_total = tot[0:1]
+    plan_free = fr2[1]
+    plan_total = tot[1:2]
+    unclaimed = fr2[2]
+    unclaimed_total = tot[2:3]
+    for i in range(N):
+        free[i] = cap[i]
+    free_total[0] = cap.sum()
+    M = free_total[0]
+
+    # ----- LTGF ledgers -------------------------------------------------------------------------
+    t_last = np.zeros(T)
+    run_gpus = np.zeros(T, np.int64)
+    demand = np.zeros(T, np.int64)
+    active_w = np.zeros(T)
+    att = np.zeros(T)
+    fair = np.zeros(T)
+    fair8 = np.zeros(T)
+    G = np.zeros((T, X))
+    G_ref = np.zeros((T, X), np.int64)
+    job_base = np.zeros(n)
+    job_fair = np.zeros(n)
+    job_att = np.zeros(n)
+    hold_since = np.full(n, nan)
+    ledger_done = np.zeros(n, np.bool_)
+    win_att = [[0.0] for _ in range(T)]
+    win_fair8 = [[0.0] for _ in range(T)]
+    for k in range(T):
+        win_att[k].clear()
+        win_fair8[k].clear()
+
+    # ----- policy state -------------------------------------------------------------------------
+    pl_len = np.zeros(n, np.int64)  # placement (0: never placed)
+    pl_node = np.zeros((n, P), np.int64)
+    pl_k = np.zeros((n, P), np.int64)
+    plan_len = np.zeros(n, np.int64)  # plan of the current decision (0: not in the plan)
+    plan_node = np.zeros((n, P), np.int64)
+    plan_k = np.zeros((n, P), np.int64)
+    planned = [0]
+    planned.clear()
+    holding = np.zeros(n, np.bool_)
+    hold_list = np.zeros(n, np.int64)
+    hold_pos = np.full(n, -1, np.int64)
+    n_hold = np.zeros(1, np.int64)
+    waiting = np.zeros(n, np.bool_)
+    wait_list = np.zeros(n, np.int64)
+    wait_pos = np.full(n, -1, np.int64)
+    n_wait = np.zeros(1, np.int64)
+    wait_demand = np.zeros(maxg + 1, np.int64)
+    cold_until = np.full(n, nan)
+    cold_heap = [(0.0, 0)]
+    cold_heap.clear()
+    started = np.zeros(n, np.bool_)
+    cold_spent = np.zeros(n)
+    undo_until = np.full(n, nan)  # this round's undo record of a cold start cut short (NaN: none)
+    undo_spent = np.zeros(n)
+    undo_list = [0]
+    undo_list.clear()
+    preempted = np.zeros(n, np.int64)
+    preempted_at = np.full(n, -1.0)
+    migrations = np.zeros(n, np.int64)
+    counters = np.zeros(4, np.int64)  # rounds, dropped choices, work-conservation gaps, events
+    flags = np.zeros(1, np.bool_)  # dirty
+    next_round = np.full(1, lease_s)
+    arrivals = [0]
+    arrivals.clear()
+    seg_job = [0]
+    seg_job.clear()
+    seg_start = [0.0]
+    seg_start.clear()
+    seg_end = [0.0]
+    seg_end.clear()
+    seg_kind = [0]
+    seg_kind.clear()
+    seg_pl = [0]  # offset of the stretch's placement in pl_flat_node / pl_flat_k
+    seg_pl.clear()
+    seg_pn = [0]
+    seg_pn.clear()
+    pl_flat_node = [0]
+    pl_flat_node.clear()
+    pl_flat_k = [0]
+    pl_flat_k.clear()
+    pl_flat_of = np.full(n, -1, np.int64)  # where the job's current placement sits in the flat lists
+    seg_open = np.full(n, -1, np.int64)
+    last_seg = np.full(n, -1, np.int64)
+    # planning copies of a round
+    held = np.zeros(N, np.int64)
+    packed = np.zeros(N, np.int64)
+    packed_total = np.zeros(1, np.int64)
+    used = np.zeros(N, np.bool_)
+    found_node = np.zeros(P + 1, np.int64)
+    found_k = np.zeros(P + 1, np.int64)
+    # per-decision scratch
+    missed = np.zeros(maxg + 1, np.bool_)
+    missed_list = [0]
+    missed_list.clear()
+    tenant_seen = np.zeros(T, np.bool_)
+    kept = np.zeros(n, np.bool_)
+
+    # ----- engine helpers ---------------------------------------------------------------------
+    def attained_engine(j):
+        g = group_of[j]
+        if g == _IDLE:
+            return base[j]
+        return base[j] + (g_V[g] - vjoin[j])
+
+    def move(j, g):
+        old = group_of[j]
+        if old == g:
+            return
+        if old != _IDLE:
+            base[j] += g_V[old] - vjoin[j]
+            g_count[old] -= 1
+        stamp[j] += 1
+        group_of[j] = g
+        if g != _IDLE:
+            V = g_V[g]
+            vjoin[j] = V
+            g_count[g] += 1
+            if g == _RUN:
+                heapq.heappush(run_heap, (V + size[j] - base[j], j, stamp[j]))
+
+    def assign(j, g):
+        moves_j.append(j)
+        moves_g.append(g)
+
+    def wake_at(t):
+        if t < wake_req[0]:
+            wake_req[0] = t
+
+    def find(fr, total, g):
+        return find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k)
+
+    # ----- LTGF ---------------------------------------------------------------------------------
+    def advance(k, t):
+        advance_tenant(k, t, t_last, run_gpus, demand, active_w, quota, eq16, att, fair, fair8, G, G_ref, xval,
+                       win_att[k], win_fair8[k], window_s)
+
+    def ledger_arrive(j, t):
+        k = tenant[j]
+        advance(k, t)
+        demand[k] += gpus[j]
+        active_w[k] += weight[j]
+        x = xid[j]
+        if G_ref[k, x] == 0:
+            G[k, x] = 0.0
+        G_ref[k, x] += 1
+        job_base[j] = G[k, x]
+
+    def ledger_hold(j, t):
+        k = tenant[j]
+        advance(k, t)
+        run_gpus[k] += gpus[j]
+        hold_since[j] = t
+
+    def ledger_release(j, t):
+        k = tenant[j]
+        advance(k, t)
+        run_gpus[k] -= gpus[j]
+        job_att[j] += gpus[j] * (t - hold_since[j])
+        hold_since[j] = nan
+
+    def ledger_complete(j, t):
+        if not math.isnan(hold_since[j]):
+            ledger_release(j, t)
+        k = tenant[j]
+        advance(k, t)
+        x = xid[j]
+        job_fair[j] = weight[j] * (G[k, x] - job_base[j])
+        G_ref[k, x] -= 1
+        demand[k] -= gpus[j]
+        active_w[k] -= weight[j]
+        if active_w[k] < 1e-12:
+            active_w[k] = 0.0
+        ledger_done[j] = True
+
+    def job_rho(j, t):
+        """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
+        h = hold_since[j]
+        attained = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h))
+        if attained <= 0.0:
+            return 0.0
+        k = tenant[j]
+        f = weight[j] * (G[k, xid[j]] - job_base[j])
+        return attained / f if f > 0.0 else inf
+
+    # ----- queues -------------------------------------------------------------------------------
+    def hold_add(j):
+        holding[j] = True
+        hold_pos[j] = n_hold[0]
+        hold_list[n_hold[0]] = j
+        n_hold[0] += 1
+
+    def hold_remove(j):
+        holding[j] = False
+        i = hold_pos[j]
+        last = hold_list[n_hold[0] - 1]
+        hold_list[i] = last
+        hold_pos[last] = i
+        n_hold[0] -= 1
+        hold_pos[j] = -1
+
+    def wait_add(j, now):
+        waiting[j] = True
+        wait_pos[j] = n_wait[0]
+        wait_list[n_wait[0]] = j
+        n_wait[0] += 1
+        wait_demand[gpus[j]] += 1
+
+    def wait_remove(j):
+        waiting[j] = False
+        i = wait_pos[j]
+        last = wait_list[n_wait[0] - 1]
+        wait_list[i] = last
+        wait_pos[last] = i
+        n_wait[0] -= 1
+        wait_pos[j] = -1
+        wait_demand[gpus[j]] -= 1
+
+    # ----- placements -----------------------------------------------------------------------------
+    def release_placement(j):
+        for i in range(pl_len[j]):
+            free[pl_node[j, i]] += pl_k[j, i]
+            free_total[0] += pl_k[j, i]
+
+    def plan_fits_on(fr, j):
+        for i in range(plan_len[j]):
+            if fr[plan_node[j, i]] < plan_k[j, i]:
+                return False
+        return True
+
+    def plan_equals_placement(j):
+        if plan_len[j] != pl_len[j]:
+            return False
+        for i in range(pl_len[j]):
+            if plan_node[j, i] != pl_node[j, i] or plan_k[j, i] != pl_k[j, i]:
+                return False
+        return True
+
+    def set_plan_from_placement(j):
+        if plan_len[j] == 0:
+            planned.append(j)
+        plan_len[j] = pl_len[j]
+        for i in range(pl_len[j]):
+            plan_node[j, i] = pl_node[j, i]
+            plan_k[j, i] = pl_k[j, i]
+
+    def clear_plan():
+        for j in planned:
+            plan_len[j] = 0
+        planned.clear()
+
+    # ----- segments (executed allocations) -------------------------------------------------------
+    def open_segment(j, t, kind):
+        seg_open[j] = len(seg_job)
+        last_seg[j] = len(seg_job)
+        seg_job.append(j)
+        seg_start.append(t)
+        seg_end.append(nan)
+        seg_kind.append(kind)
+        seg_pl.append(pl_flat_of[j])
+        seg_pn.append(pl_len[j])
+
+    def close_segment(j, t):
+        i = seg_open[j]
+        if i >= 0:
+            seg_end[i] = t
+            seg_open[j] = -1
+
+    def reopen_segment(j, t):
+        i = last_seg[j]
+        if i >= 0 and seg_end[i] == t:
+            seg_end[i] = nan
+            seg_open[j] = i
+            return
+        open_segment(j, t, 1 if not math.isnan(undo_until[j]) else 0)
+
+    # ----- the mechanics of schedulers.cluster.rounds.ClusterPolicy ------------------------------
+    def complete(j, now):
+        if holding[j]:
+            hold_remove(j)
+            release_placement(j)
+            cold_until[j] = nan
+            close_segment(j, now)
+            flags[0] = True
+        ledger_complete(j, now)
+
+    def start_job(j, now):
+        """_start: j takes its plan (already taken from the cluster)."""
+        wait_remove(j)
+        undo = preempted_at[j] == now and plan_equals_placement(j)
+        if not undo:
+            pl_len[j] = plan_len[j]
+            pl_flat_of[j] = len(pl_flat_node)
+            for i in range(plan_len[j]):
+                pl_node[j, i] = plan_node[j, i]
+                pl_k[j, i] = plan_k[j, i]
+                pl_flat_node.append(plan_node[j, i])
+                pl_flat_k.append(plan_k[j, i])
+        hold_add(j)
+        ledger_hold(j, now)
+        if undo:
+            preempted[j] -= 1
+            preempted_at[j] = -1.0
+            reopen_segment(j, now)
+            if not math.isnan(undo_until[j]):
+                until = undo_until[j]
+                cold_spent[j] -= undo_spent[j]
+                undo_until[j] = nan
+                cold_until[j] = until
+                heapq.heappush(cold_heap, (until, j))
+                assign(j, _COLD)
+            else:
+                assign(j, _RUN)
+            return
+        if started[j] and cold_start_s > 0:
+            until = now + cold_start_s
+            cold_until[j] = until
+            heapq.heappush(cold_heap, (until, j))
+            open_segment(j, now, 1)
+            assign(j, _COLD)
+        else:
+            started[j] = True
+            open_segment(j, now, 0)
+            assign(j, _RUN)
+
+    def preempt(j, now):
+        hold_remove(j)
+        release_placement(j)
+        until = cold_until[j]
+        if not math.isnan(until):
+            cold_until[j] = nan
+            spent = now - (until - cold_start_s)
+            cold_spent[j] += spent
+            undo_until[j] = until
+            undo_spent[j] = spent
+            undo_list.append(j)
+        ledger_release(j, now)
+        close_segment(j, now)
+        preempted[j] += 1
+        preempted_at[j] = now
+        wait_add(j, now)
+        assign(j, _IDLE)
+
+    # round plan: plan_free (planned), held (GPUs of undecided running candidates), unclaimed
+    def try_place(j, now, at_round):
+        return place_job(j, holding[j], preempted_at[j] == now, at_round, gpus[j], pl_len, pl_node, pl_k, fr2, tot,
+                         held, plan_len, plan_node, plan_k, planned, cap, node_order, maxcap, used, found_node,
+                         found_k)
+
+    def place_in_order(order, count, now, at_round, chosen):
+        """place_leftovers: each job of order[:count] that fits, in order."""
+        for i in range(count):
+            total = plan_total[0] if at_round else free_total[0]
+            if total == 0:
+                break
+            j = order[i]
+            g = gpus[j]
+            plain = not holding[j] and preempted_at[j] != now
+            if g > total or (plain and missed[g]):
+                continue
+            if try_place(j, now, at_round):
+                chosen.append(j)
+                for m in missed_list:
+                    missed[m] = False
+                missed_list.clear()
+            elif plain:
+                missed[g] = True
+                missed_list.append(g)
+        for m in missed_list:
+            missed[m] = False
+        missed_list.clear()
+
+    def candidates(at_round):
+        out = np.empty((n_hold[0] if at_round else 0) + n_wait[0], np.int64)
+        c = 0
+        if at_round:
+            for i in range(n_hold[0]):
+                out[c] = hold_list[i]
+                c += 1
+        for i in range(n_wait[0]):
+            out[c] = wait_list[i]
+            c += 1
+        return out
+
+    def select_srtf(at_round, now, chosen):
+        cand = np.sort(candidates(at_round))
+        rem = np.empty(len(cand))
+        for i in range(len(cand)):
+            rem[i] = size[cand[i]] - attained_engine(cand[i])
+        order = cand[np.argsort(rem, kind="mergesort")]  # (remaining, j): stable on the sorted jobs
+        place_in_order(order, len(order), now, at_round, chosen)
+
+    def total_now(at_round):
+        return plan_total[0] if at_round else free_total[0]
+
+    def rho_of(a, f):
+        if f > 0.0:
+            return a / f
+        return 0.0 if a <= 0.0 else inf
+
+    def select_astraea(at_round, now, chosen):
+        cand = candidates(at_round)
+        # job_rhos: each candidate's tenant advanced once, in candidate order
+        for k in range(T):
+            tenant_seen[k] = False
+        for j in cand:
+            k = tenant[j]
+            if not tenant_seen[k]:
+                advance(k, now)
+                tenant_seen[k] = True
+        # keys (tenant, key, key2, job), sorted by stable sorts from the last to the first
+        cand = np.sort(cand)
+        m = len(cand)
+        key = np.empty(m)
+        key2 = np.zeros(m)
+        for i in range(m):
+            j = cand[i]
+            rho = job_rho(j, now)
+            if policy == 2:
+                p = predicted[j]
+                if not started[j]:
+                    key[i] = rho - bonus
+                    key2[i] = p
+                else:
+                    r = p - attained_engine(j)
+                    key[i] = rho
+                    key2[i] = r if r > 0.0 else 0.0
+            else:
+                key[i] = rho if started[j] else rho - bonus
+        perm = np.argsort(key2, kind="mergesort")
+        perm = perm[np.argsort(key[perm], kind="mergesort")]
+        ten = np.empty(m, np.int64)
+        for i in range(m):
+            ten[i] = tenant[cand[perm[i]]]
+        perm = perm[np.argsort(ten, kind="mergesort")]
+        jobs_sorted = cand[perm]
+        # per tenant: jobs_sorted[first[k]:end[k]] best first; next best = the lowest index not taken
+        first = np.full(T, -1, np.int64)
+        end = np.zeros(T, np.int64)
+        for i in range(m):
+            k = tenant[jobs_sorted[i]]
+            if first[k] < 0:
+                first[k] = i
+            end[k] = i + 1
+        head = first.copy()
+        charged = np.zeros(T)
+        fair_k = np.zeros(T)
+        heap = [(0.0, 0)]
+        heap.clear()
+        # tenants in the order the Python dict meets them does not matter: the heap orders (ρ, k)
+        for k in range(T):
+            if first[k] >= 0:
+                advance(k, now)
+                charged[k] = att[k]
+                fair_k[k] = fair[k]
+                heap.append((rho_of(charged[k], fair_k[k]), k))
+        heapq.heapify(heap)
+        skipped = [0]
+        skipped.clear()
+        while heap and total_now(at_round) > 0:
+            _, k = heapq.heappop(heap)
+            j = jobs_sorted[head[k]]
+            if not try_place(j, now, at_round):
+                skipped.append(k)
+                continue
+            head[k] += 1
+            chosen.append(j)
+            charged[k] += gpus[j] * lease_s
+            if head[k] < end[k]:
+                heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
+        if len(skipped) > 0 and total_now(at_round) > 0:
+            ks = np.sort(np.array(skipped))
+            r = np.empty(len(ks))
+            for i in range(len(ks)):
+                r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
+            for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
+                for i in range(head[k], end[k]):
+                    if total_now(at_round) == 0:
+                        return
+                    j = jobs_sorted[i]
+                    if gpus[j] <= total_now(at_round) and try_place(j, now, at_round):
+                        chosen.append(j)
+
+    def select(at_round, now, chosen):
+        if policy == 0:
+            select_srtf(at_round, now, chosen)
+        else:
+            select_astraea(at_round, now, chosen)
+
+    def compact(chosen):
+        same = True
+        for j in chosen:
+            if holding[j] and not plan_equals_placement(j):
+                same = False
+                break
+        if same:
+            return
+        for i in range(N):
+            packed[i] = cap[i]
+        packed_total[0] = M
+        for j in chosen:
+            if holding[j]:
+                for i in range(pl_len[j]):
+                    packed[pl_node[j, i]] -= pl_k[j, i]
+                    packed_total[0] -= pl_k[j, i]
+        new_len = np.zeros(len(chosen), np.int64)
+        new_node = np.zeros((len(chosen), P), np.int64)
+        new_k = np.zeros((len(chosen), P), np.int64)
+        for c in range(len(chosen)):
+            j = chosen[c]
+            if holding[j]:
+                continue
+            if plan_fits_on(packed, j):
+                new_len[c] = plan_len[j]
+                for i in range(plan_len[j]):
+                    new_node[c, i] = plan_node[j, i]
+                    new_k[c, i] = plan_k[j, i]
+            else:
+                parts = find(packed, packed_total[0], gpus[j])
+                if parts == 0:
+                    return
+                new_len[c] = parts
+                for i in range(parts):
+                    new_node[c, i] = found_node[i]
+                    new_k[c, i] = found_k[i]
+            for i in range(new_len[c]):
+                packed[new_node[c, i]] -= new_k[c, i]
+                packed_total[0] -= new_k[c, i]
+        for c in range(len(chosen)):
+            j = chosen[c]
+            if holding[j]:
+                set_plan_from_placement(j)
+            else:
+                plan_len[j] = new_len[c]
+                for i in range(new_len[c]):
+                    plan_node[j, i] = new_node[c, i]
+                    plan_k[j, i] = new_k[c, i]
+
+    def prepare_round():
+        """A RoundPlan: every GPU free to plan; the running candidates' GPUs held until decided."""
+        counters[0] += 1
+        for j in undo_list:
+            undo_until[j] = nan
+        undo_list.clear()
+        for i in range(N):
+            plan_free[i] = cap[i]
+            held[i] = 0
+        plan_total[0] = M
+        for h in range(n_hold[0]):
+            j = hold_list[h]
+            for i in range(pl_len[j]):
+                held[pl_node[j, i]] += pl_k[j, i]
+        unclaimed_total[0] = 0
+        for i in range(N):
+            v = cap[i] - held[i]
+            unclaimed[i] = v if v > 0 else 0
+            unclaimed_total[0] += unclaimed[i]
+
+    def decide(at_round, now):
+        """ClusterPolicy._round (at_round) or _fill: select on the plan (or the cluster), then execute
+        exactly that plan — at a round, releases first (in job order), then the starts."""
+        if not at_round:
+            flags[0] = False
+        clear_plan()
+        chosen = [0]
+        chosen.clear()
+        select(at_round, now, chosen)
+        renewed = np.zeros(len(chosen), np.bool_)
+        moved = np.zeros(len(chosen), np.bool_)
+        if at_round:
+            compact(chosen)
+            for c in range(len(chosen)):
+                j = chosen[c]
+                if holding[j]:
+                    if plan_equals_placement(j):
+                        renewed[c] = True
+                        kept[j] = True
+                    else:
+                        moved[c] = True
+            running = np.sort(hold_list[:n_hold[0]].copy())
+            for j in running:
+                if not kept[j]:
+                    preempt(j, now)
+            for c in range(len(chosen)):
+                if renewed[c]:
+                    kept[chosen[c]] = False
+        for c in range(len(chosen)):
+            if renewed[c]:
+                continue
+            j = chosen[c]
+            if at_round:  # the fill's select took the GPUs on the cluster itself
+                if not plan_fits_on(free, j):
+                    counters[1] += 1
+                    continue
+                for i in range(plan_len[j]):
+                    free[plan_node[j, i]] -= plan_k[j, i]
+                    free_total[0] -= plan_k[j, i]
+            start_job(j, now)
+            if moved[c]:
+                preempted[j] -= 1
+                migrations[j] += 1
+        if at_round:
+            flags[0] = True
+
+    def may_place():
+        total = free_total[0]
+        for g in range(1, maxg + 1):
+            if wait_demand[g] > 0 and g <= total and find(free, total, g) > 0:
+                return True
+        return False
+
+    def allocate(now, completed, arrived):
+        for j in completed:
+            complete(j, now)
+        tick = math.ceil(now / interval_s - _EPS) * interval_s
+        on_tick = tick <= now + _EPS
+        if len(arrived) > 0:
+            for j in arrived:
+                arrivals.append(j)
+            if rho_submit:
+                for j in arrived:
+                    ledger_arrive(j, now)
+        if len(arrivals) > 0:
+            if on_tick:
+                for j in arrivals:
+                    wait_add(j, now)
+                    if not rho_submit:
+                        ledger_arrive(j, now)
+                arrivals.clear()
+                flags[0] = True
+            else:
+                wake_at(tick)
+        while len(cold_heap) > 0 and cold_heap[0][0] <= now + _EPS:
+            t, j = heapq.heappop(cold_heap)
+            if cold_until[j] == t:
+                cold_until[j] = nan
+                cold_spent[j] += cold_start_s
+                close_segment(j, t)
+                open_segment(j, t, 0)
+                assign(j, _RUN)
+        decided = False
+        for step in range(2):  # a round if one is due, then a fill (one call site each: a smaller loop)
+            if step == 0:
+                if not now >= next_round[0] - _EPS:
+                    continue
+                next_round[0] = (math.floor(now / lease_s + _EPS) + 1) * lease_s
+                if n_wait[0] == 0:
+                    continue
+                prepare_round()
+            else:
+                if not (flags[0] and n_wait[0] > 0 and may_place()):
+                    continue
+                if not on_tick:
+                    wake_at(tick)
+                    continue
+            decide(step == 0, now)
+            decided = True
+        if decided and n_wait[0] > 0 and may_place():
+            counters[2] += 1
+        if len(cold_heap) > 0:
+            wake_at(cold_heap[0][0])
+        if n_wait[0] > 0:
+            wake_at(next_round[0])
+
+    # ----- the engine's event loop (schedulers.engine.Engine._run) -----------------------------
+    now = 0.0
+    next_arrival = 0
+    finished = 0
+    events = 0
+    completed = [0]
+    completed.clear()
+    arrived = [0]
+    arrived.clear()
+    while finished < n:
+        t_next = submit[next_arrival] if next_arrival < n else inf
+        if len(wakes) > 0 and wakes[0] < t_next:
+            t_next = wakes[0]
+        best = False
+        has_due = False
+        due_t = 0.0
+        best_finish = 0.0
+        if g_count[_RUN] > 0:
+            while len(run_heap) > 0:
+                fin, j, s = run_heap[0]
+                if s == stamp[j] and group_of[j] == _RUN:
+                    break
+                heapq.heappop(run_heap)
+            if len(run_heap) > 0:
+                fin = run_heap[0][0]
+                due_t = now + (fin - g_V[_RUN]) / g_rate[_RUN]
+                has_due = True
+                if due_t <= t_next:
+                    t_next = due_t
+                    best = True
+                    best_finish = fin
+        if math.isinf(t_next):
+            break  # nothing pending: the Python engine raises (a policy that leaves jobs unserved)
+        if t_next < now:
+            t_next = now
+        dt = t_next - now
+        if dt > 0.0 and has_due:
+            g_V[_RUN] += g_rate[_RUN] * dt
+        if best:
+            if best_finish > g_V[_RUN]:
+                g_V[_RUN] = best_finish
+        now = t_next
+        events += 1
+        completed.clear()
+        horizon = t_next + _REL_TOL * max(1.0, t_next)
+        if has_due and due_t <= horizon:
+            V = g_V[_RUN]
+            tol = _REL_TOL * max(1.0, abs(V))
+            while len(run_heap) > 0:
+                fin, j, s = run_heap[0]
+                if not (s == stamp[j] and group_of[j] == _RUN):
+                    heapq.heappop(run_heap)
+                    continue
+                if fin > V + tol:
+                    break
+                heapq.heappop(run_heap)
+                base[j] = size[j]
+                group_of[j] = _IDLE
+                stamp[j] += 1
+                g_count[_RUN] -= 1
+                completion[j] = t_next
+                completed.append(j)
+        finished += len(completed)
+        arrived.clear()
+        while next_arrival < n and submit[next_arrival] <= t_next:
+            arrived.append(next_arrival)
+            next_arrival += 1
+        woken = False
+        while len(wakes) > 0 and wakes[0] <= t_next:
+            heapq.heappop(wakes)
+            woken = True
+        if not (len(completed) > 0 or len(arrived) > 0 or woken):
+            continue
+        moves_j.clear()
+        moves_g.clear()
+        wake_req[0] = inf
+        allocate(now, completed, arrived)
+        for i in range(len(moves_j)):
+            j = moves_j[i]
+            g = moves_g[i]
+            move(j, g)
+            if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
+                start[j] = now
+        if wake_req[0] < inf:
+            heapq.heappush(wakes, wake_req[0])
+    counters[3] = events
+    # the ledgers' end of the run (LTGF.window_table advances every tenant to the makespan)
+    t_end = 0.0
+    any_done = False
+    for j in range(n):
+        c = completion[j]
+        if not math.isnan(c) and (not any_done or c > t_end):
+            t_end = c
+            any_done = True
+    for k in range(T):
+        advance(k, t_end)
+
+    # ----- outputs ------------------------------------------------------------------------------
+    n_seg = len(seg_job)
+    s_job = np.empty(n_seg, np.int64)
+    s_start = np.empty(n_seg)
+    s_end = np.empty(n_seg)
+    s_kind = np.empty(n_seg, np.int8)
+    s_pl = np.empty(n_seg, np.int64)
+    s_pn = np.empty(n_seg, np.int64)
+    for i in range(n_seg):
+        s_job[i] = seg_job[i]
+        s_start[i] = seg_start[i]
+        s_end[i] = seg_end[i]
+        s_kind[i] = seg_kind[i]
+        s_pl[i] = seg_pl[i]
+        s_pn[i] = seg_pn[i]
+    flat_node = np.empty(len(pl_flat_node), np.int64)
+    flat_k = np.empty(len(pl_flat_node), np.int64)
+    for i in range(len(pl_flat_node)):
+        flat_node[i] = pl_flat_node[i]
+        flat_k[i] = pl_flat_k[i]
+    n_win = 0
+    for k in range(T):
+        if len(win_att[k]) > n_win:
+            n_win = len(win_att[k])
+    w_att = np.zeros((T, n_win))
+    w_fair8 = np.zeros((T, n_win))
+    for k in range(T):
+        for w in range(len(win_att[k])):
+            w_att[k, w] = win_att[k][w]
+            w_fair8[k, w] = win_fair8[k][w]
+    return (completion, start, counters, preempted, migrations, cold_spent, job_att, job_fair,
+            t_last, att, fair, fair8, run_gpus, demand, w_att, w_fair8,
+            s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, finished)
+
+
+# ----- the Python side: inputs, and the run's state as schedulers.cluster.metrics reads it ---------
+def eligible(policy) -> bool:
+    """Whether `policy` is exactly a built-in policy this loop knows, without the rule checks
+    (a subclass, e.g. a plugin, may change any hook)."""
+    from schedulers.cluster.policies.astraea import Astraea, AstraeaP  # noqa: PLC0415
+    from schedulers.cluster.policies.srtf_oracle import SRTFOracle  # noqa: PLC0415
+
+    return type(policy) in (SRTFOracle, Astraea, AstraeaP) and not policy.check
+
+
+class CompiledState:
+    """What schedulers.cluster.metrics reads from a policy after its run, filled from the loop's
+    outputs: ledgers, per-job counters, round counters, executed allocations."""
+
+    def __init__(self, policy, out, jobs, quota, window_s):
+        (completion, start, counters, preempted, migrations, cold_spent, job_att, job_fair, _t_last, _att,
+         _fair, _fair8, _run, _demand, w_att, w_fair8, s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node,
+         flat_k, _finished) = out
+        self.name = policy.name
+        self.M = int(sum(policy.capacities))
+        self.rounds = int(counters[0])
+        self.dropped_choices = int(counters[1])
+        self.work_conservation_gaps = int(counters[2])
+        self.events = int(counters[3])
+        self.preempted = preempted
+        self.migrations = migrations
+        self.cold_spent = cold_spent
+        self.fair_share = policy.fair_share
+        self.fair_window_s = policy.fair_window_s
+        self.rho_from = policy.rho_from
+        self.ltgf = _Ledgers(job_att, job_fair, w_att, w_fair8, quota, window_s)
+        self._segments = (s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k)
+        self.completion = completion
+        self.start = start
+
+    def allocation_arrays(self):
+        """As ClusterPolicy.allocation_arrays: (job, start, end, placements, kind) of every stretch
+        with end > start."""
+        s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = self._segments
+        rows = np.flatnonzero(s_end > s_start)
+        places: dict[int, tuple] = {}
+        nodes, ks = flat_node.tolist(), flat_k.tolist()
+        out = []
+        for o, m in zip(s_pl[rows].tolist(), s_pn[rows].tolist()):
+            p = places.get(o)
+            if p is None:
+                p = places[o] = tuple(zip(nodes[o:o + m], ks[o:o + m]))
+            out.append(p)
+        return s_job[rows], s_start[rows], s_end[rows], out, s_kind[rows]
+
+
+class _Ledgers:
+    """The LTGF readings schedulers.cluster.metrics takes after a run (see schedulers.cluster.ltgf)."""
+
+    def __init__(self, job_att, job_fair, w_att, w_fair8, quota, window_s):
+        self.job_att = job_att
+        self.job_fair = job_fair
+        self._w_att = w_att
+        self._w_fair8 = w_fair8
+        self.quota = quota
+        self.window_s = window_s
+
+    def window_table(self, t_end: float):
+        """LTGF.window_table of the run (every tenant was advanced to the makespan by the loop)."""
+        W = self.window_s
+        n_win = max(1, int(math.ceil(t_end / W)))
+        width = self._w_att.shape[1]
+        rows = []
+        for k in range(len(self.quota)):
+            wa, wf = self._w_att[k].tolist(), self._w_fair8[k].tolist()
+            q = self.quota[k]
+            for w in range(n_win):
+                length = max(0.0, min(W, t_end - w * W))
+                rows.append((k, w, w * W, wa[w] if w < width else 0.0, wf[w] if w < width else 0.0, q * length))
+        return rows
+
+
+def run(jobs, policy):
+    """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: (completion, start,
+    events, state) with `state` a CompiledState, or raises PolicyError as the Python run would."""
+    from schedulers.cluster.ltgf import LTGF  # noqa: PLC0415
+    from schedulers.policy import PolicyError  # noqa: PLC0415
+
+    if policy.needs_prediction and jobs.predicted is None:
+        raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+    caps = [int(c) for c in policy.capacities]
+    M = sum(caps)
+    gpus = jobs.gpus.astype(np.int64)
+    if jobs.n and int(gpus.max()) > M:
+        j = int(np.argmax(gpus))
+        raise PolicyError(f"job {jobs.job_id[j]} needs {int(gpus[j])} GPUs, the cluster has {M}")
+    T = len(jobs.tenant_names)
+    ledger = LTGF(gpus[:0], jobs.tenant[:0], jobs.weight[:0], T, M, tenant_weights=policy.tenant_weights,
+                  fair_share=policy.fair_share, window_s=policy.fair_window_s)  # the quotas, as the Python run has them
+    quota = np.array(ledger.quota, np.float64)
+    x = np.array([g / w for g, w in zip(gpus.tolist(), jobs.weight.tolist())], np.float64)
+    xval, xid = np.unique(x, return_inverse=True) if jobs.n else (np.zeros(1), np.zeros(0, np.int64))
+    cap = np.array(caps, np.int64)
+    node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
+    min_cap = int(cap.min())
+    max_parts = (int(gpus.max()) // min_cap + 2) if jobs.n else 1
+    predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
+    from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
+
+    out = simulate(
+        np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
+        jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
+        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order, quota,
+        float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s),
+        policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
+        max_parts)
+    if int(out[-1]) < jobs.n:
+        raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
+    state = CompiledState(policy, out, jobs, ledger.quota, float(policy.fair_window_s))
+    return state

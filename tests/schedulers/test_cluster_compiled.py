@@ -1,0 +1,129 @@
+"""The compiled cluster loop (schedulers.cluster.fastcore, numba) against the Python cluster simulator
+it transcribes: for every policy it knows, on workloads that exercise preemption, migration and its
+undo, cold starts cut short, heterogeneous nodes, multi-node gangs, job weights, eq8 and tick ledgers
+and a zero cold start, the per-job table, the tenant windows, the executed allocations and every
+metric are identical, bit for bit. And when it runs: only for exactly those policies, not for a
+subclass or with the rule checks on, and as ATLAS_BENCH_JIT says."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedulers.cluster import metrics
+from schedulers.cluster.metrics import COMPILED_POLICIES, simulate_fairness
+from schedulers.cluster.scenarios import venus
+from schedulers.jobs import JobSet
+from schedulers.policy import get_policy
+
+pytest.importorskip("numba")
+
+
+def _frame(n_jobs: int, days: int, seed: int, weights: bool = False) -> pd.DataFrame:
+    frame = venus(seed=seed, n_jobs=n_jobs, days=days).jobs
+    if weights:  # job weights: several x = gpus / weight per gang size in the ledgers
+        rng = np.random.default_rng(seed)
+        frame = frame.assign(weight=rng.choice([0.5, 1.0, 2.0, 3.0], size=len(frame)))
+    return frame
+
+
+WORKLOADS = {
+    "busy": (lambda: _frame(2000, 3, 3), dict(nodes=20, gpus_per_node=8)),
+    "heterogeneous": (lambda: _frame(3000, 4, 5), dict(
+        node_capacities=[2, 4, 8, 8, 16, 16, 4, 8, 2, 8, 16, 8, 8, 4, 16, 8, 8, 8, 2, 16, 8, 8, 16, 4],
+        cold_start_s=30.0, lease_s=600.0)),
+    "eq8-tick-weights": (lambda: _frame(2500, 3, 7, weights=True), dict(
+        nodes=24, gpus_per_node=8, fair_share="eq8", rho_from="tick", interval_s=30.0)),
+    "no-cold-start": (lambda: _frame(1500, 3, 11), dict(nodes=16, gpus_per_node=8, cold_start_s=0.0, lease_s=300.0)),
+}
+
+
+def _run(monkeypatch, setting, name, jobs, kwargs):
+    monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+
+
+def _assert_same(python, compiled_run):
+    for attr in ("jobs", "tenant_intervals", "allocations"):
+        pd.testing.assert_frame_equal(getattr(python, attr), getattr(compiled_run, attr), check_exact=True, obj=attr)
+    left = {k: v for k, v in python.metrics.items() if k != "sim_seconds"}
+    right = {k: v for k, v in compiled_run.metrics.items() if k != "sim_seconds"}
+    assert left.keys() == right.keys()
+    for key, value in left.items():
+        other = right[key]
+        assert value == other or (isinstance(value, float) and np.isnan(value) and np.isnan(other)), key
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+@pytest.mark.parametrize("name", COMPILED_POLICIES)
+def test_compiled_loop_gives_the_python_run(monkeypatch, name, workload):
+    make, kwargs = WORKLOADS[workload]
+    jobs = JobSet.from_frame(make())
+    python = _run(monkeypatch, "off", name, jobs, kwargs)
+    compiled_run = _run(monkeypatch, "on", name, jobs, kwargs)
+    # the workload exercises what the loop transcribes
+    assert python.metrics["rounds"] > 0 and python.metrics["preemptions"] > 0
+    assert python.metrics["completed"] == jobs.n
+    _assert_same(python, compiled_run)
+
+
+def test_the_workloads_reach_every_mechanism(monkeypatch):
+    """Migrations, multi-node gangs and cold starts cut short happen in these workloads (else the
+    comparison above would not cover them)."""
+    make, kwargs = WORKLOADS["heterogeneous"]
+    run = _run(monkeypatch, "off", "astraea", JobSet.from_frame(make()), kwargs)
+    assert run.metrics["migrations"] > 0
+    assert run.allocations["nodes"].str.contains(",").any()
+    cold = run.allocations[run.allocations["kind"] == "cold-start"]
+    assert ((cold["end"] - cold["start"]) < kwargs["cold_start_s"] - 1e-9).any()
+
+
+def _count_compiled(monkeypatch):
+    calls = []
+    real = metrics._compiled_run
+
+    def spy(jobs, policy):
+        state = real(jobs, policy)
+        calls.append(state is not None)
+        return state
+    monkeypatch.setattr(metrics, "_compiled_run", spy)
+    return calls
+
+
+def test_only_the_exact_policies_without_checks_run_compiled(monkeypatch):
+    make, kwargs = WORKLOADS["no-cold-start"]
+    jobs = JobSet.from_frame(make())
+    calls = _count_compiled(monkeypatch)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    astraea = get_policy("astraea", "cluster")
+
+    class Mine(astraea):  # a plugin's subclass may change any hook: the Python simulator runs it
+        name = "mine"
+
+    simulate_fairness(jobs, Mine(**kwargs))
+    simulate_fairness(jobs, astraea(check=True, **kwargs))
+    simulate_fairness(jobs, get_policy("fifo", "cluster")(**kwargs))
+    simulate_fairness(jobs, astraea(**kwargs))
+    assert calls == [False, False, False, True]
+
+
+def test_jit_setting_and_threshold(monkeypatch):
+    make, kwargs = WORKLOADS["no-cold-start"]
+    jobs = JobSet.from_frame(make())
+    calls = _count_compiled(monkeypatch)
+    for setting in ("off", "auto", "on"):  # auto: the Python loop below AUTO_MIN_JOBS jobs
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
+    monkeypatch.setattr("schedulers.compiled.AUTO_MIN_JOBS", jobs.n)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
+    simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
+    assert calls == [False, False, True, True]
+
+
+def test_a_job_larger_than_the_cluster_is_refused_as_in_python(monkeypatch):
+    from schedulers.policy import PolicyError
+
+    jobs = JobSet.from_frame(_frame(1500, 3, 11))
+    for setting in ("off", "on"):
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        with pytest.raises(PolicyError, match="needs 64 GPUs, the cluster has 32"):
+            simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=4, gpus_per_node=8))
