@@ -34,7 +34,8 @@ from schedulers.compiled import _jit
 def _compiled(function):
     return _jit(numba, function)
 
-POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2}
+POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2, "gandiva-fair": 3, "themis": 4, "tiresias-l": 5,
+            "hived": 6}
 _EPS = 1e-9
 _REL_TOL = 1e-11
 _RUN, _COLD, _IDLE = 0, 1, -1
@@ -42,25 +43,27 @@ _RUN, _COLD, _IDLE = 0, 1, -1
 
 
 @_compiled
-def _best_fit(fr, need, use_used, used):
-    """The node with the fewest free GPUs that still holds `need` (lowest index), -1 if none."""
+def _best_fit(fr, need, use_used, used, owner, restrict):
+    """The node with the fewest free GPUs that still holds `need` (lowest index), -1 if none; only
+    nodes of tenant `restrict` (HiveD's cells) when it is >= 0, not those marked `used`."""
     best, best_free = -1, 0
     for i in range(fr.shape[0]):
         f = fr[i]
-        if f >= need and not (use_used and used[i]):
+        if f >= need and not (use_used and used[i]) and (restrict < 0 or owner[i] == restrict):
             if best < 0 or f < best_free:
                 best, best_free = i, f
     return best
 
 
 @_compiled
-def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k):
+def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict):
     """Cluster.find on free counts `fr` (sum `total`): the consolidated placement of a g-GPU gang
-    written into found_node / found_k; its number of parts (0: none)."""
+    (on the nodes of tenant `restrict` only, when >= 0) written into found_node / found_k; its
+    number of parts (0: none)."""
     if g > total or g < 1:
         return 0
     if g <= maxcap:
-        node = _best_fit(fr, g, False, used)
+        node = _best_fit(fr, g, False, used, owner, restrict)
         if node >= 0:
             found_node[0] = node
             found_k[0] = g
@@ -72,10 +75,10 @@ def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, foun
     remaining = g
     for idx in range(N):  # wholly free nodes, largest first (ties: index)
         nd = node_order[idx]
-        if fr[nd] != cap[nd]:
+        if fr[nd] != cap[nd] or not (restrict < 0 or owner[nd] == restrict):
             continue
         if remaining <= maxcap:
-            last = _best_fit(fr, remaining, True, used)
+            last = _best_fit(fr, remaining, True, used, owner, restrict)
             if last >= 0:
                 found_node[parts] = last
                 found_k[parts] = remaining
@@ -89,7 +92,7 @@ def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, foun
         if remaining == 0:
             return parts
     if 0 < remaining <= maxcap:
-        last = _best_fit(fr, remaining, True, used)
+        last = _best_fit(fr, remaining, True, used, owner, restrict)
         if last >= 0:
             found_node[parts] = last
             found_k[parts] = remaining
@@ -154,7 +157,7 @@ def _sync(node, fr2, tot, held):
 
 @_compiled
 def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, tot, held, plan_len, plan_node,
-              plan_k, planned, cap, node_order, maxcap, used, found_node, found_k):
+              plan_k, planned, cap, node_order, maxcap, used, found_node, found_k, owner, restrict):
     """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
     cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
     there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k."""
@@ -162,7 +165,7 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
     if (hold or preempted_now) and pl_len[j] > 0:
         ok = True
         for i in range(pl_len[j]):
-            if fr2[row, pl_node[j, i]] < pl_k[j, i]:
+            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
                 ok = False
                 break
         if ok:
@@ -186,9 +189,10 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
         return False
     parts = 0
     if at_round:
-        parts = find_placement(fr2[2], tot[2], g, cap, node_order, maxcap, used, found_node, found_k)
+        parts = find_placement(fr2[2], tot[2], g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict)
     if parts == 0:
-        parts = find_placement(fr2[row], tot[row], g, cap, node_order, maxcap, used, found_node, found_k)
+        parts = find_placement(fr2[row], tot[row], g, cap, node_order, maxcap, used, found_node, found_k, owner,
+                               restrict)
     if parts == 0:
         return False
     for i in range(parts):
@@ -211,7 +215,7 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
 
 @_compiled
 def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, lease_s,
-             interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, max_parts):
+             interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, pol_param, owner, max_parts):
     n = submit.shape[0]
     N = cap.shape[0]
     T = quota.shape[0]
@@ -351,6 +355,24 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     missed_list.clear()
     tenant_seen = np.zeros(T, np.bool_)
     kept = np.zeros(n, np.bool_)
+    plan_restrict = np.full(n, -1, np.int64)  # the tenant whose cells a job was planned in (-1: anywhere)
+    wait_since = np.zeros(n)
+    # Tiresias-L: offsets, queues of the waiting jobs, promotion instants
+    offset = np.zeros(n)
+    queue_of = np.full(n, -1, np.int64)
+    starving = [(0.0, 0.0, 0)]
+    starving.clear()
+    # Gandiva_fair: stride passes, tickets = quotas
+    pass_ = np.zeros(T)
+    tickets = quota.copy()
+    was_active = np.zeros(T, np.bool_)
+    # Themis: contention integral, and (area, time) when each job became active
+    area = np.zeros(1)
+    area_t = np.zeros(1)
+    n_active = np.zeros(1, np.int64)
+    seen = np.zeros(n, np.bool_)
+    seen_area = np.zeros(n)
+    seen_t = np.zeros(n)
 
     # ----- engine helpers ---------------------------------------------------------------------
     def attained_engine(j):
@@ -383,8 +405,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         if t < wake_req[0]:
             wake_req[0] = t
 
-    def find(fr, total, g):
-        return find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k)
+    def find(fr, total, g, restrict):
+        return find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict)
 
     # ----- LTGF ---------------------------------------------------------------------------------
     def advance(k, t):
@@ -455,12 +477,36 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         n_hold[0] -= 1
         hold_pos[j] = -1
 
+    def level_of(j, a):
+        """TiresiasL.level: thresholds passed by the attained GPU·s since the job's offset."""
+        lv = a - offset[j]
+        q = 0
+        if lv >= 3600.0:
+            q += 1
+        if lv >= 36000.0:
+            q += 1
+        return q
+
+    def ledger_attained(j, t):
+        h = hold_since[j]
+        return job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h))
+
     def wait_add(j, now):
+        if policy == 4 and not seen[j]:  # Themis: the contention integral when the job became active
+            seen[j] = True
+            seen_area[j] = area[0]
+            seen_t[j] = now
         waiting[j] = True
         wait_pos[j] = n_wait[0]
         wait_list[n_wait[0]] = j
         n_wait[0] += 1
         wait_demand[gpus[j]] += 1
+        wait_since[j] = now
+        if policy == 5:  # Tiresias-L: its queue, and when it may be promoted
+            a = ledger_attained(j, now)
+            queue_of[j] = level_of(j, a)
+            if a > 0:
+                heapq.heappush(starving, (now + 2.0 * attained_engine(j), now, j))
 
     def wait_remove(j):
         waiting[j] = False
@@ -471,6 +517,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         n_wait[0] -= 1
         wait_pos[j] = -1
         wait_demand[gpus[j]] -= 1
+        queue_of[j] = -1
 
     # ----- placements -----------------------------------------------------------------------------
     def release_placement(j):
@@ -598,10 +645,14 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         assign(j, _IDLE)
 
     # round plan: plan_free (planned), held (GPUs of undecided running candidates), unclaimed
-    def try_place(j, now, at_round):
-        return place_job(j, holding[j], preempted_at[j] == now, at_round, gpus[j], pl_len, pl_node, pl_k, fr2, tot,
-                         held, plan_len, plan_node, plan_k, planned, cap, node_order, maxcap, used, found_node,
-                         found_k)
+    def try_place(j, now, at_round, restrict):
+        """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
+        ok = place_job(j, holding[j], preempted_at[j] == now, at_round, gpus[j], pl_len, pl_node, pl_k, fr2, tot,
+                       held, plan_len, plan_node, plan_k, planned, cap, node_order, maxcap, used, found_node,
+                       found_k, owner, restrict)
+        if ok:
+            plan_restrict[j] = restrict
+        return ok
 
     def place_in_order(order, count, now, at_round, chosen):
         """place_leftovers: each job of order[:count] that fits, in order."""
@@ -614,7 +665,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             plain = not holding[j] and preempted_at[j] != now
             if g > total or (plain and missed[g]):
                 continue
-            if try_place(j, now, at_round):
+            if try_place(j, now, at_round, -1):
                 chosen.append(j)
                 for m in missed_list:
                     missed[m] = False
@@ -716,7 +767,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         while heap and total_now(at_round) > 0:
             _, k = heapq.heappop(heap)
             j = jobs_sorted[head[k]]
-            if not try_place(j, now, at_round):
+            if not try_place(j, now, at_round, -1):
                 skipped.append(k)
                 continue
             head[k] += 1
@@ -734,12 +785,214 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                     if total_now(at_round) == 0:
                         return
                     j = jobs_sorted[i]
-                    if gpus[j] <= total_now(at_round) and try_place(j, now, at_round):
+                    if gpus[j] <= total_now(at_round) and try_place(j, now, at_round, -1):
                         chosen.append(j)
 
+    def start_pass(have):
+        """GandivaFair._start_pass: a tenant back from idle restarts at the smallest pass of the
+        active ones; `have[k]`: tenant k has candidates now."""
+        floor = 0.0
+        found = False
+        for k in range(T):
+            if have[k] and was_active[k]:
+                if not found or pass_[k] < floor:
+                    floor = pass_[k]
+                    found = True
+        for k in range(T):
+            if have[k] and not was_active[k]:
+                if floor > pass_[k]:
+                    pass_[k] = floor
+            was_active[k] = have[k] or run_gpus[k] > 0
+
+    def select_gandiva(at_round, now, chosen):
+        """GandivaFair._select_queued: stride scheduling over tenants, each tenant's candidates in
+        (attained GPU·s, job) order."""
+        cand = np.sort(candidates(at_round))
+        m = len(cand)
+        key = np.empty(m)
+        ten = np.empty(m, np.int64)
+        for i in range(m):
+            j = cand[i]
+            h = hold_since[j]
+            key[i] = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (now - h))
+        perm = np.argsort(key, kind="mergesort")
+        for i in range(m):
+            ten[i] = tenant[cand[perm[i]]]
+        perm = perm[np.argsort(ten, kind="mergesort")]
+        js = cand[perm]
+        first = np.full(T, -1, np.int64)
+        end = np.zeros(T, np.int64)
+        for i in range(m):
+            k = tenant[js[i]]
+            if first[k] < 0:
+                first[k] = i
+            end[k] = i + 1
+        have = first >= 0
+        start_pass(have)
+        head = first.copy()
+        heap = [(0.0, 0)]
+        heap.clear()
+        for k in range(T):
+            if have[k]:
+                heap.append((pass_[k], k))
+        heapq.heapify(heap)
+        while heap and total_now(at_round) > 0:
+            _, k = heapq.heappop(heap)
+            j = js[head[k]]
+            if not try_place(j, now, at_round, -1):
+                continue  # this tenant's next job does not fit: skipped this round
+            chosen.append(j)
+            pass_[k] += gpus[j] * lease_s / tickets[k]
+            head[k] += 1
+            if head[k] < end[k]:
+                heapq.heappush(heap, (pass_[k], k))
+        # the GPUs left go to the skipped tenants' jobs that fit, smallest pass first
+        left = [0]
+        left.clear()
+        for k in range(T):
+            if have[k] and head[k] < end[k]:
+                left.append(k)
+        ks = np.array(left)  # in tenant order, then stable by pass: (pass, k)
+        pv = np.empty(len(ks))
+        for i in range(len(ks)):
+            pv[i] = pass_[ks[i]]
+        for k in ks[np.argsort(pv, kind="mergesort")]:
+            before = len(chosen)
+            place_in_order(js[head[k]:end[k]], end[k] - head[k], now, at_round, chosen)
+            for c in range(before, len(chosen)):
+                pass_[k] += gpus[chosen[c]] * lease_s / tickets[k]
+            if total_now(at_round) == 0:
+                return
+
+    def themis_rho(j, now, n_now):
+        """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j."""
+        p = predicted[j]
+        r = p - attained_engine(j)
+        rem = r if r >= 1.0 else 1.0
+        if seen[j]:
+            area0, t0 = seen_area[j], seen_t[j]
+        else:
+            area0, t0 = area[0], now
+        n_bar = (area[0] - area0) / (now - t0) if now > t0 else float(n_now)
+        share = M / (n_bar if n_bar >= 1.0 else 1.0)
+        t_sh = (now - submit[j]) + rem
+        ratio = gpus[j] / share
+        return t_sh / (p * (ratio if ratio > 1.0 else 1.0)), t_sh
+
+    def select_themis(at_round, now, chosen):
+        """Themis.select: the ⌈(1 − f)·n⌉ worst-ρ jobs bid in the lease auction (greedy by log gain
+        per GPU), then the leftover allocation to every job, worst ρ first."""
+        n_now = n_wait[0] + n_hold[0]
+        if n_now < 1:
+            n_now = 1
+        cand = np.sort(candidates(at_round))
+        m = len(cand)
+        neg_rho = np.empty(m)
+        gain = np.empty(m)
+        for i in range(m):
+            rho, t_sh = themis_rho(cand[i], now, n_now)
+            neg_rho[i] = -rho
+            gain[i] = -math.log1p(lease_s / t_sh) / gpus[cand[i]]
+        worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j)
+        nb = math.ceil((1.0 - pol_param) * m - _EPS)
+        if nb < 1:
+            nb = 1
+        bidders = worst[:nb]
+        bidders = np.sort(bidders)  # job order (cand is sorted), then (gain, −ρ)
+        bidders = bidders[np.argsort(neg_rho[bidders], kind="mergesort")]
+        auction = bidders[np.argsort(gain[bidders], kind="mergesort")]
+        taken = np.zeros(m, np.bool_)
+        for group in range(2):
+            order = auction if group == 0 else worst
+            for i in order:
+                total = total_now(at_round)
+                if total == 0:
+                    return
+                j = cand[i]
+                if not taken[i] and gpus[j] <= total and try_place(j, now, at_round, -1):
+                    chosen.append(j)
+                    taken[i] = True
+
+    def promote(now):
+        """TiresiasL._promote: every waiting job whose wait passed STARVATION × its executed time
+        goes back to the first queue (counting from zero again)."""
+        late = [(0.0, 0.0, 0)]
+        late.clear()
+        while len(starving) > 0 and starving[0][0] <= now + 1e-9 * max(1.0, abs(now)):
+            entry = heapq.heappop(starving)
+            since, j = entry[1], entry[2]
+            if queue_of[j] < 0 or wait_since[j] != since:
+                continue
+            if not now - since > 2.0 * attained_engine(j):
+                late.append(entry)
+                continue
+            a = ledger_attained(j, now)
+            offset[j] = a
+            queue_of[j] = level_of(j, a)
+        for entry in late:
+            heapq.heappush(starving, entry)
+
+    def select_tiresias(at_round, now, chosen):
+        """TiresiasL: every candidate in (queue, job) order, each that fits."""
+        promote(now)
+        cand = np.sort(candidates(at_round))
+        lev = np.empty(len(cand), np.int64)
+        for i in range(len(cand)):
+            j = cand[i]
+            lev[i] = level_of(j, ledger_attained(j, now)) if holding[j] else queue_of[j]
+        order = cand[np.argsort(lev, kind="mergesort")]
+        place_in_order(order, len(order), now, at_round, chosen)
+
+    def select_hived(at_round, now, chosen):
+        """HiveD._select_queued: each tenant's own jobs in job order inside its cells up to its first
+        miss; then every other candidate in job order, anywhere (a job running outside its cells
+        is only re-decided there)."""
+        cand = np.sort(candidates(at_round))
+        ten = np.empty(len(cand), np.int64)
+        for i in range(len(cand)):
+            ten[i] = tenant[cand[i]]
+        js = cand[np.argsort(ten, kind="mergesort")]
+        rest = [0]
+        rest.clear()
+        mine = [0]
+        mine.clear()
+        blocked = -1
+        for i in range(len(js)):
+            j = js[i]
+            k = tenant[j]
+            if holding[j]:
+                inside = True
+                for p in range(pl_len[j]):
+                    if owner[pl_node[j, p]] != k:
+                        inside = False
+                if not inside:
+                    rest.append(j)
+                    continue
+            if blocked == k:
+                rest.append(j)
+            elif try_place(j, now, at_round, k):
+                mine.append(j)
+            else:
+                blocked = k
+                rest.append(j)
+        if len(mine) > 0:
+            for j in np.sort(np.array(mine)):
+                chosen.append(j)
+        if len(rest) > 0:
+            order = np.sort(np.array(rest))
+            place_in_order(order, len(order), now, at_round, chosen)
+
     def select(at_round, now, chosen):
-        if policy == 0:
+        if policy == 5:
+            select_tiresias(at_round, now, chosen)
+        elif policy == 6:
+            select_hived(at_round, now, chosen)
+        elif policy == 0:
             select_srtf(at_round, now, chosen)
+        elif policy == 3:
+            select_gandiva(at_round, now, chosen)
+        elif policy == 4:
+            select_themis(at_round, now, chosen)
         else:
             select_astraea(at_round, now, chosen)
 
@@ -772,7 +1025,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                     new_node[c, i] = plan_node[j, i]
                     new_k[c, i] = plan_k[j, i]
             else:
-                parts = find(packed, packed_total[0], gpus[j])
+                parts = find(packed, packed_total[0], gpus[j], plan_restrict[j])
                 if parts == 0:
                     return
                 new_len[c] = parts
@@ -861,11 +1114,14 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     def may_place():
         total = free_total[0]
         for g in range(1, maxg + 1):
-            if wait_demand[g] > 0 and g <= total and find(free, total, g) > 0:
+            if wait_demand[g] > 0 and g <= total and find(free, total, g, -1) > 0:
                 return True
         return False
 
     def allocate(now, completed, arrived):
+        if policy == 4:  # Themis: ∫ N(t) dt of the active jobs
+            area[0] += n_active[0] * (now - area_t[0])
+            area_t[0] = now
         for j in completed:
             complete(j, now)
         tick = math.ceil(now / interval_s - _EPS) * interval_s
@@ -917,6 +1173,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             wake_at(cold_heap[0][0])
         if n_wait[0] > 0:
             wake_at(next_round[0])
+        n_active[0] = n_wait[0] + n_hold[0]
 
     # ----- the engine's event loop (schedulers.engine.Engine._run) -----------------------------
     now = 0.0
@@ -1055,9 +1312,14 @@ def eligible(policy) -> bool:
     """Whether `policy` is exactly a built-in policy this loop knows, without the rule checks
     (a subclass, e.g. a plugin, may change any hook)."""
     from schedulers.cluster.policies.astraea import Astraea, AstraeaP  # noqa: PLC0415
+    from schedulers.cluster.policies.gandiva_fair import GandivaFair  # noqa: PLC0415
     from schedulers.cluster.policies.srtf_oracle import SRTFOracle  # noqa: PLC0415
+    from schedulers.cluster.policies.themis import Themis  # noqa: PLC0415
 
-    return type(policy) in (SRTFOracle, Astraea, AstraeaP) and not policy.check
+    from schedulers.cluster.policies.hived import HiveD  # noqa: PLC0415
+    from schedulers.cluster.policies.tiresias_l import TiresiasL  # noqa: PLC0415
+
+    return type(policy) in (SRTFOracle, Astraea, AstraeaP, GandivaFair, Themis, TiresiasL, HiveD) and not policy.check
 
 
 class CompiledState:
@@ -1127,6 +1389,17 @@ class _Ledgers:
         return rows
 
 
+def _cell_owners(policy, T, quota):
+    """HiveD's cells as the tenant owning each node (zeros for the other policies)."""
+    owner = np.zeros(len(policy.capacities), np.int64)
+    if policy.name == "hived":
+        policy.T, policy.quota = T, list(quota)
+        policy.setup(None)  # the cells, as the Python run builds them
+        for k, cell in enumerate(policy.cells):
+            owner[sorted(cell)] = k
+    return owner
+
+
 def run(jobs, policy):
     """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: (completion, start,
     events, state) with `state` a CompiledState, or raises PolicyError as the Python run would."""
@@ -1160,7 +1433,7 @@ def run(jobs, policy):
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order, quota,
         float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s),
         policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
-        max_parts)
+        float(getattr(policy, "f", 0.0)), _cell_owners(policy, T, ledger.quota), max_parts)
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
     state = CompiledState(policy, out, jobs, ledger.quota, float(policy.fair_window_s))
