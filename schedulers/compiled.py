@@ -102,13 +102,13 @@ def compiled_loops():
     return _loops
 
 
-def _jit(numba, function):
+def _jit(numba, function, nogil: bool = True):
     """`function` compiled lazily, cached on disk where numba finds a writable place (next to the
     source, else the user's cache folder), else compiled once per process."""
     try:
-        return numba.njit(cache=True, nogil=True)(function)
+        return numba.njit(cache=True, nogil=nogil)(function)
     except RuntimeError:  # "cannot cache function ...: no locator available": nowhere to write
-        return numba.njit(nogil=True)(function)
+        return numba.njit(nogil=nogil)(function)
 
 
 def column(values, then: float | None = None):

@@ -17,7 +17,9 @@ The orders that the Python code takes from a set or a dict (running jobs, waitin
 decide anything in these policies: every decision sorts by a key that ends in the job index.
 
 Importing it imports numba (`schedulers.cluster.metrics` imports it only when the compiled loop is
-to run). May import numpy, numba and schedulers.compiled; the rest lazily.
+to run). AlloX's min-cost matching is scipy's `linear_sum_assignment`, called from the loop (an
+object-mode block), so that its choice among equal-cost matchings is the Python run's. May import
+numpy, scipy, numba and schedulers.compiled; the rest lazily.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import math
 
 import numba
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from schedulers.compiled import _jit
 
@@ -35,7 +38,7 @@ def _compiled(function):
     return _jit(numba, function)
 
 POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2, "gandiva-fair": 3, "themis": 4, "tiresias-l": 5,
-            "hived": 6}
+            "hived": 6, "allox": 7}
 _EPS = 1e-9
 _REL_TOL = 1e-11
 _RUN, _COLD, _IDLE = 0, 1, -1
@@ -213,9 +216,22 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
     return True
 
 
+def _assignment(cost):
+    """scipy's linear_sum_assignment(cost) (rows, columns), called from the compiled loop."""
+    with numba.objmode(rows="int64[:]", cols="int64[:]"):
+        r, c = linear_sum_assignment(cost)
+        rows = np.asarray(r, np.int64)
+        cols = np.asarray(c, np.int64)
+    return rows, cols
+
+
+_assignment = _jit(numba, _assignment, nogil=False)  # it holds the GIL to call scipy
+
+
 @_compiled
 def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, lease_s,
-             interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, pol_param, owner, max_parts):
+             interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, pol_param, pol_int, owner,
+             max_parts):
     n = submit.shape[0]
     N = cap.shape[0]
     T = quota.shape[0]
@@ -355,6 +371,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     missed_list.clear()
     tenant_seen = np.zeros(T, np.bool_)
     kept = np.zeros(n, np.bool_)
+    preemptive = policy != 7  # AlloX never preempts: no lease rounds
+    inv_cap = 1.0 / cap.astype(np.float64)
+    inv_cap_min = inv_cap.min()
     plan_restrict = np.full(n, -1, np.int64)  # the tenant whose cells a job was planned in (-1: anywhere)
     wait_since = np.zeros(n)
     # Tiresias-L: offsets, queues of the waiting jobs, promotion instants
@@ -982,8 +1001,105 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             order = np.sort(np.array(rest))
             place_in_order(order, len(order), now, at_round, chosen)
 
+    def allox_order(jobs, limit):
+        """Allox.matched_order: the `limit` smallest footprints in the order of the min-cost
+        matching of jobs to (node, position), then the rest by footprint."""
+        m = len(jobs)
+        if m <= 1:
+            return jobs
+        idx = np.sort(jobs)
+        best = np.empty(m)
+        for i in range(m):
+            best[i] = predicted[idx[i]] * float(gpus[idx[i]]) * inv_cap_min
+        by_size = idx[np.argsort(best, kind="mergesort")]  # (footprint, job)
+        best_sorted = np.sort(best)
+        L = limit if limit < m else m
+        head = by_size[:L]
+        K = -(-L // N) + 1
+        cost = np.empty((L, N * K))
+        for r in range(L):
+            j = head[r]
+            pg = predicted[j] * float(gpus[j])
+            for node in range(N):
+                tau = pg * inv_cap[node]
+                for k in range(K):
+                    cost[r, node * K + k] = tau * float(k + 1)
+        rows, cols = _assignment(cost)
+        nm = len(rows)
+        mj = np.empty(nm, np.int64)
+        mnode = np.empty(nm, np.int64)
+        mk = np.empty(nm, np.int64)
+        mbest = np.empty(nm)
+        top = np.zeros(N, np.int64)
+        for i in range(nm):
+            mj[i] = head[rows[i]]
+            mbest[i] = best_sorted[rows[i]]
+            mnode[i] = cols[i] // K
+            mk[i] = cols[i] % K + 1
+            if mk[i] > top[mnode[i]]:
+                top[mnode[i]] = mk[i]
+        rank = np.argsort(mj, kind="mergesort")  # (top[node] − k, footprint, job): first on its node first
+        rank = rank[np.argsort(mbest[rank], kind="mergesort")]
+        first_key = np.empty(nm, np.int64)
+        for i in range(nm):
+            first_key[i] = top[mnode[rank[i]]] - mk[rank[i]]
+        rank = rank[np.argsort(first_key, kind="mergesort")]
+        out = np.empty(m, np.int64)
+        for i in range(nm):
+            out[i] = mj[rank[i]]
+        for i in range(L, m):
+            out[nm + i - L] = by_size[i]
+        return out
+
+    def select_allox(at_round, now, chosen):
+        """Allox.select: the ⌈α·tenants⌉ least-progressed tenants' jobs by the matching, then the
+        other tenants' jobs the same way."""
+        cand = candidates(at_round)
+        have = np.zeros(T, np.bool_)
+        for j in cand:
+            have[tenant[j]] = True
+        ks = np.nonzero(have)[0]
+        rk = np.empty(len(ks))
+        for i in range(len(ks)):
+            advance(ks[i], now)
+            rk[i] = rho_of(att[ks[i]], fair[ks[i]])
+        ks = ks[np.argsort(rk, kind="mergesort")]  # (ρ_tenant, k)
+        first = math.ceil(pol_param * len(ks) - _EPS)
+        if first < 1:
+            first = 1
+        group_of_tenant = np.zeros(T, np.int64)
+        for i in range(len(ks)):
+            group_of_tenant[ks[i]] = 0 if i < first else 1
+        for group in range(2):
+            sel = [0]
+            sel.clear()
+            for j in cand:
+                if group_of_tenant[tenant[j]] == group:
+                    sel.append(j)
+            if len(sel) == 0:
+                continue
+            jobs = np.array(sel)
+            smallest = gpus[jobs[0]]
+            for j in jobs:
+                if gpus[j] < smallest:
+                    smallest = gpus[j]
+            total = total_now(at_round)
+            limit = total // smallest
+            if limit < 1:
+                limit = 1
+            if limit > pol_int:
+                limit = pol_int
+            if total == 0:
+                return
+            order = allox_order(jobs, limit)
+            place_in_order(order, len(order), now, at_round, chosen)
+            if total_now(at_round) == 0:
+                return
+
     def select(at_round, now, chosen):
-        if policy == 5:
+        if policy == 7:
+            select_allox(at_round, now, chosen)
+        elif policy == 5:
             select_tiresias(at_round, now, chosen)
         elif policy == 6:
             select_hived(at_round, now, chosen)
@@ -1156,7 +1272,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 if not now >= next_round[0] - _EPS:
                     continue
                 next_round[0] = (math.floor(now / lease_s + _EPS) + 1) * lease_s
-                if n_wait[0] == 0:
+                if not preemptive or n_wait[0] == 0:
                     continue
                 prepare_round()
             else:
@@ -1171,7 +1287,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             counters[2] += 1
         if len(cold_heap) > 0:
             wake_at(cold_heap[0][0])
-        if n_wait[0] > 0:
+        if preemptive and n_wait[0] > 0:
             wake_at(next_round[0])
         n_active[0] = n_wait[0] + n_hold[0]
 
@@ -1319,7 +1435,10 @@ def eligible(policy) -> bool:
     from schedulers.cluster.policies.hived import HiveD  # noqa: PLC0415
     from schedulers.cluster.policies.tiresias_l import TiresiasL  # noqa: PLC0415
 
-    return type(policy) in (SRTFOracle, Astraea, AstraeaP, GandivaFair, Themis, TiresiasL, HiveD) and not policy.check
+    from schedulers.cluster.policies.allox import Allox  # noqa: PLC0415
+
+    known = (SRTFOracle, Astraea, AstraeaP, GandivaFair, Themis, TiresiasL, HiveD, Allox)
+    return type(policy) in known and not policy.check
 
 
 class CompiledState:
@@ -1425,6 +1544,7 @@ def run(jobs, policy):
     min_cap = int(cap.min())
     max_parts = (int(gpus.max()) // min_cap + 2) if jobs.n else 1
     predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
+    from schedulers.cluster.policies.allox import ALLOX_MATCH_MAX  # noqa: PLC0415
     from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
 
     out = simulate(
@@ -1433,7 +1553,8 @@ def run(jobs, policy):
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order, quota,
         float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s),
         policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
-        float(getattr(policy, "f", 0.0)), _cell_owners(policy, T, ledger.quota), max_parts)
+        float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
+        _cell_owners(policy, T, ledger.quota), max_parts)
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
     state = CompiledState(policy, out, jobs, ledger.quota, float(policy.fair_window_s))

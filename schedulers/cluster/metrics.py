@@ -36,7 +36,7 @@ from schedulers.engine import Engine
 from schedulers.jobs import JobSet
 
 SHARING_LOSS_RHO = 0.95
-COMPILED_POLICIES = ("srtf-oracle", "astraea", "astraea-p", "gandiva-fair", "themis", "tiresias-l", "hived")  # the policies schedulers.cluster.fastcore knows
+COMPILED_POLICIES = ("srtf-oracle", "astraea", "astraea-p", "gandiva-fair", "themis", "tiresias-l", "hived", "allox")  # the policies schedulers.cluster.fastcore knows
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
            "makespan", "preemptions", "migrations", "dropped_choices", "work_conservation_gaps", "overhead_pct",
            "utilisation", "completed")
