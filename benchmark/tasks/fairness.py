@@ -430,6 +430,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     (out / "allocations").mkdir(parents=True, exist_ok=True)
     runs = {}
     rows = []
+    loops = {}
     with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
         for name in policies:
             cls = get_policy(name, "cluster")
@@ -443,6 +444,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
             except PolicyError as exc:
                 raise InputError(str(exc), where=f"policy {name}") from None
             runs[name] = run
+            loops[name] = run.loop
             run.jobs.to_parquet(out / "jobs" / f"{name}.parquet", index=False)
             run.tenant_intervals.to_parquet(out / "tenant_intervals" / f"{name}.parquet", index=False)
             run.allocations.to_parquet(out / "allocations" / f"{name}.parquet", index=False)
@@ -462,6 +464,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
             "p_hat_source": p_hat_source, "train_jobs": args.train_jobs, "feature_columns": args.feature_columns,
         },
         "value": "sharing_loss_jobs",
+        "cluster_loops": loops,  # which simulator ran each policy: "Python" or "compiled" (same runs)
     }
     if args.scenario == "venus":
         extra["paper"] = PAPER_VENUS

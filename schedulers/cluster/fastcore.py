@@ -228,7 +228,11 @@ def _assignment(cost):
 _assignment = _jit(numba, _assignment, nogil=False)  # it holds the GIL to call scipy
 
 
-@_compiled
+def _poll() -> None:
+    """Called from the loop every few ten thousand events: Python runs any pending signal handler
+    here (Ctrl-C, the `--fairness-limit` timer), whose exception ends the loop (see `run`)."""
+
+
 def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, lease_s,
              interval_s, cold_start_s, window_s, eq16, rho_submit, policy, bonus, pol_param, pol_int, owner,
              max_parts):
@@ -1301,6 +1305,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     arrived = [0]
     arrived.clear()
     while finished < n:
+        if events & 0xFFFF == 0:
+            with numba.objmode():
+                _poll()
         t_next = submit[next_arrival] if next_arrival < n else inf
         if len(wakes) > 0 and wakes[0] < t_next:
             t_next = wakes[0]
@@ -1421,6 +1428,10 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     return (completion, start, counters, preempted, migrations, cold_spent, job_att, job_fair,
             t_last, att, fair, fair8, run_gpus, demand, w_att, w_fair8,
             s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, finished)
+
+
+
+simulate = _jit(numba, simulate, nogil=False)  # it takes the GIL to poll for signals
 
 
 # ----- the Python side: inputs, and the run's state as schedulers.cluster.metrics reads it ---------
@@ -1547,7 +1558,7 @@ def run(jobs, policy):
     from schedulers.cluster.policies.allox import ALLOX_MATCH_MAX  # noqa: PLC0415
     from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
 
-    out = simulate(
+    args = (
         np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order, quota,
@@ -1555,6 +1566,12 @@ def run(jobs, policy):
         policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
         float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
         _cell_owners(policy, T, ledger.quota), max_parts)
+    try:
+        out = simulate(*args)
+    except SystemError as exc:  # a signal handler raised inside the loop's poll: numba wraps its exception
+        if isinstance(exc.__cause__, BaseException):
+            raise exc.__cause__ from None
+        raise
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
     state = CompiledState(policy, out, jobs, ledger.quota, float(policy.fair_window_s))

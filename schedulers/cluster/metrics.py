@@ -20,6 +20,11 @@ metric dict. Metric definitions (names as in the results rows):
   with training and restored inside the cold start, see schedulers.cluster.rounds),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
+Which simulator runs: the Python one (schedulers.engine + schedulers.cluster.rounds), or, for the
+built-in policies in `COMPILED_POLICIES` and as `ATLAS_BENCH_JIT` says (schedulers.compiled: from
+100,000 jobs by default, when numba is installed), its compiled transcription
+(schedulers.cluster.fastcore), which gives the same run bit for bit; `FairnessRun.loop` says which.
+
 May import numpy, pandas and schedulers.*.
 """
 
@@ -53,6 +58,7 @@ class FairnessRun:
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
     allocations: pd.DataFrame | None = None
+    loop: str = "Python"  # which simulator ran: "Python" or "compiled" (schedulers.cluster.fastcore)
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") -> FairnessRun:
@@ -135,7 +141,8 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") 
         "events": int(events),
         "sim_seconds": round(wall, 3),
     }
-    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state))
+    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state),
+                       loop="Python" if state is policy else "compiled")
 
 
 def _compiled_run(jobs: JobSet, policy):

@@ -130,3 +130,28 @@ def test_a_job_larger_than_the_cluster_is_refused_as_in_python(monkeypatch):
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         with pytest.raises(PolicyError, match="needs 64 GPUs, the cluster has 32"):
             simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=4, gpus_per_node=8))
+
+
+def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
+    """Ctrl-C or the perf time limit reach the compiled loop (it polls for signals) and surface as
+    the handler's own exception, not as numba's wrapper around it."""
+    import signal
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop()
+
+    jobs = JobSet.from_frame(_frame(20000, 20, 13))
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    make, kwargs = WORKLOADS["no-cold-start"]
+    simulate_fairness(JobSet.from_frame(make()), get_policy("astraea", "cluster")(**kwargs))  # compiled already
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(Stop):
+            simulate_fairness(jobs, get_policy("themis", "cluster")(nodes=40, gpus_per_node=8))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
