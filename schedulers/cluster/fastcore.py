@@ -338,7 +338,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     preempted = np.zeros(n, np.int64)
     preempted_at = np.full(n, -1.0)
     migrations = np.zeros(n, np.int64)
-    counters = np.zeros(4, np.int64)  # rounds, dropped choices, work-conservation gaps, events
+    # rounds, dropped choices, work-conservation gaps, events, decisions (rounds and fills), candidates
+    # offered to them in all, most candidates of one decision
+    counters = np.zeros(7, np.int64)
     flags = np.zeros(1, np.bool_)  # dirty
     next_round = np.full(1, lease_s)
     arrivals = [0]
@@ -677,6 +679,25 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             plan_restrict[j] = restrict
         return ok
 
+    def attempt(j, now, at_round, restrict):
+        """try_place, without the placement search for a waiting job whose gang size already found
+        none in this decision since the last choice: the free GPUs (the plan's, at a round) change
+        only when a job is placed, and a waiting job's placement is a function of them alone (the
+        Python rules call try_place, which fails again; place_leftovers skips it the same way)."""
+        plain = restrict < 0 and not holding[j] and preempted_at[j] != now
+        g = gpus[j]
+        if plain and missed[g]:
+            return False
+        if try_place(j, now, at_round, restrict):
+            for m in missed_list:
+                missed[m] = False
+            missed_list.clear()
+            return True
+        if plain:
+            missed[g] = True
+            missed_list.append(g)
+        return False
+
     def place_in_order(order, count, now, at_round, chosen):
         """place_leftovers: each job of order[:count] that fits, in order."""
         for i in range(count):
@@ -684,24 +705,16 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             if total == 0:
                 break
             j = order[i]
-            g = gpus[j]
-            plain = not holding[j] and preempted_at[j] != now
-            if g > total or (plain and missed[g]):
-                continue
-            if try_place(j, now, at_round, -1):
+            if gpus[j] <= total and attempt(j, now, at_round, -1):
                 chosen.append(j)
-                for m in missed_list:
-                    missed[m] = False
-                missed_list.clear()
-            elif plain:
-                missed[g] = True
-                missed_list.append(g)
-        for m in missed_list:
-            missed[m] = False
-        missed_list.clear()
 
     def candidates(at_round):
-        out = np.empty((n_hold[0] if at_round else 0) + n_wait[0], np.int64)
+        m = (n_hold[0] if at_round else 0) + n_wait[0]
+        counters[4] += 1
+        counters[5] += m
+        if m > counters[6]:
+            counters[6] = m
+        out = np.empty(m, np.int64)
         c = 0
         if at_round:
             for i in range(n_hold[0]):
@@ -790,7 +803,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         while heap and total_now(at_round) > 0:
             _, k = heapq.heappop(heap)
             j = jobs_sorted[head[k]]
-            if not try_place(j, now, at_round, -1):
+            if not attempt(j, now, at_round, -1):
                 skipped.append(k)
                 continue
             head[k] += 1
@@ -808,7 +821,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                     if total_now(at_round) == 0:
                         return
                     j = jobs_sorted[i]
-                    if gpus[j] <= total_now(at_round) and try_place(j, now, at_round, -1):
+                    if gpus[j] <= total_now(at_round) and attempt(j, now, at_round, -1):
                         chosen.append(j)
 
     def start_pass(have):
@@ -862,7 +875,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         while heap and total_now(at_round) > 0:
             _, k = heapq.heappop(heap)
             j = js[head[k]]
-            if not try_place(j, now, at_round, -1):
+            if not attempt(j, now, at_round, -1):
                 continue  # this tenant's next job does not fit: skipped this round
             chosen.append(j)
             pass_[k] += gpus[j] * lease_s / tickets[k]
@@ -932,7 +945,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 if total == 0:
                     return
                 j = cand[i]
-                if not taken[i] and gpus[j] <= total and try_place(j, now, at_round, -1):
+                if not taken[i] and gpus[j] <= total and attempt(j, now, at_round, -1):
                     chosen.append(j)
                     taken[i] = True
 
@@ -993,7 +1006,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                     continue
             if blocked == k:
                 rest.append(j)
-            elif try_place(j, now, at_round, k):
+            elif attempt(j, now, at_round, k):
                 mine.append(j)
             else:
                 blocked = k
@@ -1191,6 +1204,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         if not at_round:
             flags[0] = False
         clear_plan()
+        for m in missed_list:
+            missed[m] = False
+        missed_list.clear()
         chosen = [0]
         chosen.clear()
         select(at_round, now, chosen)
@@ -1466,6 +1482,9 @@ class CompiledState:
         self.dropped_choices = int(counters[1])
         self.work_conservation_gaps = int(counters[2])
         self.events = int(counters[3])
+        self.decisions = int(counters[4])  # rounds and fills (what the candidates counts below are over)
+        self.candidates = int(counters[5])
+        self.most_candidates = int(counters[6])
         self.preempted = preempted
         self.migrations = migrations
         self.cold_spent = cold_spent
