@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 
-from schedulers.cluster.rounds import ClusterPolicy, NEW_JOB_BONUS, _rho
+from schedulers.cluster.rounds import Candidates, ClusterPolicy, NEW_JOB_BONUS, _rho
 from schedulers.policy import register
 
 
@@ -24,10 +24,42 @@ class Astraea(ClusterPolicy):
     jobs first, oldest first; the paper gives no number for it. After a job is placed
     its tenant is pre-charged demand × lease before the next pick (ρ's denominator stays at its
     round-start value, as in the paper's worked example). After the loop, any candidate that still
-    fits is placed in the same order (work conservation despite tenant skipping)."""
+    fits is placed in the same order (work conservation despite tenant skipping).
+
+    Cost (the decision is the same): the waiting jobs are kept per tenant with a count per gang size
+    (`queued`). A waiting job that neither ran nor was preempted at this instant is placed on the free
+    GPUs alone, which change only when a job is placed; so between two placements a gang size either
+    finds a placement or not, whichever of its jobs asks. At a fill (no round at this instant) a
+    tenant none of whose gang sizes finds one is skipped without reading its jobs' ρ, and the fill
+    ends as soon as no waiting job's gang size finds one. Every tenant with a candidate is read
+    (`tenant_attained`) either way, so the LTGF clocks move exactly as when every ρ is read."""
 
     name = "astraea"
+    queued = True  # waiting jobs per tenant (below)
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
+
+    def setup(self, view):
+        self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]  # each tenant's waiting jobs
+        self.queue_sizes: list[dict[int, int]] = [{} for _ in range(self.T)]  # gang size -> its waiting jobs
+        self.round_at = -1.0  # time of the last round (jobs preempted then may keep their GPUs at a fill)
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        k, g = self.tenant[j], self.gpus[j]
+        self.queues[k][j] = None
+        sizes = self.queue_sizes[k]
+        sizes[g] = sizes.get(g, 0) + 1
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        k, g = self.tenant[j], self.gpus[j]
+        del self.queues[k][j]
+        sizes = self.queue_sizes[k]
+        c = sizes[g] - 1
+        if c:
+            sizes[g] = c
+        else:
+            del sizes[g]
 
     def job_keys(self, view, candidates, rhos) -> list[tuple]:
         """The phase-2 key of each candidate (smallest first): ρ_job − bonus if never started, then j."""
@@ -37,48 +69,139 @@ class Astraea(ClusterPolicy):
     def select(self, view, candidates, cluster):
         now = view.now
         ltgf = self.ltgf
-        per: dict[int, list] = {}
         tenant = self.tenant
-        for j, key in zip(candidates, self.job_keys(view, candidates, ltgf.job_rhos(candidates, now))):
-            k = tenant[j]
-            lst = per.get(k)
-            if lst is None:
-                per[k] = [key]
+        quick = False  # every candidate is a waiting job placed on the free GPUs alone (see the class)
+        if isinstance(candidates, Candidates):
+            if candidates.running:
+                self.round_at = now
+                per: dict[int, list] = {}
+                for j in self.holding:
+                    k = tenant[j]
+                    lst = per.get(k)
+                    if lst is None:
+                        per[k] = [j]
+                    else:
+                        lst.append(j)
+                for k, queue in enumerate(self.queues):
+                    if queue:
+                        lst = per.get(k)
+                        if lst is None:
+                            per[k] = list(queue)
+                        else:
+                            lst.extend(queue)
             else:
-                lst.append(key)
+                per = {k: queue for k, queue in enumerate(self.queues) if queue}
+                quick = self.round_at != now
+        else:
+            per = {}
+            for j in candidates:
+                k = tenant[j]
+                lst = per.get(k)
+                if lst is None:
+                    per[k] = [j]
+                else:
+                    lst.append(j)
         charged, fair, heap = {}, {}, []
-        for k, lst in per.items():
-            lst.sort(reverse=True)  # pop() = best
-            charged[k] = ltgf.tenant_attained(k, now)
-            fair[k] = ltgf.tenant_fair_share(k, now)
-            heap.append((_rho(charged[k], fair[k]), k))
+        for k in per:
+            c = charged[k] = ltgf.tenant_attained(k, now)
+            f = fair[k] = ltgf.tenant_fair_share(k, now)
+            heap.append((_rho(c, f), k))
         heapq.heapify(heap)
+        keyed: dict[int, list] = {}  # tenant -> its candidates' phase-2 keys, best last (read when first needed)
+        job_keys, job_rhos = self.job_keys, ltgf.job_rhos
+
+        def keys_of(k):
+            lst = keyed.get(k)
+            if lst is None:
+                jobs = list(per[k])
+                lst = keyed[k] = job_keys(view, jobs, job_rhos(jobs, now))
+                lst.sort(reverse=True)  # pop() = best
+            return lst
+
         chosen = []
         skipped = []
-        self.last_picks = []  # (tenant, job, pre-charged ρ_tenant after the pick): the round, for inspection
+        picks = self.last_picks = []  # (tenant, job, pre-charged ρ_tenant after the pick): the round, for inspection
         lease = self.lease_s
-        while heap and cluster.free_total > 0:
-            _, k = heapq.heappop(heap)
-            lst = per[k]
+        gpus, holding, preempted_at, at = self.gpus, self.holding, self.preempted_at, self.now
+        try_place, heappop, heappush, find = self.try_place, heapq.heappop, heapq.heappush, cluster.find
+        sizes_of, wait_demand = self.queue_sizes, self.wait_demand
+        # gang size -> whether a waiting job of that size that neither holds GPUs nor was preempted at
+        # this instant finds a placement (and so try_place places it); valid until the next placement
+        fits: dict[int, bool] = {}
+        while heap:
+            free = cluster.free_total
+            if free <= 0:
+                break
+            k = heappop(heap)[1]
+            if quick:
+                for g in sizes_of[k]:
+                    ok = fits.get(g)
+                    if ok is None:
+                        ok = fits[g] = g <= free and find(g) is not None
+                    if ok:
+                        break
+                else:  # none of its jobs can be placed, so neither can its best
+                    skipped.append(k)
+                    continue
+            lst = keyed.get(k)
+            if lst is None:
+                lst = keys_of(k)
             j = lst[-1][-1]
-            if not self.try_place(cluster, j):
+            g = gpus[j]
+            if g > free:
                 skipped.append(k)
                 continue
+            plain = j not in holding and preempted_at[j] != at
+            if plain and fits.get(g) is False:
+                skipped.append(k)
+                continue
+            if not try_place(cluster, j):
+                if plain:
+                    fits[g] = False
+                skipped.append(k)
+                continue
+            fits.clear()
             lst.pop()
             chosen.append(j)
-            charged[k] += self.gpus[j] * lease
-            self.last_picks.append((k, j, _rho(charged[k], fair[k])))
+            c = charged[k] = charged[k] + g * lease
+            rho = _rho(c, fair[k])
+            picks.append((k, j, rho))
             if lst:
-                heapq.heappush(heap, (_rho(charged[k], fair[k]), k))
+                heappush(heap, (rho, k))
+            if quick:
+                free = cluster.free_total
+                if free <= 0 or not any(g <= free and find(g) is not None for g in wait_demand):
+                    return chosen  # no waiting job can be placed any more: nothing below would place one
         if skipped and cluster.free_total > 0:
-            rest = sorted(((_rho(charged[k], fair[k]), k) for k in skipped))
+            rest = sorted([(_rho(charged[k], fair[k]), k) for k in skipped])
+            if not quick:
+                self.place_leftovers(cluster, [key[-1] for _, k in rest for key in reversed(keys_of(k))], chosen)
+                return chosen
             for _, k in rest:
-                for key in reversed(per[k]):
-                    if cluster.free_total == 0:  # nothing more can be placed
+                free = cluster.free_total
+                for g in sizes_of[k]:
+                    ok = fits.get(g)
+                    if ok is None:
+                        ok = fits[g] = g <= free and find(g) is not None
+                    if ok:
+                        break
+                else:
+                    continue  # none of its jobs can be placed
+                for key in reversed(keys_of(k)):
+                    free = cluster.free_total
+                    if free == 0:
                         return chosen
                     j = key[-1]
-                    if self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
-                        chosen.append(j)
+                    g = gpus[j]
+                    ok = fits.get(g)
+                    if ok is None:
+                        ok = fits[g] = g <= free and find(g) is not None
+                    if ok:
+                        if try_place(cluster, j):
+                            chosen.append(j)
+                            fits.clear()
+                        else:
+                            fits[g] = False
         return chosen
 
 
