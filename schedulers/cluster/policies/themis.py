@@ -58,6 +58,13 @@ class Themis(ClusterPolicy):
         self.area_t = 0.0
         self.n_active = 0
         self.seen: dict[int, tuple[float, float]] = {}  # job -> (area, time) when it became active
+        self.predicted = view.jobs.predicted.tolist()  # p̂ and submit times as floats (the same values)
+        self.submit = view.jobs.submit_time.tolist()
+        self.idle_attained: dict[int, float] = {}  # waiting job -> its work done, read once it has waited
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        self.idle_attained.pop(j, None)
 
     def allocate(self, view):
         self.area += self.n_active * (view.now - self.area_t)
@@ -81,20 +88,50 @@ class Themis(ClusterPolicy):
         t_sh = (now - view.jobs.submit_time[j]) + rem
         return t_sh / (p * max(1.0, self.gpus[j] / share)), t_sh
 
+    def rhos(self, view, jobs, now: float, n_now: int) -> tuple[list[float], list[float]]:
+        """`rho(view, j, now, n_now)` of each of `jobs`, the same values in one pass: (ρ, T_sh) lists."""
+        if type(self).rho is not Themis.rho or type(self).progress is not ClusterPolicy.progress:
+            pairs = [self.rho(view, j, now, n_now) for j in jobs]
+            return [r for r, _ in pairs], [t for _, t in pairs]
+        predicted, submit, gpus, seen, attained = self.predicted, self.submit, self.gpus, self.seen, view.attained
+        idle, waiting, wait_since = self.idle_attained, self.waiting, self.wait_since
+        area, M = self.area, self.M
+        rho, t_shs = [], []
+        for j in jobs:
+            p = predicted[j]
+            done = idle.get(j)
+            if done is None:
+                done = attained(j)
+                if j in waiting and now > wait_since[j]:  # it has been idle since: done stays as it is
+                    idle[j] = done
+            rem = p - done
+            if 1.0 > rem:  # max(p̂ − done, 1)
+                rem = 1.0
+            s = seen.get(j)
+            if s is None:
+                area0, t0 = area, now
+            else:
+                area0, t0 = s
+            n_bar = (area - area0) / (now - t0) if now > t0 else float(n_now)
+            share = M / (n_bar if n_bar > 1.0 else 1.0)
+            t_sh = (now - submit[j]) + rem
+            x = gpus[j] / share
+            rho.append(t_sh / (p * (x if x > 1.0 else 1.0)))
+            t_shs.append(t_sh)
+        return rho, t_shs
+
     def select(self, view, candidates, cluster):
         now = view.now
         n_now = max(1, len(self.waiting) + len(self.holding))
-        info = {j: self.rho(view, j, now, n_now) for j in candidates}
-        worst = sorted(candidates, key=lambda j: (-info[j][0], j))
-        bidders = worst[: max(1, math.ceil((1.0 - self.f) * len(worst) - _EPS))]
-        lease = self.lease_s
-        auction = sorted(bidders, key=lambda j: (-math.log1p(lease / info[j][1]) / self.gpus[j], -info[j][0], j))
-        chosen, taken = [], set()
-        for group in (auction, worst):  # the auction, then the leftover allocation
-            for j in group:
-                if cluster.free_total == 0:
-                    return chosen
-                if j not in taken and self.gpus[j] <= cluster.free_total and self.try_place(cluster, j):
-                    chosen.append(j)
-                    taken.add(j)
+        rho, t_sh = self.rhos(view, candidates, now, n_now)
+        ranked = sorted([(-r, j, i) for i, (j, r) in enumerate(zip(candidates, rho))])  # worst first; ties: j
+        worst = [j for _, j, _ in ranked]
+        m = max(1, math.ceil((1.0 - self.f) * len(worst) - _EPS))
+        lease, gpus, log1p = self.lease_s, self.gpus, math.log1p
+        auction = [j for *_, j in sorted([(-log1p(lease / t_sh[i]) / gpus[j], r, j) for r, j, i in ranked[:m]])]
+        chosen: list[int] = []
+        # the auction, then the leftover allocation (worst ρ first) of the jobs it did not place
+        if self.place_leftovers(cluster, auction, chosen):
+            taken = set(chosen)
+            self.place_leftovers(cluster, [j for j in worst if j not in taken], chosen)
         return chosen
