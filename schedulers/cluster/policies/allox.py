@@ -66,19 +66,31 @@ class Allox(ClusterPolicy):
 
     def setup(self, view):
         self.inv_caps = 1.0 / np.asarray(self.capacities, np.float64)
+        self.identical = len(set(self.capacities)) == 1  # every node has the same GPUs
         self.gpus_arr = np.asarray(self.gpus, np.float64)
         self.gpus_int = np.asarray(self.gpus, np.int64)
         # each tenant's waiting jobs (the matching sorts them: their order here does not matter), so
         # that a fill does not regroup every waiting job of a busy cluster
         self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]
+        self.queue_sizes: list[dict[int, int]] = [{} for _ in range(self.T)]  # gang size -> its waiting jobs
 
     def _wait(self, j, now):
         super()._wait(j, now)
-        self.queues[self.tenant[j]][j] = None
+        k, g = self.tenant[j], self.gpus[j]
+        self.queues[k][j] = None
+        sizes = self.queue_sizes[k]
+        sizes[g] = sizes.get(g, 0) + 1
 
     def _unwait(self, j):
         super()._unwait(j)
-        del self.queues[self.tenant[j]][j]
+        k, g = self.tenant[j], self.gpus[j]
+        del self.queues[k][j]
+        sizes = self.queue_sizes[k]
+        c = sizes[g] - 1
+        if c:
+            sizes[g] = c
+        else:
+            del sizes[g]
 
     def footprint(self, view, jobs):
         """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
@@ -107,6 +119,15 @@ class Allox(ClusterPolicy):
         best = view.jobs.predicted[idx] * self.gpus_arr[idx] * self.inv_caps.min()
         order = np.lexsort((idx, best))
         by_size = idx[order].tolist()
+        if limit <= 1:  # a matching of one job puts it first: the order is the footprint order
+            return by_size
+        if self.identical and min(limit, len(by_size)) <= len(self.capacities):
+            lo, hi = best[order[0]], best[order[min(limit, len(by_size)) - 1]]
+            if 0.0 < lo and hi < math.inf:
+                # identical nodes, no more jobs than nodes, every cost k · p_jm > 0: the optimum puts
+                # each job alone at position 1 of some node (a later position costs p_jm more), so all
+                # rank first on their node and the order is the footprint order
+                return by_size
         head, tail = by_size[:limit], by_size[limit:]
         best_of = dict(zip(idx[order[:limit]].tolist(), best[order[:limit]].tolist()))
         match = self.matching(view, head)
@@ -118,6 +139,9 @@ class Allox(ClusterPolicy):
 
     def select(self, view, candidates, cluster):
         now = view.now
+        # a fill of the non-preemptive rule: every candidate is a waiting job that is placed on the
+        # free GPUs alone, so a group none of whose gang sizes finds a placement places nothing
+        quick = isinstance(candidates, Candidates) and not candidates.running and not self.preemptive
         if isinstance(candidates, Candidates) and not candidates.running:
             per = {k: list(queue) for k, queue in enumerate(self.queues) if queue}
         else:
@@ -128,6 +152,12 @@ class Allox(ClusterPolicy):
         first = max(1, math.ceil(self.alpha * len(tenants) - _EPS))
         chosen = []
         for group in (tenants[:first], tenants[first:]):
+            if quick:
+                free, find, sizes = cluster.free_total, cluster.find, set()
+                for k in group:
+                    sizes.update(self.queue_sizes[k])
+                if not any(g <= free and find(g) is not None for g in sizes):
+                    continue  # the matching would order jobs none of which can start
             jobs = [j for k in group for j in per[k]]
             if not jobs:
                 continue
