@@ -8,7 +8,8 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left, insort
+import math
+from bisect import bisect_left, bisect_right, insort
 
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
@@ -42,18 +43,39 @@ class HiveD(ClusterPolicy):
         self.cells = [set() for _ in range(self.T)]
         for node, k in enumerate(owner):
             self.cells[k].add(node)
+        self.cell_nodes = [sorted(cell) for cell in self.cells]
         # each tenant's waiting jobs in index order: a fill or a round reads a tenant's jobs only up
-        # to its first miss in its own cells, and the opportunistic pass skips the gang sizes that
-        # found no GPUs (the queues of a busy cluster hold thousands of jobs)
+        # to its first miss in its own cells (the queues of a busy cluster hold thousands of jobs)
         self.queues: list[list[int]] = [[] for _ in range(self.T)]
+        # the waiting jobs by gang size, in index order: the opportunistic pass reads only the sizes
+        # that may still find GPUs (see `_leftovers`)
+        self.by_size: dict[int, list[int]] = {}
+        self.sizes: list[int] = []  # the keys of by_size, ascending
+        # the jobs preempted at instant fresh_at that wait again: `place_leftovers` always tries them
+        # (they may keep their own GPUs), so the opportunistic pass reads them apart
+        self.fresh: dict[int, None] = {}
+        self.fresh_at = -1.0
+        self.inside: dict[int, tuple] = {}  # running job -> (its placement, whether it lies in its own cells)
 
     def _wait(self, j, now):
         super()._wait(j, now)
         insort(self.queues[self.tenant[j]], j)
+        g = self.gpus[j]
+        queue = self.by_size.get(g)
+        if queue is None:
+            queue = self.by_size[g] = []
+            insort(self.sizes, g)
+        insort(queue, j)
+        if self.preempted_at[j] == now:
+            if self.fresh_at != now:
+                self.fresh, self.fresh_at = {}, now
+            self.fresh[j] = None
 
     def _unwait(self, j):
         super()._unwait(j)
         queue = self.queues[self.tenant[j]]
+        del queue[bisect_left(queue, j)]
+        queue = self.by_size[self.gpus[j]]
         del queue[bisect_left(queue, j)]
 
     def select(self, view, candidates, cluster):
@@ -81,29 +103,111 @@ class HiveD(ClusterPolicy):
     def _select_queued(self, running: bool, cluster) -> list[int]:
         """The rule above on the tenants' queues. A tenant's own cells are its own nodes, which no
         other tenant's choice in the first pass touches, so each tenant's jobs are read apart, up
-        to its first miss, and the choices merged back into index order."""
-        tenant, cells, holding = self.tenant, self.cells, self.holding
-        own: list[list[int]] = [[] for _ in range(self.T)]
-        rests: list = []
+        to its first miss, and the choices merged back into index order. A job needs g free GPUs
+        in the tenant's cells to be placed there, so a job asking for more than the cells have free
+        is a miss without a placement search."""
+        tenant, cells, gpus, try_place = self.tenant, self.cells, self.gpus, self.try_place
+        T = self.T
+        own: list[list[int]] = [[] for _ in range(T)]
+        always: list[int] = []  # the opportunistic pass's jobs that `place_leftovers` always tries
         if running:
-            outside = []
-            for j in sorted(holding):
-                k = tenant[j]
-                (own[k] if all(n in cells[k] for n, _ in self.placement[j]) else outside).append(j)
-            rests.append(outside)
+            placement, before = self.placement, self.inside
+            inside = self.inside = {}  # the running jobs' only: a job that stopped is forgotten
+            for j in self.holding:
+                p = placement[j]
+                known = before.get(j)
+                if known is None or known[0] is not p:
+                    cell = cells[tenant[j]]
+                    known = (p, all(n in cell for n, _ in p))
+                inside[j] = known
+                (own[tenant[j]] if known[1] else always).append(j)
+        free = cluster.free
+        block = [math.inf] * T  # a tenant's first job that found no GPUs in its cells (then its later ones)
         chosen_by_tenant = []
-        for k in range(self.T):
-            jobs = heapq.merge(own[k], self.queues[k]) if own[k] else iter(self.queues[k])
+        queues, cell_nodes = self.queues, self.cell_nodes
+        for k in range(T):
+            mine_running, queue = own[k], queues[k]
+            if mine_running:
+                mine_running.sort()
+                jobs = heapq.merge(mine_running, queue)
+            elif queue:
+                jobs = queue
+            else:
+                continue
+            room = sum([free[n] for n in cell_nodes[k]])
+            allowed = cells[k]
             mine = []
             for j in jobs:
-                if self.try_place(cluster, j, allowed=cells[k]):
+                g = gpus[j]
+                if g <= room and try_place(cluster, j, allowed=allowed):
                     mine.append(j)
+                    room -= g  # placed inside the cells
                 else:  # blocked: this job and the tenant's later ones go to the opportunistic pass
-                    rests.append([j])
-                    rests.append(list(jobs))
+                    block[k] = j
                     break
             if mine:
                 chosen_by_tenant.append(mine)
-        chosen = list(heapq.merge(*chosen_by_tenant))
-        self.place_leftovers(cluster, heapq.merge(*rests), chosen)
+            if mine_running and block[k] <= mine_running[-1]:
+                always.extend(j for j in mine_running if j >= block[k])
+        chosen = list(heapq.merge(*chosen_by_tenant)) if len(chosen_by_tenant) > 1 else (
+            chosen_by_tenant[0] if chosen_by_tenant else [])
+        now = self.now
+        if self.fresh_at == now:
+            waiting, preempted_at = self.waiting, self.preempted_at
+            always.extend(j for j in self.fresh if j in waiting and preempted_at[j] == now and j >= block[tenant[j]])
+        always.sort()
+        self._leftovers(cluster, always, block, chosen)
         return chosen
+
+    def _leftovers(self, cluster, always: list[int], block: list, chosen: list[int]) -> None:
+        """`place_leftovers` on the jobs of the opportunistic pass in index order — `always` (running
+        jobs, and jobs preempted at this instant, which it always tries) and every waiting job j
+        with j >= block[its tenant] — without reading the jobs it would skip: a waiting job of g GPUs
+        is skipped while g exceeds the free GPUs or found no placement since the last choice, so the
+        next job tried is the first one after the last read among `always` and the heads of the gang
+        sizes still open (`by_size`)."""
+        by_size, sizes, gpus, tenant = self.by_size, self.sizes, self.gpus, self.tenant
+        preempted_at, now, try_place = self.preempted_at, self.now, self.try_place
+        head = dict.fromkeys(sizes, 0)  # per gang size: index of its first job not read yet
+        missed: set[int] = set()
+        n_always, a = len(always), 0
+        last = -1  # the last job read
+        inf = math.inf
+        while True:
+            free = cluster.free_total
+            if free == 0:
+                return
+            best = always[a] if a < n_always else inf
+            best_g = 0
+            for g in sizes:
+                if g > free:
+                    break
+                if g in missed:
+                    continue
+                queue = by_size[g]
+                i = head[g]
+                if i < len(queue) and queue[i] <= last:
+                    i = bisect_right(queue, last, i)
+                while i < len(queue):
+                    j = queue[i]
+                    if j >= block[tenant[j]] and preempted_at[j] != now:
+                        break
+                    i += 1  # chosen in its cells, or preempted at this instant (in `always`)
+                head[g] = i
+                if i < len(queue) and queue[i] < best:
+                    best, best_g = queue[i], g
+            if best == inf:
+                return
+            last = best
+            if best_g:
+                head[best_g] += 1
+                if try_place(cluster, best):
+                    chosen.append(best)
+                    missed.clear()
+                else:
+                    missed.add(best_g)
+            else:
+                a += 1
+                if gpus[best] <= free and try_place(cluster, best):
+                    chosen.append(best)
+                    missed.clear()
