@@ -37,11 +37,18 @@ class GandivaFair(ClusterPolicy):
         # them (the queues of a busy cluster hold thousands of jobs)
         self.queues: list[list[tuple[float, int]]] = [[] for _ in range(self.T)]
         self.queued_key: dict[int, tuple[float, int]] = {}
+        # the jobs preempted at instant fresh_at that wait again
+        self.fresh: dict[int, None] = {}
+        self.fresh_at = -1.0
 
     def _wait(self, j, now):
         super()._wait(j, now)
         key = self.queued_key[j] = (self.ltgf.job_attained(j, now), j)
         insort(self.queues[self.tenant[j]], key)
+        if self.preempted_at[j] == now:  # `place_leftovers` always tries it (it may keep its own GPUs)
+            if self.fresh_at != now:
+                self.fresh, self.fresh_at = {}, now
+            self.fresh[j] = None
 
     def _unwait(self, j):
         super()._unwait(j)
@@ -51,12 +58,13 @@ class GandivaFair(ClusterPolicy):
     def _start_pass(self, tenants) -> None:
         """A tenant back from idle restarts at the smallest pass of the active ones; `tenants`: the
         tenants with candidates now."""
-        active_pass = [self.pass_[k] for k in tenants if self.was_active[k]]
+        pass_, was_active, used = self.pass_, self.was_active, self.tenant_used
+        active_pass = [pass_[k] for k in tenants if was_active[k]]
         floor = min(active_pass) if active_pass else 0.0
-        for k in range(self.T):
-            if k in tenants and not self.was_active[k]:
-                self.pass_[k] = max(self.pass_[k], floor)
-            self.was_active[k] = k in tenants or self.tenant_used[k] > 0
+        for k in tenants:
+            if not was_active[k]:
+                pass_[k] = max(pass_[k], floor)
+        was_active[:] = [k in tenants or used[k] > 0 for k in range(self.T)]
 
     def select(self, view, candidates, cluster):
         now = view.now
@@ -94,18 +102,31 @@ class GandivaFair(ClusterPolicy):
 
     def _select_queued(self, now: float, running: bool, cluster) -> list[int]:
         """The rule above, each tenant's candidates read in (attained, job) order from its queue
-        merged with its running jobs (whose attained GPU·s grow), as far as the rule reads them."""
+        merged with its running jobs (whose attained GPU·s grow), as far as the rule reads them.
+
+        Both passes skip, as `place_leftovers` does, a waiting job whose gang size found no GPUs
+        since the last choice, or exceeds the free GPUs (its placement is a function of the free
+        GPUs alone, which change only when a job is placed): `try_place` would fail on it again.
+        A running job, or one preempted at this instant, is always tried (it may keep its GPUs).
+        A fill stops once every waiting gang size is skipped and no such job waits."""
+        tenant, gpus, holding, preempted_at = self.tenant, self.gpus, self.holding, self.preempted_at
+        try_place, pass_, tickets, lease = self.try_place, self.pass_, self.tickets, self.lease_s
         held: dict[int, list] = {}
         if running:
-            job_attained, tenant = self.ltgf.job_attained, self.tenant
-            for j in self.holding:
-                held.setdefault(tenant[j], []).append((job_attained(j, now), j))
+            att, since = self.ltgf.job_att, self.ltgf.hold_since
+            for j in holding:  # (`LTGF.job_attained` written out)
+                h = since[j]
+                attained = att[j] + (0.0 if h != h else gpus[j] * (now - h))
+                mine = held.get(tenant[j])
+                if mine is None:
+                    held[tenant[j]] = [(attained, j)]
+                else:
+                    mine.append((attained, j))
         heads, rests = {}, {}
-        for k in range(self.T):
-            queue, mine = self.queues[k], held.get(k)
-            if mine:
-                mine.sort()
-                rest = heapq.merge(mine, queue) if queue else iter(mine)
+        for k, queue in enumerate(self.queues):
+            mine = held.get(k)
+            if mine:  # the queue merged with the running jobs (two sorted runs: one linear pass)
+                rest = iter(sorted(mine + queue) if queue else sorted(mine))
             elif queue:
                 rest = iter(queue)
             else:
@@ -113,23 +134,52 @@ class GandivaFair(ClusterPolicy):
             heads[k] = next(rest)
             rests[k] = rest
         self._start_pass(heads)
-        heap = [(self.pass_[k], k) for k in heads]
+        heap = [(pass_[k], k) for k in heads]
         heapq.heapify(heap)
-        chosen, lease, gpus = [], self.lease_s, self.gpus
+        chosen: list[int] = []
+        missed: set[int] = set()  # gang sizes that found no GPUs since the last choice
+        heappop, heapreplace = heapq.heappop, heapq.heapreplace
         while heap and cluster.free_total > 0:
-            _, k = heapq.heappop(heap)
+            k = heap[0][1]  # the smallest pass (the entries differ in k: the order is total)
             j = heads[k][1]
-            if not self.try_place(cluster, j):
-                continue  # this tenant's next job does not fit: skip the tenant this round
+            g = gpus[j]
+            plain = j not in holding and preempted_at[j] != now
+            if g > cluster.free_total or (plain and g in missed):
+                heappop(heap)  # no GPUs for this tenant's next job (as before): skip the tenant this round
+                continue
+            if not try_place(cluster, j):
+                if plain:
+                    missed.add(g)
+                heappop(heap)  # this tenant's next job does not fit: skip the tenant this round
+                continue
+            missed.clear()
             chosen.append(j)
-            self.pass_[k] += gpus[j] * lease / self.tickets[k]
-            heads[k] = next(rests[k], None)
-            if heads[k] is not None:
-                heapq.heappush(heap, (self.pass_[k], k))
-        for k in sorted((k for k in heads if heads[k] is not None), key=lambda k: (self.pass_[k], k)):
-            def charge(j, k=k):
-                self.pass_[k] += gpus[j] * lease / self.tickets[k]
-
-            if not self.place_leftovers(cluster, (j for _, j in chain((heads[k],), rests[k])), chosen, charge):
-                return chosen
+            pass_[k] += g * lease / tickets[k]
+            head = heads[k] = next(rests[k], None)
+            if head is not None:
+                heapreplace(heap, (pass_[k], k))
+            else:
+                heappop(heap)
+        # a fill with no job preempted at this instant waiting offers waiting jobs only
+        stop_early = not running and not (self.fresh_at == now and any(
+            j in self.waiting and preempted_at[j] == now for j in self.fresh))
+        sizes = self.wait_demand  # every waiting gang size (a superset of those left)
+        for k in sorted((k for k in heads if heads[k] is not None), key=lambda k: (pass_[k], k)):
+            share = tickets[k]
+            for _, j in chain((heads[k],), rests[k]):
+                free = cluster.free_total
+                if free == 0:
+                    return chosen
+                g = gpus[j]
+                plain = j not in holding and preempted_at[j] != now
+                if g > free or (plain and g in missed):
+                    continue
+                if try_place(cluster, j):
+                    chosen.append(j)
+                    missed.clear()
+                    pass_[k] += g * lease / share
+                elif plain:
+                    missed.add(g)
+                    if stop_early and all(g in missed or g > free for g in sizes):
+                        return chosen  # every job left is skipped
         return chosen
