@@ -165,7 +165,8 @@ class HiveD(ClusterPolicy):
         with j >= block[its tenant] — without reading the jobs it would skip: a waiting job of g GPUs
         is skipped while g exceeds the free GPUs or found no placement since the last choice, so the
         next job tried is the first one after the last read among `always` and the heads of the gang
-        sizes still open (`by_size`)."""
+        sizes still open (`by_size`). The heads are read again after a choice; a miss only closes
+        its size."""
         by_size, sizes, gpus, tenant = self.by_size, self.sizes, self.gpus, self.tenant
         preempted_at, now, try_place = self.preempted_at, self.now, self.try_place
         head = dict.fromkeys(sizes, 0)  # per gang size: index of its first job not read yet
@@ -177,37 +178,51 @@ class HiveD(ClusterPolicy):
             free = cluster.free_total
             if free == 0:
                 return
-            best = always[a] if a < n_always else inf
-            best_g = 0
+            missed.clear()  # (a choice was just made, or none yet)
+            heads = {}  # open size -> its first job after `last`
             for g in sizes:
                 if g > free:
                     break
-                if g in missed:
-                    continue
                 queue = by_size[g]
-                i = head[g]
-                if i < len(queue) and queue[i] <= last:
+                i, size = head[g], len(queue)
+                if i < size and queue[i] <= last:
                     i = bisect_right(queue, last, i)
-                while i < len(queue):
+                while i < size:
                     j = queue[i]
                     if j >= block[tenant[j]] and preempted_at[j] != now:
+                        heads[g] = j
                         break
                     i += 1  # chosen in its cells, or preempted at this instant (in `always`)
                 head[g] = i
-                if i < len(queue) and queue[i] < best:
-                    best, best_g = queue[i], g
-            if best == inf:
-                return
-            last = best
-            if best_g:
-                head[best_g] += 1
-                if try_place(cluster, best):
-                    chosen.append(best)
-                    missed.clear()
+            while True:  # tries until the next choice
+                if heads:
+                    best_g = min(heads, key=heads.__getitem__)
+                    best = heads[best_g]
                 else:
+                    best_g, best = 0, inf
+                while a < n_always and always[a] < best:  # the jobs always tried before that head
+                    j = always[a]
+                    a += 1
+                    last = j
+                    if gpus[j] <= free and try_place(cluster, j):
+                        chosen.append(j)
+                        free = cluster.free_total
+                        if missed or free == 0:
+                            break  # read the heads again
+                        for g in [g for g in heads if g > free]:
+                            del heads[g]  # no longer fits: skipped from here on
+                        if best_g > free:
+                            break
+                else:
+                    if best == inf:
+                        return
+                    last = best
+                    head[best_g] += 1
+                    if try_place(cluster, best):
+                        chosen.append(best)
+                        break  # read the heads again
                     missed.add(best_g)
-            else:
-                a += 1
-                if gpus[best] <= free and try_place(cluster, best):
-                    chosen.append(best)
-                    missed.clear()
+                    del heads[best_g]
+                    continue
+                if missed or free == 0 or best_g > free:
+                    break
