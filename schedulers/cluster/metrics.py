@@ -164,13 +164,16 @@ def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress)."""
-    idx, start, end, places, kind = policy.allocation_arrays()
     # one text object per job id, tenant, placement and kind, shared by its rows: a long run has
     # millions of rows and mostly repeats them
+    if hasattr(policy, "allocation_text"):  # a compiled run: the placements' text made per distinct placement
+        idx, start, end, nodes, kind = policy.allocation_text()
+    else:
+        idx, start, end, places, kind = policy.allocation_arrays()
+        text: dict[tuple, str] = {}
+        nodes = [text.get(p) or text.setdefault(p, ",".join(f"{n}:{k}" for n, k in p)) for p in places]
     ids = np.array([str(j) for j in jobs.job_id], dtype=object)
     names = np.asarray(jobs.tenant_names, dtype=object)
-    text: dict[tuple, str] = {}
-    nodes = [text.get(p) or text.setdefault(p, ",".join(f"{n}:{k}" for n, k in p)) for p in places]
     return pd.DataFrame({
         "job_id": pd.Series(ids[idx], dtype=str),
         "tenant": pd.Series(names[jobs.tenant[idx]], dtype=str),
