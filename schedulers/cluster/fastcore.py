@@ -322,8 +322,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     hold_pos = np.full(n, -1, np.int64)
     n_hold = np.zeros(1, np.int64)
     waiting = np.zeros(n, np.bool_)
-    wait_list = np.zeros(n, np.int64)
-    wait_pos = np.full(n, -1, np.int64)
     n_wait = np.zeros(1, np.int64)
     wait_demand = np.zeros(maxg + 1, np.int64)
     cold_until = np.full(n, nan)
@@ -382,9 +380,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     inv_cap_min = inv_cap.min()
     plan_restrict = np.full(n, -1, np.int64)  # the tenant whose cells a job was planned in (-1: anywhere)
     wait_since = np.zeros(n)
-    # HiveD: the waiting jobs in job order, and the tenants blocked in a decision's first pass
-    ws = np.zeros(n if policy == 6 else 0, np.int64)
-    n_ws = np.zeros(1, np.int64)
+    # the waiting jobs in job order (every decision reads its candidates in job order), and the tenants
+    # HiveD's first pass blocked
+    ws = np.zeros(n, np.int64)
     blocked = np.zeros(T, np.bool_)
     # Tiresias-L: offsets, queues of the waiting jobs, promotion instants
     offset = np.zeros(n)
@@ -526,17 +524,13 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             seen_area[j] = area[0]
             seen_t[j] = now
         waiting[j] = True
-        wait_pos[j] = n_wait[0]
-        wait_list[n_wait[0]] = j
+        pos = np.searchsorted(ws[:n_wait[0]], j)  # the waiting jobs in job order
+        for i in range(n_wait[0], pos, -1):
+            ws[i] = ws[i - 1]
+        ws[pos] = j
         n_wait[0] += 1
         wait_demand[gpus[j]] += 1
         wait_since[j] = now
-        if policy == 6:  # HiveD: the waiting jobs in job order
-            pos = np.searchsorted(ws[:n_ws[0]], j)
-            for i in range(n_ws[0], pos, -1):
-                ws[i] = ws[i - 1]
-            ws[pos] = j
-            n_ws[0] += 1
         if policy == 5:  # Tiresias-L: its queue, and when it may be promoted
             a = ledger_attained(j, now)
             queue_of[j] = level_of(j, a)
@@ -545,19 +539,12 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
 
     def wait_remove(j):
         waiting[j] = False
-        i = wait_pos[j]
-        last = wait_list[n_wait[0] - 1]
-        wait_list[i] = last
-        wait_pos[last] = i
+        pos = np.searchsorted(ws[:n_wait[0]], j)
+        for i in range(pos, n_wait[0] - 1):
+            ws[i] = ws[i + 1]
         n_wait[0] -= 1
-        wait_pos[j] = -1
         wait_demand[gpus[j]] -= 1
         queue_of[j] = -1
-        if policy == 6:
-            pos = np.searchsorted(ws[:n_ws[0]], j)
-            for i in range(pos, n_ws[0] - 1):
-                ws[i] = ws[i + 1]
-            n_ws[0] -= 1
 
     # ----- placements -----------------------------------------------------------------------------
     def release_placement(j):
@@ -724,24 +711,30 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 chosen.append(j)
 
     def candidates(at_round):
+        """The decision's candidates in job order: the running jobs (at a round) merged with the
+        waiting ones, which are kept in job order."""
         m = (n_hold[0] if at_round else 0) + n_wait[0]
         counters[4] += 1
         counters[5] += m
         if m > counters[6]:
             counters[6] = m
+        if not at_round:
+            return ws[:n_wait[0]].copy()
+        running = np.sort(hold_list[:n_hold[0]].copy())
         out = np.empty(m, np.int64)
-        c = 0
-        if at_round:
-            for i in range(n_hold[0]):
-                out[c] = hold_list[i]
-                c += 1
-        for i in range(n_wait[0]):
-            out[c] = wait_list[i]
-            c += 1
+        r = 0
+        w = 0
+        for c in range(m):
+            if w >= n_wait[0] or (r < len(running) and running[r] < ws[w]):
+                out[c] = running[r]
+                r += 1
+            else:
+                out[c] = ws[w]
+                w += 1
         return out
 
     def select_srtf(at_round, now, chosen):
-        cand = np.sort(candidates(at_round))
+        cand = candidates(at_round)
         rem = np.empty(len(cand))
         for i in range(len(cand)):
             rem[i] = size[cand[i]] - attained_engine(cand[i])
@@ -767,7 +760,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 advance(k, now)
                 tenant_seen[k] = True
         # keys (tenant, key, key2, job), sorted by stable sorts from the last to the first
-        cand = np.sort(cand)
         m = len(cand)
         key = np.empty(m)
         key2 = np.zeros(m)
@@ -785,13 +777,23 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                     key2[i] = r if r > 0.0 else 0.0
             else:
                 key[i] = rho if started[j] else rho - bonus
-        perm = np.argsort(key2, kind="mergesort")
-        perm = perm[np.argsort(key[perm], kind="mergesort")]
-        ten = np.empty(m, np.int64)
+        if policy == 2:
+            perm = np.argsort(key2, kind="mergesort")
+            perm = perm[np.argsort(key[perm], kind="mergesort")]
+        else:  # ASTRAEA has no second key
+            perm = np.argsort(key, kind="mergesort")
+        # then stable by tenant: a counting sort
+        count = np.zeros(T + 1, np.int64)
         for i in range(m):
-            ten[i] = tenant[cand[perm[i]]]
-        perm = perm[np.argsort(ten, kind="mergesort")]
-        jobs_sorted = cand[perm]
+            count[tenant[cand[i]] + 1] += 1
+        for k in range(T):
+            count[k + 1] += count[k]
+        jobs_sorted = np.empty(m, np.int64)
+        for i in range(m):
+            j = cand[perm[i]]
+            k = tenant[j]
+            jobs_sorted[count[k]] = j
+            count[k] += 1
         # per tenant: jobs_sorted[first[k]:end[k]] best first; next best = the lowest index not taken
         first = np.full(T, -1, np.int64)
         end = np.zeros(T, np.int64)
@@ -858,7 +860,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     def select_gandiva(at_round, now, chosen):
         """GandivaFair._select_queued: stride scheduling over tenants, each tenant's candidates in
         (attained GPU·s, job) order."""
-        cand = np.sort(candidates(at_round))
+        cand = candidates(at_round)
         m = len(cand)
         key = np.empty(m)
         ten = np.empty(m, np.int64)
@@ -936,7 +938,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         n_now = n_wait[0] + n_hold[0]
         if n_now < 1:
             n_now = 1
-        cand = np.sort(candidates(at_round))
+        cand = candidates(at_round)
         m = len(cand)
         neg_rho = np.empty(m)
         gain = np.empty(m)
@@ -986,7 +988,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     def select_tiresias(at_round, now, chosen):
         """TiresiasL: every candidate in (queue, job) order, each that fits."""
         promote(now)
-        cand = np.sort(candidates(at_round))
+        cand = candidates(at_round)
         lev = np.empty(len(cand), np.int64)
         for i in range(len(cand)):
             j = cand[i]
@@ -1002,9 +1004,9 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         jobs (kept in job order: a busy HiveD cluster has thousands waiting), which leaves the same
         plan and gives the choices and the second pass's jobs in job order without a sort."""
         counters[4] += 1
-        counters[5] += (n_hold[0] if at_round else 0) + n_ws[0]
-        if (n_hold[0] if at_round else 0) + n_ws[0] > counters[6]:
-            counters[6] = (n_hold[0] if at_round else 0) + n_ws[0]
+        counters[5] += (n_hold[0] if at_round else 0) + n_wait[0]
+        if (n_hold[0] if at_round else 0) + n_wait[0] > counters[6]:
+            counters[6] = (n_hold[0] if at_round else 0) + n_wait[0]
         running = np.sort(hold_list[:n_hold[0]].copy()) if at_round else np.zeros(0, np.int64)
         for k in range(T):
             blocked[k] = False
@@ -1012,8 +1014,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         rest.clear()
         r = 0
         w = 0
-        while r < len(running) or w < n_ws[0]:
-            if w >= n_ws[0] or (r < len(running) and running[r] < ws[w]):
+        while r < len(running) or w < n_wait[0]:
+            if w >= n_wait[0] or (r < len(running) and running[r] < ws[w]):
                 j = running[r]
                 r += 1
                 k = tenant[j]
