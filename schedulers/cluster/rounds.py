@@ -624,6 +624,35 @@ class Candidates:
         return f"<the {'running and ' if self.running else ''}waiting jobs>"
 
 
+class TenantQueues:
+    """Per-tenant queues of the waiting jobs for a `queued` ClusterPolicy whose rule groups them by
+    tenant (ASTRAEA, AlloX): `queues[k]` the tenant's waiting jobs (in the order they started
+    waiting; the rules sort them), `queue_sizes[k]` {gang size: how many of them}. Mix in before
+    ClusterPolicy and call `setup_queues()` from `setup`."""
+
+    def setup_queues(self) -> None:
+        self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]
+        self.queue_sizes: list[dict[int, int]] = [{} for _ in range(self.T)]
+
+    def _wait(self, j, now):
+        super()._wait(j, now)
+        k, g = self.tenant[j], self.gpus[j]
+        self.queues[k][j] = None
+        sizes = self.queue_sizes[k]
+        sizes[g] = sizes.get(g, 0) + 1
+
+    def _unwait(self, j):
+        super()._unwait(j)
+        k, g = self.tenant[j], self.gpus[j]
+        del self.queues[k][j]
+        sizes = self.queue_sizes[k]
+        c = sizes[g] - 1
+        if c:
+            sizes[g] = c
+        else:
+            del sizes[g]
+
+
 def enqueue(queue, j: int) -> None:
     """Add waiting job j to a queue kept in submit (job index) order: appended, or put in its place
     when it waits again after a preemption (only in a subclass of a non-preemptive policy)."""

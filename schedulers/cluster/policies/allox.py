@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from schedulers.cluster.rounds import Candidates, ClusterPolicy, _EPS, _rho
+from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, _EPS, _rho
 from schedulers.policy import register
 
 
@@ -20,7 +20,7 @@ ALLOX_MATCH_MAX = 256  # jobs entering one matching (the shortest footprints); t
 
 
 @register
-class Allox(ClusterPolicy):
+class Allox(TenantQueues, ClusterPolicy):
     """AlloX (Le et al., EuroSys'20): min-cost bipartite matching of jobs to resources on processing-
     time estimates, with a fairness knob α over users' progress — on the one engine.
 
@@ -71,26 +71,7 @@ class Allox(ClusterPolicy):
         self.gpus_int = np.asarray(self.gpus, np.int64)
         # each tenant's waiting jobs (the matching sorts them: their order here does not matter), so
         # that a fill does not regroup every waiting job of a busy cluster
-        self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]
-        self.queue_sizes: list[dict[int, int]] = [{} for _ in range(self.T)]  # gang size -> its waiting jobs
-
-    def _wait(self, j, now):
-        super()._wait(j, now)
-        k, g = self.tenant[j], self.gpus[j]
-        self.queues[k][j] = None
-        sizes = self.queue_sizes[k]
-        sizes[g] = sizes.get(g, 0) + 1
-
-    def _unwait(self, j):
-        super()._unwait(j)
-        k, g = self.tenant[j], self.gpus[j]
-        del self.queues[k][j]
-        sizes = self.queue_sizes[k]
-        c = sizes[g] - 1
-        if c:
-            sizes[g] = c
-        else:
-            del sizes[g]
+        self.setup_queues()
 
     def footprint(self, view, jobs):
         """p_jm for the jobs (rows) on every node m (columns), node-seconds."""

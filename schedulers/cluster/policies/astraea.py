@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import heapq
 
-from schedulers.cluster.rounds import Candidates, ClusterPolicy, NEW_JOB_BONUS, _rho
+from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, NEW_JOB_BONUS, _rho
 from schedulers.policy import register
 
 
 @register
-class Astraea(ClusterPolicy):
+class Astraea(TenantQueues, ClusterPolicy):
     """ASTRAEA: two-phase LTGF selection (the ASTRAEA paper).
 
     Phase 1: the tenant with the smallest ρ_tenant (pre-charged); a tenant whose best candidate
@@ -39,27 +39,8 @@ class Astraea(ClusterPolicy):
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
     def setup(self, view):
-        self.queues: list[dict[int, None]] = [{} for _ in range(self.T)]  # each tenant's waiting jobs
-        self.queue_sizes: list[dict[int, int]] = [{} for _ in range(self.T)]  # gang size -> its waiting jobs
+        self.setup_queues()  # each tenant's waiting jobs, and their gang sizes
         self.round_at = -1.0  # time of the last round (jobs preempted then may keep their GPUs at a fill)
-
-    def _wait(self, j, now):
-        super()._wait(j, now)
-        k, g = self.tenant[j], self.gpus[j]
-        self.queues[k][j] = None
-        sizes = self.queue_sizes[k]
-        sizes[g] = sizes.get(g, 0) + 1
-
-    def _unwait(self, j):
-        super()._unwait(j)
-        k, g = self.tenant[j], self.gpus[j]
-        del self.queues[k][j]
-        sizes = self.queue_sizes[k]
-        c = sizes[g] - 1
-        if c:
-            sizes[g] = c
-        else:
-            del sizes[g]
 
     def job_keys(self, view, candidates, rhos) -> list[tuple]:
         """The phase-2 key of each candidate (smallest first): ρ_job − bonus if never started, then j."""
@@ -74,14 +55,7 @@ class Astraea(ClusterPolicy):
         if isinstance(candidates, Candidates):
             if candidates.running:
                 self.round_at = now
-                per: dict[int, list] = {}
-                for j in self.holding:
-                    k = tenant[j]
-                    lst = per.get(k)
-                    if lst is None:
-                        per[k] = [j]
-                    else:
-                        lst.append(j)
+                per = _by_tenant(self.holding, tenant)
                 for k, queue in enumerate(self.queues):
                     if queue:
                         lst = per.get(k)
@@ -93,14 +67,7 @@ class Astraea(ClusterPolicy):
                 per = {k: queue for k, queue in enumerate(self.queues) if queue}
                 quick = self.round_at != now
         else:
-            per = {}
-            for j in candidates:
-                k = tenant[j]
-                lst = per.get(k)
-                if lst is None:
-                    per[k] = [j]
-                else:
-                    lst.append(j)
+            per = _by_tenant(candidates, tenant)
         charged, fair, heap = {}, {}, []
         for k in per:
             c = charged[k] = ltgf.tenant_attained(k, now)
@@ -128,21 +95,24 @@ class Astraea(ClusterPolicy):
         # gang size -> whether a waiting job of that size that neither holds GPUs nor was preempted at
         # this instant finds a placement (and so try_place places it); valid until the next placement
         fits: dict[int, bool] = {}
+
+        def some_size_fits(k, free) -> bool:
+            """Whether some gang size of tenant k's waiting jobs finds a placement now."""
+            for g in sizes_of[k]:
+                ok = fits.get(g)
+                if ok is None:
+                    ok = fits[g] = g <= free and find(g) is not None
+                if ok:
+                    return True
+            return False
         while heap:
             free = cluster.free_total
             if free <= 0:
                 break
             k = heappop(heap)[1]
-            if quick:
-                for g in sizes_of[k]:
-                    ok = fits.get(g)
-                    if ok is None:
-                        ok = fits[g] = g <= free and find(g) is not None
-                    if ok:
-                        break
-                else:  # none of its jobs can be placed, so neither can its best
-                    skipped.append(k)
-                    continue
+            if quick and not some_size_fits(k, free):  # none of its jobs can be placed, so neither can its best
+                skipped.append(k)
+                continue
             lst = keyed.get(k)
             if lst is None:
                 lst = keys_of(k)
@@ -178,14 +148,7 @@ class Astraea(ClusterPolicy):
                 self.place_leftovers(cluster, [key[-1] for _, k in rest for key in reversed(keys_of(k))], chosen)
                 return chosen
             for _, k in rest:
-                free = cluster.free_total
-                for g in sizes_of[k]:
-                    ok = fits.get(g)
-                    if ok is None:
-                        ok = fits[g] = g <= free and find(g) is not None
-                    if ok:
-                        break
-                else:
+                if not some_size_fits(k, cluster.free_total):
                     continue  # none of its jobs can be placed
                 for key in reversed(keys_of(k)):
                     free = cluster.free_total
@@ -203,6 +166,18 @@ class Astraea(ClusterPolicy):
                         else:
                             fits[g] = False
         return chosen
+
+
+def _by_tenant(jobs, tenant) -> dict[int, list]:
+    """{tenant: its jobs of `jobs`, in that order}."""
+    per: dict[int, list] = {}
+    for j in jobs:
+        lst = per.get(tenant[j])
+        if lst is None:
+            per[tenant[j]] = [j]
+        else:
+            lst.append(j)
+    return per
 
 
 @register
