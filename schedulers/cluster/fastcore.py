@@ -301,7 +301,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     job_fair = np.zeros(n)
     job_att = np.zeros(n)
     hold_since = np.full(n, nan)
-    ledger_done = np.zeros(n, np.bool_)
     win_att = [[0.0] for _ in range(T)]
     win_fair8 = [[0.0] for _ in range(T)]
     for k in range(T):
@@ -321,7 +320,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     hold_list = np.zeros(n, np.int64)
     hold_pos = np.full(n, -1, np.int64)
     n_hold = np.zeros(1, np.int64)
-    waiting = np.zeros(n, np.bool_)
     n_wait = np.zeros(1, np.int64)
     wait_demand = np.zeros(maxg + 1, np.int64)
     cold_until = np.full(n, nan)
@@ -389,9 +387,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     queue_of = np.full(n, -1, np.int64)
     starving = [(0.0, 0.0, 0)]
     starving.clear()
-    # Gandiva_fair: stride passes, tickets = quotas
+    # Gandiva_fair: stride passes (its tickets are the quotas)
     pass_ = np.zeros(T)
-    tickets = quota.copy()
     was_active = np.zeros(T, np.bool_)
     # Themis: contention integral, and (area, time) when each job became active
     area = np.zeros(1)
@@ -476,7 +473,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         active_w[k] -= weight[j]
         if active_w[k] < 1e-12:
             active_w[k] = 0.0
-        ledger_done[j] = True
 
     def job_rho(j, t):
         """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
@@ -523,7 +519,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             seen[j] = True
             seen_area[j] = area[0]
             seen_t[j] = now
-        waiting[j] = True
         pos = np.searchsorted(ws[:n_wait[0]], j)  # the waiting jobs in job order
         for i in range(n_wait[0], pos, -1):
             ws[i] = ws[i - 1]
@@ -538,7 +533,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 heapq.heappush(starving, (now + 2.0 * attained_engine(j), now, j))
 
     def wait_remove(j):
-        waiting[j] = False
         pos = np.searchsorted(ws[:n_wait[0]], j)
         for i in range(pos, n_wait[0] - 1):
             ws[i] = ws[i + 1]
@@ -895,7 +889,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             if not attempt(j, now, at_round, -1):
                 continue  # this tenant's next job does not fit: skipped this round
             chosen.append(j)
-            pass_[k] += gpus[j] * lease_s / tickets[k]
+            pass_[k] += gpus[j] * lease_s / quota[k]
             head[k] += 1
             if head[k] < end[k]:
                 heapq.heappush(heap, (pass_[k], k))
@@ -913,7 +907,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             before = len(chosen)
             place_in_order(js[head[k]:end[k]], end[k] - head[k], now, at_round, chosen)
             for c in range(before, len(chosen)):
-                pass_[k] += gpus[chosen[c]] * lease_s / tickets[k]
+                pass_[k] += gpus[chosen[c]] * lease_s / quota[k]
             if total_now(at_round) == 0:
                 return
 
@@ -1477,20 +1471,11 @@ simulate = _jit(numba, simulate, nogil=False)  # it takes the GIL to poll for si
 
 # ----- the Python side: inputs, and the run's state as schedulers.cluster.metrics reads it ---------
 def eligible(policy) -> bool:
-    """Whether `policy` is exactly a built-in policy this loop knows, without the rule checks
-    (a subclass, e.g. a plugin, may change any hook)."""
-    from schedulers.cluster.policies.astraea import Astraea, AstraeaP  # noqa: PLC0415
-    from schedulers.cluster.policies.gandiva_fair import GandivaFair  # noqa: PLC0415
-    from schedulers.cluster.policies.srtf_oracle import SRTFOracle  # noqa: PLC0415
-    from schedulers.cluster.policies.themis import Themis  # noqa: PLC0415
+    """Whether `policy` is exactly the built-in class registered under a name this loop knows,
+    without the rule checks (a subclass, e.g. a plugin, may change any hook)."""
+    from schedulers.policy import get_policy  # noqa: PLC0415
 
-    from schedulers.cluster.policies.hived import HiveD  # noqa: PLC0415
-    from schedulers.cluster.policies.tiresias_l import TiresiasL  # noqa: PLC0415
-
-    from schedulers.cluster.policies.allox import Allox  # noqa: PLC0415
-
-    known = (SRTFOracle, Astraea, AstraeaP, GandivaFair, Themis, TiresiasL, HiveD, Allox)
-    return type(policy) in known and not policy.check
+    return policy.name in POLICIES and type(policy) is get_policy(policy.name, "cluster") and not policy.check
 
 
 class CompiledState:
@@ -1522,8 +1507,9 @@ class CompiledState:
         self.start = start
 
     def allocation_text(self):
-        """As `allocation_arrays`, with each placement as its text "node:gpus[,node:gpus]" (one
-        text object per distinct placement; most are one node: coded by node and GPUs)."""
+        """As ClusterPolicy.allocation_arrays, with each placement as its text
+        "node:gpus[,node:gpus]" (one text object per distinct placement; most are one node: coded by
+        node and GPUs)."""
         s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = self._segments
         rows = np.flatnonzero(s_end > s_start)
         offsets, parts = s_pl[rows], s_pn[rows]
@@ -1544,21 +1530,6 @@ class CompiledState:
                 many.append(made.get(key) or made.setdefault(key, ",".join(f"{n}:{k}" for n, k in key)))
             nodes[~one] = np.array(many, dtype=object)
         return s_job[rows], s_start[rows], s_end[rows], nodes, s_kind[rows]
-
-    def allocation_arrays(self):
-        """As ClusterPolicy.allocation_arrays: (job, start, end, placements, kind) of every stretch
-        with end > start."""
-        s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = self._segments
-        rows = np.flatnonzero(s_end > s_start)
-        places: dict[int, tuple] = {}
-        nodes, ks = flat_node.tolist(), flat_k.tolist()
-        out = []
-        for o, m in zip(s_pl[rows].tolist(), s_pn[rows].tolist()):
-            p = places.get(o)
-            if p is None:
-                p = places[o] = tuple(zip(nodes[o:o + m], ks[o:o + m]))
-            out.append(p)
-        return s_job[rows], s_start[rows], s_end[rows], out, s_kind[rows]
 
 
 class _Ledgers:
@@ -1587,21 +1558,19 @@ class _Ledgers:
         return rows
 
 
-def _cell_owners(policy, T, quota):
+def _cell_owners(policy, quota) -> np.ndarray:
     """HiveD's cells as the tenant owning each node (zeros for the other policies)."""
-    owner = np.zeros(len(policy.capacities), np.int64)
-    if policy.name == "hived":
-        policy.T, policy.quota = T, list(quota)
-        policy.setup(None)  # the cells, as the Python run builds them
-        for k, cell in enumerate(policy.cells):
-            owner[sorted(cell)] = k
-    return owner
+    if policy.name != "hived":
+        return np.zeros(len(policy.capacities), np.int64)
+    from schedulers.cluster.policies.hived import cell_owners  # noqa: PLC0415
+
+    return np.array(cell_owners(policy.capacities, quota), np.int64)
 
 
 def run(jobs, policy):
-    """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: (completion, start,
-    events, state) with `state` a CompiledState, or raises PolicyError as the Python run would."""
-    from schedulers.cluster.ltgf import LTGF  # noqa: PLC0415
+    """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: the run's
+    CompiledState, or PolicyError / ValueError where the Python run raises them."""
+    from schedulers.cluster.ltgf import FAIR_SHARES, tenant_quotas  # noqa: PLC0415
     from schedulers.policy import PolicyError  # noqa: PLC0415
 
     if policy.needs_prediction and jobs.predicted is None:
@@ -1613,9 +1582,10 @@ def run(jobs, policy):
         j = int(np.argmax(gpus))
         raise PolicyError(f"job {jobs.job_id[j]} needs {int(gpus[j])} GPUs, the cluster has {M}")
     T = len(jobs.tenant_names)
-    ledger = LTGF(gpus[:0], jobs.tenant[:0], jobs.weight[:0], T, M, tenant_weights=policy.tenant_weights,
-                  fair_share=policy.fair_share, window_s=policy.fair_window_s)  # the quotas, as the Python run has them
-    quota = np.array(ledger.quota, np.float64)
+    if policy.fair_share not in FAIR_SHARES:  # as LTGF refuses it in the Python run
+        raise ValueError(f"fair_share must be one of {FAIR_SHARES}")
+    quotas = tenant_quotas(T, M, policy.tenant_weights)
+    quota = np.array(quotas, np.float64)
     x = np.array([g / w for g, w in zip(gpus.tolist(), jobs.weight.tolist())], np.float64)
     xval, xid = np.unique(x, return_inverse=True) if jobs.n else (np.zeros(1), np.zeros(0, np.int64))
     cap = np.array(caps, np.int64)
@@ -1633,7 +1603,7 @@ def run(jobs, policy):
         float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s),
         policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
         float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
-        _cell_owners(policy, T, ledger.quota), max_parts)
+        _cell_owners(policy, quotas), max_parts)
     try:
         out = simulate(*args)
     except SystemError as exc:  # a signal handler raised inside the loop's poll: numba wraps its exception
@@ -1642,5 +1612,5 @@ def run(jobs, policy):
         raise
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
-    state = CompiledState(policy, out, jobs, ledger.quota, float(policy.fair_window_s))
+    state = CompiledState(policy, out, jobs, quotas, float(policy.fair_window_s))
     return state

@@ -34,6 +34,12 @@ import numpy as np
 FAIR_SHARES = ("eq16", "eq8")
 
 
+def tenant_quotas(n_tenants: int, total_gpus: int, tenant_weights=None) -> list[float]:
+    """Q_k = M · W_k / Σ W (equal weights when none are given)."""
+    tw = np.ones(n_tenants) if tenant_weights is None else np.asarray(tenant_weights, np.float64)
+    return (total_gpus * tw / tw.sum()).tolist()
+
+
 class LTGF:
     """The two ledgers of ASTRAEA. Call `arrive`, `hold`, `release`, `complete` at event times."""
 
@@ -46,8 +52,7 @@ class LTGF:
         self.tenant = [int(k) for k in tenant]
         self.weight = [float(w) for w in weight]
         self.x = [g / w for g, w in zip(self.gpus, self.weight)]
-        tw = np.ones(n_tenants) if tenant_weights is None else np.asarray(tenant_weights, np.float64)
-        self.quota = (total_gpus * tw / tw.sum()).tolist()
+        self.quota = tenant_quotas(n_tenants, total_gpus, tenant_weights)
         self.total_gpus = total_gpus
         self.window_s = float(window_s)
         T, n = n_tenants, len(self.gpus)

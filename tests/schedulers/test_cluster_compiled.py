@@ -155,3 +155,11 @@ def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
+    jobs = JobSet.from_frame(_frame(1500, 3, 11))
+    for setting in ("off", "on"):
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        with pytest.raises(ValueError, match="fair_share must be one of"):
+            simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=16, gpus_per_node=8, fair_share="eq9"))

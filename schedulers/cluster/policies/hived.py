@@ -15,6 +15,23 @@ from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
 
+def cell_owners(capacities, quota) -> list[int]:
+    """The tenant owning each node as HiveD's cells: whole nodes in proportion to the quotas, a node
+    belonging to the tenant whose span of the cumulative quota holds the node's middle GPU."""
+    bounds, cum = [], 0.0
+    for q in quota:
+        cum += q
+        bounds.append(cum)
+    owner, k, acc = [], 0, 0.0
+    for c in capacities:
+        mid = acc + c / 2.0
+        while k < len(bounds) - 1 and mid > bounds[k]:
+            k += 1
+        owner.append(k)
+        acc += c
+    return owner
+
+
 @register
 class HiveD(ClusterPolicy):
     """HiveD (simplified): each tenant owns reserved cells = whole nodes in proportion to its quota
@@ -28,20 +45,8 @@ class HiveD(ClusterPolicy):
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
     def setup(self, view):
-        caps = self.capacities
-        bounds, cum = [], 0.0
-        for q in self.quota:  # cumulative quota; a node belongs to the tenant whose span holds its middle
-            cum += q
-            bounds.append(cum)
-        owner, k, acc = [], 0, 0.0
-        for c in caps:
-            mid = acc + c / 2.0
-            while k < len(bounds) - 1 and mid > bounds[k]:
-                k += 1
-            owner.append(k)
-            acc += c
         self.cells = [set() for _ in range(self.T)]
-        for node, k in enumerate(owner):
+        for node, k in enumerate(cell_owners(self.capacities, self.quota)):
             self.cells[k].add(node)
         self.cell_nodes = [sorted(cell) for cell in self.cells]
         # each tenant's waiting jobs in index order: a fill or a round reads a tenant's jobs only up
