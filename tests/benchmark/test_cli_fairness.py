@@ -36,6 +36,7 @@ def test_all_policies_outputs(tmp_path):
     doc = json.loads((out / "results.json").read_text())
     assert doc["task"] == "fairness" and doc["n_jobs"] == 40 and doc["options"]["fair_share"] == "eq16"
     assert [r["policy"] for r in doc["rows"]] == ALL
+    assert doc["cluster_loops"] == dict.fromkeys(ALL, "Python")  # 40 jobs: below the compiled loop's threshold
     for row in doc["rows"]:
         assert set(METRICS) <= set(row) and row["completed"] == 40
         assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p", "allox") else None)
@@ -114,3 +115,20 @@ def test_options_that_would_be_ignored_are_exit_2(tmp_path, capsys, argv, messag
     assert main(["run", "--task", "fairness", *argv, "--output", str(out), "--no-mlflow", "--quiet"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"error: {message}"]
     assert not out.exists()
+
+
+def test_results_say_which_policies_ran_compiled(tmp_path, monkeypatch):
+    """With ATLAS_BENCH_JIT=on the built-in policies the compiled loop knows run on it, and
+    results.json says so per policy; the rows are those of the Python run."""
+    pytest.importorskip("numba")
+    out_on, out_off = tmp_path / "on", tmp_path / "off"
+    jobs = _jobs_csv(tmp_path)
+    for setting, out in (("on", out_on), ("off", out_off)):
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        assert _run("--jobs", jobs, "--nodes", "2", "--policies", "astraea,fifo", "--output", out) == 0
+    on = json.loads((out_on / "results.json").read_text())
+    off = json.loads((out_off / "results.json").read_text())
+    assert on["cluster_loops"] == {"astraea": "compiled", "fifo": "Python"}
+    assert off["cluster_loops"] == {"astraea": "Python", "fifo": "Python"}
+    for a, b in zip(on["rows"], off["rows"]):
+        assert {k: v for k, v in a.items() if k != "sim_seconds"} == {k: v for k, v in b.items() if k != "sim_seconds"}
