@@ -397,6 +397,21 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     seen = np.zeros(n, np.bool_)
     seen_area = np.zeros(n)
     seen_t = np.zeros(n)
+    # ASTRAEA(-P): bonus > 0 and ρ_job >= 0 put a tenant's never-started candidates (tier A) before the
+    # ones that ran (tier B). Tier A's key is fixed (j; (p̂, j) for ASTRAEA-P), so each tenant's waiting
+    # never-started jobs are kept in key order (a_buf), with a count per gang size; the waiting jobs
+    # that ran are a set (sw_list), keyed and sorted with the running ones only when a decision
+    # reaches them.
+    a_buf = [np.zeros(8, np.int64) for _ in range(T)]
+    a_len = np.zeros(T, np.int64)
+    a_count = np.zeros((T, maxg + 1), np.int64)
+    sw_list = np.zeros(n, np.int64)
+    sw_pos = np.full(n, -1, np.int64)
+    n_sw = np.zeros(1, np.int64)
+    s_count = np.zeros((T, maxg + 1), np.int64)
+    w_count = np.zeros(T, np.int64)  # waiting jobs per tenant
+    h_count = np.zeros(T, np.int64)  # running jobs per tenant
+    round_at = np.full(1, -1.0)  # time of the last round
 
     # ----- engine helpers ---------------------------------------------------------------------
     def attained_engine(j):
@@ -486,12 +501,14 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
 
     # ----- queues -------------------------------------------------------------------------------
     def hold_add(j):
+        h_count[tenant[j]] += 1
         holding[j] = True
         hold_pos[j] = n_hold[0]
         hold_list[n_hold[0]] = j
         n_hold[0] += 1
 
     def hold_remove(j):
+        h_count[tenant[j]] -= 1
         holding[j] = False
         i = hold_pos[j]
         last = hold_list[n_hold[0] - 1]
@@ -514,6 +531,72 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         h = hold_since[j]
         return job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h))
 
+    def a_before(a, b):
+        """Tier-A order: j, or (p̂, j) for ASTRAEA-P with NaN last, as numpy's stable sort has it."""
+        if policy == 2:
+            pa = predicted[a]
+            pb = predicted[b]
+            if pa < pb or (math.isnan(pb) and not math.isnan(pa)):
+                return True
+            if pb < pa or (math.isnan(pa) and not math.isnan(pb)):
+                return False
+        return a < b
+
+    def a_position(buf, length, j):
+        """The first index of buf[:length] not before j."""
+        lo = 0
+        hi = length
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if a_before(buf[mid], j):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def tier_add(j):
+        k = tenant[j]
+        w_count[k] += 1
+        if started[j]:
+            sw_pos[j] = n_sw[0]
+            sw_list[n_sw[0]] = j
+            n_sw[0] += 1
+            s_count[k, gpus[j]] += 1
+            return
+        length = a_len[k]
+        buf = a_buf[k]
+        if length == len(buf):
+            grown = np.empty(2 * length, np.int64)
+            grown[:length] = buf
+            a_buf[k] = grown
+            buf = grown
+        pos = a_position(buf, length, j)
+        for i in range(length, pos, -1):
+            buf[i] = buf[i - 1]
+        buf[pos] = j
+        a_len[k] = length + 1
+        a_count[k, gpus[j]] += 1
+
+    def tier_remove(j):
+        k = tenant[j]
+        w_count[k] -= 1
+        if started[j]:
+            i = sw_pos[j]
+            last = sw_list[n_sw[0] - 1]
+            sw_list[i] = last
+            sw_pos[last] = i
+            n_sw[0] -= 1
+            sw_pos[j] = -1
+            s_count[k, gpus[j]] -= 1
+            return
+        length = a_len[k]
+        buf = a_buf[k]
+        pos = a_position(buf, length, j)
+        for i in range(pos, length - 1):
+            buf[i] = buf[i + 1]
+        a_len[k] = length - 1
+        a_count[k, gpus[j]] -= 1
+
     def wait_add(j, now):
         if policy == 4 and not seen[j]:  # Themis: the contention integral when the job became active
             seen[j] = True
@@ -526,6 +609,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         n_wait[0] += 1
         wait_demand[gpus[j]] += 1
         wait_since[j] = now
+        if policy == 1 or policy == 2:
+            tier_add(j)
         if policy == 5:  # Tiresias-L: its queue, and when it may be promoted
             a = ledger_attained(j, now)
             queue_of[j] = level_of(j, a)
@@ -539,6 +624,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         n_wait[0] -= 1
         wait_demand[gpus[j]] -= 1
         queue_of[j] = -1
+        if policy == 1 or policy == 2:
+            tier_remove(j)
 
     # ----- placements -----------------------------------------------------------------------------
     def release_placement(j):
@@ -743,67 +830,78 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             return a / f
         return 0.0 if a <= 0.0 else inf
 
-    def select_astraea(at_round, now, chosen):
-        cand = candidates(at_round)
-        # job_rhos: each candidate's tenant advanced once, in candidate order
-        for k in range(T):
-            tenant_seen[k] = False
-        for j in cand:
-            k = tenant[j]
-            if not tenant_seen[k]:
-                advance(k, now)
-                tenant_seen[k] = True
-        # keys (tenant, key, key2, job), sorted by stable sorts from the last to the first
-        m = len(cand)
+    def may_fit(counts, k, total):
+        """Whether a plain waiting job of tenant k counted in counts[k] may still be placed: some gang
+        size of them fits in `total` and has not missed since the last choice (else attempt refuses
+        every one of them, with nothing changed)."""
+        top = total if total < maxg else maxg
+        for g in range(1, top + 1):
+            if counts[k, g] > 0 and not missed[g]:
+                return True
+        return False
+
+    def tier_b(at_round, now, b_sorted, b_first):
+        """Tier B of every tenant (its waiting jobs that ran, and its running jobs at a round), each
+        tenant's in (ρ_job, [max(0, p̂ − done) for ASTRAEA-P,] j) order: into b_sorted, tenant k's from
+        b_first[k]."""
+        m = n_sw[0] + (n_hold[0] if at_round else 0)
+        cand = np.empty(m, np.int64)
+        cand[:n_sw[0]] = sw_list[:n_sw[0]]
+        if at_round:
+            cand[n_sw[0]:] = hold_list[:n_hold[0]]
+        cand.sort()  # job order: the stable sorts below then break ties by j
         key = np.empty(m)
         key2 = np.zeros(m)
         for i in range(m):
             j = cand[i]
-            rho = job_rho(j, now)
+            key[i] = job_rho(j, now)
             if policy == 2:
-                p = predicted[j]
-                if not started[j]:
-                    key[i] = rho - bonus
-                    key2[i] = p
-                else:
-                    r = p - attained_engine(j)
-                    key[i] = rho
-                    key2[i] = r if r > 0.0 else 0.0
-            else:
-                key[i] = rho if started[j] else rho - bonus
+                r = predicted[j] - attained_engine(j)
+                key2[i] = r if r > 0.0 else 0.0
         if policy == 2:
             perm = np.argsort(key2, kind="mergesort")
             perm = perm[np.argsort(key[perm], kind="mergesort")]
         else:  # ASTRAEA has no second key
             perm = np.argsort(key, kind="mergesort")
-        # then stable by tenant: a counting sort
-        count = np.zeros(T + 1, np.int64)
+        count = np.zeros(T + 1, np.int64)  # then stable by tenant: a counting sort
         for i in range(m):
             count[tenant[cand[i]] + 1] += 1
         for k in range(T):
             count[k + 1] += count[k]
-        jobs_sorted = np.empty(m, np.int64)
+        b_first[:] = count[:T]
         for i in range(m):
             j = cand[perm[i]]
             k = tenant[j]
-            jobs_sorted[count[k]] = j
+            b_sorted[count[k]] = j
             count[k] += 1
-        # per tenant: jobs_sorted[first[k]:end[k]] best first; next best = the lowest index not taken
-        first = np.full(T, -1, np.int64)
+
+    def select_astraea(at_round, now, chosen):
+        """Astraea.select: tenants by pre-charged ρ_tenant, each tenant's candidates best first (tier A
+        in its kept order, then tier B sorted once a decision reaches it); skipped tenants' candidates
+        after, in (ρ_tenant, k) order. At a fill with no round at this instant every candidate is a
+        plain waiting job, so a tier none of whose gang sizes can be placed is passed over unread."""
+        m = (n_hold[0] if at_round else 0) + n_wait[0]
+        counters[4] += 1
+        counters[5] += m
+        if m > counters[6]:
+            counters[6] = m
+        if at_round:
+            round_at[0] = now
+        quick = not at_round and round_at[0] != now
+        b_len = np.zeros(T, np.int64)
+        b_first = np.zeros(T, np.int64)
+        b_sorted = np.zeros(0, np.int64)
+        b_ready = False
+        head = np.zeros(T, np.int64)
         end = np.zeros(T, np.int64)
-        for i in range(m):
-            k = tenant[jobs_sorted[i]]
-            if first[k] < 0:
-                first[k] = i
-            end[k] = i + 1
-        head = first.copy()
         charged = np.zeros(T)
         fair_k = np.zeros(T)
         heap = [(0.0, 0)]
         heap.clear()
-        # tenants in the order the Python dict meets them does not matter: the heap orders (ρ, k)
-        for k in range(T):
-            if first[k] >= 0:
+        for k in range(T):  # every tenant with a candidate is advanced, as when each ρ_job is read
+            b_len[k] = w_count[k] - a_len[k] + (h_count[k] if at_round else 0)
+            end[k] = a_len[k] + b_len[k]
+            if end[k] > 0:
                 advance(k, now)
                 charged[k] = att[k]
                 fair_k[k] = fair[k]
@@ -813,7 +911,15 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         skipped.clear()
         while heap and total_now(at_round) > 0:
             _, k = heapq.heappop(heap)
-            j = jobs_sorted[head[k]]
+            i = head[k]
+            if i < a_len[k]:
+                j = a_buf[k][i]
+            else:
+                if not b_ready:
+                    b_sorted = np.empty(n_sw[0] + (n_hold[0] if at_round else 0), np.int64)
+                    tier_b(at_round, now, b_sorted, b_first)
+                    b_ready = True
+                j = b_sorted[b_first[k] + i - a_len[k]]
             if not attempt(j, now, at_round, -1):
                 skipped.append(k)
                 continue
@@ -822,18 +928,46 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             charged[k] += gpus[j] * lease_s
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
-        if len(skipped) > 0 and total_now(at_round) > 0:
-            ks = np.sort(np.array(skipped))
-            r = np.empty(len(ks))
-            for i in range(len(ks)):
-                r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
-            for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
-                for i in range(head[k], end[k]):
-                    if total_now(at_round) == 0:
+        if len(skipped) == 0 or total_now(at_round) == 0:
+            return
+        ks = np.sort(np.array(skipped))
+        r = np.empty(len(ks))
+        for i in range(len(ks)):
+            r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
+        for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
+            i = head[k]
+            if i < a_len[k]:  # tier A: plain waiting jobs
+                buf = a_buf[k]
+                fits = may_fit(a_count, k, total_now(at_round))
+                while i < a_len[k] and fits:
+                    total = total_now(at_round)
+                    if total == 0:
                         return
-                    j = jobs_sorted[i]
-                    if gpus[j] <= total_now(at_round) and attempt(j, now, at_round, -1):
-                        chosen.append(j)
+                    j = buf[i]
+                    i += 1
+                    if gpus[j] <= total:
+                        misses = len(missed_list)
+                        if attempt(j, now, at_round, -1):
+                            chosen.append(j)
+                            fits = may_fit(a_count, k, total_now(at_round))
+                        elif len(missed_list) != misses:
+                            fits = may_fit(a_count, k, total)
+                i = a_len[k]
+                if total_now(at_round) == 0:
+                    return
+            if i >= end[k] or (quick and not may_fit(s_count, k, total_now(at_round))):
+                continue
+            if not b_ready:
+                b_sorted = np.empty(n_sw[0] + (n_hold[0] if at_round else 0), np.int64)
+                tier_b(at_round, now, b_sorted, b_first)
+                b_ready = True
+            for i in range(i, end[k]):
+                total = total_now(at_round)
+                if total == 0:
+                    return
+                j = b_sorted[b_first[k] + i - a_len[k]]
+                if gpus[j] <= total and attempt(j, now, at_round, -1):
+                    chosen.append(j)
 
     def start_pass(have):
         """GandivaFair._start_pass: a tenant back from idle restarts at the smallest pass of the
