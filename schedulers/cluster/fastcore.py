@@ -399,18 +399,24 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     seen_t = np.zeros(n)
     # ASTRAEA(-P): bonus > 0 and ρ_job >= 0 put a tenant's never-started candidates (tier A) before the
     # ones that ran (tier B). Tier A's key is fixed (j; (p̂, j) for ASTRAEA-P), so each tenant's waiting
-    # never-started jobs are kept in key order (a_buf), with a count per gang size; the waiting jobs
-    # that ran are a set (sw_list), keyed and sorted with the running ones only when a decision
-    # reaches them.
+    # never-started jobs are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
+    # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
+    # jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them.
     a_buf = [np.zeros(8, np.int64) for _ in range(T)]
     a_len = np.zeros(T, np.int64)
     a_count = np.zeros((T, maxg + 1), np.int64)
-    sw_list = np.zeros(n, np.int64)
+    sw_buf = [np.zeros(8, np.int64) for _ in range(T)]
+    sw_len = np.zeros(T, np.int64)
     sw_pos = np.full(n, -1, np.int64)
-    n_sw = np.zeros(1, np.int64)
     s_count = np.zeros((T, maxg + 1), np.int64)
+    hb_buf = [np.zeros(8, np.int64) for _ in range(T)]
+    hb_len = np.zeros(T, np.int64)
+    hb_pos = np.full(n, -1, np.int64)
+    b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
+    for k in range(T):
+        b_heap[k].clear()
+    b_built = np.zeros(T, np.bool_)
     w_count = np.zeros(T, np.int64)  # waiting jobs per tenant
-    h_count = np.zeros(T, np.int64)  # running jobs per tenant
     round_at = np.full(1, -1.0)  # time of the last round
 
     # ----- engine helpers ---------------------------------------------------------------------
@@ -500,15 +506,40 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         return attained / f if f > 0.0 else inf
 
     # ----- queues -------------------------------------------------------------------------------
+    def bag_add(bufs, lens, pos, k, j):
+        """j into tenant k's unordered set bufs[k][:lens[k]] (pos: where each job sits)."""
+        length = lens[k]
+        buf = bufs[k]
+        if length == len(buf):
+            grown = np.empty(2 * length, np.int64)
+            grown[:length] = buf
+            bufs[k] = grown
+            buf = grown
+        buf[length] = j
+        pos[j] = length
+        lens[k] = length + 1
+
+    def bag_remove(bufs, lens, pos, k, j):
+        i = pos[j]
+        length = lens[k] - 1
+        buf = bufs[k]
+        last = buf[length]
+        buf[i] = last
+        pos[last] = i
+        lens[k] = length
+        pos[j] = -1
+
     def hold_add(j):
-        h_count[tenant[j]] += 1
+        if policy == 1 or policy == 2:
+            bag_add(hb_buf, hb_len, hb_pos, tenant[j], j)
         holding[j] = True
         hold_pos[j] = n_hold[0]
         hold_list[n_hold[0]] = j
         n_hold[0] += 1
 
     def hold_remove(j):
-        h_count[tenant[j]] -= 1
+        if policy == 1 or policy == 2:
+            bag_remove(hb_buf, hb_len, hb_pos, tenant[j], j)
         holding[j] = False
         i = hold_pos[j]
         last = hold_list[n_hold[0] - 1]
@@ -558,9 +589,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         k = tenant[j]
         w_count[k] += 1
         if started[j]:
-            sw_pos[j] = n_sw[0]
-            sw_list[n_sw[0]] = j
-            n_sw[0] += 1
+            bag_add(sw_buf, sw_len, sw_pos, k, j)
             s_count[k, gpus[j]] += 1
             return
         length = a_len[k]
@@ -581,12 +610,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         k = tenant[j]
         w_count[k] -= 1
         if started[j]:
-            i = sw_pos[j]
-            last = sw_list[n_sw[0] - 1]
-            sw_list[i] = last
-            sw_pos[last] = i
-            n_sw[0] -= 1
-            sw_pos[j] = -1
+            bag_remove(sw_buf, sw_len, sw_pos, k, j)
             s_count[k, gpus[j]] -= 1
             return
         length = a_len[k]
@@ -840,46 +864,29 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 return True
         return False
 
-    def tier_b(at_round, now, b_sorted, b_first):
-        """Tier B of every tenant (its waiting jobs that ran, and its running jobs at a round), each
-        tenant's in (ρ_job, [max(0, p̂ − done) for ASTRAEA-P,] j) order: into b_sorted, tenant k's from
-        b_first[k]."""
-        m = n_sw[0] + (n_hold[0] if at_round else 0)
-        cand = np.empty(m, np.int64)
-        cand[:n_sw[0]] = sw_list[:n_sw[0]]
-        if at_round:
-            cand[n_sw[0]:] = hold_list[:n_hold[0]]
-        cand.sort()  # job order: the stable sorts below then break ties by j
-        key = np.empty(m)
-        key2 = np.zeros(m)
-        for i in range(m):
-            j = cand[i]
-            key[i] = job_rho(j, now)
-            if policy == 2:
-                r = predicted[j] - attained_engine(j)
-                key2[i] = r if r > 0.0 else 0.0
-        if policy == 2:
-            perm = np.argsort(key2, kind="mergesort")
-            perm = perm[np.argsort(key[perm], kind="mergesort")]
-        else:  # ASTRAEA has no second key
-            perm = np.argsort(key, kind="mergesort")
-        count = np.zeros(T + 1, np.int64)  # then stable by tenant: a counting sort
-        for i in range(m):
-            count[tenant[cand[i]] + 1] += 1
-        for k in range(T):
-            count[k + 1] += count[k]
-        b_first[:] = count[:T]
-        for i in range(m):
-            j = cand[perm[i]]
-            k = tenant[j]
-            b_sorted[count[k]] = j
-            count[k] += 1
+    def tier_b(k, at_round, now):
+        """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
+        (ρ_job, [max(0, p̂ − done) for ASTRAEA-P,] j): popped in the order of the sorted keys."""
+        h = b_heap[k]
+        h.clear()
+        for part in range(2 if at_round else 1):
+            buf = sw_buf[k] if part == 0 else hb_buf[k]
+            for i in range(sw_len[k] if part == 0 else hb_len[k]):
+                j = buf[i]
+                key2 = 0.0  # ASTRAEA has no second key
+                if policy == 2:
+                    r = predicted[j] - attained_engine(j)
+                    key2 = r if r > 0.0 else 0.0
+                h.append((job_rho(j, now), key2, j))
+        heapq.heapify(h)
+        b_built[k] = True
 
     def select_astraea(at_round, now, chosen):
         """Astraea.select: tenants by pre-charged ρ_tenant, each tenant's candidates best first (tier A
-        in its kept order, then tier B sorted once a decision reaches it); skipped tenants' candidates
-        after, in (ρ_tenant, k) order. At a fill with no round at this instant every candidate is a
-        plain waiting job, so a tier none of whose gang sizes can be placed is passed over unread."""
+        in its kept order, then tier B, keyed when a decision first reaches it); then the skipped
+        tenants' candidates in (ρ_tenant, k) order. At a fill with no round at this instant every
+        candidate is a plain waiting job, so a tier none of whose gang sizes can be placed is passed
+        over unread."""
         m = (n_hold[0] if at_round else 0) + n_wait[0]
         counters[4] += 1
         counters[5] += m
@@ -888,10 +895,6 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         if at_round:
             round_at[0] = now
         quick = not at_round and round_at[0] != now
-        b_len = np.zeros(T, np.int64)
-        b_first = np.zeros(T, np.int64)
-        b_sorted = np.zeros(0, np.int64)
-        b_ready = False
         head = np.zeros(T, np.int64)
         end = np.zeros(T, np.int64)
         charged = np.zeros(T)
@@ -899,8 +902,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         heap = [(0.0, 0)]
         heap.clear()
         for k in range(T):  # every tenant with a candidate is advanced, as when each ρ_job is read
-            b_len[k] = w_count[k] - a_len[k] + (h_count[k] if at_round else 0)
-            end[k] = a_len[k] + b_len[k]
+            b_built[k] = False
+            end[k] = w_count[k] + (hb_len[k] if at_round else 0)
             if end[k] > 0:
                 advance(k, now)
                 charged[k] = att[k]
@@ -911,18 +914,18 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         skipped.clear()
         while heap and total_now(at_round) > 0:
             _, k = heapq.heappop(heap)
-            i = head[k]
-            if i < a_len[k]:
-                j = a_buf[k][i]
+            in_a = head[k] < a_len[k]
+            if in_a:
+                j = a_buf[k][head[k]]
             else:
-                if not b_ready:
-                    b_sorted = np.empty(n_sw[0] + (n_hold[0] if at_round else 0), np.int64)
-                    tier_b(at_round, now, b_sorted, b_first)
-                    b_ready = True
-                j = b_sorted[b_first[k] + i - a_len[k]]
+                if not b_built[k]:
+                    tier_b(k, at_round, now)
+                j = b_heap[k][0][2]
             if not attempt(j, now, at_round, -1):
                 skipped.append(k)
                 continue
+            if not in_a:
+                heapq.heappop(b_heap[k])
             head[k] += 1
             chosen.append(j)
             charged[k] += gpus[j] * lease_s
@@ -952,20 +955,20 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                             fits = may_fit(a_count, k, total_now(at_round))
                         elif len(missed_list) != misses:
                             fits = may_fit(a_count, k, total)
-                i = a_len[k]
                 if total_now(at_round) == 0:
                     return
-            if i >= end[k] or (quick and not may_fit(s_count, k, total_now(at_round))):
+            if w_count[k] == a_len[k] and not (at_round and hb_len[k] > 0):
+                continue  # no tier B
+            if quick and not may_fit(s_count, k, total_now(at_round)):
                 continue
-            if not b_ready:
-                b_sorted = np.empty(n_sw[0] + (n_hold[0] if at_round else 0), np.int64)
-                tier_b(at_round, now, b_sorted, b_first)
-                b_ready = True
-            for i in range(i, end[k]):
+            if not b_built[k]:
+                tier_b(k, at_round, now)
+            h = b_heap[k]
+            while len(h) > 0:
                 total = total_now(at_round)
                 if total == 0:
                     return
-                j = b_sorted[b_first[k] + i - a_len[k]]
+                j = heapq.heappop(h)[2]
                 if gpus[j] <= total and attempt(j, now, at_round, -1):
                     chosen.append(j)
 
