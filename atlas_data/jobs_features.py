@@ -164,6 +164,9 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
         empty = raw.isna().to_numpy() | (_text(raw) == "").to_numpy()
         if empty.all():
             raise InputError("--feature-columns: the column is empty in every row", path=path, where=where)
+        if not empty.any() and _text(raw).nunique() == 1:  # a learner drops such a column without a word
+            raise InputError(f"--feature-columns: the column has one value in every row ({_text(raw).iat[0]!r}), "
+                             "so it cannot tell jobs apart", path=path, where=where)
         if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
             x = raw.to_numpy(np.float64, na_value=np.nan)
             rho = max((_spearman(x, d) for d in (duration, duration * gpus)), key=lambda r: abs(np.nan_to_num(r)))

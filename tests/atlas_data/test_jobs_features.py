@@ -115,6 +115,8 @@ def test_feature_columns_take_their_kind_from_the_values():
 @pytest.mark.parametrize("column, values, message", [
     ("nope", None, "--feature-columns names a column the file does not have"),
     ("empty", [np.nan] * 50, "the column is empty in every row"),
+    ("queue", ["q1"] * 50, "the column has one value in every row ('q1'), so it cannot tell jobs apart"),
+    ("mem_gb", [4.0] * 50, "the column has one value in every row ('4.0')"),
     ("end_time", "end", "is a post-execution column (its name says 'end'"),
     ("gpu_time", "gpu_time", "is a post-execution column (computed from what the job used)"),
     ("t_done", "end", "never before the submit time and follow it"),
@@ -136,8 +138,15 @@ def test_bad_feature_columns_are_refused_naming_the_column(column, values, messa
     assert text.startswith(f"jobs.csv: column '{column}': ") and message in text and "\n" not in text
 
 
+def test_a_column_with_one_value_and_empty_rows_is_kept():
+    # whether a value is given at all can tell jobs apart
+    columns, values = _check(_table(n=50).assign(queue=["q1", None] * 25), ["queue"])
+    assert columns.categorical == ("tenant", "queue") and list(values["queue"].iloc[:2]) == ["q1", ""]
+
+
 def test_request_columns_with_execution_words_are_allowed():
-    df = _table(n=50).assign(requested_duration=7200.0, time_limit=np.arange(50) * 60.0 + 60.0)
+    df = _table(n=50).assign(requested_duration=[3600.0, 7200.0, 86400.0, 600.0, 1800.0] * 10,
+                             time_limit=np.arange(50) * 60.0 + 60.0)
     columns, _ = _check(df, ["requested_duration"])
     assert "requested_duration" in columns.numeric
 

@@ -87,6 +87,7 @@ def test_user_feature_columns_are_learned_from(tmp_path):
 @pytest.mark.parametrize("column, extra, message", [
     ("owner", {}, "column 'owner': --feature-columns names a column the file does not have"),
     ("notes", {"notes": np.nan}, "column 'notes': --feature-columns: the column is empty in every row"),
+    ("queue", {"queue": "q1"}, "column 'queue': --feature-columns: the column has one value in every row ('q1')"),
     ("end_time", {"end_time": 0.0}, "column 'end_time': --feature-columns: 'end_time' is a post-execution column"),
 ])
 def test_bad_feature_columns_exit_2_with_one_line(tmp_path, capsys, column, extra, message, one_error):
