@@ -699,13 +699,23 @@ def _swf_ids(values: np.ndarray) -> np.ndarray:
 
 
 def swf_feature_columns(jobs: pd.DataFrame) -> FeatureColumns:
-    """The feature columns of an imported SWF log: the kept submit-time fields that are not missing
-    in every row (many archive logs leave, e.g., requested memory at −1 throughout)."""
-    def filled(c):
-        return c in jobs.columns and jobs[c].notna().any()
+    """The feature columns of an imported SWF log: the kept submit-time fields that tell jobs apart.
 
-    return FeatureColumns(categorical=("tenant",) + tuple(c for c in SWF_CATEGORICAL if filled(c)),
-                          numeric=("gpus",) + tuple(c for c in SWF_NUMERIC if filled(c)))
+    Not a feature: a field missing in every row (many archive logs leave, e.g., requested memory at
+    −1 throughout), one with the same value in every row, and an id field that groups the jobs
+    exactly as the tenant does (the field the tenant was taken from: the same feature twice)."""
+    def informative(c):
+        if c not in jobs.columns or jobs[c].notna().sum() == 0:
+            return False
+        return jobs[c].nunique(dropna=False) > 1
+
+    def same_groups_as_tenant(c):
+        pairs = pd.DataFrame({"t": jobs["tenant"].astype(str), "c": jobs[c].astype(object).fillna("")})
+        return len(pairs.drop_duplicates()) == pairs["t"].nunique() == pairs["c"].nunique()
+
+    return FeatureColumns(
+        categorical=("tenant",) + tuple(c for c in SWF_CATEGORICAL if informative(c) and not same_groups_as_tenant(c)),
+        numeric=("gpus",) + tuple(c for c in SWF_NUMERIC if informative(c)))
 
 
 IMPORTERS = {"openb": import_openb, "helios": import_helios, "philly": import_philly,

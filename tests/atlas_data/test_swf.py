@@ -77,17 +77,22 @@ def test_submit_time_fields_are_kept_as_feature_columns(tmp_path):
     np.testing.assert_array_equal(jobs["requested_memory"], [np.nan, 512.0, np.nan, np.nan])
     assert "wait_time" not in jobs.columns and "status" not in jobs.columns  # outcomes, never features
     columns = swf_feature_columns(jobs)
-    assert columns.categorical == ("tenant", "user_id", "group_id", "queue_id", "partition_id", "executable_id")
+    # user_id is the tenant (the same groups, −1 as 'default'); queue and partition are one value throughout
+    assert columns.categorical == ("tenant", "group_id", "executable_id")
     assert columns.numeric == ("gpus", "requested_time", "requested_processors", "requested_memory")
     # a field missing in every kept row is no feature
     columns = swf_feature_columns(jobs.assign(requested_memory=np.nan))
     assert "requested_memory" not in columns.numeric
 
 
-@pytest.mark.parametrize("tenant, expected", [("group", ["1", "1", "2", "1"]), ("queue", ["1", "1", "1", "1"])])
-def test_tenant_by_group_or_queue(tmp_path, tenant, expected):
+@pytest.mark.parametrize("tenant, expected, features", [
+    ("group", ["1", "1", "2", "1"], ("tenant", "user_id")),  # executable 7/8 groups these 4 jobs as group 1/2 does
+    ("queue", ["1", "1", "1", "1"], ("tenant", "user_id", "group_id", "executable_id")),
+])
+def test_tenant_by_group_or_queue(tmp_path, tenant, expected, features):
     jobs, _ = import_trace("swf", write_log(tmp_path, HEADER + JOBS), tenant_column=tenant)
     assert jobs["tenant"].tolist() == expected
+    assert swf_feature_columns(jobs).categorical == features  # the tenant's own field is not a second feature
 
 
 def test_gzip_log_and_extension_rule(tmp_path):
