@@ -192,7 +192,7 @@ def test_prediction_on_an_swf_log_learns_from_its_fields(tmp_path):
                 "--quiet") == 0
     doc = json.loads((out / "results.json").read_text())
     assert doc["dataset"]["feature_columns"] == {
-        "categorical": ["tenant", "user_id", "group_id", "queue_id", "partition_id", "executable_id"],
+        "categorical": ["tenant", "group_id", "executable_id"],  # user_id is the tenant; queue, partition constant
         "numeric": ["gpus", "requested_time", "requested_processors"]}  # requested memory is −1 throughout
     assert {"executable_id_code", "log_requested_time"} <= set(doc["dataset"]["features"])
     rmsle = {r["method"]: r["rmsle"] for r in doc["rows"]}
