@@ -111,7 +111,7 @@ def _workload(name: str, n_jobs: int):
     return venus_workload(n_jobs)
 
 
-def _warm_up(jobs, names, nodes, gpn, weights) -> float | None:
+def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> float | None:
     """Compile (or load from numba's cache) the compiled cluster loop on a few jobs, when some of
     `names` will run on it at this size; its seconds, or None."""
     from schedulers import compiled
@@ -133,7 +133,8 @@ def _warm_up(jobs, names, nodes, gpn, weights) -> float | None:
                               predicted=None if jobs.predicted is None else jobs.predicted[head],
                               gpus=jobs.gpus[head], tenant=jobs.tenant[head], weight=jobs.weight[head])
     with compiled.setting("on"):
-        fastcore.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights))
+        fastcore.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
+                     notice=lambda text: say(f"  {text}", quiet))
     return time.perf_counter() - t0
 
 
@@ -170,7 +171,7 @@ def run(args) -> dict:
             figures.update(jobs=jobs.n, gpus=nodes * gpn, generate_s=section["generate_s"], policies=section["policies"])
         say(f"fairness perf: {workload}, {jobs.n} jobs, {len(jobs.tenant_names)} tenants, {nodes}x{gpn} GPUs, "
             f"loaded in {gen_s:.2f} s", quiet)
-        warm = _warm_up(jobs, names, nodes, gpn, weights)
+        warm = _warm_up(jobs, names, nodes, gpn, weights, quiet)
         if warm is not None:
             section["compiled_loop_load_s"] = round(warm, 3)
             say(f"  the compiled cluster loop: compiled or loaded in {warm:.2f} s (not in the times below)", quiet)

@@ -438,7 +438,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
                                   cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
                                   fair_window_s=args.fair_window, rho_from=args.job_rho_from)
             try:
-                run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
+                run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share, notice=progress.note)
             except PluginPolicyError:
                 raise  # its line names the plugin already
             except PolicyError as exc:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 
 import numba
 import numpy as np
@@ -42,6 +43,10 @@ POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2, "gandiva-fair": 3, "
 _EPS = 1e-9
 _REL_TOL = 1e-11
 _RUN, _COLD, _IDLE = 0, 1, -1
+#: a first call that takes longer than this to compile or load the loop gets the notice of `run`
+COMPILE_NOTICE_AFTER_S = 2.0
+COMPILE_NOTICE = ("compiling the cluster simulator for this machine (once after installing: one to two minutes; "
+                  "cached for later runs)")
 
 
 
@@ -1704,14 +1709,18 @@ def _cell_owners(policy, quota) -> np.ndarray:
     return np.array(cell_owners(policy.capacities, quota), np.int64)
 
 
-def run(jobs, policy):
-    """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: the run's
-    CompiledState, or PolicyError / ValueError where the Python run raises them."""
+def _arguments(jobs, policy) -> tuple[tuple, list]:
+    """(the arguments of `simulate` for `policy` on `jobs`, the tenants' quotas), or PolicyError /
+    ValueError where the Python run raises them."""
     from schedulers.cluster.ltgf import FAIR_SHARES, tenant_quotas  # noqa: PLC0415
+    from schedulers.cluster.policies.allox import ALLOX_MATCH_MAX  # noqa: PLC0415
+    from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
     from schedulers.policy import PolicyError  # noqa: PLC0415
 
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+    if not NEW_JOB_BONUS > 0:  # ASTRAEA's never-started jobs come first only so (select_astraea's tiers)
+        raise ValueError("the compiled loop needs a positive new-job bonus")
     caps = [int(c) for c in policy.capacities]
     M = sum(caps)
     gpus = jobs.gpus.astype(np.int64)
@@ -1722,25 +1731,45 @@ def run(jobs, policy):
     if policy.fair_share not in FAIR_SHARES:  # as LTGF refuses it in the Python run
         raise ValueError(f"fair_share must be one of {FAIR_SHARES}")
     quotas = tenant_quotas(T, M, policy.tenant_weights)
-    quota = np.array(quotas, np.float64)
     x = np.array([g / w for g, w in zip(gpus.tolist(), jobs.weight.tolist())], np.float64)
     xval, xid = np.unique(x, return_inverse=True) if jobs.n else (np.zeros(1), np.zeros(0, np.int64))
     cap = np.array(caps, np.int64)
     node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
-    min_cap = int(cap.min())
-    max_parts = (int(gpus.max()) // min_cap + 2) if jobs.n else 1
+    max_parts = (int(gpus.max()) // int(cap.min()) + 2) if jobs.n else 1
     predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
-    from schedulers.cluster.policies.allox import ALLOX_MATCH_MAX  # noqa: PLC0415
-    from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
-
     args = (
         np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
-        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order, quota,
-        float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s),
-        policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name], float(NEW_JOB_BONUS),
-        float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
+        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
+        np.array(quotas, np.float64), float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s),
+        float(policy.fair_window_s), policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name],
+        float(NEW_JOB_BONUS), float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
         _cell_owners(policy, quotas), max_parts)
+    return args, quotas
+
+
+def _signature(args) -> tuple:
+    """The numba types `simulate` is compiled for when called with `args`."""
+    return tuple(numba.typeof(a) for a in args)
+
+
+def run(jobs, policy, notice=None):
+    """Simulate `policy` (an `eligible` one) on `jobs` with the compiled loop: the run's
+    CompiledState, or PolicyError / ValueError where the Python run raises them.
+
+    `notice(text)` is told when the loop is being compiled (the first run after installing), once
+    that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in under a second."""
+    from schedulers.policy import PolicyError  # noqa: PLC0415
+
+    args, quotas = _arguments(jobs, policy)
+    if notice is not None and not simulate.signatures:  # not compiled or loaded in this process yet
+        timer = threading.Timer(COMPILE_NOTICE_AFTER_S, notice, args=(COMPILE_NOTICE,))
+        timer.daemon = True
+        timer.start()
+        try:
+            simulate.compile(_signature(args))
+        finally:
+            timer.cancel()
     try:
         out = simulate(*args)
     except SystemError as exc:  # a signal handler raised inside the loop's poll: numba wraps its exception
@@ -1749,5 +1778,4 @@ def run(jobs, policy):
         raise
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
-    state = CompiledState(policy, out, jobs, quotas, float(policy.fair_window_s))
-    return state
+    return CompiledState(policy, out, jobs, quotas, float(policy.fair_window_s))

@@ -61,12 +61,13 @@ class FairnessRun:
     loop: str = "Python"  # which simulator ran: "Python" or "compiled" (schedulers.cluster.fastcore)
 
 
-def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") -> FairnessRun:
-    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`."""
+def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16", notice=None) -> FairnessRun:
+    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
+    when the compiled loop is being compiled (the first large run after installing)."""
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
-    state = _compiled_run(jobs, policy)
+    state = _compiled_run(jobs, policy, notice)
     if state is None:
         result = Engine(jobs, policy, machines=None).run()
         state = policy
@@ -145,7 +146,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16") 
                        loop="Python" if state is policy else "compiled")
 
 
-def _compiled_run(jobs: JobSet, policy):
+def _compiled_run(jobs: JobSet, policy, notice=None):
     """The run of `policy` on the compiled loop (schedulers.cluster.fastcore) when it knows the
     policy and ATLAS_BENCH_JIT lets it run at this size (schedulers.compiled), else None."""
     from schedulers import compiled  # noqa: PLC0415
@@ -156,7 +157,7 @@ def _compiled_run(jobs: JobSet, policy):
 
     if not fastcore.eligible(policy):
         return None
-    return fastcore.run(jobs, policy)
+    return fastcore.run(jobs, policy, notice)
 
 
 def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:

@@ -163,3 +163,58 @@ def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         with pytest.raises(ValueError, match="fair_share must be one of"):
             simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=16, gpus_per_node=8, fair_share="eq9"))
+
+
+class _SlowFirstCompile:
+    """Stands in for the compiled loop: compiling takes `compile_s`, calls go to the real loop."""
+
+    def __init__(self, real, compile_s, compiled):
+        self.real, self.compile_s, self.compiled = real, compile_s, compiled
+        self.signatures = list(real.signatures) if compiled else []
+        self.compiles = []
+
+    def compile(self, signature):
+        import time
+
+        self.compiles.append(signature)
+        time.sleep(self.compile_s)
+
+    def __call__(self, *args):
+        return self.real(*args)
+
+
+@pytest.mark.parametrize("compile_s, compiled, told", [(0.5, False, True), (0.0, False, False), (0.5, True, False)])
+def test_a_first_compile_that_takes_long_is_told(monkeypatch, compile_s, compiled, told):
+    from schedulers.cluster import fastcore
+
+    make, kwargs = WORKLOADS["no-cold-start"]
+    jobs = JobSet.from_frame(make())
+    policy = get_policy("astraea", "cluster")(**kwargs)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    simulate_fairness(jobs, policy)  # the real loop compiled or loaded
+    fake = _SlowFirstCompile(fastcore.simulate, compile_s, compiled)
+    monkeypatch.setattr(fastcore, "simulate", fake)
+    monkeypatch.setattr(fastcore, "COMPILE_NOTICE_AFTER_S", 0.1)
+    notices = []
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), notice=notices.append)
+    assert run.loop == "compiled" and run.metrics["completed"] == jobs.n
+    assert notices == ([fastcore.COMPILE_NOTICE] if told else [])
+    args, _ = fastcore._arguments(jobs, policy)
+    assert fake.compiles == ([] if compiled else [fastcore._signature(args)])
+
+
+def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
+    """run() compiles for _signature(args) before calling, to time the compile: if that signature
+    were not the call's, numba would compile the loop a second time."""
+    from schedulers.cluster import fastcore
+
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    for name in ("astraea-p", "hived"):  # predictions; HiveD's cell owners
+        make, kwargs = WORKLOADS["heterogeneous"]
+        jobs = JobSet.from_frame(make())
+        jobs = jobs.with_predictions(jobs.size * 1.5)
+        policy = get_policy(name, "cluster")(**kwargs)
+        simulate_fairness(jobs, policy)
+        args, _ = fastcore._arguments(jobs, policy)
+        assert fastcore._signature(args) in fastcore.simulate.signatures
+    assert len(fastcore.simulate.signatures) == 1
