@@ -117,6 +117,35 @@ def test_options_that_would_be_ignored_are_exit_2(tmp_path, capsys, argv, messag
     assert not out.exists()
 
 
+def test_a_first_compile_is_told_on_stderr(tmp_path, monkeypatch, capsys):
+    """The run says on stderr that it is compiling the cluster loop when that takes a while (the
+    first large run after installing); a slow compile is stood in for."""
+    pytest.importorskip("numba")
+    import time
+
+    from schedulers.cluster import fastcore
+
+    real = fastcore.simulate
+
+    class SlowFirstCompile:
+        signatures: list = []
+
+        def compile(self, signature):
+            time.sleep(0.5)
+
+        def __call__(self, *args):
+            return real(*args)
+
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    monkeypatch.setattr(fastcore, "simulate", SlowFirstCompile())
+    monkeypatch.setattr(fastcore, "COMPILE_NOTICE_AFTER_S", 0.1)
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", "--no-mlflow", "--jobs", str(_jobs_csv(tmp_path)), "--nodes", "2",
+                 "--policies", "astraea,fifo", "--output", str(out)]) == 0
+    assert fastcore.COMPILE_NOTICE in capsys.readouterr().err
+    assert json.loads((out / "results.json").read_text())["cluster_loops"]["astraea"] == "compiled"
+
+
 def test_results_say_which_policies_ran_compiled(tmp_path, monkeypatch):
     """With ATLAS_BENCH_JIT=on the built-in policies the compiled loop knows run on it, and
     results.json says so per policy; the rows are those of the Python run."""
