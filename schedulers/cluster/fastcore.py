@@ -511,15 +511,20 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
         return attained / f if f > 0.0 else inf
 
     # ----- queues -------------------------------------------------------------------------------
+    def room(bufs, lens, k):
+        """Tenant k's buffer bufs[k], doubled first if its lens[k] jobs fill it."""
+        buf = bufs[k]
+        if lens[k] == len(buf):
+            grown = np.empty(2 * len(buf), np.int64)
+            grown[:len(buf)] = buf
+            bufs[k] = grown
+            return grown
+        return buf
+
     def bag_add(bufs, lens, pos, k, j):
         """j into tenant k's unordered set bufs[k][:lens[k]] (pos: where each job sits)."""
         length = lens[k]
-        buf = bufs[k]
-        if length == len(buf):
-            grown = np.empty(2 * length, np.int64)
-            grown[:length] = buf
-            bufs[k] = grown
-            buf = grown
+        buf = room(bufs, lens, k)
         buf[length] = j
         pos[j] = length
         lens[k] = length + 1
@@ -598,12 +603,7 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             s_count[k, gpus[j]] += 1
             return
         length = a_len[k]
-        buf = a_buf[k]
-        if length == len(buf):
-            grown = np.empty(2 * length, np.int64)
-            grown[:length] = buf
-            a_buf[k] = grown
-            buf = grown
+        buf = room(a_buf, a_len, k)
         pos = a_position(buf, length, j)
         for i in range(length, pos, -1):
             buf[i] = buf[i - 1]
