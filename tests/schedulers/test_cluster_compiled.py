@@ -84,8 +84,8 @@ def _count_compiled(monkeypatch):
     calls = []
     real = metrics._compiled_run
 
-    def spy(jobs, policy):
-        state = real(jobs, policy)
+    def spy(jobs, policy, notice=None):
+        state = real(jobs, policy, notice)
         calls.append(state is not None)
         return state
     monkeypatch.setattr(metrics, "_compiled_run", spy)
