@@ -136,10 +136,14 @@ def _main(argv: list[str]) -> int:
         compiled.mode()  # a bad ATLAS_BENCH_JIT is refused before any work, not in the middle of it
         with using_command_line(argv):  # recorded in every output folder this command writes
             code = args.handler(args)
-    except InputError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return 2
     except Exception as exc:  # the user must never see a traceback
+        from benchmark.interrupts import interrupting_signal
+
+        if interrupting_signal() is not None:  # a library made the interrupt its own error: still one line, 130
+            raise KeyboardInterrupt(interrupting_signal()) from None
+        if isinstance(exc, InputError):
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
         if os.environ.get("ATLAS_DEBUG") == "1":
             raise
         first = (str(exc).strip().splitlines() or [""])[0]  # database errors carry the SQL on more lines

@@ -56,13 +56,16 @@ def _main_thread() -> bool:
 
 
 def _raise_interrupt(signum, frame):  # noqa: ARG001 - signal handler signature
+    global _signal_name
     mark_interrupted()
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    _signal_name = signal.Signals(signum).name
+    raise KeyboardInterrupt(_signal_name)
 
 
 _interrupted = False  # the command running now was interrupted: finalizers' errors are teardown noise
 _exiting_interrupted = False  # a command ended by an interrupt: the same holds through interpreter shutdown
 _quiet_shutdown = False  # the process is exiting after an interrupted command: logs are teardown noise too
+_signal_name: str | None = None  # the signal that interrupted the command running now
 
 
 def _quiet_unraisable(previous):
@@ -99,7 +102,7 @@ def after_interrupt():
     """Around the handling of an interrupt: from the moment it is known (the KeyboardInterrupt caught, or
     a signal through this module), "Exception ignored …" reports of finalizers are dropped, until the
     block ends; with `quiet_exit()` registered they stay dropped through interpreter shutdown."""
-    global _interrupted, _exiting_interrupted
+    global _interrupted, _exiting_interrupted, _signal_name
     previous = sys.unraisablehook
     sys.unraisablehook = _quiet_unraisable(previous)
     try:
@@ -108,6 +111,14 @@ def after_interrupt():
         sys.unraisablehook = previous
         _exiting_interrupted = _exiting_interrupted or _interrupted
         _interrupted = False  # a caller that goes on (a test, a host program) hears the next command's noise
+        _signal_name = None
+
+
+def interrupting_signal() -> str | None:
+    """The signal ("SIGINT", "SIGTERM") that interrupted the command running now, or None. A library
+    may catch the KeyboardInterrupt and raise its own error instead (SQLAlchemy, rolling back the
+    transaction the interrupt cut, raises PendingRollbackError): the CLI still reports the interrupt."""
+    return _signal_name
 
 
 def mark_interrupted() -> None:

@@ -55,6 +55,45 @@ def test_after_an_interrupted_command_the_next_one_is_heard_again(monkeypatch, r
     assert reported == ["cannot rollback - no transaction is active"]
 
 
+def _parser_running(handler):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command")
+    parser.set_defaults(handler=handler)
+    return lambda commands: parser
+
+
+def _a_library_that_turns_the_interrupt_into_its_own_error(sig):
+    """As SQLAlchemy does when an interrupt cuts a migration: it rolls back, and what reaches the
+    caller is its PendingRollbackError, not the KeyboardInterrupt."""
+    import signal
+
+    def handler(args):
+        try:
+            signal.raise_signal(sig)
+        except KeyboardInterrupt:
+            raise RuntimeError("Can't reconnect until invalid transaction is rolled back") from None
+        return 0
+    return handler
+
+
+@pytest.mark.parametrize("sig, line", [("SIGINT", "interrupted"), ("SIGTERM", "terminated (SIGTERM)")])
+def test_an_interrupt_a_library_turned_into_its_own_error_is_still_an_interrupt(monkeypatch, capsys, sig, line):
+    import signal
+
+    monkeypatch.setattr(cli, "build_parser", _parser_running(
+        _a_library_that_turns_the_interrupt_into_its_own_error(getattr(signal, sig))))
+    assert cli.main(["run"]) == 130
+    assert capsys.readouterr().err == f"{line}\n"
+    # the next command's own error is its own again
+    def fails(args):
+        raise RuntimeError("a real bug")
+    monkeypatch.setattr(cli, "build_parser", _parser_running(fails))
+    assert cli.main(["run"]) == 1
+    assert capsys.readouterr().err.startswith("internal error: RuntimeError: a real bug")
+
+
 def test_the_console_script_leaves_no_moment_in_which_sigterm_kills(monkeypatch):
     """`benchmark` is the whole process: once its command returns, signals are ignored until it
     exits (restoring SIGTERM's default there left a window in which `kill` ended it with -15)."""
