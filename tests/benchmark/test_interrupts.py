@@ -84,7 +84,12 @@ def test_an_interrupt_a_library_turned_into_its_own_error_is_still_an_interrupt(
 
     monkeypatch.setattr(cli, "build_parser", _parser_running(
         _a_library_that_turns_the_interrupt_into_its_own_error(getattr(signal, sig))))
-    assert cli.main(["run"]) == 130
+    # a process started with Ctrl-C ignored (nohup, a CI runner) keeps ignoring it: hear it here
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert cli.main(["run"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert capsys.readouterr().err == f"{line}\n"
     # the next command's own error is its own again
     def fails(args):
