@@ -221,15 +221,19 @@ class ClusterPolicy(Policy):
         self.plan_allowed[j] = allowed
         return True
 
-    def place_leftovers(self, cluster, jobs, chosen: list[int], charge=None) -> bool:
+    def place_leftovers(self, cluster, jobs, chosen: list[int], charge=None, missed: set[int] | None = None,
+                        settled=None) -> bool:
         """The work-conserving pass of a rule: place each of `jobs`, in order, that fits on the GPUs
-        left, appending it to `chosen` (and calling `charge(j)`); False once no GPU is free.
+        left, appending it to `chosen` (and calling `charge(j)`); False once no GPU is free, or once
+        `settled(missed, free)` says after a miss that no job left can be placed.
 
         A waiting job's placement is a function of the free GPUs alone, and they change only when a
         job is placed, so a gang size that found none is skipped until the next choice (a running
-        job, or one preempted at this instant, may still keep its own GPUs: always tried)."""
+        job, or one preempted at this instant, may still keep its own GPUs: always tried). `missed`,
+        those gang sizes, may be the caller's, shared with its own passes since the last choice."""
         gpus, holding, preempted_at, now = self.gpus, self.holding, self.preempted_at, self.now
-        missed: set[int] = set()
+        if missed is None:
+            missed = set()
         for j in jobs:
             free = cluster.free_total
             if free == 0:
@@ -245,6 +249,8 @@ class ClusterPolicy(Policy):
                     charge(j)
             elif plain:
                 missed.add(g)
+                if settled is not None and settled(missed, free):
+                    return False
         return True
 
     # ----- engine callback ------------------------------------------------------------------------

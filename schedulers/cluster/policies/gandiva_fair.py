@@ -104,7 +104,8 @@ class GandivaFair(ClusterPolicy):
         """The rule above, each tenant's candidates read in (attained, job) order from its queue
         merged with its running jobs (whose attained GPU·s grow), as far as the rule reads them.
 
-        Both passes skip, as `place_leftovers` does, a waiting job whose gang size found no GPUs
+        The leftover pass is `place_leftovers` per tenant, sharing the stride pass's missed gang
+        sizes. Both passes skip a waiting job whose gang size found no GPUs
         since the last choice, or exceeds the free GPUs (its placement is a function of the free
         GPUs alone, which change only when a job is placed): `try_place` would fail on it again.
         A running job, or one preempted at this instant, is always tried (it may keep its GPUs).
@@ -164,22 +165,14 @@ class GandivaFair(ClusterPolicy):
         stop_early = not running and not (self.fresh_at == now and any(
             j in self.waiting and preempted_at[j] == now for j in self.fresh))
         sizes = self.wait_demand  # every waiting gang size (a superset of those left)
+
+        def settled(missed, free) -> bool:  # every job left is skipped
+            return stop_early and all(g in missed or g > free for g in sizes)
+
         for k in sorted((k for k in heads if heads[k] is not None), key=lambda k: (pass_[k], k)):
-            share = tickets[k]
-            for _, j in chain((heads[k],), rests[k]):
-                free = cluster.free_total
-                if free == 0:
-                    return chosen
-                g = gpus[j]
-                plain = j not in holding and preempted_at[j] != now
-                if g > free or (plain and g in missed):
-                    continue
-                if try_place(cluster, j):
-                    chosen.append(j)
-                    missed.clear()
-                    pass_[k] += g * lease / share
-                elif plain:
-                    missed.add(g)
-                    if stop_early and all(g in missed or g > free for g in sizes):
-                        return chosen  # every job left is skipped
+            def charge(j, share=tickets[k], k=k):
+                pass_[k] += gpus[j] * lease / share
+            if not self.place_leftovers(cluster, (j for _, j in chain((heads[k],), rests[k])), chosen, charge,
+                                        missed, settled):
+                return chosen
         return chosen
