@@ -704,10 +704,8 @@ def swf_feature_columns(jobs: pd.DataFrame) -> FeatureColumns:
     Not a feature: a field missing in every row (many archive logs leave, e.g., requested memory at
     −1 throughout), one with the same value in every row, and an id field that groups the jobs
     exactly as the tenant does (the field the tenant was taken from: the same feature twice)."""
-    def informative(c):
-        if c not in jobs.columns or jobs[c].notna().sum() == 0:
-            return False
-        return jobs[c].nunique(dropna=False) > 1
+    def informative(c):  # missing in every row is one value too
+        return c in jobs.columns and jobs[c].nunique(dropna=False) > 1
 
     def same_groups_as_tenant(c):
         pairs = pd.DataFrame({"t": jobs["tenant"].astype(str), "c": jobs[c].astype(object).fillna("")})

@@ -161,11 +161,12 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
             raise InputError(f"--feature-columns: '{name}' is {reason} and can never be a feature "
                              "(docs/real-traces.md#which-columns-can-be-features)", path=path, where=where)
         raw = source[name].reset_index(drop=True)
-        empty = raw.isna().to_numpy() | (_text(raw) == "").to_numpy()
+        text = _text(raw)
+        empty = raw.isna().to_numpy() | (text == "").to_numpy()
         if empty.all():
             raise InputError("--feature-columns: the column is empty in every row", path=path, where=where)
-        if not empty.any() and _text(raw).nunique() == 1:  # a learner drops such a column without a word
-            raise InputError(f"--feature-columns: the column has one value in every row ({_text(raw).iat[0]!r}), "
+        if not empty.any() and text.nunique() == 1:  # a learner drops such a column without a word
+            raise InputError(f"--feature-columns: the column has one value in every row ({text.iat[0]!r}), "
                              "so it cannot tell jobs apart", path=path, where=where)
         if pd.api.types.is_numeric_dtype(raw.dtype) and not pd.api.types.is_bool_dtype(raw.dtype):
             x = raw.to_numpy(np.float64, na_value=np.nan)
@@ -184,7 +185,7 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
             values[name] = x
         else:
             categorical.append(name)
-            values[name] = _text(raw).to_numpy(object)
+            values[name] = text.to_numpy(object)
     return (FeatureColumns(tuple(categorical), tuple(numeric), base.utc_offset_s),
             pd.DataFrame(values, index=jobs.index))
 

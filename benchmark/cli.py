@@ -139,8 +139,9 @@ def _main(argv: list[str]) -> int:
     except Exception as exc:  # the user must never see a traceback
         from benchmark.interrupts import interrupting_signal
 
-        if interrupting_signal() is not None:  # a library made the interrupt its own error: still one line, 130
-            raise KeyboardInterrupt(interrupting_signal()) from None
+        name = interrupting_signal()
+        if name is not None:  # a library made the interrupt its own error: still one line, 130
+            raise KeyboardInterrupt(name) from None
         if isinstance(exc, InputError):
             sys.stderr.write(f"error: {exc}\n")
             return 2
