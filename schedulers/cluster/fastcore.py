@@ -383,8 +383,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
     inv_cap_min = inv_cap.min()
     plan_restrict = np.full(n, -1, np.int64)  # the tenant whose cells a job was planned in (-1: anywhere)
     wait_since = np.zeros(n)
-    # the waiting jobs in job order (every decision reads its candidates in job order), and the tenants
-    # HiveD's first pass blocked
+    # the waiting jobs in job order (every decision but ASTRAEA's reads its candidates in job order),
+    # and the tenants HiveD's first pass blocked
     ws = np.zeros(n, np.int64)
     blocked = np.zeros(T, np.bool_)
     # Tiresias-L: offsets, queues of the waiting jobs, promotion instants
@@ -631,15 +631,16 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             seen[j] = True
             seen_area[j] = area[0]
             seen_t[j] = now
-        pos = np.searchsorted(ws[:n_wait[0]], j)  # the waiting jobs in job order
-        for i in range(n_wait[0], pos, -1):
-            ws[i] = ws[i - 1]
-        ws[pos] = j
+        if policy == 1 or policy == 2:  # ASTRAEA keeps its tiers instead of the job-order list
+            tier_add(j)
+        else:
+            pos = np.searchsorted(ws[:n_wait[0]], j)  # the waiting jobs in job order
+            for i in range(n_wait[0], pos, -1):
+                ws[i] = ws[i - 1]
+            ws[pos] = j
         n_wait[0] += 1
         wait_demand[gpus[j]] += 1
         wait_since[j] = now
-        if policy == 1 or policy == 2:
-            tier_add(j)
         if policy == 5:  # Tiresias-L: its queue, and when it may be promoted
             a = ledger_attained(j, now)
             queue_of[j] = level_of(j, a)
@@ -647,14 +648,15 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 heapq.heappush(starving, (now + 2.0 * attained_engine(j), now, j))
 
     def wait_remove(j):
-        pos = np.searchsorted(ws[:n_wait[0]], j)
-        for i in range(pos, n_wait[0] - 1):
-            ws[i] = ws[i + 1]
+        if policy == 1 or policy == 2:
+            tier_remove(j)
+        else:
+            pos = np.searchsorted(ws[:n_wait[0]], j)
+            for i in range(pos, n_wait[0] - 1):
+                ws[i] = ws[i + 1]
         n_wait[0] -= 1
         wait_demand[gpus[j]] -= 1
         queue_of[j] = -1
-        if policy == 1 or policy == 2:
-            tier_remove(j)
 
     # ----- placements -----------------------------------------------------------------------------
     def release_placement(j):
