@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from atlas_data.assemble import jobs_from_raw
 from atlas_data.errors import InputError
 from atlas_data.features import FEATURES, FORBIDDEN, add_features
-from atlas_data.jobs_table import MAX_EXACT_FLOAT_ID, MAX_SECONDS
+from atlas_data.jobs_table import MAX_EXACT_FLOAT_ID, MAX_SECONDS, scalar_ids
 from atlas_data.labels import fork_join_spans, keep_labelled, label_jobs
 from atlas_data.outputs import check_output_folder, output_folder
 from atlas_data.raw import RawTables, read_raw_dir
@@ -385,6 +385,8 @@ def check_dataset_frame(df: pd.DataFrame, path: str) -> None:
             raise InputError(f"job_id {values[i]:g} is a float that is not exactly a whole number below 2^53",
                              path=path, where=f"row {i + 1}")
         ids = pd.Series(values.astype(np.int64))
+    elif ids.dtype == object and pd.api.types.infer_dtype(ids, skipna=True) not in ("string", "integer"):
+        ids = pd.Series(scalar_ids(ids.to_numpy(dtype=object), "job_id", path, None))  # no list, no non-UTF-8 bytes
     text = ids.astype(str)
     repeated = text.duplicated().to_numpy()
     if repeated.any():
