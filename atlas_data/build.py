@@ -324,7 +324,7 @@ def check_card_features(card: dict, path: str) -> None:
     """The card's `features`: a list of distinct column names, none of them a label (p_star, y) or split."""
     features = card.get("features", [])
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
-        raise InputError("'features' must be a list of column names", path=path, where="features")
+        raise InputError("must be a list of column names", path=path, where="features")
     for name in features:
         if name in NOT_FEATURES:
             what = "the split" if name == "split" else "a label (the true duration)"
