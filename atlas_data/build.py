@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from atlas_data.assemble import jobs_from_raw
 from atlas_data.errors import InputError
 from atlas_data.features import FEATURES, FORBIDDEN, add_features
-from atlas_data.jobs_table import MAX_EXACT_FLOAT_ID, MAX_SECONDS
+from atlas_data.jobs_table import MAX_EXACT_FLOAT_ID, MAX_SECONDS, scalar_ids
 from atlas_data.labels import fork_join_spans, keep_labelled, label_jobs
 from atlas_data.outputs import check_output_folder, output_folder
 from atlas_data.raw import RawTables, read_raw_dir
@@ -291,6 +291,9 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError("column appears more than once", path=str(pq_path), where=f"column '{repeated[0]}'")
+    if not isinstance(card, dict):
+        raise InputError(f"the card must be a JSON object, not {type(card).__name__}", path=str(card_path))
+    check_card_features(card, str(card_path))
     if card.get("fingerprint"):
         kind = card.get("fingerprint_kind")
         if kind not in (None, FINGERPRINT_KIND):
@@ -302,7 +305,56 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", path=str(pq_path))
     check_dataset_frame(df, str(pq_path))
+    check_labels(df, str(pq_path))
+    if not card.get("fingerprint"):
+        # a hand-made card without one: the content hash of what was read, so that the prediction
+        # cache, MLflow and leaderboard entries still know which data they came from (never written
+        # back: the user's card is theirs)
+        card = {**card, "fingerprint": content_fingerprint(df), "fingerprint_kind": FINGERPRINT_KIND,
+                "fingerprint_computed": True}
     return df, card
+
+
+# true sizes and how the rows were split: a card listing one of them as a feature would hand the
+# label (or the split) to every learner
+NOT_FEATURES = ("p_star", "y", "split")
+
+
+def check_card_features(card: dict, path: str) -> None:
+    """The card's `features`: a list of distinct column names, none of them a label (p_star, y) or split."""
+    features = card.get("features", [])
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise InputError("must be a list of column names", path=path, where="features")
+    for name in features:
+        if name in NOT_FEATURES:
+            what = "the split" if name == "split" else "a label (the true duration)"
+            raise InputError(f"'{name}' is {what}, never a feature: remove it from the list", path=path,
+                             where="features")
+    repeated = sorted({f for f in features if features.count(f) > 1})
+    if repeated:
+        raise InputError(f"'{repeated[0]}' is listed twice", path=path, where="features")
+
+
+LABEL_RTOL = 1e-6  # y stored as float32 by another writer still agrees; a hand-edited y does not
+
+
+def check_labels(df: pd.DataFrame, path: str) -> None:
+    """y must be log1p(p_star) on every row (the one label of every method); InputError naming the
+    first row that differs, with both values. A wrong y is a broken file, so it is refused rather
+    than re-derived: what else in it was edited is unknown."""
+    raw = df["y"]
+    if not pd.api.types.is_numeric_dtype(raw.dtype) or pd.api.types.is_bool_dtype(raw.dtype):
+        raise InputError(f"y has type {raw.dtype}; it must be the number log1p(p_star)", path=path, where="column 'y'")
+    y = raw.to_numpy(dtype=np.float64, na_value=np.nan)
+    p = df["p_star"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        expected = np.log1p(p)  # numpy's own: last-bit differences between CPUs are far inside the tolerance
+    bad = ~np.isclose(y, expected, rtol=LABEL_RTOL, atol=1e-12)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"y = {y[i]:.9g} but log1p(p_star) = log1p({p[i]:.9g}) = {expected[i]:.9g}: the label y must "
+                         "be log1p(p_star) (rebuild the dataset, or write y = log1p(p_star))", path=path,
+                         where=f"row {i + 1}")
 
 
 def check_dataset_frame(df: pd.DataFrame, path: str) -> None:
@@ -333,6 +385,8 @@ def check_dataset_frame(df: pd.DataFrame, path: str) -> None:
             raise InputError(f"job_id {values[i]:g} is a float that is not exactly a whole number below 2^53",
                              path=path, where=f"row {i + 1}")
         ids = pd.Series(values.astype(np.int64))
+    elif ids.dtype == object and pd.api.types.infer_dtype(ids, skipna=True) not in ("string", "integer"):
+        ids = pd.Series(scalar_ids(ids.to_numpy(dtype=object), "job_id", path, None))  # no list, no non-UTF-8 bytes
     text = ids.astype(str)
     repeated = text.duplicated().to_numpy()
     if repeated.any():

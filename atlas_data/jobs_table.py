@@ -331,7 +331,8 @@ def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
         _refuse_inexact_float_ids(vals, column, path, places)
         raw = pd.Series(vals.astype(np.int64), index=raw.index)
     elif raw.dtype == object and pd.api.types.infer_dtype(raw, skipna=True) not in ("string", "empty", "integer"):
-        values = raw.to_numpy(dtype=object)
+        values = scalar_ids(raw.to_numpy(dtype=object), column, path, places)
+        raw = pd.Series(values, index=raw.index)
         floats = np.fromiter((isinstance(v, (float, np.floating)) for v in values), bool, len(values))
         if floats.any():
             vals = np.where(floats, values, 0.0).astype(np.float64)
@@ -344,6 +345,30 @@ def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
     if i is not None:
         raise InputError(f"{column} is empty", path=path, where=row_label(i, places))
     return text
+
+
+def scalar_ids(values: np.ndarray, column: str, path: str, places) -> np.ndarray:
+    """An object column of ids with bytes decoded as UTF-8 text; InputError naming the row for a value
+    that is no single id — a list, dict or array (a parquet list column would become the text "[1]"),
+    or bytes that are not UTF-8 text. Ids are text or integers."""
+    out = values
+    for i, value in enumerate(values):
+        if isinstance(value, (bytes, bytearray)):
+            try:
+                text = bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(f"{column} holds bytes that are not UTF-8 text ({bytes(value)[:24]!r}): ids are text "
+                                 "or integers", path=path, where=row_label(i, places)) from None
+            if out is values:
+                out = values.copy()
+            out[i] = text
+        elif not pd.api.types.is_scalar(value):
+            listed = isinstance(value, (list, tuple, np.ndarray))  # a parquet list column reads as arrays
+            shown = " ".join(repr(value.tolist() if listed and hasattr(value, "tolist") else value).split())[:40]
+            kind = "list" if listed else type(value).__name__
+            raise InputError(f"{column} holds a {kind} ({shown}), not one id: ids are text or integers",
+                             path=path, where=row_label(i, places))
+    return out
 
 
 def _refuse_inexact_float_ids(vals: np.ndarray, column: str, path: str, places) -> None:

@@ -9,8 +9,14 @@
   `my_file:Obj` names an object in it.
 - `load_entry_points()`: every entry point of the group `atlas_bench.plugins` of the installed
   packages is loaded once, the first time a registry is asked for its names.
-- `user_code(label)`: an exception raised inside a plugin becomes a `PluginError` (an InputError:
-  exit 2, one line naming the plugin and the exception) instead of an internal error.
+- `user_code(label)`: whatever a plugin raises becomes a `PluginError` (an InputError: exit 2, one
+  line naming the plugin and what it raised) instead of an internal error — any exception, and
+  `SystemExit` (`sys.exit(0)` in a plugin must not end the command as a success), `GeneratorExit`
+  and a `KeyboardInterrupt` the plugin raised itself. A KeyboardInterrupt that a signal (Ctrl-C,
+  SIGTERM) raised inside plugin code stays an interrupt (exit 130): which one it is, only the
+  command line's signal handling knows (benchmark.interrupts, a layer this module may not
+  import), so it tells this module with `judge_interrupts_with(test)`; without a test (the
+  Python API, a notebook) every KeyboardInterrupt is taken for a Ctrl-C.
 - `is_plugin(obj)`: defined outside this project's packages.
 
 May import the standard library and atlas_data.errors only.
@@ -24,6 +30,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 from atlas_data.errors import InputError
 
@@ -49,13 +56,11 @@ def _working_folder_first() -> None:
 
 def _import_module(name: str, label: str, where: str | None):
     _working_folder_first()
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        raise InputError(f"{label}: cannot import module '{name}' ({exc})", where=where) from None
-    except Exception as exc:  # noqa: BLE001 - the module's own code failed while importing
-        raise PluginError(f"{label}: importing module '{name}' raised {type(exc).__name__}: {_one_line(exc)}",
-                          where=where) from None
+    with user_code(f"{label}: importing module '{name}'", where=where):  # the module's own code runs here
+        try:
+            return importlib.import_module(name)
+        except ImportError as exc:
+            raise InputError(f"{label}: cannot import module '{name}' ({exc})", where=where) from None
 
 
 def import_object(spec: str, *, what: str = "plugin", where: str | None = None):
@@ -92,10 +97,11 @@ def load_plugins(items: str | None, where: str = "--plugins") -> list[str]:
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module  # so that 'stem:Obj' resolves to this file
             try:
-                spec.loader.exec_module(module)
-            except Exception as exc:  # noqa: BLE001 - the user's file failed
+                with user_code(f"plugin file '{item}'", where=where):
+                    spec.loader.exec_module(module)
+            except BaseException:  # the user's file failed (or was interrupted): it is not importable
                 sys.modules.pop(name, None)
-                raise PluginError(f"plugin file '{item}' raised {type(exc).__name__}: {_one_line(exc)}", where=where) from None
+                raise
         else:
             _import_module(item, f"plugin module '{item}'", where)
             name = item
@@ -131,15 +137,35 @@ def is_plugin(obj) -> bool:
     return module.split(".")[0] not in PROJECT_PACKAGES
 
 
+_may_be_signal: Callable[[], bool] | None = None
+
+
+def judge_interrupts_with(test: Callable[[], bool] | None) -> None:
+    """`test()`: whether a KeyboardInterrupt seen now may have been raised by a signal (False: nothing
+    was received, so the code that raised it did so itself). None: every one is taken for a signal's."""
+    global _may_be_signal
+    _may_be_signal = test
+
+
 @contextlib.contextmanager
-def user_code(label: str):
-    """Run user code: any exception but bad input and interrupts becomes one PluginError line."""
+def user_code(label: str, where: str | None = None):
+    """Run user code: whatever it raises, except bad input and a signal's interrupt, becomes one
+    PluginError line naming `label` (see the module docstring)."""
     try:
         yield
-    except (InputError, KeyboardInterrupt, SystemExit):
+    except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever the plugin raised
-        raise PluginError(f"{label} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+    except KeyboardInterrupt as exc:
+        if _may_be_signal is None or _may_be_signal():
+            raise  # Ctrl-C or SIGTERM while the plugin ran: an interrupt like any other
+        said = f": {_one_line(exc)}" if str(exc).strip() else ""
+        raise PluginError(f"{label} raised KeyboardInterrupt itself (no signal was received){said}",
+                          where=where) from exc
+    except SystemExit as exc:  # sys.exit() in a plugin: the command has not finished, whatever the code says
+        raise PluginError(f"{label} called sys.exit({exc.code!r}) (raised SystemExit): plugin code may not end "
+                          "the command", where=where) from exc
+    except (Exception, GeneratorExit) as exc:  # noqa: BLE001 - whatever the plugin raised
+        raise PluginError(f"{label} raised {type(exc).__name__}: {_one_line(exc)}", where=where) from exc
 
 
 def _one_line(exc: BaseException) -> str:

@@ -99,9 +99,12 @@ def entry() -> None:
 def main(argv: list[str] | None = None) -> int:
     import gc
 
-    from benchmark.interrupts import (after_interrupt, deferred_signals, mark_interrupted, quiet_exit,
+    from atlas_data.plugins import judge_interrupts_with
+    from benchmark.interrupts import (after_interrupt, deferred_signals, mark_interrupted, may_be_signal, quiet_exit,
                                       terminate_as_interrupt)
 
+    # a KeyboardInterrupt a plugin raises itself is its error (exit 2); one a signal raised is an interrupt
+    judge_interrupts_with(may_be_signal)
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     how = None
     with after_interrupt():  # the interrupted work's finalizers run in here: their noise is dropped

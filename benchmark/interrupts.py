@@ -121,6 +121,22 @@ def interrupting_signal() -> str | None:
     return _signal_name
 
 
+def may_be_signal() -> bool:
+    """Whether a KeyboardInterrupt seen now may have been raised by a signal. True once SIGINT or SIGTERM
+    arrived through this module; False while neither can raise one unseen (each is handled here,
+    ignored, or SIGTERM's default that ends the process): then the code that raised it did so itself
+    (a plugin, atlas_data.plugins.user_code). True when it cannot be known: another thread, Python's
+    own Ctrl-C handler, or a host program's."""
+    if _signal_name is not None or not _main_thread():
+        return True
+    for sig in _HANDLED:
+        handler = signal.getsignal(sig)
+        if handler is _raise_interrupt or handler is signal.SIG_IGN or (sig == signal.SIGTERM and handler is signal.SIG_DFL):
+            continue
+        return True
+    return False
+
+
 def mark_interrupted() -> None:
     global _interrupted
     _interrupted = True

@@ -134,10 +134,11 @@ def fit_or_load(
     ds_dir = Path(ds_dir)
     config = MethodConfig(seed=seed, **({"n_estimators": n_estimators} if n_estimators else {}))
     path = cache_path(ds_dir, method, seed)
-    if cache and path.is_file():
+    on_disk = _card(ds_dir) if cache and path.is_file() else {}
+    if on_disk.get("fingerprint"):
         # A cache hit needs only the card (fingerprint, feature names), not the (possibly large) parquet.
-        card = _card(ds_dir)
-        cached = _read_cache(path, _cache_key(card.get("fingerprint"), method, seed, config, card.get("features") or ()))
+        # A card without a fingerprint says nothing of the data: loading computes it (below).
+        cached = _read_cache(path, _cache_key(on_disk["fingerprint"], method, seed, config, on_disk.get("features") or ()))
         if cached is not None:
             return cached
     if split is None:
@@ -146,6 +147,10 @@ def fit_or_load(
     else:
         fingerprint = split.fingerprint
     key = _cache_key(fingerprint, method, seed, config, split.features)
+    if cache and path.is_file() and not on_disk.get("fingerprint"):  # the fingerprint is known only now
+        cached = _read_cache(path, key)
+        if cached is not None:
+            return cached
     if not quiet:
         import sys
 

@@ -9,11 +9,12 @@ its constructor parameters. Code is the file's bytes for modules of this project
 packages (scikit-learn, LightGBM…). Editing a plugin, a parameter or a built-in learner changes
 the hash, so `predictors.api.predict_test` refits instead of serving stale predictions.
 
-May import the standard library, scikit-learn and predictors.*.
+May import the standard library, scikit-learn, atlas_data (io, plugins) and predictors.*.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import sysconfig
@@ -26,7 +27,8 @@ _INSTALLED = tuple(str(Path(p).resolve()) for p in {sysconfig.get_paths()["purel
 def method_definition(name: str, features, config) -> str:
     """sha256 hex of everything that decides what `name` predicts, besides the data and the seed."""
     from atlas_data.io import package_version
-    from predictors.methods import METHODS, REFERENCE_METHODS, build_method
+    from atlas_data.plugins import user_code
+    from predictors.methods import METHODS, REFERENCE_METHODS, build_method, is_plugin_method
 
     h = hashlib.sha256(f"atlas-bench {package_version()}\n".encode())
     h.update(f"method {name}\n".encode())
@@ -38,9 +40,11 @@ def method_definition(name: str, features, config) -> str:
     if spec is not None:
         h.update(code_of(spec.build).encode())
     method = build_method(name, features, config)
-    for label in sorted(method.stage1):
-        h.update(f"stage1 {label}: {describe(method.stage1[label])}\n".encode())
-    h.update(f"stage2: {describe(method.stage2)}\n".encode())
+    # a plugin's get_params, __repr__ or properties are its code too: what they raise names it
+    with (user_code(f"method '{name}'") if is_plugin_method(name) else contextlib.nullcontext()):
+        for label in sorted(method.stage1):
+            h.update(f"stage1 {label}: {describe(method.stage1[label])}\n".encode())
+        h.update(f"stage2: {describe(method.stage2)}\n".encode())
     return h.hexdigest()
 
 

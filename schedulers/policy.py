@@ -253,7 +253,7 @@ def guard(policy):
         yield
     except PolicyError as exc:
         raise PluginPolicyError(f"{label} broke the engine's rules: {exc}") from exc
-    except Exception:  # noqa: BLE001 - whatever the plugin raised: one line naming it
+    except BaseException:  # whatever the plugin raised (sys.exit too): one line naming it; a Ctrl-C stays one
         with user_code(label):
             raise
 

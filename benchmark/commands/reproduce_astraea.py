@@ -602,8 +602,9 @@ def reproduce(args) -> int:
     load_average = os.getloadavg()
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
-    if args.address and args.executor != "dask":
-        raise InputError("--address needs --executor dask", where="--address")
+    from benchmark.sweeps.execution import check_address
+
+    check_address(args.address, args.executor)
     for what, value in (("n", args.n), ("workers", args.workers), ("venus-nodes", args.venus_nodes)):
         if value is not None and value < 1:
             raise InputError(f"--{what} must be at least 1, got {value}", where=f"--{what}")

@@ -37,8 +37,9 @@ def _sweep(args) -> int:
     from benchmark import sweeps
     from benchmark.results import default_output_dir, format_table
 
-    if args.address and args.executor != "dask":
-        raise InputError("--address needs --executor dask", where="--address")
+    from benchmark.sweeps.execution import check_address
+
+    check_address(args.address, args.executor)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}", where="--workers")
     if args.max_cells is not None and args.max_cells < 1:

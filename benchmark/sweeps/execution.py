@@ -280,6 +280,31 @@ def _run_local(cell_list, out_root, workers, finish) -> None:
     pool.shutdown()
 
 
+def check_address(address: str | None, executor: str) -> None:
+    """`--address`: only with `--executor dask`, and a scheduler address Dask can dial
+    (`[tcp://]host:port`); InputError (one line) before any work otherwise. An empty one is refused
+    too: it would silently start a local cluster instead of the one the user named."""
+    if address is None:
+        return
+    if executor != "dask":
+        raise InputError("--address needs --executor dask", where="--address")
+    if not address.strip():
+        raise InputError("the address is empty: give the Dask scheduler as tcp://host:port, or leave --address out "
+                         "to start a local cluster", where="--address")
+    try:
+        from distributed.comm.addressing import get_address_host_port
+    except ImportError:
+        return  # the dask executor says what to install
+    try:
+        host, port = get_address_host_port(address.strip())
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{address!r} is not a Dask scheduler address ({exc}): write tcp://host:port",
+                         where="--address") from None
+    if not host or not 0 < int(port) < 65536:
+        raise InputError(f"{address!r} is not a Dask scheduler address (host {host!r}, port {port}): write "
+                         "tcp://host:port", where="--address")
+
+
 def _run_dask(cell_list, out_root, address, workers, finish) -> None:
     import logging
 
@@ -294,7 +319,7 @@ def _run_dask(cell_list, out_root, address, workers, finish) -> None:
         if address:
             try:
                 client = Client(address, timeout="10s")
-            except (OSError, TimeoutError) as exc:
+            except (OSError, TimeoutError, ValueError) as exc:  # ValueError: an address Dask cannot parse
                 raise InputError(f"cannot connect to the Dask scheduler: {exc}", where=f"--address {address}") from None
         else:
             import dask
