@@ -1,6 +1,7 @@
 """The policy registry is the one list of policies, in one order: listings, default runs and results
 tables follow schedulers.policy.BUILTIN_ORDER whatever order the policy modules were imported in,
-plugins after the built-ins in registration order."""
+plugins after the built-ins in registration order; and the specialised loops (schedulers.fastpath,
+the compiled cluster loop) take the classes they run from the registry (`fast_loop`)."""
 
 import json
 import subprocess
@@ -11,7 +12,9 @@ import pytest
 
 import schedulers.policy
 from atlas_data.plugins import is_plugin
-from schedulers.policy import BUILTIN_ORDER, builtin_classes, get_policy, policy_names, register
+from schedulers import fastpath
+from schedulers.cluster.metrics import compiled_policies
+from schedulers.policy import BUILTIN_ORDER, Policy, builtin_classes, get_policy, policy_names, register
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_MODULES = ["schedulers.policies.single", "schedulers.policies.parallel", "schedulers.policies.reference"]
@@ -82,3 +85,29 @@ def test_plugins_follow_the_builtins_in_registration_order(monkeypatch):
     assert names[:len(BUILTIN_ORDER["cluster"])] == list(BUILTIN_ORDER["cluster"])
     assert names[-2:] == ["zz-second-name-first", "aa-first-name-second"]
     assert not set(made) & set(builtin_classes("cluster"))  # never a specialised loop's class
+
+
+def test_the_fast_loops_run_the_registry_classes_that_name_them():
+    assert {cls.name: kind for cls, kind in fastpath.fast_classes().items()} == {
+        name: name for name in ("fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las",
+                                "las-ref", "edf-p-ref")}
+    assert compiled_policies() == ["srtf-oracle", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
+                                   "astraea-p", "allox"]
+
+
+def test_every_compiled_cluster_policy_has_a_branch_of_the_compiled_loop():
+    from schedulers.cluster import fastcore  # imports numba
+
+    assert sorted(cls.fast_loop for cls in builtin_classes("cluster") if cls.fast_loop) == sorted(fastcore.KERNELS)
+    for name in compiled_policies():
+        assert fastcore.eligible(get_policy(name, "cluster")())
+    assert not fastcore.eligible(get_policy("yarn-cs", "cluster")())
+
+
+def test_a_plugin_naming_a_fast_loop_runs_on_the_engine():
+    class Mine(Policy):  # claims srpt's loop but decides otherwise: not a class of the registry's built-ins
+        name = "mine-not-srpt"
+        fast_loop = "srpt"
+
+    assert fastpath._fast_kind(Mine()) is None
+    assert fastpath._fast_kind(get_policy("srpt")()) == "srpt"
