@@ -134,9 +134,9 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exc:  # usage errors (2) and --help (0) return like every other outcome
         return int(exc.code or 0)
     try:
-        from schedulers import compiled
+        from schedulers import jit
 
-        compiled.mode()  # a bad ATLAS_BENCH_JIT is refused before any work, not in the middle of it
+        jit.mode()  # a bad ATLAS_BENCH_JIT is refused before any work, not in the middle of it
         with using_command_line(argv):  # recorded in every output folder this command writes
             code = args.handler(args)
     except Exception as exc:  # the user must never see a traceback

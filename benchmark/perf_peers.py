@@ -2,7 +2,7 @@
 
 For each n and each single-machine policy it times (CPU seconds, `time.process_time`, the minimum
 of `--peers-repeat` runs):
-- `engine`: `schedulers.engine.simulate` with its fast loops compiled (schedulers.compiled; numba,
+- `engine`: `schedulers.engine.simulate` with its fast loops compiled (schedulers.jit; numba,
   warmed up before timing) — what every task runs from 100,000 jobs up, or always with
   ATLAS_BENCH_JIT=on; the Python loops when numba is not installed;
 - `python`: the same fast loops as Python (ATLAS_BENCH_JIT=off) — what tasks run below 100,000 jobs;
@@ -32,7 +32,7 @@ from benchmark import peer_heapq, peer_reference
 from benchmark.perf_scheduling import generated_jobs
 from benchmark.progress import say
 from benchmark.results import format_table
-from schedulers import compiled
+from schedulers import jit
 from schedulers.engine import simulate
 from schedulers.policy import get_policy
 
@@ -84,8 +84,8 @@ def _same_total(total: float, engine_total: float) -> bool:
     return abs(total - engine_total) <= 1e-9 * abs(engine_total)
 
 
-def _simulate(jobs, name: str, jit: str):
-    with compiled.setting(jit):
+def _simulate(jobs, name: str, mode: str):
+    with jit.setting(mode):
         return simulate(jobs, get_policy(name)())
 
 
@@ -94,12 +94,12 @@ def measure(n: int, repeat: int, load: float = 0.9, seed: int = 0) -> list[dict]
     jobs = generated_jobs(n, seed=seed, load=load)
     submit, size, predicted = jobs.submit_time.tolist(), jobs.size.tolist(), jobs.predicted.tolist()
     records = peer_reference.jobs_from_lists(submit, size, predicted)
-    jit = "on" if compiled.available() else "off"
+    mode = "on" if jit.available() else "off"
     rows = []
     for name in POLICIES:
         load_before = os.getloadavg()[0]
-        _simulate(jobs, name, jit)  # compiles the loop, or loads it from numba's cache: not timed
-        impls = {"engine": lambda: _simulate(jobs, name, jit), "python": lambda: _simulate(jobs, name, "off"),
+        _simulate(jobs, name, mode)  # compiles the loop, or loads it from numba's cache: not timed
+        impls = {"engine": lambda: _simulate(jobs, name, mode), "python": lambda: _simulate(jobs, name, "off"),
                  "heapq": heapq_loop(name, submit, size, predicted)}
         if name in peer_reference.POLICIES:
             impls["reference"] = lambda: peer_reference.POLICIES[name](records)
@@ -128,7 +128,7 @@ def measure(n: int, repeat: int, load: float = 0.9, seed: int = 0) -> list[dict]
 
 def run(args) -> dict:
     sizes = [int(s) for s in str(args.peers_sizes).split(",") if s]
-    backend = "compiled (numba)" if compiled.available() else "Python (numba is not installed: pip install 'atlas-bench[fast]')"
+    backend = "compiled (numba)" if jit.available() else "Python (numba is not installed: pip install 'atlas-bench[fast]')"
     rows = []
     for n in sizes:
         rows += measure(n, args.peers_repeat, args.peers_load)

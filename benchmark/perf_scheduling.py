@@ -15,7 +15,7 @@ import numpy as np
 
 from benchmark.progress import say
 from benchmark.results import format_table
-from schedulers import compiled
+from schedulers import jit
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
 from schedulers.naive import simulate_naive
@@ -55,7 +55,7 @@ def run(args) -> dict:
             say(f"  n={n:>8} {name:<9} {row[name]:7.2f} s", args.quiet)
         rows.append(row)
         figures["policies"][n] = {k: v for k, v in row.items() if k != "n"}
-        figures["loops"][n] = compiled.describe(n)
+        figures["loops"][n] = jit.describe(n)
     print("seconds per policy (generated jobs, load 1.5; wall clock, the first compiled run of a process "
           "includes loading numba and its cached loops)")
     print(format_table(rows, ["n"] + names, floatfmt="{:.2f}"))

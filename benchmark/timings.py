@@ -52,7 +52,7 @@ class Timings:
         self.stages: dict[str, float] = {}
         self.policies: dict[str, float] = {}
         self.peak_after: dict[str, float | None] = {}  # peak memory when each stage ended: which one raised it
-        self.fast_loops: str | None = None  # which single-machine loops ran (schedulers.compiled.describe)
+        self.fast_loops: str | None = None  # which single-machine loops ran (schedulers.jit.describe)
 
     @contextmanager
     def stage(self, name: str):

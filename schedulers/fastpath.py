@@ -20,17 +20,25 @@ A policy takes a fast path only if it is an instance of a built-in class whose d
 it does not override (a `prr(lam=0.5)` setting still does; a plugin subclass with its own `key`
 runs on the engine).
 
-The same loops run compiled by numba (schedulers.compiled), from this source: they take Python
-lists or float64 arrays alike, fill in output buffers they are given, start every heap with one
-typed entry (so the compiler knows its type) and use no dictionaries. Keep it so: a loop numba
-cannot compile fails tests/schedulers/test_compiled.py. May import the standard library, and
-schedulers.compiled and numpy where the compiled loops are used.
+The same loops run compiled by numba from this source (`compiled_loops`, when schedulers.jit says
+so): they take Python lists or float64 arrays alike, fill in output buffers they are given, start
+every heap with one typed entry (so the compiler knows its type) and use no dictionaries. Keep it
+so: a loop numba cannot compile fails the compiled-loop tests of tests/schedulers/test_fastpath.py.
+The compiled loops perform the same IEEE floating-point operations in the same order as the Python
+ones (no fast-math), so their runs are identical, bit for bit; the Python loops stay the reference,
+and the fallback when numba is missing.
+
+Which classes run on which loop is read from the policy registry: a built-in class names its loop
+in `fast_loop` (schedulers.policy). May import the standard library, schedulers.jit and
+schedulers.policy, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+
+from schedulers import jit
 
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
 _NAN = math.nan
@@ -46,20 +54,46 @@ _READ_PREDICTIONS = frozenset({"spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-
 def fast_simulate(jobs, policy) -> Raw | None:
     """The run of `policy` on `jobs` on one machine, or None if no fast path applies.
 
-    The loops run compiled (schedulers.compiled) when that backend is on for this many jobs, as
+    The loops run compiled when ATLAS_BENCH_JIT says so for this many jobs (schedulers.jit), as
     Python otherwise; both give the same schedule, bit for bit."""
     kind = _fast_kind(policy)
     if kind is None:
         return None
-    from schedulers import compiled  # noqa: PLC0415 (imports numba only when it is used)
-
     # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
-    loops = compiled.loops_for(jobs.n)
+    loops = loops_for(jobs.n)
     if loops is None:
         return _run(kind, policy, jobs.submit_time.tolist() + [_INF], jobs.size.tolist(),
                     None if jobs.predicted is None else jobs.predicted.tolist(), _PYTHON_LOOPS, _python_buffers)
-    return _run(kind, policy, compiled.column(jobs.submit_time, then=_INF), compiled.column(jobs.size),
-                None if jobs.predicted is None else compiled.column(jobs.predicted), loops, compiled.buffers)
+    return _run(kind, policy, column(jobs.submit_time, then=_INF), column(jobs.size),
+                None if jobs.predicted is None else column(jobs.predicted), loops, buffers)
+
+
+def loops_for(n_jobs: int):
+    """The compiled loops if they should run on `n_jobs` jobs (schedulers.jit), else None."""
+    return compiled_loops() if jit.use_compiled(n_jobs) else None
+
+
+def compiled_loops():
+    """The loops of this module compiled by numba (each on its first call; imports numba)."""
+    global _compiled
+    if _compiled is None:
+        _compiled = _Loops(jit.njit)
+    return _compiled
+
+
+def column(values, then: float | None = None):
+    """A job column as the compiled loops take it: a writable float64 array of its own (one array
+    type for every column, so that each loop compiles once), with `then` appended if given."""
+    import numpy as np  # noqa: PLC0415
+
+    return np.array(values, np.float64) if then is None else np.append(np.asarray(values, np.float64), then)
+
+
+def buffers(n: int, preemptive: bool) -> tuple:
+    """The completion, start (NaN: not started) and preemption arrays the compiled loops fill in."""
+    import numpy as np  # noqa: PLC0415
+
+    return np.full(n, np.nan), np.full(n, np.nan), (np.zeros(n, np.int64) if preemptive else None)
 
 
 def _python_buffers(n: int, preemptive: bool) -> tuple:
@@ -125,21 +159,20 @@ def _zeros(n: int, like):
     return np.zeros(n, np.float64)
 
 
-_SINGLE, _REFERENCE = "schedulers.policies.single", "schedulers.policies.reference"
-# by (module, class name), so that this module imports no policy module
-_FAST_CLASSES = {
-    (_SINGLE, "FIFO"): "fifo", (_SINGLE, "SJF"): "sjf", (_SINGLE, "SPJF"): "spjf", (_SINGLE, "PSPJF"): "pspjf",
-    (_SINGLE, "SRPT"): "srpt", (_SINGLE, "SPRPT"): "sprpt", (_SINGLE, "EDF"): "edf", (_SINGLE, "EDFP"): "edf-p",
-    (_SINGLE, "RoundRobin"): "rr", (_SINGLE, "PRR"): "prr", (_SINGLE, "LAS"): "las",
-    (_REFERENCE, "LASReference"): "las-ref", (_REFERENCE, "EDFPReference"): "edf-p-ref",
-}
+def fast_classes() -> dict:
+    """{built-in single-machine policy class: the kind of loop that runs it}, from the registry: the
+    classes that name a loop in their own `fast_loop`."""
+    from schedulers.policy import builtin_classes  # noqa: PLC0415 (the registry loads the policy modules)
+
+    return {cls: cls.__dict__["fast_loop"] for cls in builtin_classes("single") if cls.__dict__.get("fast_loop")}
 
 
 def _fast_kind(policy) -> str | None:
     cls = type(policy)
+    fast = fast_classes()
     for base in cls.__mro__:
-        kind = _FAST_CLASSES.get((base.__module__, base.__name__))
-        if kind is not None and base.__dict__.get("name") == kind:
+        kind = fast.get(base)
+        if kind is not None:
             # a subclass that only sets parameters or a name keeps the fast path; one that
             # changes a decision (key, allocate, ...) runs on the reference engine
             same = all(getattr(cls, m, None) is getattr(base, m, None) for m in _DECISION_METHODS)
@@ -702,7 +735,7 @@ def _las(submit, size, completion, start):
 
 
 class _Loops:
-    """The loops by kind; schedulers.compiled makes the same record of their compiled versions."""
+    """The loops by kind, each passed through `wrap` (`jit.njit`: the compiled record of `compiled_loops`)."""
 
     def __init__(self, wrap=lambda f: f):
         self.fifo, self.non_preemptive, self.preemptive = wrap(_fifo), wrap(_non_preemptive), wrap(_preemptive)
@@ -710,3 +743,4 @@ class _Loops:
 
 
 _PYTHON_LOOPS = _Loops()
+_compiled = None  # the compiled loops once made (numba compiles each on its first call)

@@ -66,6 +66,11 @@ class Policy:
     clairvoyant: ClassVar[bool] = False  # may read true sizes (view.jobs.size, view.remaining)
     kind: ClassVar[str] = "single"  # "single" (one machine), "parallel" (m machines), "cluster"
     description: ClassVar[str] = ""
+    # The specialised loop that runs this built-in class with the same results as the engine: a kind
+    # of schedulers.fastpath's loops (single) or a branch of the compiled cluster loop
+    # (schedulers.cluster.fastcore). Read only from the class that sets it, so a subclass runs on the
+    # engine unless fastpath finds it changes no decision; "" (default): the engine always.
+    fast_loop: ClassVar[str] = ""
 
     def reset(self, view) -> None:
         """Called once before the first event; build empty per-run state here."""
@@ -74,8 +79,18 @@ class Policy:
         raise NotImplementedError
 
 
-_REGISTRY: dict[tuple[str, str], type[Policy]] = {}  # (kind, name) -> class: one registry per kind
-_LOOKUP_ORDER = ("single", "parallel", "cluster")  # get_policy(name) without a kind
+_REGISTRY: dict[tuple[str, str], type[Policy]] = {}  # (kind, name) -> class: one name space per kind
+_LOOKUP_ORDER = ("single", "parallel", "cluster")  # get_policy(name) without a kind; listings of every kind
+# The built-in policies of each kind in the order of every listing, default run and results table,
+# whatever order their modules were imported in; plugin policies follow in registration order.
+# tests/schedulers/test_registry_order.py checks that it names exactly the built-in policies.
+BUILTIN_ORDER = {
+    "single": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "edf", "edf-p", "rr", "prr", "las", "las-ref",
+               "edf-p-ref"),
+    "parallel": ("lpt", "spt", "random", "lppt", "sppt", "random-ref"),
+    "cluster": ("fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
+                "astraea-p", "allox"),
+}
 
 
 def register(cls: type[Policy]) -> type[Policy]:
@@ -109,14 +124,27 @@ def task_kind(task: str | None, objective: str | None = None) -> str:
 
 
 def policy_names(kind: str | None = None) -> list[str]:
-    """Registered names of one kind (registration order); all kinds, without duplicates, if None.
+    """Registered names of one kind: the built-in ones in BUILTIN_ORDER, then plugins in registration
+    order; every kind (single, parallel, cluster), without duplicates, if None.
 
     A `(param=value)` setting resolved earlier in the process (`resolve_policy`) is registered under
     its label, but it is not a policy of its own: it is left out, so that it neither joins a later
     run's default policies nor the names an error suggests."""
     _load_builtin()
-    names = [n for (k, n) in _REGISTRY if (kind is None or k == kind) and "(" not in n]
+    names = []
+    for k in ((kind,) if kind is not None else _LOOKUP_ORDER):
+        registered = [n for (k2, n) in _REGISTRY if k2 == k and "(" not in n]
+        builtin = [n for n in BUILTIN_ORDER.get(k, ()) if (k, n) in _REGISTRY]
+        names += builtin + [n for n in registered if n not in builtin]
     return list(dict.fromkeys(names))
+
+
+def builtin_classes(kind: str) -> list[type[Policy]]:
+    """The built-in policy classes of `kind` in BUILTIN_ORDER (not plugins, not `(param=value)`
+    settings): what the specialised loops derive the classes they run from (`fast_loop`)."""
+    _load_builtin()
+    return [cls for name in BUILTIN_ORDER.get(kind, ()) if (cls := _REGISTRY.get((kind, name))) is not None
+            and not is_plugin(cls)]
 
 
 def get_policy(name: str, kind: str | None = None) -> type[Policy]:

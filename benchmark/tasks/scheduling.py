@@ -51,7 +51,7 @@ from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, choose_policies, csv_list, learned_predictions,
                                     noise_predictions)
 from benchmark.timings import Timings
-from schedulers import compiled
+from schedulers import jit
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
 from schedulers.policy import get_policy, split_policy_list, task_kind
@@ -236,7 +236,7 @@ def execute(args) -> tuple[Path, dict]:
             seed=args.seed, on_step=lambda row: progress.update(), timings=spent,
         )
     _add_objective_timings(timings, spent, time.perf_counter() - t0)
-    timings.fast_loops = compiled.describe(jobs.n)
+    timings.fast_loops = jit.describe(jobs.n)
     dataset = {**dataset, "n_total": n_total, "sample": args.sample if jobs.n < n_total else "all"}
     for row in rows:
         row["leaks"] = []

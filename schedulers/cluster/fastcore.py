@@ -2,9 +2,10 @@
 Python simulator (schedulers.cluster.rounds on schedulers.engine), bit for bit.
 
 The Python simulator is the reference and the general one (plugins, subclasses, `check=True`, node
-restrictions); this loop is a transcription of it for the policies listed in `POLICIES`, and it is
-used only where it gives the same run: `schedulers.cluster.metrics.simulate_fairness` picks it as
-`ATLAS_BENCH_JIT` says (see schedulers.compiled) for exactly those classes. Everything the
+restrictions); this loop is a transcription of it for the built-in policy classes that name one of
+its `KERNELS` in their `fast_loop` (schedulers.policy's registry is the list), and it is used only
+where it gives the same run: `schedulers.cluster.metrics.simulate_fairness` picks it as
+`ATLAS_BENCH_JIT` says (see schedulers.jit) for exactly those classes. Everything the
 Python code computes is computed here with the same IEEE operations in the same order — the
 engine's virtual clock of the running group, the completion tolerance, the LTGF ledgers (advanced
 for the same tenants at the same instants, so that every running sum is split the same way), the
@@ -19,7 +20,7 @@ decide anything in these policies: every decision sorts by a key that ends in th
 Importing it imports numba (`schedulers.cluster.metrics` imports it only when the compiled loop is
 to run). AlloX's min-cost matching is scipy's `linear_sum_assignment`, called from the loop (an
 object-mode block), so that its choice among equal-cost matchings is the Python run's. May import
-numpy, scipy, numba and schedulers.compiled; the rest lazily.
+numpy, scipy, numba and schedulers.jit; the rest lazily.
 """
 
 from __future__ import annotations
@@ -32,14 +33,15 @@ import numba
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from schedulers.compiled import _jit
+from schedulers import jit
 
 
 def _compiled(function):
-    return _jit(numba, function)
+    return jit.njit(function)
 
-POLICIES = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2, "gandiva-fair": 3, "themis": 4, "tiresias-l": 5,
-            "hived": 6, "allox": 7}
+# the branches of `simulate` by the `fast_loop` a policy class names (its `policy` argument)
+KERNELS = {"srtf-oracle": 0, "astraea": 1, "astraea-p": 2, "gandiva-fair": 3, "themis": 4, "tiresias-l": 5,
+           "hived": 6, "allox": 7}
 _EPS = 1e-9
 _REL_TOL = 1e-11
 _RUN, _COLD, _IDLE = 0, 1, -1
@@ -230,7 +232,7 @@ def _assignment(cost):
     return rows, cols
 
 
-_assignment = _jit(numba, _assignment, nogil=False)  # it holds the GIL to call scipy
+_assignment = jit.njit(_assignment, nogil=False)  # it holds the GIL to call scipy
 
 
 def _poll() -> None:
@@ -1610,16 +1612,17 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
 
 
 
-simulate = _jit(numba, simulate, nogil=False)  # it takes the GIL to poll for signals
+simulate = jit.njit(simulate, nogil=False)  # it takes the GIL to poll for signals
 
 
 # ----- the Python side: inputs, and the run's state as schedulers.cluster.metrics reads it ---------
 def eligible(policy) -> bool:
-    """Whether `policy` is exactly the built-in class registered under a name this loop knows,
+    """Whether `policy` is exactly a built-in class of the registry whose `fast_loop` this loop knows,
     without the rule checks (a subclass, e.g. a plugin, may change any hook)."""
-    from schedulers.policy import get_policy  # noqa: PLC0415
+    from schedulers.policy import builtin_classes  # noqa: PLC0415
 
-    return policy.name in POLICIES and type(policy) is get_policy(policy.name, "cluster") and not policy.check
+    cls = type(policy)
+    return cls.__dict__.get("fast_loop") in KERNELS and cls in builtin_classes("cluster") and not policy.check
 
 
 class CompiledState:
@@ -1744,7 +1747,7 @@ def _arguments(jobs, policy) -> tuple[tuple, list]:
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
         np.array(quotas, np.float64), float(policy.lease_s), float(policy.interval_s), float(policy.cold_start_s),
-        float(policy.fair_window_s), policy.fair_share == "eq16", policy.rho_from == "submit", POLICIES[policy.name],
+        float(policy.fair_window_s), policy.fair_share == "eq16", policy.rho_from == "submit", KERNELS[type(policy).fast_loop],
         float(NEW_JOB_BONUS), float(getattr(policy, "f", getattr(policy, "alpha", 0.0))), ALLOX_MATCH_MAX,
         _cell_owners(policy, quotas), max_parts)
     return args, quotas

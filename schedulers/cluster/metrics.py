@@ -21,7 +21,7 @@ metric dict. Metric definitions (names as in the results rows):
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
 Which simulator runs: the Python one (schedulers.engine + schedulers.cluster.rounds), or, for the
-built-in policies in `COMPILED_POLICIES` and as `ATLAS_BENCH_JIT` says (schedulers.compiled: from
+built-in policies of `compiled_policies()` and as `ATLAS_BENCH_JIT` says (schedulers.jit: from
 100,000 jobs by default, when numba is installed), its compiled transcription
 (schedulers.cluster.fastcore), which gives the same run bit for bit; `FairnessRun.loop` says which.
 
@@ -41,7 +41,6 @@ from schedulers.engine import Engine
 from schedulers.jobs import JobSet
 
 SHARING_LOSS_RHO = 0.95
-COMPILED_POLICIES = ("srtf-oracle", "astraea", "astraea-p", "gandiva-fair", "themis", "tiresias-l", "hived", "allox")  # the policies schedulers.cluster.fastcore knows
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
            "makespan", "preemptions", "migrations", "dropped_choices", "work_conservation_gaps", "overhead_pct",
            "utilisation", "completed")
@@ -146,12 +145,20 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = "eq16", 
                        loop="Python" if state is policy else "compiled")
 
 
+def compiled_policies() -> list[str]:
+    """The built-in cluster policies the compiled loop (schedulers.cluster.fastcore) runs, in the
+    registry's order: those that name a branch of it in `fast_loop` (without importing numba)."""
+    from schedulers.policy import builtin_classes  # noqa: PLC0415
+
+    return [cls.name for cls in builtin_classes("cluster") if cls.__dict__.get("fast_loop")]
+
+
 def _compiled_run(jobs: JobSet, policy, notice=None):
     """The run of `policy` on the compiled loop (schedulers.cluster.fastcore) when it knows the
-    policy and ATLAS_BENCH_JIT lets it run at this size (schedulers.compiled), else None."""
-    from schedulers import compiled  # noqa: PLC0415
+    policy and ATLAS_BENCH_JIT lets it run at this size (schedulers.jit), else None."""
+    from schedulers import jit  # noqa: PLC0415
 
-    if policy.name not in COMPILED_POLICIES or not compiled._use_compiled(jobs.n):
+    if policy.name not in compiled_policies() or not jit.use_compiled(jobs.n):
         return None
     from schedulers.cluster import fastcore  # noqa: PLC0415 (imports numba)
 

@@ -40,6 +40,7 @@ class LASReference(_OneAtATime):
     """
 
     name = "las-ref"
+    fast_loop = "las-ref"  # its loop in schedulers.fastpath
     preemptive = True
     description = "NOT LAS: the reference code's LAS — the least-attained job runs alone until it finishes or the next arrival"
 
@@ -53,6 +54,7 @@ class EDFPReference(EDF):
     reference code's EDF-P). Not clairvoyant itself: the S it is given is the caller's business."""
 
     name = "edf-p-ref"
+    fast_loop = "edf-p-ref"  # its loop in schedulers.fastpath
     clairvoyant = False
     needs_prediction = True
     description = "EDF on r + S·p̂ with a given S (the reference code's EDF-P; it passes S* of the true sizes)"

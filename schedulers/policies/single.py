@@ -50,6 +50,7 @@ class _OneAtATime(Policy):
 @register
 class FIFO(_OneAtATime):
     name = "fifo"
+    fast_loop = "fifo"  # its loop in schedulers.fastpath
     description = "non-preemptive, submit order"
 
     def key(self, view, j):
@@ -59,6 +60,7 @@ class FIFO(_OneAtATime):
 @register
 class SJF(_OneAtATime):
     name = "sjf"
+    fast_loop = "sjf"  # its loop in schedulers.fastpath
     clairvoyant = True
     description = "non-preemptive, smallest true size first"
 
@@ -69,6 +71,7 @@ class SJF(_OneAtATime):
 @register
 class SPJF(_OneAtATime):
     name = "spjf"
+    fast_loop = "spjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "non-preemptive, smallest predicted size first"
 
@@ -79,6 +82,7 @@ class SPJF(_OneAtATime):
 @register
 class SRPT(_OneAtATime):
     name = "srpt"
+    fast_loop = "srpt"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
     description = "preemptive, smallest true remaining size (optimal for total completion)"
@@ -90,6 +94,7 @@ class SRPT(_OneAtATime):
 @register
 class SPRPT(_OneAtATime):
     name = "sprpt"
+    fast_loop = "sprpt"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
     description = "preemptive, smallest predicted remaining max(0, p̂ - attained)"
@@ -101,6 +106,7 @@ class SPRPT(_OneAtATime):
 @register
 class PSPJF(_OneAtATime):
     name = "pspjf"
+    fast_loop = "pspjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
     description = "preemptive, smallest predicted size (fixed key p̂)"
@@ -114,6 +120,7 @@ class EDF(_OneAtATime):
     """Preemptive EDF on deadlines r_j + S·p_j with true sizes; at S = S* it is optimal for max stretch."""
 
     name = "edf"
+    fast_loop = "edf"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
     description = "preemptive EDF on r + S*·p (true sizes; the max-stretch optimum)"
@@ -137,6 +144,7 @@ class EDFP(_OneAtATime):
     """
 
     name = "edf-p"
+    fast_loop = "edf-p"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
     description = "preemptive EDF on r + S·p̂, S doubled online on a missed predicted deadline"
@@ -173,6 +181,7 @@ class EDFP(_OneAtATime):
 @register
 class RoundRobin(Policy):
     name = "rr"
+    fast_loop = "rr"  # its loop in schedulers.fastpath
     description = "processor sharing: every active job at rate 1/k"
 
     def reset(self, view) -> None:
@@ -190,6 +199,7 @@ class PRR(Policy):
     """Preferential round robin: (1 − λ)/k to every active job, plus λ to the smallest predicted."""
 
     name = "prr"
+    fast_loop = "prr"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "every job (1-λ)/k, the smallest-predicted job additionally λ"
 
@@ -238,6 +248,7 @@ class LAS(Policy):
     """
 
     name = "las"
+    fast_loop = "las"  # its loop in schedulers.fastpath
     description = "least attained service: the lowest-attained jobs share the machine"
 
     def reset(self, view) -> None:

@@ -60,14 +60,14 @@ def test_a_wrong_peer_is_caught(monkeypatch):
 
 
 def test_a_compiled_loop_that_differs_from_python_is_caught(monkeypatch):
-    from schedulers import compiled, fastpath
+    from schedulers import fastpath
 
     def wrong_rr(submit, size, completion, start):
         events = fastpath._rr(submit, size, completion, start)
         completion[0] += 1e-6
         return events
 
-    monkeypatch.setattr(compiled, "compiled_loops", lambda: fastpath._Loops(lambda f: wrong_rr if f is fastpath._rr else f))
+    monkeypatch.setattr(fastpath, "compiled_loops", lambda: fastpath._Loops(lambda f: wrong_rr if f is fastpath._rr else f))
     with pytest.raises(AssertionError, match="compiled rr at n=100"):
         perf_peers.measure(100, 1)
 

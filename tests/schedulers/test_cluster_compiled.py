@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from schedulers.cluster import metrics
-from schedulers.cluster.metrics import COMPILED_POLICIES, simulate_fairness
+from schedulers.cluster.metrics import compiled_policies, simulate_fairness
 from schedulers.cluster.scenarios import venus
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
@@ -54,7 +54,7 @@ def _assert_same(python, compiled_run):
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
-@pytest.mark.parametrize("name", COMPILED_POLICIES)
+@pytest.mark.parametrize("name", compiled_policies())
 def test_compiled_loop_gives_the_python_run(monkeypatch, name, workload):
     make, kwargs = WORKLOADS[workload]
     jobs = JobSet.from_frame(make())
@@ -116,7 +116,7 @@ def test_jit_setting_and_threshold(monkeypatch):
     for setting in ("off", "auto", "on"):  # auto: the Python loop below AUTO_MIN_JOBS jobs
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
-    monkeypatch.setattr("schedulers.compiled.AUTO_MIN_JOBS", jobs.n)
+    monkeypatch.setattr("schedulers.jit.AUTO_MIN_JOBS", jobs.n)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
     simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
     assert calls == [False, False, True, True]

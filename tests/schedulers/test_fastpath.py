@@ -3,11 +3,15 @@ single-machine policy, on random instances with ties (equal releases, equal size
 idle gaps and predictions, the same completion and start times, preemption counts and event
 counts, bit for bit — except for the loops that skip the engine's wake-ups that change nothing
 (edf-p, las): they sum time over fewer steps, so their times agree to 1e-9 relative, with the
-same preemption counts and fewer events."""
+same preemption counts and fewer events. And the same loops compiled by numba against the Python
+ones: for every policy and setting, the same completion and start times, preemption counts and
+event counts, bit for bit (when they run: test_jit.py)."""
 
 import numpy as np
 import pytest
 
+from benchmark.perf_scheduling import generated_jobs
+from schedulers import fastpath
 from schedulers.engine import Engine, simulate
 from schedulers.fastpath import fast_simulate
 from schedulers.jobs import JobSet
@@ -108,8 +112,6 @@ def test_fast_path_refuses_a_predictive_policy_without_predictions():
 def test_loops_without_idle_wake_ups_match_the_engine_at_scale(load):
     """edf-p and las skip wake-ups that change nothing: fewer events than the engine, the same
     schedule to rounding, the same final S and doublings."""
-    from benchmark.perf_scheduling import generated_jobs
-
     jobs = generated_jobs(1500, seed=3, load=load)
     for name in sorted(RELAXED):
         fast_policy, ref_policy = _make(name), _make(name)
@@ -122,3 +124,55 @@ def test_loops_without_idle_wake_ups_match_the_engine_at_scale(load):
         if name == "edf-p":
             assert ref_policy.doublings > 0
             assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
+
+
+# ----- the compiled loops (numba) against the Python ones they are compiled from ------------------
+def _both(monkeypatch, jobs, name, kwargs):
+    """((Python run, policy after it), (compiled run, policy after it))."""
+    runs = []
+    for setting in ("off", "on"):
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        policy = _make(name, **kwargs)
+        runs.append((simulate(jobs, policy), policy))
+    return runs
+
+
+def _assert_identical(python, compiled_run, what):
+    assert np.array_equal(python.completion_time, compiled_run.completion_time), what
+    assert np.array_equal(python.start_time, compiled_run.start_time, equal_nan=True), what
+    assert np.array_equal(python.preemptions, compiled_run.preemptions), what
+    assert python.events == compiled_run.events, what
+
+
+@pytest.mark.parametrize("name, kwargs", [(name, {}) for name in FAST] + VARIANTS)
+def test_compiled_loops_give_the_python_schedule_bit_for_bit(monkeypatch, name, kwargs, instance):
+    for seed in range(30):
+        jobs = instance(seed)
+        (python, p_policy), (fast, c_policy) = _both(monkeypatch, jobs, name, kwargs)
+        _assert_identical(python, fast, (name, seed))
+        if name == "edf-p":
+            assert (p_policy.stretch, p_policy.doublings) == (c_policy.stretch, c_policy.doublings)
+
+
+@pytest.mark.parametrize("load", [0.9, 1.5])
+def test_compiled_loops_match_at_scale(monkeypatch, load):
+    """Thousands of jobs: long heaps, many preemptions, prr favourites changing, las cohorts merging."""
+    jobs = generated_jobs(4000, seed=5, load=load)
+    for name in FAST:
+        (python, p_policy), (fast, c_policy) = _both(monkeypatch, jobs, name, {})
+        _assert_identical(python, fast, (name, load))
+        assert python.events >= 2 * jobs.n - 1, name  # a real run, not an empty one
+        if name in ("srpt", "sprpt", "edf-p"):
+            assert python.preemptions.sum() > 0, name
+        if name == "edf-p":
+            assert (p_policy.stretch, p_policy.doublings) == (c_policy.stretch, c_policy.doublings)
+
+
+def test_an_empty_job_set_runs_compiled(monkeypatch):
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    loops = fastpath.loops_for(0)
+    assert all(hasattr(getattr(loops, kind), "py_func") for kind in vars(loops))  # numba dispatchers
+    jobs = JobSet.from_arrays([], [], [])
+    for name in FAST:
+        result = simulate(jobs, _make(name))
+        assert len(result.completion_time) == 0 and result.events == 0, name

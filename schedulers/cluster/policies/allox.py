@@ -53,6 +53,7 @@ class Allox(TenantQueues, ClusterPolicy):
     """
 
     name = "allox"
+    fast_loop = "allox"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in per-tenant sets (below)
     needs_prediction = True
     preemptive = False

@@ -35,6 +35,7 @@ class Astraea(TenantQueues, ClusterPolicy):
     (`tenant_attained`) either way, so the LTGF clocks move exactly as when every ρ is read."""
 
     name = "astraea"
+    fast_loop = "astraea"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs per tenant (below)
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
@@ -189,6 +190,7 @@ class AstraeaP(Astraea):
     job (it jumps the queue) or over-predicts a short one (it waits behind longer jobs)."""
 
     name = "astraea-p"
+    fast_loop = "astraea-p"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     needs_prediction = True
     description = "ASTRAEA, new jobs of a tenant shortest-predicted first"
 

@@ -25,6 +25,7 @@ class GandivaFair(ClusterPolicy):
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
+    fast_loop = "gandiva-fair"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "ticket-based stride scheduling per tenant"
 

@@ -41,6 +41,7 @@ class HiveD(ClusterPolicy):
     otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
+    fast_loop = "hived"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 

@@ -14,6 +14,7 @@ from schedulers.policy import register
 @register
 class SRTFOracle(ClusterPolicy):
     name = "srtf-oracle"
+    fast_loop = "srtf-oracle"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     clairvoyant = True
     description = "shortest true remaining time first at every lease round (clairvoyant reference)"
 

@@ -44,6 +44,7 @@ class Themis(ClusterPolicy):
     scenarios: p·exp(0.9 Z)). Placement is consolidated as for every policy."""
 
     name = "themis"
+    fast_loop = "themis"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     needs_prediction = True
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
 

@@ -23,6 +23,7 @@ class TiresiasL(ClusterPolicy):
     Preemption happens at lease rounds, like every policy on this core."""
 
     name = "tiresias-l"
+    fast_loop = "tiresias-l"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "discretised 2D-LAS on attained GPU·s with starvation promotion"
     THRESHOLDS_GPU_S = (3600.0, 36000.0)

@@ -1,0 +1,97 @@
+"""The ATLAS_BENCH_JIT switch: when the compiled (numba) loops run, and the one way they are compiled.
+
+numba is an optional extra (`pip install 'atlas-bench[fast]'`; `make install` installs it). Two
+loops run compiled from their Python source with the same results, bit for bit: the single-machine
+fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.fastcore). When
+they run is set by the environment variable `ATLAS_BENCH_JIT`:
+- `auto` (default): from `AUTO_MIN_JOBS` jobs up, when numba is installed. Loading a compiled
+  loop from numba's on-disk cache costs a few tenths of a second per process (compiling it the
+  first time, a few seconds), which the Python loops beat on smaller instances;
+- `on`: always (an error if numba is missing); `off`: never.
+
+This module knows no loop: the loops import it (`use_compiled`, `njit`), never the other way
+round. May import atlas_data.errors, and lazily numba (`njit`) and importlib; the CLI imports it
+at start-up to check ATLAS_BENCH_JIT before any work.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+from atlas_data.errors import InputError
+
+AUTO_MIN_JOBS = 100_000
+ENV = "ATLAS_BENCH_JIT"
+MODES = ("auto", "on", "off")
+
+
+class JitSettingError(InputError):
+    """ATLAS_BENCH_JIT has a value it does not know, or asks for numba where it is missing."""
+
+
+def mode() -> str:
+    """The ATLAS_BENCH_JIT setting (`auto` when unset or empty); JitSettingError if unknown."""
+    value = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise JitSettingError(f"{ENV}={value!r}: expected one of {', '.join(MODES)}")
+    return value
+
+
+@contextmanager
+def setting(value: str):
+    """ATLAS_BENCH_JIT set to `value` inside the block (what `benchmark perf --peers` times)."""
+    old = os.environ.get(ENV)
+    os.environ[ENV] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
+
+def available() -> bool:
+    """Whether numba can be imported (without importing it)."""
+    from importlib.util import find_spec  # noqa: PLC0415
+
+    return find_spec("numba") is not None
+
+
+def use_compiled(n_jobs: int) -> bool:
+    """Whether the compiled loops run on `n_jobs` jobs (see the module doc); JitSettingError for
+    `on` without numba."""
+    setting_now = mode()
+    if setting_now == "off" or (setting_now == "auto" and n_jobs < AUTO_MIN_JOBS):
+        return False
+    if not available():
+        if setting_now == "on":
+            raise JitSettingError(f"{ENV}=on but numba is not installed: pip install 'atlas-bench[fast]'")
+        return False
+    return True
+
+
+def describe(n_jobs: int) -> str:
+    """Which loops `simulate` runs a built-in single-machine policy on at `n_jobs` jobs, in words
+    (without loading numba)."""
+    setting_now = mode()
+    if use_compiled(n_jobs):
+        return f"compiled (numba; {ENV}={setting_now})"
+    if not available():
+        return "Python (numba not installed)"
+    threshold = f", compiled from {AUTO_MIN_JOBS:,} jobs" if setting_now == "auto" else ""
+    return f"Python ({ENV}={setting_now}{threshold})"
+
+
+def njit(function, nogil: bool = True):
+    """`function` compiled by numba (lazily, on its first call; imports numba), without fast-math so
+    that it performs the Python source's floating-point operations; cached on disk where numba
+    finds a writable place (next to the source, else the user's cache folder), else compiled once
+    per process."""
+    import numba  # noqa: PLC0415
+
+    try:
+        return numba.njit(cache=True, nogil=nogil)(function)
+    except RuntimeError:  # "cannot cache function ...: no locator available": nowhere to write
+        return numba.njit(nogil=nogil)(function)

@@ -1,0 +1,113 @@
+"""The policy registry is the one list of policies, in one order: listings, default runs and results
+tables follow schedulers.policy.BUILTIN_ORDER whatever order the policy modules were imported in,
+plugins after the built-ins in registration order; and the specialised loops (schedulers.fastpath,
+the compiled cluster loop) take the classes they run from the registry (`fast_loop`)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import schedulers.policy
+from atlas_data.plugins import is_plugin
+from schedulers import fastpath
+from schedulers.cluster.metrics import compiled_policies
+from schedulers.policy import BUILTIN_ORDER, Policy, builtin_classes, get_policy, policy_names, register
+
+ROOT = Path(__file__).resolve().parents[2]
+SINGLE_MODULES = ["schedulers.policies.single", "schedulers.policies.parallel", "schedulers.policies.reference"]
+CLUSTER_MODULES = ["schedulers.cluster.policies." + m for m in (
+    "fifo", "srtf_oracle", "yarn_cs", "tiresias_l", "themis", "gandiva_fair", "hived", "astraea", "allox")]
+
+# The registry emptied, then every policy module imported anew in the order given: what a process
+# that happened to import them in that order registers (the registration order is the import order).
+_LISTING_AFTER = """
+import importlib, json, sys
+import schedulers.policy as policy
+first, modules = sys.argv[1], sys.argv[2:]
+importlib.import_module(first)
+policy._REGISTRY.clear()
+for name in modules:
+    importlib.reload(importlib.import_module(name))
+print(json.dumps({str(kind): policy.policy_names(kind) for kind in (None, "single", "parallel", "cluster")}))
+"""
+
+
+def _listing_after(first: str, modules: list[str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", _LISTING_AFTER, first, *modules], capture_output=True, text=True,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_builtin_order_names_exactly_the_builtin_policies():
+    policy_names()  # loads the built-in policies
+    for kind, names in BUILTIN_ORDER.items():
+        registered = [n for (k, n) in schedulers.policy._REGISTRY
+                      if k == kind and "(" not in n and get_policy(n, k).__module__.startswith("schedulers.")]
+        assert sorted(registered) == sorted(names), kind
+        assert len(set(names)) == len(names), kind
+        assert [cls.name for cls in builtin_classes(kind)] == list(names)
+
+
+def test_listings_follow_the_builtin_order():
+    assert policy_names("cluster") == ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair",
+                                       "hived", "astraea", "astraea-p", "allox"]
+    assert policy_names("single")[:4] == ["fifo", "sjf", "spjf", "srpt"]
+    every_kind = [n for n in policy_names() if not is_plugin(get_policy(n))]  # other tests may have added plugins
+    assert every_kind == list(dict.fromkeys(BUILTIN_ORDER["single"] + BUILTIN_ORDER["parallel"]
+                                            + BUILTIN_ORDER["cluster"]))
+
+
+@pytest.mark.parametrize("first, modules", [
+    # the cluster package before the single-machine one, then every module in reverse
+    ("schedulers.cluster.policies", list(reversed(SINGLE_MODULES + CLUSTER_MODULES))),
+    # shuffled: astraea and hived first, reference before single
+    ("schedulers.policies", [CLUSTER_MODULES[i] for i in (7, 6, 2, 0, 8, 4, 1, 5, 3)]
+     + ["schedulers.policies.reference", "schedulers.policies.parallel", "schedulers.policies.single"]),
+])
+def test_import_order_does_not_change_the_listing(first, modules):
+    expected = {kind: list(BUILTIN_ORDER[kind]) for kind in ("single", "parallel", "cluster")}
+    expected["None"] = list(dict.fromkeys(expected["single"] + expected["parallel"] + expected["cluster"]))
+    assert _listing_after(first, modules) == expected
+
+
+def test_plugins_follow_the_builtins_in_registration_order(monkeypatch):
+    policy_names()  # the built-in policies registered first, into the real registry
+    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))
+    cluster = get_policy("fifo", "cluster")
+    made = []
+    for name in ("zz-second-name-first", "aa-first-name-second"):
+        made.append(register(type("Mine", (cluster,), {"name": name, "__module__": "my_plugin"})))
+    names = policy_names("cluster")  # other tests may have registered plugins before these
+    assert names[:len(BUILTIN_ORDER["cluster"])] == list(BUILTIN_ORDER["cluster"])
+    assert names[-2:] == ["zz-second-name-first", "aa-first-name-second"]
+    assert not set(made) & set(builtin_classes("cluster"))  # never a specialised loop's class
+
+
+def test_the_fast_loops_run_the_registry_classes_that_name_them():
+    assert {cls.name: kind for cls, kind in fastpath.fast_classes().items()} == {
+        name: name for name in ("fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las",
+                                "las-ref", "edf-p-ref")}
+    assert compiled_policies() == ["srtf-oracle", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
+                                   "astraea-p", "allox"]
+
+
+def test_every_compiled_cluster_policy_has_a_branch_of_the_compiled_loop():
+    from schedulers.cluster import fastcore  # imports numba
+
+    assert sorted(cls.fast_loop for cls in builtin_classes("cluster") if cls.fast_loop) == sorted(fastcore.KERNELS)
+    for name in compiled_policies():
+        assert fastcore.eligible(get_policy(name, "cluster")())
+    assert not fastcore.eligible(get_policy("yarn-cs", "cluster")())
+
+
+def test_a_plugin_naming_a_fast_loop_runs_on_the_engine():
+    class Mine(Policy):  # claims srpt's loop but decides otherwise: not a class of the registry's built-ins
+        name = "mine-not-srpt"
+        fast_loop = "srpt"
+
+    assert fastpath._fast_kind(Mine()) is None
+    assert fastpath._fast_kind(get_policy("srpt")()) == "srpt"
