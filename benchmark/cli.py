@@ -15,7 +15,7 @@ import importlib
 import os
 import sys
 
-from atlas_data.errors import InputError
+from atlas_data.errors import InputError, one_line
 
 COMMAND_MODULES = (
     "benchmark.commands.data",
@@ -49,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        sys.stderr.write(f"error: {self.prog}: {message}\n")
+        # argparse quotes the value given (`invalid int value: '...'`): a megabyte argument stays one short line
+        sys.stderr.write(f"error: {one_line(self.prog)}: {one_line(message)}\n")
         raise SystemExit(2)
 
 
@@ -147,7 +148,7 @@ def _main(argv: list[str]) -> int:
             return 2
         if os.environ.get("ATLAS_DEBUG") == "1":
             raise
-        first = (str(exc).strip().splitlines() or [""])[0]  # database errors carry the SQL on more lines
+        first = one_line((str(exc).strip().splitlines() or [""])[0])  # database errors carry the SQL on more lines
         sys.stderr.write(f"internal error: {type(exc).__name__}: {first} (set ATLAS_DEBUG=1 for details)\n")
         return 1
     return int(code or 0)
