@@ -4,7 +4,7 @@ Each module in COMMAND_MODULES has `register(subparsers)`, which adds its parser
 `handler` on them. A command line imports only the module of the command it names (the others
 get a stub parser carrying their one-line help, from COMMANDS): the task modules behind `run`
 import pandas and matplotlib, which `benchmark --help` or `benchmark compare` never need. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
-Ctrl-C or SIGTERM at any moment (imports included) exits 130 with one line; nothing else ever
+Ctrl-C, SIGTERM or SIGHUP at any moment (imports included) exits 130 with one line; nothing else ever
 prints a traceback unless ATLAS_DEBUG=1.
 """
 
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                     quiet_exit()  # registered while SIGTERM still interrupts: no moment without either
         except KeyboardInterrupt as exc:
             mark_interrupted()
-            how = "terminated (SIGTERM)" if str(exc) == "SIGTERM" else "interrupted"
+            how = f"terminated ({exc})" if str(exc) in ("SIGTERM", "SIGHUP") else "interrupted"
         with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
             gc.collect()  # the interrupted frames are gone: close what they held (connections) now
             sys.stderr.write(f"{how}\n")

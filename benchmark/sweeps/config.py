@@ -37,12 +37,13 @@ unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as 
 not start 100,000 runs. The file must be a regular UTF-8 file within the YAML limits of
 atlas_data.yamlio (docs/data-formats.md#limits).
 
-May import benchmark.cli (the run parser), benchmark.commands.run (task names), schedulers.objectives,
+May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), schedulers.objectives,
 schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import itertools
@@ -53,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_data.errors import InputError, shown
+from benchmark.options import MAX_CELLS_LIMIT, machine_count
 
 SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes", "lease")
 CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow", "max_cells")
@@ -188,6 +190,8 @@ def load_config(path: str | Path) -> SweepConfig:
     max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
     if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
         fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
+    if max_cells > MAX_CELLS_LIMIT:
+        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
     if task == "scheduling" and not objectives:
         fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
     return SweepConfig(
@@ -250,6 +254,11 @@ def _machine_lists(raw: dict, fail) -> list[str]:
         counts = entry if isinstance(entry, list) else [entry]
         if not counts or not all(isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in counts):
             fail("machines", f"machine counts must be integers >= 1, got {shown(entry)}")
+        for m in counts:  # the bound of `benchmark run --machines` (checked when a run starts, so here too)
+            try:
+                machine_count(str(m))
+            except argparse.ArgumentTypeError as exc:
+                fail("machines", str(exc))
         out.append(",".join(str(m) for m in counts))
     if len(set(out)) < len(out):
         fail("machines", f"duplicate value in 'machines': {entries}")
