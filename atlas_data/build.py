@@ -49,6 +49,9 @@ from atlas_data.outputs import check_output_folder, output_folder
 from atlas_data.raw import RawTables, read_raw_dir
 from atlas_data.split import assign_split, split_boundaries, split_ranges
 
+#: the largest dataset.json read (docs/data-formats.md#limits): a card is a few kB
+MAX_CARD_BYTES = 10_000_000
+
 DATASET_FILE = "atlas.parquet"
 CARD_FILE = "dataset.json"
 ID_COLUMNS = ["job_id", "submit_time", "user", "group", "is_recurrent"]
@@ -278,8 +281,11 @@ def load_dataset(ds_dir: Path | str) -> tuple[pd.DataFrame, dict]:
     for p in (pq_path, card_path):
         if not p.exists():
             raise InputError("not an ATLAS dataset folder (missing file)", path=str(p))
+    from atlas_data.io import check_input_file, read_input_text
+
+    check_input_file(pq_path, "dataset table")  # a FIFO or a device in its place would be read without end
     try:
-        card = json.loads(card_path.read_text())
+        card = json.loads(read_input_text(card_path, "dataset card", max_bytes=MAX_CARD_BYTES))
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON ({exc})", path=str(card_path)) from None
     try:

@@ -3,13 +3,18 @@
 They live in the bottom layer so that predictors, schedulers, leaderboards and the command line
 all write files the same way without importing from a layer above them.
 
-May import numpy and the standard library only.
+`read_input_text` / `check_input_file` are the one check of a file the user names before it is read:
+a regular file (a folder, a device such as /dev/zero, a FIFO or a socket is refused: reading one
+would never end or fail later), and for a file read whole, at most a stated size.
+
+May import numpy, the standard library and atlas_data.errors.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
@@ -52,3 +57,47 @@ def write_text_atomic(path: Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def check_input_file(path, what: str, *, max_bytes: int | None = None) -> int:
+    """The size of the input file `path` (a `what`, e.g. "sweep config"), after checking, without
+    opening it, that it exists, is a regular file and holds at most `max_bytes`; else an InputError
+    naming it."""
+    from atlas_data.errors import InputError
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"{what} not found", path=str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {what}: {getattr(exc, 'strerror', None) or exc}", path=str(path)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a folder, not a file (expected a {what})", path=str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"is not a regular file (a device, FIFO or socket); give the {what} as a file",
+                         path=str(path))
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise InputError(f"{info.st_size:,} bytes is more than the {max_bytes:,} a {what} may have "
+                         "(docs/data-formats.md#limits)", path=str(path))
+    return info.st_size
+
+
+def read_input_text(path, what: str, *, max_bytes: int) -> str:
+    """The UTF-8 text of the input file `path`, checked by `check_input_file` first; at most `max_bytes`
+    are read even if the file grows meanwhile. Every problem is an InputError naming the file."""
+    from atlas_data.errors import InputError
+
+    check_input_file(path, what, max_bytes=max_bytes)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", path=str(path)) from None
+    if len(data) > max_bytes:
+        raise InputError(f"more than the {max_bytes:,} bytes a {what} may have (docs/data-formats.md#limits)",
+                         path=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                         f"save the {what} as UTF-8", path=str(path)) from None

@@ -15,7 +15,7 @@ Types and ranges are strict at this door (docs/data-formats.md#types-and-ranges)
 `duration` or `predicted_duration` becomes seconds, any other date-time / time-span column is
 refused; ids that are floats must be whole numbers below 2^53 (they then read as integers), others
 are refused; |submit_time|, `duration` and `predicted_duration` may not exceed MAX_SECONDS (10^12 s)
-and `gpus` MAX_GPUS; a column name given twice is refused (for CSV from the header row itself,
+and `gpus` MAX_GPUS; a job_id or tenant longer than MAX_NAME_CHARS (256) characters is refused; a column name given twice is refused (for CSV from the header row itself,
 before pandas renames the second one `x.1`); from CSV, id and tenant cells are text as written,
 so `NA`, `null` or `None` are ids like any other. Every problem raises `InputError` naming the
 file, the place and the problem. Places are "column 'x'" or "row N" (1-based data row); for CSV
@@ -44,6 +44,9 @@ from atlas_data.errors import InputError
 # lose precision, overflow or run for ages. 10^12 s is about 31,700 years.
 MAX_SECONDS = 1e12
 MAX_GPUS = 1_000_000
+# the longest job_id or tenant, in characters (after stripping): ids and tenant names of real traces are
+# under 70; every run hashes, sorts, prints and writes them per job, so a megabyte name would take minutes
+MAX_NAME_CHARS = 256
 # integral floats up to 2^53 are exact; beyond, or with a fraction, a float id is not the id written
 MAX_EXACT_FLOAT_ID = 2.0 ** 53
 # the strings pandas reads as missing by default (pandas.read_csv, `na_values`): kept for the
@@ -344,6 +347,10 @@ def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
     i = _first_bad((text == "").to_numpy())
     if i is not None:
         raise InputError(f"{column} is empty", path=path, where=row_label(i, places))
+    i = _first_bad((text.str.len() > MAX_NAME_CHARS).to_numpy())
+    if i is not None:
+        raise InputError(f"{column} is {len(text.iloc[i]):,} characters long, more than the {MAX_NAME_CHARS} "
+                         "allowed (docs/data-formats.md#limits)", path=path, where=row_label(i, places))
     return text
 
 

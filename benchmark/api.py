@@ -677,14 +677,22 @@ def _typed_options(function: str, given: dict) -> dict:
         if action.choices is not None and value not in action.choices:
             raise ValueError(f"{function}(): {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
         real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        if action.type is int:
-            if not (real and float(value).is_integer()):
+        kind = getattr(action.type, "kind", action.type)  # a bounded type of benchmark.options: int or float
+        if kind is int:
+            if not (isinstance(value, (int, np.integer)) and real or real and float(value).is_integer()):
                 raise TypeError(f"{function}(): {key} must be a whole number, got {value!r}")
             value = int(value)
-        elif action.type is float:
+        elif kind is float:
             if not real:
                 raise TypeError(f"{function}(): {key} must be a number, got {value!r}")
             value = float(value)
+        if kind in (int, float) and action.type is not kind:  # its range, as the command line checks it
+            try:
+                value = action.type(repr(value))
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"{function}(): {key}: {exc}") from None
+        elif kind in (int, float):
+            pass  # a plain int or float option
         elif action.type is None:
             if not isinstance(value, (str, os.PathLike)):
                 raise TypeError(f"{function}(): {key} must be text (as --{key.replace('_', '-')} takes it), got "

@@ -4,7 +4,7 @@ Each module in COMMAND_MODULES has `register(subparsers)`, which adds its parser
 `handler` on them. A command line imports only the module of the command it names (the others
 get a stub parser carrying their one-line help, from COMMANDS): the task modules behind `run`
 import pandas and matplotlib, which `benchmark --help` or `benchmark compare` never need. Bad input (InputError, argparse errors) exits 2 with one line on stderr;
-Ctrl-C or SIGTERM at any moment (imports included) exits 130 with one line; nothing else ever
+Ctrl-C, SIGTERM or SIGHUP at any moment (imports included) exits 130 with one line; nothing else ever
 prints a traceback unless ATLAS_DEBUG=1.
 """
 
@@ -15,7 +15,7 @@ import importlib
 import os
 import sys
 
-from atlas_data.errors import InputError
+from atlas_data.errors import InputError, one_line
 
 COMMAND_MODULES = (
     "benchmark.commands.data",
@@ -49,7 +49,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        sys.stderr.write(f"error: {self.prog}: {message}\n")
+        # argparse quotes the value given (`invalid int value: '...'`): a megabyte argument stays one short line
+        sys.stderr.write(f"error: {one_line(self.prog)}: {one_line(message)}\n")
         raise SystemExit(2)
 
 
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     quiet_exit()  # registered while SIGTERM still interrupts: no moment without either
         except KeyboardInterrupt as exc:
             mark_interrupted()
-            how = "terminated (SIGTERM)" if str(exc) == "SIGTERM" else "interrupted"
+            how = f"terminated ({exc})" if str(exc) in ("SIGTERM", "SIGHUP") else "interrupted"
         with deferred_signals(reraise=False):  # a second Ctrl-C must not break the one line
             gc.collect()  # the interrupted frames are gone: close what they held (connections) now
             sys.stderr.write(f"{how}\n")
@@ -150,7 +151,7 @@ def _main(argv: list[str]) -> int:
             return 2
         if os.environ.get("ATLAS_DEBUG") == "1":
             raise
-        first = (str(exc).strip().splitlines() or [""])[0]  # database errors carry the SQL on more lines
+        first = one_line((str(exc).strip().splitlines() or [""])[0])  # database errors carry the SQL on more lines
         sys.stderr.write(f"internal error: {type(exc).__name__}: {first} (set ATLAS_DEBUG=1 for details)\n")
         return 1
     return int(code or 0)

@@ -1,7 +1,7 @@
-"""How every command reacts to Ctrl-C (SIGINT) and SIGTERM: stop, clean up, one line, exit 130.
+"""How every command reacts to Ctrl-C (SIGINT), SIGTERM and SIGHUP: stop, clean up, one line, exit 130.
 
-`benchmark.cli.main` wraps a command in `terminate_as_interrupt()`, so SIGTERM raises
-KeyboardInterrupt just as SIGINT does, every `finally` and cleanup runs, and the CLI prints one
+`benchmark.cli.main` wraps a command in `terminate_as_interrupt()`, so SIGTERM and SIGHUP (the
+terminal or SSH session that started the command closed) raise KeyboardInterrupt just as SIGINT does, every `finally` and cleanup runs, and the CLI prints one
 line. An interrupt that lands in a weakref callback or `__del__` (SQLAlchemy and pandas run many)
 would be printed as "Exception ignored" and lost; inside the context it is delivered again to the
 main thread instead. Short critical sections (creating an MLflow run, marking it KILLED) run inside
@@ -17,8 +17,9 @@ Signal handlers can only be set from the main thread; elsewhere (a Dask worker t
 no-ops. A local sweep worker says so with `leave_signals_to_parent()`: its parent handles Ctrl-C
 and stops it, so it keeps SIGTERM's default action. A command started with SIGINT ignored
 (`nohup`, or `cmd &` in a script: the shell does that) keeps ignoring Ctrl-C, as such a
-background job should, but SIGTERM still stops it cleanly with exit 130. May import the standard
-library only.
+background job should, but SIGTERM still stops it cleanly with exit 130. SIGHUP is handled only
+if its action is the default: under `nohup` it stays ignored, so the command outlives its terminal.
+May import the standard library only.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ import signal
 import sys
 import threading
 
-_HANDLED = (signal.SIGINT, signal.SIGTERM)
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# handled like SIGTERM: a `kill` or a closed terminal stops the command as cleanly as Ctrl-C does
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 _exit_hook_registered = False
 _parent_handles_signals = False
 _process_exits_after = False  # the command is the whole process (`benchmark.cli.entry`)
@@ -45,10 +48,12 @@ def exit_after_command() -> None:
 
 
 def leave_signals_to_parent() -> None:
-    """Called first in a local sweep worker: Ctrl-C is ignored here, SIGTERM ends the process at once."""
+    """Called first in a local sweep worker: Ctrl-C and SIGHUP (which reach the whole process group) are
+    ignored here, the parent stops the worker; SIGTERM ends the process at once."""
     global _parent_handles_signals
     _parent_handles_signals = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 def _main_thread() -> bool:
@@ -115,7 +120,7 @@ def after_interrupt():
 
 
 def interrupting_signal() -> str | None:
-    """The signal ("SIGINT", "SIGTERM") that interrupted the command running now, or None. A library
+    """The signal ("SIGINT", "SIGTERM", "SIGHUP") that interrupted the command running now, or None. A library
     may catch the KeyboardInterrupt and raise its own error instead (SQLAlchemy, rolling back the
     transaction the interrupt cut, raises PendingRollbackError): the CLI still reports the interrupt."""
     return _signal_name
@@ -144,7 +149,7 @@ def mark_interrupted() -> None:
 
 @contextlib.contextmanager
 def terminate_as_interrupt():
-    """Inside: SIGTERM raises KeyboardInterrupt like SIGINT (not in a sweep worker: see the module doc).
+    """Inside: SIGTERM and SIGHUP raise KeyboardInterrupt like SIGINT (not in a sweep worker: see the module doc).
 
     Whether SIGINT is handled or ignored (a background job) does not matter: a `kill` must always
     leave the outputs and the tracking store clean.
@@ -157,6 +162,9 @@ def terminate_as_interrupt():
         yield
         return
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous_hup = signal.getsignal(signal.SIGHUP)
+    if previous_hup is signal.SIG_DFL:  # ignored (`nohup`): the command must outlive its terminal, as asked
+        signal.signal(signal.SIGHUP, _raise_interrupt)
     previous_int = signal.getsignal(signal.SIGINT)
     if previous_int is signal.default_int_handler:  # same KeyboardInterrupt, and the flag is set
         signal.signal(signal.SIGINT, _raise_interrupt)
@@ -166,7 +174,8 @@ def terminate_as_interrupt():
         if _interrupted:
             return  # teardown noise of the interrupted work (see the module doc)
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            signum = signal.SIGTERM if str(unraisable.exc_value) == "SIGTERM" else signal.SIGINT
+            name = str(unraisable.exc_value)
+            signum = signal.Signals[name] if name in ("SIGTERM", "SIGHUP") else signal.SIGINT
             # from another thread, a moment later: raised here, it would land in this hook again
             threading.Timer(0.01, _thread.interrupt_main, args=(signum,)).start()
         else:
@@ -180,15 +189,17 @@ def terminate_as_interrupt():
         if _process_exits_after:  # the command is done and so is the process: nothing may kill it now
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         else:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGHUP, previous_hup)
             if previous_int is signal.default_int_handler:
                 signal.signal(signal.SIGINT, previous_int)
 
 
 @contextlib.contextmanager
 def deferred_signals(*, reraise: bool = True):
-    """Hold SIGINT/SIGTERM while the block runs; afterwards raise KeyboardInterrupt if one came.
+    """Hold SIGINT/SIGTERM/SIGHUP while the block runs; afterwards raise KeyboardInterrupt if one came.
 
     reraise=False drops them instead: for cleanup that runs because of an interrupt already.
     """
@@ -201,8 +212,8 @@ def deferred_signals(*, reraise: bool = True):
         current = signal.getsignal(sig)
         if current in (signal.SIG_IGN, None):
             continue  # ignored stays ignored; None = set outside Python, leave it alone
-        if sig == signal.SIGTERM and current is signal.SIG_DFL:
-            continue  # SIGTERM kills this process outright (not under terminate_as_interrupt)
+        if sig in _TERMINATING and current is signal.SIG_DFL:
+            continue  # SIGTERM/SIGHUP kill this process outright (not under terminate_as_interrupt)
         previous[sig] = current
         signal.signal(sig, lambda signum, frame: received.append(signum))
     try:
@@ -215,7 +226,7 @@ def deferred_signals(*, reraise: bool = True):
 
 
 def quiet_exit() -> None:
-    """Once the command has returned, a Ctrl-C or SIGTERM during interpreter shutdown is ignored.
+    """Once the command has returned, a Ctrl-C, SIGTERM or SIGHUP during interpreter shutdown is ignored.
 
     The command's work and cleanup are done and its exit status is decided; without this, a
     signal in the last moments (joining threads, closing pools) would print a traceback or turn

@@ -25,6 +25,9 @@ REQUIRED_KEYS = ("name", "authors", "description", "url", "track", "dataset_fing
 PREDICTION_COLUMNS = ("job_id", "p_hat")
 OPTIONAL_COLUMNS = ("lo", "hi")
 MAX_NAME_CHARS = 80
+# the other free-text keys (docs/data-formats.md#limits): each is rendered in every leaderboard page
+MAX_AUTHORS, MAX_AUTHOR_CHARS = 100, 200
+MAX_URL_CHARS, MAX_DESCRIPTION_CHARS = 2_000, 10_000
 BUILTIN_AUTHORS = ("ATLAS-Bench (built-in)",)  # the built-in methods' authors: reserved, no submission may use it
 ENTRY_SCHEMA = 2  # 2: windowed scheduling score relative to the blind p̂, with intervals
 # Every entry has these keys; `scheduling` is null on the prediction track.
@@ -77,6 +80,13 @@ class Submission:
             raise InputError("must be a non-empty string or a list of non-empty strings", path=path, where="key 'authors'")
         if any(_control_characters(a) for a in authors):
             raise InputError("contains control characters", path=path, where="key 'authors'")
+        if len(authors) > MAX_AUTHORS or any(len(a.strip()) > MAX_AUTHOR_CHARS for a in authors):
+            raise InputError(f"at most {MAX_AUTHORS} authors of at most {MAX_AUTHOR_CHARS} characters each",
+                             path=path, where="key 'authors'")
+        for key, most in (("url", MAX_URL_CHARS), ("description", MAX_DESCRIPTION_CHARS)):
+            if len(data[key].strip()) > most:
+                raise InputError(f"at most {most:,} characters, got {len(data[key].strip()):,}", path=path,
+                                 where=f"key '{key}'")
         reserved = {" ".join(a.split()).casefold() for a in BUILTIN_AUTHORS}
         if any(" ".join(a.split()).casefold() in reserved for a in authors):
             raise InputError(f"author {BUILTIN_AUTHORS[0]!r} is reserved for the built-in methods; give your own name(s)",

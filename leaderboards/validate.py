@@ -75,14 +75,10 @@ def _check_file(path: Path) -> None:
 
 
 def read_submission_yaml(path: Path) -> Submission:
-    from atlas_data.yamlio import load_yaml  # safe loading; a key given twice names both lines
+    from atlas_data.yamlio import load_yaml_file  # safe loading; a key given twice names both lines
 
     _check_file(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=str(path)) from None
-    return Submission.from_mapping(load_yaml(text, str(path)), str(path))
+    return Submission.from_mapping(load_yaml_file(path, "submission file"), str(path))
 
 
 def read_predictions(path: Path) -> pd.DataFrame:

@@ -17,24 +17,18 @@ import time
 
 from atlas_data.errors import InputError
 from benchmark.options import seed as seed_type
+from benchmark.options import synthetic_jobs
 from benchmark.progress import say
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
+def _job_count(text: str) -> int:
+    """--jobs: 1 to MAX_SYNTH_JOBS (benchmark.options), written 30000, 30_000 or 30,000."""
+    return synthetic_jobs(text.replace(",", ""))
 
 
 def register(data_subparsers) -> None:
     p = data_subparsers.add_parser("synth", help="write a synthetic PAI-2020 trace in the raw layout")
-    p.add_argument("--jobs", type=_positive_int, default=30_000, help="number of jobs (default 30,000)")
+    p.add_argument("--jobs", type=_job_count, default=30_000, help="number of jobs (default 30,000; at most 2,000,000)")
     p.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="folder for the raw pai_*.csv and .header files")
     p.add_argument("--quiet", action="store_true")
@@ -44,7 +38,7 @@ def register(data_subparsers) -> None:
     p.add_argument("--source", choices=["synthetic", "pai"], default="synthetic")
     p.add_argument("--raw-dir", help="folder with the raw PAI tables (--source pai)")
     # None = not given: --source pai reads every job of its raw tables and refuses both (nothing ignored)
-    p.add_argument("--jobs", type=_positive_int, help="synthetic jobs (--source synthetic; default 30,000)")
+    p.add_argument("--jobs", type=_job_count, help="synthetic jobs (--source synthetic; default 30,000; at most 2,000,000)")
     p.add_argument("--seed", type=seed_type, help="synthetic seed (--source synthetic; default 0)")
     p.add_argument("--out", required=True, help="dataset folder to write")
     p.add_argument("--quiet", action="store_true")

@@ -30,6 +30,7 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from benchmark.options import seed as seed_type
+from benchmark.tasks.inputs import noise_level
 from benchmark.progress import say
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.results import check_readme_block, replace_readme_block
@@ -86,7 +87,7 @@ def register(subparsers) -> None:
     parser.add_argument("--jobs", metavar="FILE|TRACE",
                         help="a jobs table, or a shipped trace such as elasticflow:cluster05 or philly:<vc>, instead "
                              "of a dataset (needs predicted_duration or --noise; see docs/real-traces.md)")
-    parser.add_argument("--noise", type=float, help="with --jobs: p̂ = p·exp(σZ) with this σ")
+    parser.add_argument("--noise", type=noise_level, help="with --jobs: p̂ = p·exp(σZ) with this σ")
     parser.add_argument("--predictor", default=META, help=f"p̂ for the Meta rows (default {META})")
     parser.add_argument("--iso-predictor", default=ISO, help=f"p̂ for the Iso rows (default {ISO})")
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor fit and noise seed (default 0)")

@@ -36,6 +36,7 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.options import MAX_SECONDS, job_count, read_float, workers
 from benchmark.progress import Progress, say
 from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
 # Cluster-side names, imported in this one place only (the simulator's layout may move under them).
@@ -90,7 +91,7 @@ MECHANISM = {
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--n", type=int, help="jobs per scenario: N consecutive jobs from a seeded start (default all; "
+    parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all; "
                         "for quick checks, the paper's figures are for all jobs)")
     parser.add_argument("--seed", type=seed_type, default=0, help="scenario and sample seed (default 0)")
     parser.add_argument("--venus-nodes", type=int, default=VENUS_NODES,
@@ -106,7 +107,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="run the sweep cells on local worker processes (default) or Dask")
     parser.add_argument("--address", help="Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
-    parser.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
+    parser.add_argument("--workers", type=workers, help="worker processes (default: CPU count)")
     parser.add_argument("--output", default="results/reproduce-astraea",
                         help="output folder (default results/reproduce-astraea)")
     parser.add_argument("--readme", help="rewrite the reproduce-astraea block of this README")
@@ -605,10 +606,9 @@ def reproduce(args) -> int:
     from benchmark.sweeps.execution import check_address
 
     check_address(args.address, args.executor)
-    for what, value in (("n", args.n), ("workers", args.workers), ("venus-nodes", args.venus_nodes)):
-        if value is not None and value < 1:
-            raise InputError(f"--{what} must be at least 1, got {value}", where=f"--{what}")
-    args.leases = _numbers(args.leases, "leases", float, 1.0)
+    if args.venus_nodes < 1:  # --n and --workers: their parser types (benchmark.options)
+        raise InputError(f"--venus-nodes must be at least 1, got {args.venus_nodes}", where="--venus-nodes")
+    args.leases = _numbers(args.leases, "leases", lambda t: read_float(t, 1.0, MAX_SECONDS, "a lease"), 1.0)
     args.sizes = _numbers(args.sizes, "sizes", int, 1)
     args.philly_nodes = _numbers(args.philly_nodes, "philly-nodes", int, 1)
     from benchmark.tasks.fairness import MAX_NODES

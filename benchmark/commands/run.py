@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from benchmark.options import job_count
 from benchmark.options import seed as seed_type
 
 # options every task reads; each task module lists the others it reads in READS
@@ -51,7 +52,7 @@ def _build(subparsers):
                                        "paper-scale. With neither --jobs nor --data every task uses `default`")
     parser.add_argument("--predictor", help="predictor method name(s), comma-separated")
     parser.add_argument("--policies", help="policy names, comma-separated (default: all for the task)")
-    parser.add_argument("--n", type=int, help="number of jobs to sample (seeded)")
+    parser.add_argument("--n", type=job_count, help="number of jobs to sample (seeded; at most 10^9)")
     parser.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     parser.add_argument("--output", help="output folder (default results/<task>-<objective>-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log this run to MLflow")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder
+from benchmark.options import MAX_CELLS_LIMIT, integer, workers
 
 
 def register(subparsers) -> None:
@@ -22,12 +23,12 @@ def register(subparsers) -> None:
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="local worker processes (default) or a Dask cluster")
     parser.add_argument("--address", help="Dask scheduler, e.g. tcp://host:8786 (default: start a LocalCluster)")
-    parser.add_argument("--workers", type=int, help="worker processes of the local pool or the started LocalCluster (default: CPU count, "
+    parser.add_argument("--workers", type=workers, help="worker processes of the local pool or the started LocalCluster (default: CPU count, "
                         "at most one per cell; ignored with --address)")
     parser.add_argument("--output", help="output folder (default results/sweep-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log the cells to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")
-    parser.add_argument("--max-cells", type=int, metavar="N",
+    parser.add_argument("--max-cells", type=integer(1, MAX_CELLS_LIMIT, "--max-cells"), metavar="N",
                         help="refuse a config that expands to more than N cells (default: the config's max_cells key, "
                              "else 10,000)")
     parser.set_defaults(handler=_sweep)
@@ -40,10 +41,6 @@ def _sweep(args) -> int:
     from benchmark.sweeps.execution import check_address
 
     check_address(args.address, args.executor)
-    if args.workers is not None and args.workers < 1:
-        raise InputError(f"--workers must be at least 1, got {args.workers}", where="--workers")
-    if args.max_cells is not None and args.max_cells < 1:
-        raise InputError(f"--max-cells must be at least 1, got {args.max_cells}", where="--max-cells")
     config = sweeps.load_config(args.config)
     if args.max_cells is not None:
         from dataclasses import replace

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from benchmark.options import MAX_JOBS, integer
 from benchmark.options import seed as seed_type
 from benchmark.progress import Progress, say
 from benchmark.results import check_readme_block, format_table, replace_readme_block, write_text_atomic
@@ -46,7 +47,7 @@ def register(subparsers) -> None:
                         help="shipped multi-cluster trace (default elasticflow: 10 clusters; philly: its VCs)")
     parser.add_argument("--clusters", help="clusters to evaluate, comma-separated (default: all)")
     parser.add_argument("--method", default="lgbm-meta", help="prediction method (default lgbm-meta)")
-    parser.add_argument("--min-jobs", type=int, default=None,
+    parser.add_argument("--min-jobs", type=integer(0, MAX_JOBS, "--min-jobs"), default=None,
                         help="skip clusters with fewer jobs (default 100: their test part is too small to score); "
                              "with --clusters, a named cluster with fewer jobs is an error")
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor seed (default 0)")

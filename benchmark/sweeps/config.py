@@ -34,14 +34,16 @@ checked here: a missing one fails its cells only (a remote worker may see paths 
 Cell ids are `<index>-<the values of the axes that vary>`, e.g. `0003-max_stretch-noise0.5-seed1`.
 The cell count is checked before anything is expanded: more than `max_cells` (DEFAULT_MAX_CELLS
 unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as `seeds: 100000` does
-not start 100,000 runs. The file must be UTF-8 text.
+not start 100,000 runs. The file must be a regular UTF-8 file within the YAML limits of
+atlas_data.yamlio (docs/data-formats.md#limits).
 
-May import benchmark.cli (the run parser), benchmark.commands.run (task names), schedulers.objectives,
+May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), schedulers.objectives,
 schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import itertools
@@ -51,7 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atlas_data.errors import InputError
+from atlas_data.errors import InputError, shown
+from benchmark.options import MAX_CELLS_LIMIT, machine_count
 
 SWEEP_KEYS = ("objectives", "policies", "predictors", "noise", "seeds", "n", "machines", "nodes", "lease")
 CONFIG_KEYS = ("task", "jobs", "data", *SWEEP_KEYS, "options", "mlflow", "max_cells")
@@ -91,19 +94,11 @@ class SweepConfig:
 
 def load_config(path: str | Path) -> SweepConfig:
     """Read and validate a sweep YAML file; any problem is an InputError naming the file and key."""
-    from atlas_data.yamlio import load_yaml
+    from atlas_data.yamlio import load_yaml_file
 
     path = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("sweep config not found", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-                         "save the config as UTF-8", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read sweep config: {exc.strerror}", path=path) from None
-    raw = load_yaml(text, path)  # invalid YAML or a key given twice: an InputError naming the line
+    # not a regular file of at most 1 MB, invalid YAML, a key given twice, an alias bomb: an InputError
+    raw = load_yaml_file(path, "sweep config")
     if not isinstance(raw, dict):
         raise InputError("a sweep config must be a mapping of keys (task, objectives, policies, ...)", path=path)
 
@@ -119,7 +114,7 @@ def load_config(path: str | Path) -> SweepConfig:
     if task is None:
         fail("task", f"missing key 'task' (one of {', '.join(sorted(TASKS))})")
     if not isinstance(task, str) or task not in TASKS:
-        fail("task", f"task must be one of {', '.join(sorted(TASKS))}, got {task!r}")
+        fail("task", f"task must be one of {', '.join(sorted(TASKS))}, got {shown(task)}")
     if "jobs" in raw and "data" in raw:
         fail("jobs", "give either 'jobs' or 'data', not both")
 
@@ -146,7 +141,7 @@ def load_config(path: str | Path) -> SweepConfig:
                 out.append(float(v))
             else:
                 wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
-                fail(key, f"every '{key}' value must be {wanted}, got {v!r}")
+                fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
         if len(set(out)) < len(out):
             fail(key, f"duplicate value in '{key}': {out}")
         return out
@@ -194,7 +189,9 @@ def load_config(path: str | Path) -> SweepConfig:
     mlflow = _flag(raw, "mlflow", fail)
     max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
     if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
-        fail("max_cells", f"'max_cells' must be an integer >= 1, got {max_cells!r}")
+        fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
+    if max_cells > MAX_CELLS_LIMIT:
+        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
     if task == "scheduling" and not objectives:
         fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
     return SweepConfig(
@@ -223,7 +220,7 @@ def _names(value, key: str, fail) -> str:
     names: list[str] = []
     for item in items:
         if not isinstance(item, str):
-            fail(key, f"'{key}' must hold names (strings), got {item!r}")
+            fail(key, f"'{key}' must hold names (strings), got {shown(item)}")
         names += [t.strip() for t in item.split(",") if t.strip()]
     if not names:
         fail(key, f"'{key}' holds an empty list")
@@ -256,7 +253,12 @@ def _machine_lists(raw: dict, fail) -> list[str]:
     for entry in entries:
         counts = entry if isinstance(entry, list) else [entry]
         if not counts or not all(isinstance(m, int) and not isinstance(m, bool) and m >= 1 for m in counts):
-            fail("machines", f"machine counts must be integers >= 1, got {entry!r}")
+            fail("machines", f"machine counts must be integers >= 1, got {shown(entry)}")
+        for m in counts:  # the bound of `benchmark run --machines` (checked when a run starts, so here too)
+            try:
+                machine_count(str(m))
+            except argparse.ArgumentTypeError as exc:
+                fail("machines", str(exc))
         out.append(",".join(str(m) for m in counts))
     if len(set(out)) < len(out):
         fail("machines", f"duplicate value in 'machines': {entries}")
@@ -272,11 +274,11 @@ def _extra_options(raw: dict, fail) -> tuple[tuple[str, Any], ...]:
     out = []
     for name, v in value.items():
         if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9-]*", name):
-            fail("options", f"option names are written without dashes in front, like prr-lambda; got {name!r}")
+            fail("options", f"option names are written without dashes in front, like prr-lambda; got {shown(name)}")
         if name in _MANAGED_OPTIONS:
             fail("options", f"'{name}' is set by the sweep keys (task, jobs/data, objectives, policies, ...), not options")
         if isinstance(v, (list, dict)) or v is None:
-            fail("options", f"option '{name}' must have one value (string, number or true/false), got {v!r}")
+            fail("options", f"option '{name}' must have one value (string, number or true/false), got {shown(v)}")
         out.append((name, v))
     return tuple(out)
 
@@ -284,7 +286,7 @@ def _extra_options(raw: dict, fail) -> tuple[tuple[str, Any], ...]:
 def _flag(raw: dict, key: str, fail) -> bool:
     value = raw.get(key, True)
     if not isinstance(value, bool):
-        fail(key, f"'{key}' must be true or false, got {value!r}")
+        fail(key, f"'{key}' must be true or false, got {shown(value)}")
     return value
 
 

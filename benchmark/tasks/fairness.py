@@ -52,9 +52,10 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
+from benchmark.options import seconds, seconds_or_zero
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, choose_policies, csv_list, learned_predictions,
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, simulate_fairness
@@ -99,14 +100,14 @@ def add_arguments(parser) -> None:
     g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
     g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
                    help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
-    g.add_argument("--lease", type=float, default=LEASE_S, help=f"lease length, s (fairness; default {LEASE_S:g})")
-    g.add_argument("--interval", type=float, default=INTERVAL_S, help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})")
-    g.add_argument("--cold-start", type=float, default=COLD_START_S,
+    g.add_argument("--lease", type=seconds, default=LEASE_S, help=f"lease length, s (fairness; default {LEASE_S:g})")
+    g.add_argument("--interval", type=seconds, default=INTERVAL_S, help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})")
+    g.add_argument("--cold-start", type=seconds_or_zero, default=COLD_START_S,
                    help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})")
     g.add_argument("--tenant-weights", help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)")
     g.add_argument("--fair-share", choices=FAIR_SHARES, default="eq16",
                    help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)")
-    g.add_argument("--fair-window", type=float, default=FAIR_WINDOW_S,
+    g.add_argument("--fair-window", type=seconds, default=FAIR_WINDOW_S,
                    help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the "
                         "ASTRAEA paper does not state its own)")
     g.add_argument("--tenant-loss-share", choices=TENANT_LOSS_SHARES, default=TENANT_LOSS_SHARES[0],
@@ -311,7 +312,7 @@ def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None,
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
     from benchmark.tasks.traces import NOISE_SOURCE
 
-    sigmas = csv_list(getattr(args, "noise", None), "noise", float)
+    sigmas = csv_list(getattr(args, "noise", None), "noise", noise_level)
     if sigmas:
         if len(sigmas) != 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
@@ -385,11 +386,11 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
         check_output_folder(args.output, "run")  # a bad --output fails before any computation
     for opt, value, low in (("--lease", args.lease, 0.0), ("--interval", args.interval, 0.0), ("--fair-window", args.fair_window, 0.0)):
         if not (value > low and math.isfinite(value)):
-            raise InputError(f"{opt} must be > 0, got {value:g}", where=opt)
+            raise InputError(f"{opt} must be > 0, got {value!r}", where=opt)
     if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
-        raise InputError(f"--cold-start must be >= 0, got {args.cold_start:g}", where="--cold-start")
+        raise InputError(f"--cold-start must be >= 0, got {args.cold_start!r}", where="--cold-start")
     check_cluster_size(args.nodes, args.gpus_per_node)  # the options as given, before reading any jobs
-    check_noise_levels(csv_list(getattr(args, "noise", None), "noise", float))
+    check_noise_levels(csv_list(getattr(args, "noise", None), "noise", noise_level))
     table, card, scenario_weights, shape, label, p_hat_source = _load(args)
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)

@@ -7,6 +7,7 @@ refusal of a predictive policy without p̂. May import atlas_data, predictors an
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,8 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
         raise InputError(f"an empty item in {text!r} (a comma too many?)", where=option)
     try:
         items = [convert(t) for t in raw]
+    except argparse.ArgumentTypeError as exc:  # a converter of benchmark.options: its message says what is wrong
+        raise InputError(str(exc), where=option) from None
     except ValueError:
         raise InputError(f"cannot read {what} from {text!r}", where=option) from None
     for i, item in enumerate(items):
@@ -137,7 +140,14 @@ def check_noise_levels(sigmas: list[float], option: str = "--noise") -> None:
     for s in sigmas:
         if not (0 <= s <= MAX_NOISE):
             raise InputError(f"noise levels σ must be from 0 to {MAX_NOISE:g} (p̂ = p·exp(σZ) would overflow or "
-                             f"underflow beyond that; docs/evaluation-protocol.md), got {s:g}", where=option)
+                             f"underflow beyond that; docs/evaluation-protocol.md), got {s!r}", where=option)
+
+
+def noise_level(text: str) -> float:
+    """One item of `--noise`: a number from 0 to MAX_NOISE, quoted as written when it is not."""
+    from benchmark.options import read_float
+
+    return read_float(text, 0.0, MAX_NOISE, "a noise level σ")
 
 
 def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:

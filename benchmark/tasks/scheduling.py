@@ -45,10 +45,11 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
+from benchmark.options import machine_count, number
 from benchmark.options import seed as seed_type
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, choose_policies, csv_list, learned_predictions,
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions)
 from benchmark.timings import Timings
 from schedulers import jit
@@ -68,7 +69,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)")
     parser.add_argument("--machines", help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)")
     parser.add_argument("--noise", help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1")
-    parser.add_argument("--prr-lambda", type=float, default=0.7, help="PRR's λ (default 0.7)")
+    parser.add_argument("--prr-lambda", type=number(0.0, 1.0, "PRR's λ"), default=0.7, help="PRR's λ (default 0.7)")
     parser.add_argument("--sample", choices=("window", "random"), default="window",
                         help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random")
     parser.add_argument("--protocol", choices=("honest", "paper"), default="honest",
@@ -125,7 +126,7 @@ def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray, lear
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE
 
     predictions: dict[str, np.ndarray] = {}
-    predictions.update(noise_predictions(size, csv_list(args.noise, "noise", float), args.seed))
+    predictions.update(noise_predictions(size, csv_list(args.noise, "noise", noise_level), args.seed))
     sources = {label: NOISE_SOURCE for label in predictions}
     methods = csv_list(args.predictor, "predictor")
     if methods:
@@ -196,12 +197,12 @@ def execute(args) -> tuple[Path, dict]:
     objective = args.objective
     if args.output:
         check_output_folder(args.output, "run")  # a bad --output fails before any computation
-    machines = csv_list(args.machines, "machines", int) or list(DEFAULT_MACHINES)
+    machines = csv_list(args.machines, "machines", machine_count) or list(DEFAULT_MACHINES)
     if any(m < 1 for m in machines):
         raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
     if not 0.0 <= args.prr_lambda <= 1.0:
         raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
-    check_noise_levels(csv_list(args.noise, "noise", float))  # before any job is read
+    check_noise_levels(csv_list(args.noise, "noise", noise_level))  # before any job is read
     from benchmark.tasks.traces import check_trace_options
 
     timings = getattr(args, "_timings", None) or Timings()

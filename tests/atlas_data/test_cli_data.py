@@ -83,7 +83,7 @@ def test_bad_options_exit_2(tmp_path, capsys):
     assert main(["data", "build", "--source", "pai", "--out", str(tmp_path / "x"), "--quiet"]) == 2
     assert "--raw-dir" in capsys.readouterr().err
     assert _exit_code(["data", "synth", "--jobs", "-5", "--out", str(tmp_path / "r")]) == 2
-    assert "must be positive" in capsys.readouterr().err
+    assert "must be an integer >= 1" in capsys.readouterr().err
     assert main(["data", "describe", str(tmp_path / "missing")]) == 2
     assert not (tmp_path / "x").exists()
 

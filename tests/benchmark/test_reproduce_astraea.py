@@ -209,7 +209,7 @@ def test_verdict_rule(paper, ours, expected):
     (["--leases", "300,0"], "--leases"),
     (["--sizes", "60,x"], "--sizes"),
     (["--philly-nodes", "0"], "--philly-nodes"),
-    (["--n", "0"], "--n must be at least 1"),
+    (["--n", "0"], "--n: a number of jobs must be an integer >= 1"),
     (["--venus-nodes", "0"], "--venus-nodes"),
     (["--address", "tcp://127.0.0.1:1"], "--executor dask"),
     (["--readme", "nope.md"], "README file not found"),
