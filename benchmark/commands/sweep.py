@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder
 from benchmark.options import MAX_CELLS_LIMIT, integer, workers
 
