@@ -152,13 +152,12 @@ def _check_replaceable(path: Path, marker: dict, command: str, where: str) -> No
                          "cannot tell them from files added since; delete the folder yourself or give a new one",
                          path=str(path), where=where)
     written = set(written)
-    blocked = []
     for rel, is_dir in _walk(path):
-        if rel in written or rel.split("/", 1)[0] in blocked:
+        if rel in written:
             continue
         if not is_dir and file_signature(path / rel) is not None:
             continue  # a file another command of the product derived (a `data describe` plot): regenerated
-        kind = ("another command's output " if is_dir and (path / rel / MARKER).exists()
+        kind = ("another output " if is_dir and (path / rel / MARKER).exists()
                 else "a folder " if is_dir else "a file ")
         raise InputError(f"holds {kind}{rel!r} that `benchmark {command}` did not write (added since): a rerun replaces "
                          "the folder whole, so it is refused; move that out or give a new folder", path=str(path),
