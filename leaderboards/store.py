@@ -36,6 +36,7 @@ import datetime as _dt
 import hashlib
 import io
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -203,7 +204,7 @@ def _stored(entries_dir: Path | str, track: str):
             yield path, other
 
 
-LOCK_FILE = ".submit.lock"  # in the entries folder; a flock dies with its process, the file may stay
+LOCK_FILE = ".submit.lock"  # in the entries folder while a submit writes; a flock dies with its process
 LOCK_TIMEOUT_S = 30.0  # a write holds the lock for milliseconds: this long means a stuck submit
 
 
@@ -220,32 +221,45 @@ def entries_lock(entries_dir: Path | str, *, note: Callable[[str], None] | None 
     folder = Path(entries_dir)
     timeout = LOCK_TIMEOUT_S if timeout is None else timeout
     path = folder / LOCK_FILE
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(path, "a")
-    except OSError as exc:
-        raise InputError(f"cannot create the lock file {LOCK_FILE} ({exc.strerror or exc})", path=str(folder),
-                         where="--entries-dir") from None
-    with handle:
-        deadline, told = time.monotonic() + timeout, False
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise InputError(f"another `benchmark submit` has held the lock {path} for {timeout:g} s: nothing "
-                                     "was written; submit again once it is done", path=str(folder),
-                                     where="--entries-dir") from None
-                if not told and note is not None:
-                    note(f"waiting for another `benchmark submit` writing to {folder} (lock {LOCK_FILE}, at most "
-                         f"{timeout:g} s)")
-                    told = True
-                time.sleep(0.05)
+    deadline, told = time.monotonic() + timeout, False
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(path, "a")
+        except OSError as exc:
+            raise InputError(f"cannot create the lock file {LOCK_FILE} ({exc.strerror or exc})", path=str(folder),
+                             where="--entries-dir") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise InputError(f"another `benchmark submit` has held the lock {path} for {timeout:g} s: "
+                                         "nothing was written; submit again once it is done", path=str(folder),
+                                         where="--entries-dir") from None
+                    if not told and note is not None:
+                        note(f"waiting for another `benchmark submit` writing to {folder} (lock {LOCK_FILE}, at most "
+                             f"{timeout:g} s)")
+                        told = True
+                    time.sleep(0.05)
+            try:  # the holder we waited for removes the file as it leaves: lock the one now there
+                current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            handle.close()
+            raise
+        if current:
+            break
+        handle.close()
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while still held: no lock file is left in the entries folder
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
 
 
 def write_entry(entry: dict, entries_dir: Path | str, *, note: Callable[[str], None] | None = None) -> tuple[Path, bool]:

@@ -90,6 +90,7 @@ def test_six_names_with_one_slug_by_six_authors_are_six_entries(dataset, submiss
     assert sorted((e["name"], tuple(e["authors"])) for e in stored.values()) == sorted(
         (name, (f"Author {i}",)) for i, name in enumerate(names))
     assert all(e["slug"] == slug for slug, e in stored.items())
+    assert sorted(p.name for p in entries.iterdir()) == ["prediction"]  # no lock file left behind
 
 
 def test_one_name_by_two_authors_at_once_keeps_the_first_and_refuses_the_second(dataset, submission_writer, tmp_path):
@@ -145,3 +146,4 @@ def test_a_held_lock_is_waited_for_then_exit_2_with_nothing_written(dataset, sub
     assert main(["submit", str(sub), "--track", "prediction", "--data", str(ds), "--entries-dir", str(entries),
                  "--quiet"]) == 0
     assert [e["name"] for e in _stored(entries).values()] == ["Waiting"]
+    assert not (entries / store.LOCK_FILE).exists()  # removed by the submit that held it
