@@ -8,9 +8,14 @@ A command never destroys what the user has and never leaves a half-written resul
   `.atlas-bench-output` (JSON: which command wrote it, its command line, `complete: true`).
 * The target is refused (InputError, exit 2, one line) when it is the working folder or one of its
   parents, a file or a symbolic link, a folder that holds anything and has no marker (the user's
-  files), or a folder that another command wrote. An empty folder is fine. A folder the same
+  files), a folder that another command wrote, or a folder inside a finished output or a dataset
+  folder (a rerun of that one would delete it). An empty folder is fine. A folder the same
   command wrote earlier is replaced whole: the old one is moved aside and deleted once the new one
-  is in place, so no stale file of the earlier run survives.
+  is in place, so no stale file of the earlier run survives. The marker lists what the command
+  wrote (`files`); anything else found there at a rerun (a file dropped in later, another output)
+  is refused, never deleted, and so is a folder that could not be deleted whole (not writable).
+* A full disk or quota (ENOSPC, EDQUOT) while writing is InputError "no space left on device while
+  writing PATH": the temporary folder or file is removed, the earlier output stays.
 * **Files** (`data import --out`, `leaderboard --output`, `data describe --output`, ...) are written
   through a temporary file and a rename (`output_file`). An existing file is replaced only when
   it is recognisably the same command's output (a signature inside the file: parquet schema
@@ -35,6 +40,7 @@ import re
 import secrets
 import shutil
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,10 +50,13 @@ from atlas_data.errors import InputError
 MARKER = ".atlas-bench-output"
 SIGNATURE_KEY = "atlas-bench"  # parquet schema metadata key / PNG text key naming the writing command
 _TEXT_SIGNATURE = "<!-- written by `benchmark {command}` (atlas-bench): it replaces this file on a rerun -->"
+# a dataset folder (atlas_data.build DATASET_FILE, CARD_FILE), recognised even without a marker
+DATASET_FILES = ("atlas.parquet", "dataset.json")
 _LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
 # files whose text may record the temporary path of the folder being written (relocated at the end)
 _RECORD_SUFFIXES = (".json", ".md")
 
+_RMTREE_ONEXC = sys.version_info >= (3, 12)  # shutil.rmtree(onerror=) is deprecated from 3.12
 _COMMAND_LINE: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("command_line", default=None)
 
 
@@ -84,6 +93,81 @@ def _is_cwd_or_parent(path: Path) -> bool:
     return target == cwd or target in cwd.parents
 
 
+def _in_progress(folder: Path) -> bool:
+    """Whether `folder` is the temporary folder of an output being written (`.NAME.tmp-<pid>-<hex>`,
+    marker `complete: false`): the steps of demo, reproduce and sweep write their outputs inside it."""
+    if not _LEFTOVER.match(folder.name) or ".tmp-" not in folder.name:
+        return False
+    marker = read_marker(folder)
+    return marker is not None and marker.get("complete") is False
+
+
+def _enclosing(path: Path) -> tuple[Path, str] | None:
+    """(folder, what) of the nearest finished output or dataset folder above `path`, or None.
+
+    A rerun of that folder would delete `path` with it (it is replaced whole), and a dataset folder
+    is read by fingerprint: nothing is written inside either. The folders above are looked up both
+    as written and with symbolic links resolved."""
+    seen = set()
+    for start in (Path(os.path.abspath(path)), path.resolve()):
+        for folder in start.parents:
+            if folder in seen:
+                continue
+            seen.add(folder)
+            if _in_progress(folder):
+                continue
+            marker = folder / MARKER
+            if marker.is_file():
+                command = (read_marker(folder) or {}).get("command")
+                return folder, f"the output folder of `benchmark {command}`" if command else "an output folder"
+            if all((folder / name).is_file() for name in DATASET_FILES):
+                return folder, "a dataset folder"
+    return None
+
+
+def _walk(folder: Path) -> Iterator[tuple[str, bool]]:
+    """(relative POSIX path, is a folder) of everything under `folder`, links not followed, marker left out."""
+    for root, dirs, files in os.walk(folder):
+        rel = Path(root).relative_to(folder)
+        for name in dirs:
+            yield (rel / name).as_posix(), not os.path.islink(os.path.join(root, name))
+        for name in files:
+            if root == str(folder) and name == MARKER:
+                continue
+            yield (rel / name).as_posix(), False
+
+
+def _listing(folder: Path) -> list[str]:
+    """What `output_folder` records in the marker as written by the command (`files`)."""
+    return sorted(rel for rel, _ in _walk(folder))
+
+
+def _check_replaceable(path: Path, marker: dict, command: str, where: str) -> None:
+    """Refuse (InputError) replacing our own earlier output when that would delete what the command
+    did not write, or when it cannot be deleted whole (a folder inside it, or the folder holding it,
+    not writable): found before anything is moved, so the earlier output stays intact."""
+    written = marker.get("files")
+    if not isinstance(written, list):
+        raise InputError(f"was written by `benchmark {command}` of an earlier version, which did not list its files: "
+                         "cannot tell them from files added since; delete the folder yourself or give a new one",
+                         path=str(path), where=where)
+    written = set(written)
+    for rel, is_dir in _walk(path):
+        if rel in written:
+            continue
+        if not is_dir and file_signature(path / rel) is not None:
+            continue  # a file another command of the product derived (a `data describe` plot): regenerated
+        kind = ("another output " if is_dir and (path / rel / MARKER).exists()
+                else "a folder " if is_dir else "a file ")
+        raise InputError(f"holds {kind}{rel!r} that `benchmark {command}` did not write (added since): a rerun replaces "
+                         "the folder whole, so it is refused; move that out or give a new folder", path=str(path),
+                         where=where)
+    for folder in [path.parent, path] + [path / rel for rel, is_dir in _walk(path) if is_dir]:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"cannot be replaced: {folder} is not writable (the earlier output could not be deleted "
+                             "whole); fix its permissions or give a new folder", path=str(path), where=where)
+
+
 def check_output_folder(path: Path | str, command: str, *, option: str = "--output", replace_own: bool = True) -> Path:
     """Refuse (InputError) a target folder the command must not replace; return it as a Path.
 
@@ -99,6 +183,11 @@ def check_output_folder(path: Path | str, command: str, *, option: str = "--outp
                          "give a new folder", path=str(path), where=where)
     if path.is_symlink():
         raise InputError("is a symbolic link: refusing to replace it; give a new folder", path=str(path), where=where)
+    enclosing = _enclosing(path)
+    if enclosing is not None:
+        folder, what = enclosing
+        raise InputError(f"is inside {folder}, {what}: a rerun there would delete it; give a folder outside it",
+                         path=str(path), where=where)
     if not path.exists():
         return path
     if not path.is_dir():
@@ -120,17 +209,21 @@ def check_output_folder(path: Path | str, command: str, *, option: str = "--outp
     if not replace_own:
         raise InputError(f"already holds the output of an earlier `benchmark {command}` (perhaps edited since): "
                          "refusing to replace it; give a new or empty folder", path=str(path), where=where)
+    _check_replaceable(path, marker, command, where)
     return path
 
 
 # ----- writing a folder ----------------------------------------------------------------------------
-def _marker_text(command: str, complete: bool) -> str:
+def _marker_text(command: str, complete: bool, files: list[str] | None = None) -> str:
     from atlas_data.io import package_version
 
-    return json.dumps({
+    doc = {
         "written_by": "atlas-bench", "command": command, "complete": complete, "argv": command_line(),
         "pid": os.getpid(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "version": package_version(),
-    }, indent=2) + "\n"
+    }
+    if files is not None:  # what the command wrote: a rerun deletes these and refuses anything else
+        doc["files"] = files
+    return json.dumps(doc, indent=2) + "\n"
 
 
 def _alive(pid: int) -> bool:
@@ -189,8 +282,11 @@ def _relocate_records(tmp: Path, final: Path) -> None:
 def output_folder(path: Path | str, command: str, *, option: str = "--output", replace_own: bool = True) -> Iterator[Path]:
     """Yield a temporary sibling of `path` to write into; on success rename it to `path`.
 
-    On any exception (Ctrl-C included) the temporary folder is deleted and `path` is untouched.
+    On any exception (Ctrl-C included) the temporary folder is deleted and `path` is untouched; a
+    full disk (or quota) and a folder that cannot be put in place are InputErrors (exit 2).
     """
+    from atlas_data.io import no_space_error
+
     path = check_output_folder(path, command, option=option, replace_own=replace_own)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -198,34 +294,57 @@ def output_folder(path: Path | str, command: str, *, option: str = "--output", r
         tmp = _sibling(path, "tmp")
         tmp.mkdir()
     except OSError as exc:
-        raise InputError(f"cannot create the output folder ({exc.strerror or exc})", path=str(path), where=option) from None
+        full = no_space_error(exc, path, option)
+        raise full or InputError(f"cannot create the output folder ({exc.strerror or exc})", path=str(path),
+                                 where=option) from None
     try:
         (tmp / MARKER).write_text(_marker_text(command, complete=False), encoding="utf-8")
         yield tmp
         _relocate_records(tmp, path)
-        (tmp / MARKER).write_text(_marker_text(command, complete=True), encoding="utf-8")
+        (tmp / MARKER).write_text(_marker_text(command, complete=True, files=_listing(tmp)), encoding="utf-8")
         check_output_folder(path, command, option=option, replace_own=replace_own)  # nothing appeared meanwhile
-        _put_in_place(tmp, path)
-    except BaseException:
+        _put_in_place(tmp, path, option)
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        full = no_space_error(exc, path, option)
+        if full is not None:
+            raise full from None
+        if isinstance(exc, InputError) and str(tmp) in str(exc):  # e.g. write_text_atomic inside: name the final place
+            raise InputError(str(exc).replace(str(tmp), str(path))) from None
         raise
 
 
-def _put_in_place(tmp: Path, path: Path) -> None:
-    if path.is_dir() and not any(path.iterdir()):
-        os.replace(tmp, path)  # rename(2) replaces an empty folder atomically
-        return
-    if not path.exists():
-        os.replace(tmp, path)
-        return
-    old = _sibling(path, "old")
-    os.replace(path, old)  # our own earlier output (checked): aside, then the new one in its place
+def _put_in_place(tmp: Path, path: Path, option: str = "--output") -> None:
+    """Rename `tmp` to `path`; an earlier output there (checked replaceable) is moved aside, then deleted.
+
+    A rename that fails leaves the earlier output where it was (exit 2). What could stop the
+    deletion (a folder inside it not writable) was refused before (`_check_replaceable`); should it
+    fail still, that is exit 2 too, naming the copy set aside, never a silent exit 0."""
+    try:
+        if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+            os.replace(tmp, path)  # rename(2) replaces an empty folder atomically
+            return
+        old = _sibling(path, "old")
+        os.replace(path, old)  # our own earlier output (checked): aside, then the new one in its place
+    except OSError as exc:
+        raise InputError(f"cannot put the output in place ({exc.strerror or exc}); the earlier one is unchanged",
+                         path=str(path), where=option) from None
     try:
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         os.replace(old, path)
+        if isinstance(exc, OSError):
+            raise InputError(f"cannot put the output in place ({exc.strerror or exc}); the earlier one is unchanged",
+                             path=str(path), where=option) from None
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    failed: list[OSError] = []
+    shutil.rmtree(old, onexc=lambda *args: failed.append(args[2])) if _RMTREE_ONEXC else \
+        shutil.rmtree(old, onerror=lambda *args: failed.append(args[2][1]))
+    if failed:
+        # checked writable beforehand, so rare (an immutable file, a mount point): tell, leave no stray copy
+        raise InputError(f"the new output is in place, but the earlier one, moved aside to {old.name}, could not be "
+                         f"deleted entirely ({failed[0].strerror or failed[0]}); delete {old} yourself",
+                         path=str(path), where=option)
 
 
 # ----- writing a file ------------------------------------------------------------------------------
@@ -313,6 +432,8 @@ def check_output_file(path: Path | str, command: str, *, option: str = "--output
 def output_file(path: Path | str, command: str, write: Callable[[Path], None], *, option: str = "--output",
                 recognise: Callable[[Path], bool] | None = None, make_parent: bool = True) -> Path:
     """Write a file through `write(temporary path)` and a rename; refuse what `check_output_file` refuses."""
+    from atlas_data.io import no_space_error
+
     path = check_output_file(path, command, option=option, recognise=recognise)
     try:
         if make_parent:
@@ -322,13 +443,18 @@ def output_file(path: Path | str, command: str, write: Callable[[Path], None], *
         tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
         tmp.touch(exist_ok=False)
     except OSError as exc:
-        raise InputError(f"cannot write the output file ({exc.strerror or exc})", path=str(path), where=option) from None
+        full = no_space_error(exc, path, option)
+        raise full or InputError(f"cannot write the output file ({exc.strerror or exc})", path=str(path),
+                                 where=option) from None
     try:
         write(tmp)
         check_output_file(path, command, option=option, recognise=recognise)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        full = no_space_error(exc, path, option)  # a full disk: exit 2, the earlier file as it was
+        if full is not None:
+            raise full from None
         raise
     return path
 

@@ -30,23 +30,56 @@ def default_output_dir(task: str, objective: str | None = None) -> Path:
 
 
 def check_readme_block(readme: Path, start: str, end: str) -> str:
-    """The README's text, refused (exit 2) unless it exists and holds the start ... end markers."""
+    """The README's text, refused (exit 2, nothing touched) unless it can be edited safely.
+
+    Called before any work by every command with `--readme`, and again just before the edit: the
+    README (or, for a symbolic link, its target) must be a UTF-8 text file that this user can
+    rewrite in its folder, holding exactly one start marker and, after it, exactly one end marker.
+    """
+    import os
+
     from atlas_data.errors import InputError
 
     readme = Path(readme)
+    where = "--readme"
     if not readme.is_file():
-        raise InputError("README file not found", path=str(readme), where="--readme")
-    text = readme.read_text()
-    if start not in text or end not in text:
-        raise InputError(f"no {start} ... {end} block to replace", path=str(readme), where="--readme")
+        raise InputError("README file not found", path=str(readme), where=where)
+    target = Path(os.path.realpath(readme))
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read it ({exc.strerror or exc})", path=str(readme), where=where) from None
+    try:
+        text = data.decode("utf-8")  # bytes as they are: CRLF line ends and a BOM are kept
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): refusing to edit it",
+                         path=str(readme), where=where) from None
+    starts, ends = text.count(start), text.count(end)
+    if starts == 0 or ends == 0:
+        raise InputError(f"no {start} ... {end} block to replace", path=str(readme), where=where)
+    if starts > 1 or ends > 1:
+        raise InputError(f"{starts} {start} and {ends} {end} markers: which block to replace is ambiguous; keep one "
+                         "of each", path=str(readme), where=where)
+    if text.index(end) < text.index(start):
+        raise InputError(f"{end} stands before {start}: no block to replace", path=str(readme), where=where)
+    # rewritten through a temporary file in its folder and a rename: both must be writable
+    for need, what in ((target, "the file"), (target.parent, "its folder")):
+        if not os.access(need, os.W_OK | (os.X_OK if need.is_dir() else 0)):
+            raise InputError(f"cannot rewrite it: {what} {need} is not writable", path=str(readme), where=where)
     return text
 
 
 def replace_readme_block(readme: Path, start: str, end: str, body: str) -> None:
-    """Rewrite what stands between the README's start and end markers with `body`, atomically."""
-    head, rest = check_readme_block(readme, start, end).split(start, 1)
+    """Rewrite what stands between the README's start and end markers with `body`, atomically.
+
+    Everything else stays byte for byte (the block takes the file's line ends); a symbolic link is written through (the link stays) and the
+    file keeps its permissions (write_text_atomic)."""
+    text = check_readme_block(readme, start, end)
+    head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    write_text_atomic(Path(readme), f"{head}{start}\n{body.strip()}\n{end}{tail}")
+    newline = "\r\n" if "\r\n" in text else "\n"  # the README's own line ends
+    body = body.strip().replace("\r\n", "\n").replace("\n", newline)
+    write_text_atomic(Path(readme), f"{head}{start}{newline}{body}{newline}{end}{tail}")
 
 
 def write_results(

@@ -11,6 +11,7 @@ May import yaml, pandas, atlas_data, predictors.api, benchmark.tracking and lead
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,8 +108,13 @@ def submit(sub_dir: Path | str, track: str, ds_dir: Path | str | None = None, en
                               "provenance": {"predictions_sha256": sha256_predictions(preds)}}, entries_dir)
     check_entry_path(entry_path(entries_dir, track, slug))
     entry = score_entry(submission, preds, dataset, seed=seed, file_sha256=sha256_file(Path(sub_dir) / PREDICTIONS_FILE))
-    path, replaced = write_entry(entry, entries_dir)
+    # decided again under the entries folder's lock: another submit may have written meanwhile
+    path, replaced = write_entry(entry, entries_dir, note=None if quiet else _say)
     return entry, path, replaced
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, method: str = "constant",

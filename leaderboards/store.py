@@ -15,6 +15,9 @@ dir is `leaderboards/entries/` inside the package (shipped as package data, comm
 built-in methods' entries). Writing is atomic (temporary file in the same folder, then rename,
 atlas_data.outputs): a reader never sees half an entry, a failure before the rename leaves nothing
 behind, and only an entry is ever replaced (any other file at that path is exit 2).
+Concurrent submissions: `write_entry` holds an exclusive lock (flock on `<entries dir>/.submit.lock`)
+while it re-checks the slug, the clobber and duplicate rules against what is on disk and writes;
+another submit waits for it, saying so, at most LOCK_TIMEOUT_S seconds, then gives up (exit 2).
 
 `build_entry(...)` assembles the document (schema in leaderboards.schema.ENTRY_KEYS) with its
 provenance: `predictions_sha256` = sha256 of a canonical CSV of the predictions (sorted by
@@ -28,10 +31,14 @@ May import the standard library, pandas, atlas_data (errors, io, outputs) and le
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import io
 import json
+import os
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -197,19 +204,80 @@ def _stored(entries_dir: Path | str, track: str):
             yield path, other
 
 
-def write_entry(entry: dict, entries_dir: Path | str) -> tuple[Path, bool]:
+LOCK_FILE = ".submit.lock"  # in the entries folder while a submit writes; a flock dies with its process
+LOCK_TIMEOUT_S = 30.0  # a write holds the lock for milliseconds: this long means a stuck submit
+
+
+@contextlib.contextmanager
+def entries_lock(entries_dir: Path | str, *, note: Callable[[str], None] | None = None,
+                 timeout: float | None = None) -> Iterator[None]:
+    """Hold the entries folder's exclusive lock; wait for another holder (telling `note` once) at
+    most `timeout` seconds (LOCK_TIMEOUT_S), then InputError. No lock where fcntl is missing."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    folder = Path(entries_dir)
+    timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+    path = folder / LOCK_FILE
+    deadline, told = time.monotonic() + timeout, False
+    while True:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(path, "a")
+        except OSError as exc:
+            raise InputError(f"cannot create the lock file {LOCK_FILE} ({exc.strerror or exc})", path=str(folder),
+                             where="--entries-dir") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise InputError(f"another `benchmark submit` has held the lock {path} for {timeout:g} s: "
+                                         "nothing was written; submit again once it is done", path=str(folder),
+                                         where="--entries-dir") from None
+                    if not told and note is not None:
+                        note(f"waiting for another `benchmark submit` writing to {folder} (lock {LOCK_FILE}, at most "
+                             f"{timeout:g} s)")
+                        told = True
+                    time.sleep(0.05)
+            try:  # the holder we waited for removes the file as it leaves: lock the one now there
+                current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            handle.close()
+            raise
+        if current:
+            break
+        handle.close()
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # while still held: no lock file is left in the entries folder
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
+
+
+def write_entry(entry: dict, entries_dir: Path | str, *, note: Callable[[str], None] | None = None) -> tuple[Path, bool]:
     """Store `entry` under the slug `resolve_target` gives (refusing clobbers); return (path, replaced).
 
-    Written aside and renamed into place; only an entry is ever replaced (atlas_data.outputs)."""
+    Under the entries folder's lock (`entries_lock`): the slug and the clobber and duplicate rules
+    are decided on what is on disk now, so concurrent submits neither overwrite each other nor both
+    pass as new. Written aside and renamed into place; only an entry is ever replaced (atlas_data.outputs)."""
     from atlas_data.io import json_safe  # NaN/inf -> null: the one JSON rule
     from atlas_data.outputs import output_file
 
-    slug, replaced = resolve_target(entry, entries_dir)
-    entry["slug"] = slug  # the caller sees the slug it was stored under
-    path = check_entry_path(entry_path(entries_dir, entry["track"], slug))
-    text = json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n"
-    output_file(path, "submit", lambda tmp: tmp.write_text(text, encoding="utf-8"), option="--entries-dir",
-                recognise=is_entry_file)
+    with entries_lock(entries_dir, note=note):
+        slug, replaced = resolve_target(entry, entries_dir)
+        entry["slug"] = slug  # the caller sees the slug it was stored under
+        path = check_entry_path(entry_path(entries_dir, entry["track"], slug))
+        text = json.dumps(json_safe(entry), indent=2, ensure_ascii=False) + "\n"
+        output_file(path, "submit", lambda tmp: tmp.write_text(text, encoding="utf-8"), option="--entries-dir",
+                    recognise=is_entry_file)
     return path, replaced
 
 

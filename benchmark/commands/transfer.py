@@ -15,7 +15,7 @@ finished jobs), so the only difference is which jobs the model learned from. Per
 source: Cov@25, RMSLE and Spearman ρ of p̂ on the test part, and the total-completion ratios
 ΣC_j / ΣC_j(SRPT) of SPJF and SPRPT with that p̂, scheduling the test part with its real
 arrivals on one machine (FIFO beside them, blind). Writes OUT/transfer.json, transfer.csv and
-transfer.md; `--readme FILE` rewrites the block between `<!-- transfer:start -->` and
+transfer.md (a safe output folder, atlas_data.outputs); `--readme FILE` rewrites the block between `<!-- transfer:start -->` and
 `<!-- transfer:end -->`. See docs/real-traces.md#12-cross-cluster-transfer.
 
 May import atlas_data, predictors, schedulers and benchmark.
@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.options import MAX_JOBS, integer
 from benchmark.options import seed as seed_type
 from benchmark.progress import Progress, say
-from benchmark.results import check_readme_block, format_table, replace_readme_block, write_text_atomic
+from benchmark.results import check_readme_block, format_table, replace_readme_block
 
 START, END = "<!-- transfer:start -->", "<!-- transfer:end -->"
 TRACES = ("elasticflow", "philly")
@@ -124,6 +125,7 @@ def _transfer(args) -> int:
     out = Path(args.output)
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
+    check_output_folder(out, "transfer")  # before any fitting (docs/results-and-tracking.md#safe-outputs)
     clusters = _clusters(args)
     if not clusters:
         least = 100 if args.min_jobs is None else args.min_jobs
@@ -137,13 +139,13 @@ def _transfer(args) -> int:
             progress.update()
     doc = {"trace": args.trace, "method": args.method, "seed": args.seed, "policies": POLICIES,
            "objective": "total_completion", "seconds": round(time.perf_counter() - started, 1), "rows": rows}
-    out.mkdir(parents=True, exist_ok=True)
     from atlas_data.io import json_safe
 
-    write_text_atomic(out / "transfer.json", json.dumps(json_safe(doc), indent=2) + "\n")
-    pd.DataFrame(rows).to_csv(out / "transfer.csv", index=False)
     text = markdown(doc)
-    write_text_atomic(out / "transfer.md", text)
+    with output_folder(out, "transfer") as folder:  # the three files appear together, under OUT, or not at all
+        (folder / "transfer.json").write_text(json.dumps(json_safe(doc), indent=2) + "\n")
+        pd.DataFrame(rows).to_csv(folder / "transfer.csv", index=False)
+        (folder / "transfer.md").write_text(text)
     if args.readme:
         replace_readme_block(Path(args.readme), START, END, text)
     print(format_table([_plain(r) for r in rows], list(_plain(rows[0]))))

@@ -89,7 +89,8 @@ def test_data_build_reruns_into_its_own_folder_and_other_commands_refuse_it(tmp_
     marker = json.loads((ds / ".atlas-bench-output").read_text())
     assert marker["command"] == "data build" and marker["complete"] is True
     assert marker["argv"] == ["benchmark", "data", "build", "--jobs", "300", "--seed", "1", "--quiet", "--out", str(ds)]
-    (ds / "stale.txt").write_text("from an earlier build")
+    (ds / "stale.txt").write_text("from an earlier build")  # a file the earlier build wrote (its marker lists it)
+    (ds / ".atlas-bench-output").write_text(json.dumps({**marker, "files": marker["files"] + ["stale.txt"]}))
     assert main(["data", "build", "--jobs", "300", "--seed", "2", "--quiet", "--out", str(ds)]) == 0
     assert not (ds / "stale.txt").exists()
     assert json.loads((ds / "dataset.json").read_text())["fingerprint"] != card["fingerprint"]
