@@ -12,7 +12,7 @@ user wrote it (not `1e+12` for 1.0000001e12, nor `inf` for 1e400, which is "too 
 `seed` is the type of every `--seed` (and `--sample-seed`, `--pipeline-seed`): an integer from 0 to
 MAX_SEED.
 
-May import only the standard library.
+May import the standard library and atlas_data.errors.
 """
 
 from __future__ import annotations

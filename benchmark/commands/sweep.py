@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     parser.add_argument("--output", help="output folder (default results/sweep-<time>)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log the cells to MLflow")
     parser.add_argument("--quiet", action="store_true", help="no progress and no table on stdout")
-    parser.add_argument("--max-cells", type=integer(1, MAX_CELLS_LIMIT, "--max-cells"), metavar="N",
+    parser.add_argument("--max-cells", type=integer(1, MAX_CELLS_LIMIT, "a number of cells"), metavar="N",
                         help="refuse a config that expands to more than N cells (default: the config's max_cells key, "
                              "else 10,000)")
     parser.set_defaults(handler=_sweep)

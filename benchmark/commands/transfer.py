@@ -48,7 +48,7 @@ def register(subparsers) -> None:
                         help="shipped multi-cluster trace (default elasticflow: 10 clusters; philly: its VCs)")
     parser.add_argument("--clusters", help="clusters to evaluate, comma-separated (default: all)")
     parser.add_argument("--method", default="lgbm-meta", help="prediction method (default lgbm-meta)")
-    parser.add_argument("--min-jobs", type=integer(0, MAX_JOBS, "--min-jobs"), default=None,
+    parser.add_argument("--min-jobs", type=integer(0, MAX_JOBS, "a number of jobs"), default=None,
                         help="skip clusters with fewer jobs (default 100: their test part is too small to score); "
                              "with --clusters, a named cluster with fewer jobs is an error")
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor seed (default 0)")
@@ -118,8 +118,6 @@ def _transfer(args) -> int:
     from predictors.methods import check_method_name
 
     check_method_name(args.method)
-    if args.min_jobs is not None and args.min_jobs < 0:
-        raise InputError(f"must be 0 or more, got {args.min_jobs}", where="--min-jobs")
     if args.method == "oracle":
         raise InputError("the oracle reads true sizes: nothing to transfer", where="--method")
     out = Path(args.output)

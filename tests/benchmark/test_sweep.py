@@ -131,7 +131,7 @@ def test_cell_count_is_bounded_before_anything_is_expanded(tmp_path, capsys, mon
     assert main(["sweep", str(small), "--max-cells", "1", "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
     assert "more than the limit of 1:" in capsys.readouterr().err
     assert main(["sweep", str(small), "--max-cells", "0", "--output", str(tmp_path / "o"), "--no-mlflow"]) == 2
-    assert "--max-cells must be an integer >= 1" in capsys.readouterr().err
+    assert "argument --max-cells: a number of cells must be an integer >= 1" in capsys.readouterr().err
     monkeypatch.undo()
     from dataclasses import replace
 

@@ -52,7 +52,8 @@ def test_bad_clusters_and_min_jobs_name_their_option(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --clusters: names no cluster") and "cluster10" in err and "--min-jobs" not in err
     assert main(["transfer", "--min-jobs", "-1", "--output", str(out), "--quiet"]) == 2
-    assert capsys.readouterr().err == "error: --min-jobs: must be 0 or more, got -1\n"
+    assert capsys.readouterr().err == ("error: benchmark transfer: argument --min-jobs: a number of jobs must be an "
+                                       "integer >= 0, got '-1'\n")
     assert not out.exists()
 
 
