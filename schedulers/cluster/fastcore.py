@@ -1455,6 +1455,8 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
                 if not now >= next_round[0] - _EPS:
                     continue
                 k = math.floor(now / lease_s + _EPS)
+                if (k + 1) * lease_s <= now + _EPS:  # now / lease rounded below the boundary now is at (large times)
+                    k += 1
                 next_round[0] = (k + 1) * lease_s
                 if not preemptive or n_wait[0] == 0 or not now - k * lease_s <= _EPS:  # only AT a boundary
                     continue

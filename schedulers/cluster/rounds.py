@@ -290,6 +290,8 @@ class ClusterPolicy(Policy):
         decided = False
         if now >= self.next_round - _EPS:
             k = math.floor(now / self.lease_s + _EPS)
+            if (k + 1) * self.lease_s <= now + _EPS:  # now / lease rounded below the boundary now is at (large times)
+                k += 1
             self.next_round = (k + 1) * self.lease_s
             # a round only AT a lease boundary: an event after a boundary nothing waited at (an
             # arrival, a release) must not cut the running jobs' leases short; they last to the next

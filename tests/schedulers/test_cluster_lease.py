@@ -123,3 +123,20 @@ def test_every_round_and_preemption_is_at_a_lease_boundary(monkeypatch, name, ca
     for row in alloc.itertuples():
         if row.end != done[row.job_id] and not (row.kind == "cold-start" and row.end - row.start == kwargs["cold_start_s"]):
             assert row.end in times, row
+
+
+def test_a_boundary_far_from_the_origin_is_still_a_round(monkeypatch):
+    """At times near 10^11 s, now / lease of a boundary (an odd lease: 333.3 s) can round just below
+    the integer: the boundary must still be recognised (before, no round happened there, the engine
+    was asked to wake at the same instant forever, and the run failed as a stuck policy)."""
+    boundary = 1_050_105_011 * 333.3  # the first boundary after B's submit at 3.5e11 s
+    for jit in ("off", "on"):
+        jobs = JobSet.from_arrays([0.0, 3.5e11], [4e11, 600.0], predicted=[4e11, 600.0], gpus=[8, 8],
+                                  tenant=["ta", "tb"], job_id=["a", "b"])
+        run = _run(monkeypatch, jit, "astraea", jobs, nodes=1, gpus_per_node=8, lease_s=333.3,
+                   fair_window_s=1e10)  # few tenant windows over 4e11 s
+        assert run.metrics["completed"] == 2
+        b = run.jobs.set_index("job_id").loc["b"]
+        assert b["start_time"] == boundary and b["completion_time"] == boundary + 600.0
+        a = run.allocations[run.allocations["job_id"] == "a"]
+        assert a["end"].iloc[0] == boundary  # A's lease ends at that round
