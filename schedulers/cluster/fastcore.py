@@ -1456,8 +1456,11 @@ def simulate(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node
             if step == 0:
                 if not now >= next_round[0] - _EPS:
                     continue
-                next_round[0] = (math.floor(now / lease_s + _EPS) + 1) * lease_s
-                if not preemptive or n_wait[0] == 0:
+                k = math.floor(now / lease_s + _EPS)
+                if (k + 1) * lease_s <= now + _EPS:  # now / lease rounded below the boundary now is at (large times)
+                    k += 1
+                next_round[0] = (k + 1) * lease_s
+                if not preemptive or n_wait[0] == 0 or not now - k * lease_s <= _EPS:  # only AT a boundary
                     continue
                 prepare_round()
             else:

@@ -5,7 +5,10 @@ that turns a decision into the executed schedule.
 decision (`order`, or `select` when the decision is not a single sort):
 
 - gang jobs on a `schedulers.cluster.nodes.Cluster`, consolidated placement;
-- leases: global rounds at multiples of `lease_s` (from the shifted trace start). At a round the
+- leases: global rounds at multiples of `lease_s` (from the shifted trace start), and only there: a
+  boundary passed with nothing waiting has no round, and a job that starts waiting after it waits
+  for the next boundary (or a fill), so a running job keeps its lease to the next boundary whatever
+  tick a competitor arrives on. At a round the
   running and the waiting jobs are all candidates and `select` decides, in the policy's priority
   order, on a `RoundPlan` — the whole cluster as if free, where each running candidate still holds
   its GPUs until it is decided. The plan is built so that executing it can never fail:
@@ -286,8 +289,13 @@ class ClusterPolicy(Policy):
                 alloc.assign(j, self.run_group)
         decided = False
         if now >= self.next_round - _EPS:
-            self.next_round = (math.floor(now / self.lease_s + _EPS) + 1) * self.lease_s
-            if self.preemptive and self.waiting:
+            k = math.floor(now / self.lease_s + _EPS)
+            if (k + 1) * self.lease_s <= now + _EPS:  # now / lease rounded below the boundary now is at (large times)
+                k += 1
+            self.next_round = (k + 1) * self.lease_s
+            # a round only AT a lease boundary: an event after a boundary nothing waited at (an
+            # arrival, a release) must not cut the running jobs' leases short; they last to the next
+            if self.preemptive and self.waiting and now - k * self.lease_s <= _EPS:
                 self._round(view, alloc, now)
                 decided = True
         if self.dirty and self.waiting and self._may_place():

@@ -1,4 +1,5 @@
-"""Shared helpers of the single-machine tests."""
+"""Shared helpers of the scheduler tests: small random single-machine instances, and the bit-for-bit
+comparison of two cluster runs (the compiled loop against the Python simulator)."""
 
 import numpy as np
 import pytest
@@ -28,3 +29,24 @@ def random_instance(seed: int) -> JobSet:
 def instance():
     """`instance(seed)`: a small random JobSet (random_instance)."""
     return random_instance
+
+
+def assert_same_run(python, compiled_run) -> None:
+    """Two FairnessRuns are identical bit for bit: per-job table, tenant windows, executed
+    allocations and every metric (but the wall-clock `sim_seconds`)."""
+    import pandas as pd
+
+    for attr in ("jobs", "tenant_intervals", "allocations"):
+        pd.testing.assert_frame_equal(getattr(python, attr), getattr(compiled_run, attr), check_exact=True, obj=attr)
+    left = {k: v for k, v in python.metrics.items() if k != "sim_seconds"}
+    right = {k: v for k, v in compiled_run.metrics.items() if k != "sim_seconds"}
+    assert left.keys() == right.keys()
+    for key, value in left.items():
+        other = right[key]
+        assert value == other or (isinstance(value, float) and np.isnan(value) and np.isnan(other)), key
+
+
+@pytest.fixture
+def same_run():
+    """`same_run(python, compiled)`: assert_same_run."""
+    return assert_same_run

@@ -42,20 +42,9 @@ def _run(monkeypatch, setting, name, jobs, kwargs):
     return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
 
 
-def _assert_same(python, compiled_run):
-    for attr in ("jobs", "tenant_intervals", "allocations"):
-        pd.testing.assert_frame_equal(getattr(python, attr), getattr(compiled_run, attr), check_exact=True, obj=attr)
-    left = {k: v for k, v in python.metrics.items() if k != "sim_seconds"}
-    right = {k: v for k, v in compiled_run.metrics.items() if k != "sim_seconds"}
-    assert left.keys() == right.keys()
-    for key, value in left.items():
-        other = right[key]
-        assert value == other or (isinstance(value, float) and np.isnan(value) and np.isnan(other)), key
-
-
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
-def test_compiled_loop_gives_the_python_run(monkeypatch, name, workload):
+def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
     make, kwargs = WORKLOADS[workload]
     jobs = JobSet.from_frame(make())
     python = _run(monkeypatch, "off", name, jobs, kwargs)
@@ -66,7 +55,7 @@ def test_compiled_loop_gives_the_python_run(monkeypatch, name, workload):
     else:
         assert python.metrics["rounds"] == 0 and python.metrics["preemptions"] == 0
     assert python.metrics["completed"] == jobs.n
-    _assert_same(python, compiled_run)
+    same_run(python, compiled_run)
 
 
 def test_the_workloads_reach_every_mechanism(monkeypatch):
