@@ -261,7 +261,10 @@ def log_sweep(out_dir: Path, task: str, params: dict[str, Any], cells: list[tupl
     mlflow = import_mlflow()
     uri = tracking_uri(create=True)
     problems: list[str] = []
-    with store_lock(uri), store_errors(uri):
+    if sqlite_path(uri) is None and file_store_path(uri) is None:
+        _check_reachable(uri)  # as in log_run
+    with store_lock(uri, after=f"; the sweep in {out_dir} is complete, not logged to MLflow"), \
+            store_errors(uri, logging=out_dir):
         ensure_store(uri)
         use_store(mlflow, uri)
         client = mlflow.MlflowClient(uri)
@@ -952,6 +955,8 @@ def import_mlflow():
 
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # it logs a database error with its traceback and then raises it: the command says it in one line
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
     quiet_logs_when_interrupted("mlflow", "alembic", "sqlalchemy")  # a killed session's errors are not news
     return mlflow
 
@@ -1079,6 +1084,7 @@ def check_store(uri: str, *, write: bool) -> StoreState | None:
         _check_reachable(uri)
         return None
     if write:
+        lock_timeout()  # a malformed ATLAS_STORE_LOCK_TIMEOUT is exit 2 now, not when the lock is taken
         _check_writable(local)
     if db is None:
         return None
