@@ -640,8 +640,8 @@ def not_mlflow(state: StoreState) -> str | None:
     if has("experiments") and has("runs"):
         return None
     tables = sorted(state.tables)
-    held = (f"holds the table{'s' if len(tables) > 1 else ''} {', '.join(tables[:6])}{', …' if len(tables) > 6 else ''}" if tables
-            else "holds no tables")
+    named = ", ".join(tables[:6]) + (", …" if len(tables) > 6 else "")
+    held = f"holds the table{'s' if len(tables) > 1 else ''} {named}" if tables else "holds no tables"
     return f"it {held}, but neither MLflow's experiments and runs tables nor a schema version MLflow knows"
 
 
@@ -1052,7 +1052,8 @@ def _check_reachable(uri: str) -> None:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as exc:
-        reason = f"no answer in {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        reason = f"no answer in {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) \
+            else (exc.strerror or str(exc))
         raise InputError(f"cannot reach the {what} at {host}:{port} ({reason}): start it, or point "
                          "MLFLOW_TRACKING_URI at one that runs (or pass --no-mlflow)",
                          where=f"MLFLOW_TRACKING_URI={shown_uri(uri)}") from None
