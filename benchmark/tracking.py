@@ -947,6 +947,15 @@ def use_store(mlflow, uri: str) -> None:
         os.environ["MLFLOW_TRACKING_URI"] = previous
 
 
+class _WriteFailureFilter(logging.Filter):
+    """Drops MLflow's log of a database error that is a full disk or a read-only store (with its
+    traceback): it raises the error too, and store_errors says it in one line. Other errors are heard."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return _write_failure(exc) is None and _write_failure(Exception(record.getMessage())) is None
+
+
 def import_mlflow():
     """mlflow, imported with its INFO chatter (database migrations, new experiments) silenced."""
     import mlflow
@@ -955,8 +964,9 @@ def import_mlflow():
 
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    # it logs a database error with its traceback and then raises it: the command says it in one line
-    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)
+    db_log = logging.getLogger("mlflow.store.db.utils")
+    if not any(isinstance(f, _WriteFailureFilter) for f in db_log.filters):
+        db_log.addFilter(_WriteFailureFilter())
     quiet_logs_when_interrupted("mlflow", "alembic", "sqlalchemy")  # a killed session's errors are not news
     return mlflow
 
