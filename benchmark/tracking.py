@@ -19,11 +19,20 @@ Store: $MLFLOW_TRACKING_URI if set, else the project's store, SQLite at
 `--output` put its folder, and `benchmark compare` run anywhere in the project finds it. Artifacts
 of a local SQLite store go to `mlartifacts` beside the database file.
 
-A local store (SQLite file or file store) is used only under an exclusive lock on `<store>.lock`
-(fcntl.flock), held from the store check to the end of the logging: a new SQLite store is built
-and migrated in a temporary file and renamed into place, so an interrupt or four runs starting at
-once never leave it half-migrated; a store that an older interruption left half-migrated is
-rebuilt (no runs in it), repaired on a copy, or refused with exit 2 and the command that fixes it.
+Before any work (check_store, no lock, nothing written): an unknown URI scheme, a missing database
+driver, a remote database (it names no artifact location), a server or database that does not
+answer within seconds, a local store that cannot be written, and a file that is not an MLflow
+store (not_mlflow: the rule of what is one) are exit 2 with one line; such a file is never touched.
+A local store (SQLite file or file store) is written only under an exclusive lock on `<store>.lock`
+(fcntl.flock), held from the store check to the end of the logging; its holder writes its pid and
+command into it, and a command that waits for it says so on stderr and gives up after
+$ATLAS_STORE_LOCK_TIMEOUT seconds (60) with exit 2. A new SQLite store is built and migrated in a
+temporary file and renamed into place, so an interrupt or four runs starting at once never leave it
+half-migrated; a store that an older interruption left half-migrated is rebuilt (no runs in it) or
+repaired on a copy, keeping the old file as `<db>.damaged-<time>`, or refused with exit 2 and the
+command that fixes it. A full disk or read-only store while logging is exit 2 with one line (the
+run's folder is complete; its MLflow run, if made, ends FAILED). Readers (`compare`) take no lock
+and change nothing (connect_readonly, reading_problem).
 An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
 that run and its children KILLED before the command exits 130.
 May import mlflow, alembic, pandas, benchmark.interrupts, atlas_data and the standard library; mlflow
@@ -231,7 +240,10 @@ def log_run(out_dir: Path, options: dict[str, Any], *, run_name: str | None = No
     mlflow = import_mlflow()
     uri = tracking_uri(create=True)
     name = experiment_name(doc["task"], doc.get("objective"))
-    with store_lock(uri), store_errors(uri):
+    if sqlite_path(uri) is None and file_store_path(uri) is None:
+        _check_reachable(uri)  # it answered before the work; seconds now instead of MLflow's minutes of retries
+    with store_lock(uri, after=f"; the results in {out_dir} are complete, not logged to MLflow"), \
+            store_errors(uri, logging=out_dir):
         ensure_store(uri)
         use_store(mlflow, uri)
         experiment_id = _experiment_id(mlflow.MlflowClient(uri), name, uri)
@@ -249,7 +261,10 @@ def log_sweep(out_dir: Path, task: str, params: dict[str, Any], cells: list[tupl
     mlflow = import_mlflow()
     uri = tracking_uri(create=True)
     problems: list[str] = []
-    with store_lock(uri), store_errors(uri):
+    if sqlite_path(uri) is None and file_store_path(uri) is None:
+        _check_reachable(uri)  # as in log_run
+    with store_lock(uri, after=f"; the sweep in {out_dir} is complete, not logged to MLflow"), \
+            store_errors(uri, logging=out_dir):
         ensure_store(uri)
         use_store(mlflow, uri)
         client = mlflow.MlflowClient(uri)
@@ -415,9 +430,48 @@ def lock_path(uri: str) -> Path | None:
     return None if local is None else local.with_name(local.name + ".lock")
 
 
+LOCK_TIMEOUT_VARIABLE = "ATLAS_STORE_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT_S = 60.0  # how long a command waits for another one's store lock (docs/results-and-tracking.md)
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for the store lock: $ATLAS_STORE_LOCK_TIMEOUT, else DEFAULT_LOCK_TIMEOUT_S."""
+    text = os.environ.get(LOCK_TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_LOCK_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"must be a number of seconds >= 0, not '{text}'", where=LOCK_TIMEOUT_VARIABLE)
+    return value
+
+
+def lock_holder(path: Path) -> str:
+    """Who holds the lock at `path`, as its holder wrote it (`pid 123: benchmark run …`); '' if unknown."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        lines = path.read_text(encoding="utf-8").strip().splitlines()
+        return lines[0][:300] if lines else ""
+    return ""
+
+
+def _try_lock(fcntl, handle) -> bool:
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
 @contextlib.contextmanager
-def store_lock(uri: str):
-    """Hold the store's exclusive lock (waits for another run that holds it); no-op for remote stores."""
+def store_lock(uri: str, *, after: str = ""):
+    """Hold the store's exclusive lock; no-op for remote stores.
+
+    The holder writes its pid and command line into the lock file, so a command that finds the
+    lock taken says on stderr (one line) what it waits for and whom; it gives up after
+    lock_timeout() seconds with exit 2 (`after` is added to that line: what became of the work).
+    """
     path = lock_path(uri)
     try:
         import fcntl
@@ -426,20 +480,39 @@ def store_lock(uri: str):
     if path is None or fcntl is None:
         yield
         return
+    timeout = lock_timeout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
+    with open(path, "a+", encoding="utf-8") as handle:
+        if not _try_lock(fcntl, handle):
+            holder = lock_holder(path)
+            held = f" (held by {holder})" if holder else ""
+            _note(f"waiting for the MLflow store lock {path}{held}, at most {timeout:g} s ({LOCK_TIMEOUT_VARIABLE})")
+            sys.stderr.flush()
+            deadline = time.monotonic() + timeout
+            while not _try_lock(fcntl, handle):
+                if time.monotonic() >= deadline:
+                    raise InputError(f"gave up after {timeout:g} s waiting for the MLflow store lock{held}: let that "
+                                     f"command finish, or set {LOCK_TIMEOUT_VARIABLE} to wait longer{after}",
+                                     path=str(path))
+                time.sleep(0.05)
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # another run is migrating or logging: wait
-        try:
+            with contextlib.suppress(OSError):  # who holds it, for whoever waits (the lock is what counts)
+                handle.seek(0)
+                handle.truncate()
+                command = " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv else ""
+                handle.write(f"pid {os.getpid()}: {command[:200]}\n")
+                handle.flush()
             yield
         finally:
+            with contextlib.suppress(OSError):
+                handle.truncate(0)
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def store_is_idle(uri: str) -> bool:
-    """True when no process holds the store's lock (so no run is being logged to it right now)."""
+    """True when no process holds the store's lock (so no run is being logged to it right now).
+
+    Asked with a shared lock on a read-only handle: a reader never creates or writes the lock file."""
     path = lock_path(uri)
     if path is None or not path.exists():
         return path is not None
@@ -447,9 +520,13 @@ def store_is_idle(uri: str) -> bool:
         import fcntl
     except ImportError:
         return False
-    with open(path, "a") as handle:
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError:
+        return False
+    with handle:
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
@@ -469,10 +546,23 @@ def artifact_location_for(uri: str) -> str | None:
         return (db.parent / "mlartifacts").as_uri()
     scheme = urlparse(uri).scheme.split("+", 1)[0]
     if scheme in ("postgresql", "mysql", "mssql", "sqlite"):
-        raise InputError("a database store names no artifact location, and MLflow would write artifacts to ./mlruns "
-                         "of the working folder: run `mlflow server --backend-store-uri URI --artifacts-destination "
-                         "DIR` and set MLFLOW_TRACKING_URI to that server", where=f"MLFLOW_TRACKING_URI={uri}")
+        raise _remote_database_refused(uri)
     return None
+
+
+def _remote_database_refused(uri: str) -> InputError:
+    return InputError("a database store names no artifact location, and MLflow would write artifacts to ./mlruns "
+                      "of the working folder: run `mlflow server --backend-store-uri URI --artifacts-destination "
+                      "DIR` and set MLFLOW_TRACKING_URI to that server", where=f"MLFLOW_TRACKING_URI={shown_uri(uri)}")
+
+
+def shown_uri(uri: str) -> str:
+    """`uri` as it may be printed: a password in it replaced by ***."""
+    parsed = urlparse(uri)
+    if parsed.password is None:
+        return uri
+    netloc = parsed.netloc.replace(f":{parsed.password}@", ":***@", 1)
+    return parsed._replace(netloc=netloc).geturl()
 
 
 @dataclass(frozen=True)
@@ -482,6 +572,8 @@ class StoreState:
     tables: frozenset[str] = frozenset()
     versions: tuple[str, ...] = ()   # rows of alembic_version: exactly one in a sound store
     n_runs: int = 0
+    objects: int = 0  # entries of its schema (tables, indexes, views, triggers): 0 for an empty or 0-byte file
+    columns: tuple[tuple[str, frozenset[str]], ...] = ()  # of the tables an MLflow store is recognised by
 
     @property
     def leftovers(self) -> list[str]:
@@ -490,21 +582,75 @@ class StoreState:
 
 
 _CORE_TABLES = ("alembic_version", "experiments", "runs", "metrics", "params", "tags")
+# the columns MLflow's experiments and runs tables have had since its first schema: how a store is recognised
+MLFLOW_COLUMNS = {"experiments": frozenset({"experiment_id", "name", "artifact_location", "lifecycle_stage"}),
+                  "runs": frozenset({"run_uuid", "experiment_id", "status", "start_time", "lifecycle_stage"})}
+_RECOGNISED_BY = tuple(name for table in MLFLOW_COLUMNS for name in (table, f"_alembic_tmp_{table}"))
+
+
+def connect_readonly(db: Path) -> sqlite3.Connection:
+    """`db` opened read-only (SQLite's mode=ro): it never creates, changes or locks a file beside it."""
+    return sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)
 
 
 def read_state(db: Path) -> StoreState:
-    """The tables, schema versions and run count of `db`; an empty state for a missing or empty file."""
+    """The tables, schema versions and run count of `db`; an empty state for a missing or 0-byte file.
+    Read-only: the file is never changed, whatever it holds."""
     if not db.exists() or db.stat().st_size == 0:
         return StoreState()
     try:
-        with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
-            tables = frozenset(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
-            versions = tuple(r[0] for r in con.execute("SELECT version_num FROM alembic_version")) \
-                if "alembic_version" in tables else ()
+        with contextlib.closing(connect_readonly(db)) as con:
+            schema = con.execute("SELECT type, name FROM sqlite_master").fetchall()
+            tables = frozenset(name for kind, name in schema if kind == "table")
+            columns = tuple((t, frozenset(r[1] for r in con.execute(f'PRAGMA table_info("{t}")')))
+                            for t in _RECOGNISED_BY if t in tables)
+            versions = ()
+            if "alembic_version" in tables:
+                with contextlib.suppress(sqlite3.OperationalError):  # a table of that name without the column
+                    versions = tuple(str(r[0]) for r in con.execute("SELECT version_num FROM alembic_version"))
             n_runs = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] if "runs" in tables else 0
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"not a usable MLflow SQLite store: {exc}", path=str(db)) from None
-    return StoreState(tables=tables, versions=versions, n_runs=int(n_runs))
+        raise InputError(f"not a usable MLflow SQLite store ({exc}); the file is left as it is",
+                         path=str(db)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the MLflow store: {exc.strerror or exc}", path=str(db)) from None
+    return StoreState(tables=tables, versions=versions, n_runs=int(n_runs), objects=len(schema), columns=columns)
+
+
+def not_mlflow(state: StoreState) -> str | None:
+    """Why the file is not an MLflow store (None when it is one, or holds nothing at all).
+
+    The rule (docs/results-and-tracking.md): an SQLite file is an MLflow store when its
+    alembic_version table holds a schema version this MLflow knows, or when it has MLflow's
+    experiments and runs tables (each with MLflow's columns, MLFLOW_COLUMNS), either of them
+    possibly as the `_alembic_tmp_<table>` copy an interrupted migration leaves. Only such a store
+    is ever migrated, repaired or rebuilt; a file with no schema at all is a new, empty store.
+    """
+    if state.objects == 0:
+        return None
+    _, known = script_revisions()
+    if any(version in known for version in state.versions):
+        return None
+    columns = dict(state.columns)
+
+    def has(table: str) -> bool:
+        return any(MLFLOW_COLUMNS[table] <= columns.get(name, frozenset())
+                   for name in (table, f"_alembic_tmp_{table}"))
+
+    if has("experiments") and has("runs"):
+        return None
+    tables = sorted(state.tables)
+    named = ", ".join(tables[:6]) + (", …" if len(tables) > 6 else "")
+    held = f"holds the table{'s' if len(tables) > 1 else ''} {named}" if tables else "holds no tables"
+    return f"it {held}, but neither MLflow's experiments and runs tables nor a schema version MLflow knows"
+
+
+def refuse_foreign(db: Path, state: StoreState) -> None:
+    """Exit 2 for a file that is not an MLflow store (not_mlflow), before anything touches it."""
+    why = not_mlflow(state)
+    if why is not None:
+        raise InputError(f"not an MLflow store: {why}; the file is left as it is: point MLFLOW_TRACKING_URI "
+                         "(or --results) at an MLflow store or at a new file", path=str(db))
 
 
 def _schema_revisions() -> tuple[str, frozenset[str]]:
@@ -517,27 +663,38 @@ def _schema_revisions() -> tuple[str, frozenset[str]]:
     return heads[0], frozenset(r.revision for r in script.walk_revisions())
 
 
-def head_revision() -> str | None:
-    """The schema version this MLflow writes, read from its migration scripts without importing MLflow
-    (which takes seconds): the one revision no other names as its down_revision. None if unreadable."""
+_SCRIPT_REVISIONS: list = []  # script_revisions(), read once
+
+
+def script_revisions() -> tuple[str | None, frozenset[str]]:
+    """The schema version this MLflow writes and every version it knows, read from its migration
+    scripts without importing MLflow (which takes seconds): the head is the one revision no other
+    names as its down_revision (None if unreadable)."""
+    if _SCRIPT_REVISIONS:
+        return _SCRIPT_REVISIONS[0]
     import importlib.util
     import re
 
     spec = importlib.util.find_spec("mlflow")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(list(spec.submodule_search_locations)[0]) / "store" / "db_migrations" / "versions"
     revisions, downs = set(), set()
-    for script in folder.glob("*.py"):
-        text = script.read_text(encoding="utf-8", errors="replace")
-        revision = re.search(r"^revision\s*=\s*['\"]([0-9a-f]+)['\"]", text, re.M)
-        down = re.search(r"^down_revision\s*=\s*(.+)$", text, re.M)
-        if revision:
-            revisions.add(revision.group(1))
-        if down:
-            downs.update(re.findall(r"['\"]([0-9a-f]+)['\"]", down.group(1)))
+    if spec is not None and spec.submodule_search_locations:
+        folder = Path(list(spec.submodule_search_locations)[0]) / "store" / "db_migrations" / "versions"
+        for script in folder.glob("*.py"):
+            text = script.read_text(encoding="utf-8", errors="replace")
+            revision = re.search(r"^revision\s*=\s*['\"]([0-9a-f]+)['\"]", text, re.M)
+            down = re.search(r"^down_revision\s*=\s*(.+)$", text, re.M)
+            if revision:
+                revisions.add(revision.group(1))
+            if down:
+                downs.update(re.findall(r"['\"]([0-9a-f]+)['\"]", down.group(1)))
     heads = revisions - downs
-    return heads.pop() if len(heads) == 1 else None
+    _SCRIPT_REVISIONS.append((heads.pop() if len(heads) == 1 else None, frozenset(revisions)))
+    return _SCRIPT_REVISIONS[0]
+
+
+def head_revision() -> str | None:
+    """The schema version this MLflow writes (script_revisions), None if unreadable."""
+    return script_revisions()[0]
 
 
 def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:
@@ -558,10 +715,12 @@ def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:
 def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> None:
     """Make a local SQLite store sound before anyone logs to it; call it holding `store_lock(uri)`.
 
-    Missing: built and migrated in a temporary file, renamed into place (unless create=False).
-    Half-migrated by an older interruption (leftover `_alembic_tmp_*` tables, a missing or doubled
-    schema version, a migration that stopped part way): rebuilt when it holds no runs, else
-    repaired on a copy, else refused (exit 2) with the command that fixes it. A schema older or
+    Missing (or a file with no schema at all): built and migrated in a temporary file, renamed
+    into place (unless create=False). A file that is not an MLflow store (not_mlflow) is refused
+    (exit 2) and never touched. Half-migrated by an older interruption (leftover `_alembic_tmp_*`
+    tables, a missing or doubled schema version, a migration that stopped part way): rebuilt when
+    it holds no runs, else repaired on a copy, else refused (exit 2) with the command that fixes
+    it; a rebuild or repair keeps the old file as `<db>.damaged-<time>`. A schema older or
     newer than this MLflow's is refused (exit 2) with the command to run. Other stores: nothing.
     A sound-looking store that holds runs skips the schema-version check (loading MLflow's
     migration scripts takes seconds) unless thorough: MLflow makes it anyway (`store_errors`).
@@ -571,7 +730,8 @@ def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> No
         return
     _remove_temporaries(db)
     state = read_state(db)
-    if not state.tables:
+    refuse_foreign(db, state)
+    if state.objects == 0:  # no store, or a file with nothing in it
         if create:
             _build(db)
         return
@@ -585,9 +745,10 @@ def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> No
             _refuse_version(db, uri, version, head, known)
         return
     if not state.n_runs:
-        _build(db)  # nothing in it to keep: a fresh store replaces it
+        backup = _backup(db)
+        _build(db)  # no runs in it: a fresh store replaces it, the old file is kept
         _note(f"{db}: rebuilt the MLflow store, which an interrupted run had left half-migrated ({problem}); "
-              "it held no runs")
+              f"it held no runs; the old file is kept as {backup}")
         return
     backup = _repair(db, state, head)
     if backup is None:
@@ -602,24 +763,58 @@ def _has_core_tables(state: StoreState) -> bool:
     return all(t in state.tables for t in _CORE_TABLES)
 
 
-def _refuse_version(db: Path, uri: str, version: str | None, head: str, known: frozenset[str]):
-    import mlflow
+def _refuse_version(db: Path, uri: str, version: str | None, head: str | None, known: frozenset[str]):
+    from importlib.metadata import version as installed
 
+    mlflow_version = installed("mlflow")  # not mlflow.__version__: compare reads a store without importing MLflow
     if version in known:
-        raise InputError(f"the MLflow store has the older schema version {version} (MLflow {mlflow.__version__} "
+        raise InputError(f"the MLflow store has the older schema version {version} (MLflow {mlflow_version} "
                          f"writes {head}): back it up, then run `mlflow db upgrade {uri}`", path=str(db))
     raise InputError(f"the MLflow store was written by a newer MLflow (schema version {version} is unknown to "
-                     f"MLflow {mlflow.__version__}): upgrade MLflow (pip install -U mlflow) or use another store",
+                     f"MLflow {mlflow_version}): upgrade MLflow (pip install -U mlflow) or use another store",
                      path=str(db))
 
 
+def reading_problem(db: Path, uri: str, state: StoreState) -> str | None:
+    """For a reader (`compare`), which changes nothing: a store of another schema version is refused
+    (exit 2 with the fix); what an interruption left half-migrated is returned (None if nothing), for
+    the reader to read what it can and say that the next `run` repairs it."""
+    head, known = script_revisions()
+    problem = damage(state, head, known)
+    if problem is None and state.versions[0] != head:
+        _refuse_version(db, uri, state.versions[0], head, known)
+    return problem
+
+
+def _backup(db: Path) -> Path:
+    """A copy of `db` as `<db>.damaged-<time>` (a name not taken yet), made before the store is replaced."""
+    import shutil
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = db.with_name(f"{db.name}.damaged-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = db.with_name(f"{db.name}.damaged-{stamp}-{n}")
+    shutil.copyfile(db, backup)
+    return backup
+
+
 @contextlib.contextmanager
-def store_errors(uri: str):
-    """MLflow's own refusals of a store the user pointed at become exit 2 with the fix."""
+def store_errors(uri: str, *, logging: Path | None = None):
+    """MLflow's own refusals of a store the user pointed at become exit 2 with the fix; so does a store
+    that cannot be written while `logging` the finished folder (a full disk, read-only media)."""
     try:
         yield
     except Exception as exc:
         db = sqlite_path(uri)
+        reason = _write_failure(exc)
+        if reason is not None:
+            done = f"; the results in {logging} are complete, their MLflow run (if made) is marked FAILED" \
+                if logging is not None else ""
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise InputError(f"could not write the MLflow store: {reason} ({first}){done}",
+                             path=str(db) if db else None, where=None if db else shown_uri(uri)) from None
         if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
             raise _file_store_refused(uri) from None
         if db is None or "out-of-date database schema" not in str(exc):
@@ -627,6 +822,23 @@ def store_errors(uri: str):
         head, known = _schema_revisions()
         state = read_state(db)
         _refuse_version(db, uri, state.versions[0] if len(state.versions) == 1 else None, head, known)
+
+
+def _write_failure(exc: BaseException | None) -> str | None:
+    """'the disk is full' or 'it is read-only' when `exc`, or an error it wraps, says so; else None."""
+    import errno
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text, code = str(exc), getattr(exc, "errno", None)
+        if code in (errno.ENOSPC, errno.EDQUOT) or "database or disk is full" in text or \
+                "No space left on device" in text:
+            return "the disk is full"
+        if code == errno.EROFS or "readonly database" in text or "Read-only file system" in text:
+            return "it is read-only"
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _note(message: str) -> None:
@@ -710,8 +922,7 @@ def _repair(db: Path, state: StoreState, head: str) -> Path | None:
         repaired = read_state(tmp)
         if repaired.leftovers or repaired.versions != (head,) or any(t not in repaired.tables for t in _CORE_TABLES):
             return None
-        backup = db.with_name(f"{db.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        shutil.copyfile(db, backup)
+        backup = _backup(db)
         os.replace(tmp, db)
         _forget_engines(db)
         return backup
@@ -736,6 +947,15 @@ def use_store(mlflow, uri: str) -> None:
         os.environ["MLFLOW_TRACKING_URI"] = previous
 
 
+class _WriteFailureFilter(logging.Filter):
+    """Drops MLflow's log of a database error that is a full disk or a read-only store (with its
+    traceback): it raises the error too, and store_errors says it in one line. Other errors are heard."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return _write_failure(exc) is None and _write_failure(Exception(record.getMessage())) is None
+
+
 def import_mlflow():
     """mlflow, imported with its INFO chatter (database migrations, new experiments) silenced."""
     import mlflow
@@ -744,13 +964,17 @@ def import_mlflow():
 
     for name in ("mlflow", "alembic", "sqlalchemy"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    db_log = logging.getLogger("mlflow.store.db.utils")
+    if not any(isinstance(f, _WriteFailureFilter) for f in db_log.filters):
+        db_log.addFilter(_WriteFailureFilter())
     quiet_logs_when_interrupted("mlflow", "alembic", "sqlalchemy")  # a killed session's errors are not news
     return mlflow
 
 
 def prepare(uri: str) -> None:
-    """Create, check or repair the store now (under its lock), before work that will log to it."""
-    check_store_kind(uri)
+    """Check the store up front (check_store), then create, check or repair it now (under its lock),
+    before work that will log to it."""
+    check_store(uri, write=True)
     import_mlflow()
     with store_lock(uri):
         ensure_store(uri, thorough=True)
@@ -762,24 +986,128 @@ def _file_store_refused(uri: str) -> InputError:
                       where=f"MLFLOW_TRACKING_URI={uri}")
 
 
-def check_store_kind(uri: str) -> None:
-    """A local file store is refused (exit 2) unless MLFLOW_ALLOW_FILE_STORE is true, as MLflow itself
-    refuses it, but before any work instead of after it. No MLflow import."""
-    if file_store_path(uri) is None or sqlite_path(uri) is not None:
+DATABASE_SCHEMES = ("postgresql", "mysql", "mssql")
+DATABASE_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
+CONNECT_TIMEOUT_S = 5.0  # a tracking server or database that does not answer a connection in this long is unreachable
+
+
+def check_store_kind(uri: str, *, write: bool = True) -> None:
+    """The URI's kind, before any work and without MLflow: a scheme MLflow has no store for, an
+    SQLite URI naming no file, a database whose driver is not installed, and (for a command that
+    writes) a remote database, which names no artifact location, are exit 2; so is a local file
+    store unless MLFLOW_ALLOW_FILE_STORE is true, as MLflow itself refuses it."""
+    where = f"MLFLOW_TRACKING_URI={shown_uri(uri)}"
+    scheme = urlparse(uri).scheme.lower()
+    base = scheme.split("+", 1)[0]
+    if base == "sqlite":
+        if sqlite_path(uri) is None:
+            raise InputError("an SQLite store URI must name a database file, e.g. sqlite:///PATH/mlflow.db "
+                             "(an in-memory store would keep nothing)", where=where)
         return
-    allowed = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").strip().lower() in ("true", "1")
-    if not allowed:
-        raise _file_store_refused(uri)
+    if file_store_path(uri) is not None:
+        if os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").strip().lower() not in ("true", "1"):
+            raise _file_store_refused(uri)
+        return
+    if base in DATABASE_SCHEMES:
+        if write:
+            raise _remote_database_refused(uri)
+        _check_driver(uri, where)
+        return
+    if base in ("http", "https", "databricks") or base in _plugin_schemes():
+        return
+    raise InputError(f"MLflow has no tracking store for the scheme '{scheme}:': use sqlite:///PATH/mlflow.db, "
+                     "http(s)://HOST:PORT of a tracking server, or leave MLFLOW_TRACKING_URI unset for the "
+                     "project's store", where=where)
+
+
+def _plugin_schemes() -> set[str]:
+    """The URI schemes of installed MLflow tracking-store plugins (entry points `mlflow.tracking_store`)."""
+    from importlib.metadata import entry_points
+
+    with contextlib.suppress(Exception):
+        return {entry.name for entry in entry_points(group="mlflow.tracking_store")}
+    return set()
+
+
+def _check_driver(uri: str, where: str) -> None:
+    """A database URI whose driver module is missing: exit 2 naming it (SQLAlchemy picks the driver)."""
+    try:
+        from sqlalchemy.engine.url import make_url
+
+        make_url(uri).get_dialect().import_dbapi()
+    except ImportError as exc:
+        name = getattr(exc, "name", None) or str(exc)
+        raise InputError(f"the database driver '{name}' this URI needs is not installed (pip install it, or "
+                         "name another driver as in postgresql+DRIVER://…)", where=where) from None
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy's own refusal of the URI
+        raise InputError(f"not a database URI SQLAlchemy can use: {exc}", where=where) from None
+
+
+def _check_reachable(uri: str) -> None:
+    """A tracking server or database that does not take a connection within CONNECT_TIMEOUT_S: exit 2 now
+    (MLflow itself retries for minutes, and only when it first logs, after the work)."""
+    import socket
+
+    parsed = urlparse(uri)
+    base = parsed.scheme.lower().split("+", 1)[0]
+    default = {"http": 80, "https": 443, **DATABASE_PORTS}.get(base)
+    try:
+        host, port = parsed.hostname, parsed.port or default
+    except ValueError as exc:  # a port that is not a number
+        raise InputError(f"not a usable URI: {exc}", where=f"MLFLOW_TRACKING_URI={shown_uri(uri)}") from None
+    if not host or port is None:
+        return
+    what = "tracking server" if base in ("http", "https") else "database server"
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        reason = f"no answer in {CONNECT_TIMEOUT_S:g} s" if isinstance(exc, TimeoutError) \
+            else (exc.strerror or str(exc))
+        raise InputError(f"cannot reach the {what} at {host}:{port} ({reason}): start it, or point "
+                         "MLFLOW_TRACKING_URI at one that runs (or pass --no-mlflow)",
+                         where=f"MLFLOW_TRACKING_URI={shown_uri(uri)}") from None
+
+
+def _check_writable(local: Path) -> None:
+    """A local store this command will write to: it and its folder writable (the folder takes SQLite's
+    journal, the lock file and mlartifacts), else exit 2 now, not after the work."""
+    if local.exists() and not os.access(local, os.W_OK):
+        raise InputError("the MLflow store is read-only (the file cannot be written): make it writable, point "
+                         "MLFLOW_TRACKING_URI at a writable place, or pass --no-mlflow", path=str(local))
+    folder = local.parent
+    while not folder.exists() and folder != folder.parent:  # made when the store is built
+        folder = folder.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"the MLflow store's folder {folder} is not writable (read-only media or no permission): "
+                         "point MLFLOW_TRACKING_URI at a writable place, or pass --no-mlflow", path=str(local))
+
+
+def check_store(uri: str, *, write: bool) -> StoreState | None:
+    """Every check of the store that needs no lock and changes nothing, before any work (exit 2 with
+    one line): its kind (check_store_kind), that a server or remote database answers, that a local
+    store can be written (when `write`), and that an existing SQLite file is an MLflow store
+    (not_mlflow). Returns what a local SQLite store holds (None for other stores)."""
+    check_store_kind(uri, write=write)
+    db = sqlite_path(uri)
+    local = db or file_store_path(uri)
+    if local is None:
+        _check_reachable(uri)
+        return None
+    if write:
+        lock_timeout()  # a malformed ATLAS_STORE_LOCK_TIMEOUT is exit 2 now, not when the lock is taken
+        _check_writable(local)
+    if db is None:
+        return None
+    state = read_state(db)
+    refuse_foreign(db, state)
+    return state
 
 
 def preflight(uri: str) -> None:
-    """Before a long command: a store MLflow would refuse (a file store) is refused now, and a local
-    SQLite store with visible damage is repaired (or refused) now, not after the work; the normal case
-    costs one sqlite3 read and no MLflow import."""
-    check_store_kind(uri)
-    db = sqlite_path(uri)
-    if db is None:
-        return
-    state = read_state(db)
-    if state.tables and (state.leftovers or len(state.versions) != 1):
+    """Before a long command that logs to the store: check_store now, and a local SQLite store with
+    visible damage is repaired (or refused) now, not after the work; the normal case costs one
+    sqlite3 read and no MLflow import."""
+    state = check_store(uri, write=True)
+    if state is not None and state.objects and (state.leftovers or len(state.versions) != 1):
         prepare(uri)

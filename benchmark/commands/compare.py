@@ -10,9 +10,12 @@ each, with policy / method / predictor / machines and the `--metrics` columns.
 The store is the project's (benchmark.tracking.tracking_uri) or `<--results>/mlflow.db`. A local
 SQLite store is read with plain sqlite3, read-only: importing MLflow alone takes seconds, and
 its search API loads every metric of every run. Other stores go through MlflowClient. Reading
-never creates a store: without one, "nothing to compare" (exit 0). A damaged store is repaired
-or refused as for `run`. A run still RUNNING while nobody holds the store's lock was being logged
-by a process that was killed outright (SIGKILL, power loss): a note under the table counts them.
+changes nothing: it never creates, locks, migrates or repairs a store (so it works on read-only
+media and while a run logs); without a store, "nothing to compare" (exit 0). A file that is not
+an MLflow store, or a store of another schema version, is exit 2 (benchmark.tracking.check_store);
+a half-migrated one is read as far as it can be, with a note that the next `run` repairs it.
+A run still RUNNING while nobody holds the store's lock was being logged by a process that was
+killed outright (SIGKILL, power loss): a note under the table counts them.
 `--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,34 +70,38 @@ def store_uri(results: Path | None) -> str:
 
 
 def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | None:
-    """The atlas-* runs of the store (or of `experiment`); None when there is no store at all."""
-    from benchmark.tracking import sqlite_path
+    """The atlas-* runs of the store (or of `experiment`); None when there is no store at all.
+    Read-only: no lock, no migration, no repair, no file created (benchmark.tracking.check_store)."""
+    from benchmark.tracking import check_store, reading_problem, sqlite_path
 
     db = sqlite_path(uri)
     if db is not None and not db.exists():  # nothing tracked here yet; do not create a store by looking
         return None
-    if db is not None:
-        _check_store(uri)
-        return _read_sqlite(db, experiment, metrics)
-    return _read_client(uri, experiment, metrics)
-
-
-def _check_store(uri: str) -> None:
-    """A damaged store is repaired or refused (exit 2); one of another schema version is refused."""
-    from benchmark.tracking import ensure_store, head_revision, read_state, sqlite_path, store_lock
-
-    with store_lock(uri):
-        ensure_store(uri, create=False)
-    state = read_state(sqlite_path(uri))
-    if state.versions and state.versions != (head_revision(),):
-        ensure_store(uri, create=False, thorough=True)  # raises the exit-2 line with the fix
+    state = check_store(uri, write=False)  # not an MLflow store, server down, no driver: exit 2 now
+    if db is None:
+        return _read_client(uri, experiment, metrics)
+    if state.objects == 0:  # a 0-byte or schema-less file: a store that holds nothing yet
+        return Store()
+    problem = reading_problem(db, uri, state)  # another schema version: exit 2 with the fix
+    try:
+        store = _read_sqlite(db, experiment, metrics)
+    except sqlite3.DatabaseError as exc:
+        why = (f"an interrupted run left it half-migrated ({problem}); the next `benchmark run` or `sweep` "
+               "repairs it (compare only reads)") if problem else str(exc)
+        raise InputError(f"cannot read the MLflow store: {why}", path=str(db)) from None
+    if problem:
+        sys.stderr.write(f"note: {db}: an interrupted run left the MLflow store half-migrated ({problem}); "
+                         "compare only reads it, the next `benchmark run` or `sweep` repairs it\n")
+    return store
 
 
 def _read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
     store = Store()
     where = "e.name = ?" if experiment else "e.name LIKE 'atlas-%'"
     args = [experiment] if experiment else []
-    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+    from benchmark.tracking import connect_readonly
+
+    with contextlib.closing(connect_readonly(db)) as con:
         rows = con.execute(
             "SELECT r.run_uuid, e.name, r.start_time, r.name, r.status FROM runs r "
             "JOIN experiments e ON e.experiment_id = r.experiment_id "
@@ -255,7 +263,7 @@ def _compare(args) -> int:
 
         check_output_file(Path(args.csv), "compare", option="--csv", recognise=_is_compare_csv)
     uri = store_uri(Path(args.results) if args.results else None)
-    check_store_kind(uri)  # a file store: exit 2 with the fix, as `run` says it, not MLflow's exception
+    check_store_kind(uri, write=False)  # a file store, an unknown scheme: exit 2 with the fix, not MLflow's exception
     store = read_store(uri, args.experiment, metrics)
     if store is None:
         if args.experiment:
@@ -282,11 +290,11 @@ def _compare(args) -> int:
 
 
 def _experiment_exists(uri: str, name: str) -> bool:
-    from benchmark.tracking import sqlite_path
+    from benchmark.tracking import connect_readonly, sqlite_path
 
     db = sqlite_path(uri)
     if db is None:
         return True  # the client path found none of its runs; an empty experiment is not an error
-    with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)) as con:
+    with contextlib.closing(connect_readonly(db)) as con:
         return con.execute("SELECT 1 FROM experiments WHERE name = ? AND lifecycle_stage = 'active'",
                            (name,)).fetchone() is not None

@@ -109,6 +109,10 @@ def _demo(args) -> int:
         write_text_atomic(out / "SUMMARY.md", summary)
     else:
         check_output_folder(out, "demo")
+        if not args.no_mlflow:
+            from benchmark.tracking import preflight, tracking_uri
+
+            preflight(tracking_uri())  # a store the logging would fail on is exit 2 now, not after every step
         # every step writes inside a temporary sibling of OUT, renamed to OUT when the last one is done;
         # the printed command lines name OUT, where a step repeated by hand writes
         try:
