@@ -5,12 +5,13 @@ Raised anywhere input is wrong (a file, a row, a column, an option); the CLI tur
 line on stderr and exit status 2. A message often quotes what the user gave (a value, a name, a
 line of a file), which may be megabytes long or hold line breaks: `one_line` shortens every part
 of the message to MAX_PART characters and makes it one line, once, here, so no error line can be
-longer than a few hundred characters (docs/data-formats.md#limits). May import nothing from the project.
+longer than a few thousand characters (docs/data-formats.md#limits). May import nothing from the project.
 """
 
-#: the longest part (path, place, problem) of an error line, in characters: room for a path and a
-#: sentence quoting a value; what is cut is replaced by "…" (its head and tail are kept)
-MAX_PART = 300
+#: the longest part (path, place, problem) of an error line, in characters: room for a sentence that
+#: names two long paths (a fix such as `mv PATH PATH.damaged` must survive whole); what is cut is
+#: replaced by "…" (its head and tail are kept). Quoted values are shortened far more (`shown`).
+MAX_PART = 1000
 
 
 def one_line(text: object, limit: int = MAX_PART) -> str:

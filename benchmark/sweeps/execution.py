@@ -292,10 +292,13 @@ def check_address(address: str | None, executor: str) -> None:
         raise InputError("the address is empty: give the Dask scheduler as tcp://host:port, or leave --address out "
                          "to start a local cluster", where="--address")
     try:
-        from distributed.comm.addressing import get_address_host_port
+        from distributed.comm.addressing import get_address_host_port, parse_address
     except ImportError:
         return  # the dask executor says what to install
     try:
+        scheme, _ = parse_address(address.strip(), strict=False)
+        if scheme == "inproc":  # a scheduler in this process (LocalCluster(processes=False)): no port
+            return
         host, port = get_address_host_port(address.strip())
     except (ValueError, TypeError) as exc:
         raise InputError(f"{address!r} is not a Dask scheduler address ({exc}): write tcp://host:port",

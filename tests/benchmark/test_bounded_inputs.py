@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from atlas_data.errors import InputError
-from benchmark.cli import main
+from cli_checks import exit_2_one_line
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_CAP = 2 * 1024**3  # bytes of address space for a child that might blow up on a regression
@@ -40,17 +40,6 @@ def _child(code: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedPro
     env.update({"PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"})
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, preexec_fn=_capped)
-
-
-def _one_line(capsys, argv, *fragments) -> str:
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in err[0], err[0]
-    assert len(err[0]) < 1000
-    return err[0]
 
 
 # ----- 1. YAML: alias bombs, depth, size ------------------------------------------------------------
@@ -167,7 +156,7 @@ def test_a_config_beyond_one_megabyte_is_refused_before_it_is_read(tmp_path, cap
     assert load_yaml_file(config, "sweep config")["task"] == "scheduling"  # the limit itself is accepted
     with config.open("a") as fh:
         fh.write("\n")
-    _one_line(capsys, ["sweep", config, "--output", tmp_path / "o"],
+    exit_2_one_line(capsys, ["sweep", config, "--output", tmp_path / "o"],
               f"error: {config}: 1,000,001 bytes is more than the 1,000,000 a sweep config may have")
     assert not (tmp_path / "o").exists()
 
@@ -183,16 +172,19 @@ def test_a_submission_file_goes_through_the_same_door(tmp_path):
 
 # ----- 2. messages: one short line, the value as written -------------------------------------------
 def test_an_error_quoting_a_megabyte_value_is_one_short_line():
-    from atlas_data.errors import one_line
+    from atlas_data.errors import MAX_PART, one_line
 
     value = "v" * 1_000_000 + "\nsecond line"
     error = InputError(f"bad value {value!r} (a hint at the end)", path="f.yaml", where="key 'x'")
     text = str(error)
-    assert "\n" not in text and len(text) < 400
+    assert "\n" not in text and len(text) <= MAX_PART + len("f.yaml: key 'x': ")
     assert text.startswith("f.yaml: key 'x': bad value 'vvvv") and text.endswith("second line' (a hint at the end)")
     assert "…" in text
     assert one_line("short\nand two") == "short and two"
     assert error.problem == one_line(f"bad value {value!r} (a hint at the end)")
+    # a sentence naming two long paths (the fix to run) is not cut
+    fix = f"move it aside: `mv /{'p' * 200}/mlflow.db /{'p' * 200}/mlflow.db.damaged` (readable with sqlite3)"
+    assert one_line(fix) == fix
 
 
 def test_a_huge_container_is_shown_without_building_its_repr():
@@ -206,7 +198,7 @@ def test_a_huge_container_is_shown_without_building_its_repr():
 
 
 def test_an_argparse_error_quoting_a_megabyte_argument_is_one_short_line(capsys):
-    _one_line(capsys, ["run", "--task", "scheduling", "--n", "z" * 1_000_000], "argument --n: not an integer: 'zzz")
+    exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "z" * 1_000_000], "argument --n: not an integer: 'zzz")
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -220,7 +212,7 @@ def test_an_argparse_error_quoting_a_megabyte_argument_is_one_short_line(capsys)
     (["--n", "9" * 5000], "argument --n: '99999999999999999...999999999999999999' is too large"),
 ])
 def test_an_out_of_range_value_is_quoted_as_written(capsys, tmp_path, argv, message):
-    _one_line(capsys, ["run", "--task", "fairness", *argv, "--no-mlflow", "--output", tmp_path / "o"], message)
+    exit_2_one_line(capsys, ["run", "--task", "fairness", *argv, "--no-mlflow", "--output", tmp_path / "o"], message)
     assert not (tmp_path / "o").exists()
 
 
@@ -258,7 +250,7 @@ RUN = ["run", "--task", "fairness"]
     (["data", "build", "--out", "x"], "--jobs", "2,000,000", "2,000,001", "jobs", "at most 2,000,000"),
     (["data", "synth", "--out", "x"], "--seed", "2147483647", "2147483648", "seed", "a seed is at most"),
     (["sweep", "c.yaml"], "--workers", "1024", "1025", "workers", "a number of workers is at most 1,024"),
-    (["sweep", "c.yaml"], "--max-cells", "1000000", "1000001", "max_cells", "--max-cells is at most 1,000,000"),
+    (["sweep", "c.yaml"], "--max-cells", "1000000", "1000001", "max_cells", "a number of cells is at most 1,000,000"),
     (["reproduce", "astraea"], "--n", "1000000000", "1000000001", "n", "a number of jobs is at most"),
     (["reproduce", "astraea"], "--workers", "1024", "1025", "workers", "at most 1,024"),
     (["reproduce", "atlas"], "--noise", "10", "10.000001", "noise", "a noise level σ is at most 10"),
@@ -320,7 +312,7 @@ def test_a_sweep_value_beyond_its_bound_is_refused_before_any_cell(tmp_path, cap
     objective = "makespan" if key.startswith("machines") else "total_completion"
     config = tmp_path / "s.yaml"
     config.write_text(f"task: scheduling\nobjectives: [{objective}]\n{key}\nmlflow: false\n")
-    _one_line(capsys, ["sweep", config, "--output", tmp_path / "o"], f"error: {config}: {fragment}")
+    exit_2_one_line(capsys, ["sweep", config, "--output", tmp_path / "o"], f"error: {config}: {fragment}")
     assert not (tmp_path / "o").exists()
 
 

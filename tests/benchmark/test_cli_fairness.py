@@ -85,7 +85,7 @@ def test_pod_trace_runs_on_its_own_small_cluster(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--policies", "astraea,nope"], "unknown policy 'nope'"),
     (["--policies", "astraea-p"], "predict"),
-    (["--lease", "0"], "--lease must be > 0"),
+    (["--lease", "0"], "argument --lease: a time span in seconds must be > 0, got '0'"),
     (["--nodes", "0"], "--nodes"),
     (["--scenario", "venus"], "only one of"),
 ])

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from benchmark.cli import main
+from cli_checks import exit_2_one_line, snapshot
 
 BASE = {"job_id": ["a", "b", "c", "d"], "submit_time": [0.0, 0.0, 1.0, 2.0], "duration": [3.0, 1.0, 2.0, 1.0]}
 
@@ -30,22 +31,6 @@ def _table(tmp_path, name="jobs.csv", **columns):
     else:
         frame.to_parquet(path, index=False)
     return path
-
-
-def _snapshot(folder):
-    """{relative path: sha256} of every file under `folder` (hidden ones included)."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def _exit_2_one_line(capsys, argv, *fragments):
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in err[0], err[0]
-    return err[0]
 
 
 def _scheduling(jobs, out, *extra):
@@ -71,15 +56,15 @@ def test_data_build_never_replaces_what_it_did_not_write(tmp_path, user_files, m
     work = tmp_path / "work"
     work.mkdir()
     (work / "draft.md").write_text("draft\n")
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     monkeypatch.chdir(work)
     build = ["data", "build", "--jobs", "300", "--quiet", "--out"]
-    _exit_2_one_line(capsys, build + [thesis], "holds files not written by `benchmark data build`", "thesis.tex")
-    _exit_2_one_line(capsys, build + ["../work"], "is the working folder or one of its parents")
-    _exit_2_one_line(capsys, build + ["."], "is the working folder or one of its parents")
-    _exit_2_one_line(capsys, build + [tmp_path], "is the working folder or one of its parents")
-    _exit_2_one_line(capsys, build + [notes], "is a file, not a folder")
-    assert _snapshot(tmp_path) == before  # no .notes.txt.old-PID, nothing moved, nothing added
+    exit_2_one_line(capsys, build + [thesis], "holds files not written by `benchmark data build`", "thesis.tex")
+    exit_2_one_line(capsys, build + ["../work"], "is the working folder or one of its parents")
+    exit_2_one_line(capsys, build + ["."], "is the working folder or one of its parents")
+    exit_2_one_line(capsys, build + [tmp_path], "is the working folder or one of its parents")
+    exit_2_one_line(capsys, build + [notes], "is a file, not a folder")
+    assert snapshot(tmp_path) == before  # no .notes.txt.old-PID, nothing moved, nothing added
 
 
 def test_data_build_reruns_into_its_own_folder_and_other_commands_refuse_it(tmp_path, capsys):
@@ -95,15 +80,15 @@ def test_data_build_reruns_into_its_own_folder_and_other_commands_refuse_it(tmp_
     assert not (ds / "stale.txt").exists()
     assert json.loads((ds / "dataset.json").read_text())["fingerprint"] != card["fingerprint"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ds.")]
-    before = _snapshot(ds)
-    _exit_2_one_line(capsys, _scheduling(_table(tmp_path), ds), "was written by `benchmark data build`, not by `benchmark run`")
-    _exit_2_one_line(capsys, ["data", "synth", "--jobs", "50", "--quiet", "--out", ds], "`benchmark data build`")
-    assert _snapshot(ds) == before
+    before = snapshot(ds)
+    exit_2_one_line(capsys, _scheduling(_table(tmp_path), ds), "was written by `benchmark data build`, not by `benchmark run`")
+    exit_2_one_line(capsys, ["data", "synth", "--jobs", "50", "--quiet", "--out", ds], "`benchmark data build`")
+    assert snapshot(ds) == before
 
 
 def test_every_writing_command_refuses_a_user_folder(tmp_path, user_files, capsys):
     thesis, notes = user_files
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     jobs = _table(tmp_path, "in.csv")
     config = tmp_path / "sweep.yaml"
     config.write_text(yaml.safe_dump({"task": "scheduling", "jobs": "in.csv", "objectives": ["total_completion"],
@@ -112,7 +97,7 @@ def test_every_writing_command_refuses_a_user_folder(tmp_path, user_files, capsy
     png.write_bytes(b"\x89PNG\r\n\x1a\nnot ours")
     parquet = thesis / "jobs.parquet"
     pd.DataFrame(BASE).to_parquet(parquet)
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     for argv, fragment in [
         (_scheduling(jobs, thesis), "holds files not written by `benchmark run`"),
         (_scheduling(jobs, notes), "is a file, not a folder"),
@@ -128,8 +113,8 @@ def test_every_writing_command_refuses_a_user_folder(tmp_path, user_files, capsy
         (["leaderboard", "--output", notes], "exists and was not written by `benchmark leaderboard`"),
         (["compare", "--results", tmp_path / "none", "--csv", notes], "exists and was not written by `benchmark compare`"),
     ]:
-        _exit_2_one_line(capsys, argv, fragment)
-    assert _snapshot(tmp_path) == before
+        exit_2_one_line(capsys, argv, fragment)
+    assert snapshot(tmp_path) == before
 
 
 def test_run_output_onto_a_file_fails_before_any_computation(tmp_path, monkeypatch, capsys):
@@ -141,8 +126,8 @@ def test_run_output_onto_a_file_fails_before_any_computation(tmp_path, monkeypat
 
     monkeypatch.setattr("benchmark.tasks.scheduling.load_jobs", never)
     monkeypatch.setattr("benchmark.tasks.fairness.simulate_fairness", never)
-    _exit_2_one_line(capsys, _scheduling(_table(tmp_path), notes), "--output", "is a file")
-    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", _table(tmp_path), "--no-mlflow", "--output", notes],
+    exit_2_one_line(capsys, _scheduling(_table(tmp_path), notes), "--output", "is a file")
+    exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", _table(tmp_path), "--no-mlflow", "--output", notes],
                      "is a file")
     assert notes.read_text() == "keep me\n"
 
@@ -162,14 +147,14 @@ def test_an_interrupted_run_leaves_the_earlier_output_whole_and_nothing_else(tmp
     jobs = _table(tmp_path)
     out = tmp_path / "out"
     assert main([str(a) for a in _scheduling(jobs, out, "--policies", "fifo")]) == 0
-    before = _snapshot(out)
+    before = snapshot(out)
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("benchmark.plots.ratio_bars", interrupt)  # after results.json is written
     assert main([str(a) for a in _scheduling(jobs, out, "--policies", "srpt")]) == 130
-    assert _snapshot(out) == before
+    assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.csv", "out"]
     fresh = tmp_path / "fresh"
     assert main([str(a) for a in _scheduling(jobs, fresh, "--policies", "srpt")]) == 130
@@ -233,15 +218,15 @@ def test_bad_types_and_ranges_are_exit_2(tmp_path, capsys, name, columns, fragme
     out = tmp_path / "never"
     argv = (_scheduling(jobs, out) if task == "scheduling"
             else ["run", "--task", "fairness", "--jobs", jobs, "--no-mlflow", "--output", out])
-    _exit_2_one_line(capsys, argv, name, *fragments)
+    exit_2_one_line(capsys, argv, name, *fragments)
     assert not out.exists()
 
 
 def test_a_repeated_csv_column_is_refused_from_the_header(tmp_path, capsys):
     jobs = tmp_path / "dup.csv"
     jobs.write_text("job_id,submit_time,duration,duration\na,0,1,2\nb,1,2,3\n")
-    _exit_2_one_line(capsys, _scheduling(jobs, tmp_path / "o"), "dup.csv", "column 'duration'", "appears more than once")
-    _exit_2_one_line(capsys, ["data", "import", "--format", "jobs", jobs, "--out", tmp_path / "j.parquet"],
+    exit_2_one_line(capsys, _scheduling(jobs, tmp_path / "o"), "dup.csv", "column 'duration'", "appears more than once")
+    exit_2_one_line(capsys, ["data", "import", "--format", "jobs", jobs, "--out", tmp_path / "j.parquet"],
                      "column 'duration'")
     assert not (tmp_path / "o").exists() and not (tmp_path / "j.parquet").exists()
 
@@ -274,11 +259,11 @@ def test_extreme_values_never_hang_or_crash_the_fairness_simulator(tmp_path, mon
     monkeypatch.setattr("benchmark.tasks.fairness.simulate_fairness", never)
     fairness = ["run", "--task", "fairness", "--no-mlflow", "--output", tmp_path / "never", "--jobs"]
     # within the 10^12 s bound, but 2.8e8 fairness windows: refused before simulating, not hours later
-    _exit_2_one_line(capsys, fairness + [_table(tmp_path, "long.csv", duration=[1e12, 1, 1, 1])],
+    exit_2_one_line(capsys, fairness + [_table(tmp_path, "long.csv", duration=[1e12, 1, 1, 1])],
                      "--fair-window", "fairness windows")
-    _exit_2_one_line(capsys, fairness + [_table(tmp_path, "gang.csv", gpus=[65, 1, 1, 1])],
+    exit_2_one_line(capsys, fairness + [_table(tmp_path, "gang.csv", gpus=[65, 1, 1, 1])],
                      "gang.csv: job 'a': asks for 65 GPUs, the cluster has 64")
-    _exit_2_one_line(capsys, fairness + [_table(tmp_path, "wide.csv", gpus=[9, 1, 12, 10]), "--nodes", "1"],
+    exit_2_one_line(capsys, fairness + [_table(tmp_path, "wide.csv", gpus=[9, 1, 12, 10]), "--nodes", "1"],
                      "wide.csv: job 'c': asks for 12 GPUs, the cluster has 8", "3 jobs ask for more")
     assert not (tmp_path / "never").exists()
 
@@ -304,7 +289,7 @@ def test_a_dataset_with_date_times_or_bad_ids_is_refused(tmp_path, capsys):
         (ds / "dataset.json").write_text(json.dumps(card))
         argv = ["run", "--task", "scheduling", "--objective", "total_completion", "--data", ds, "--no-mlflow",
                 "--output", tmp_path / "never"]
-        _exit_2_one_line(capsys, argv, "atlas.parquet", *fragments)
+        exit_2_one_line(capsys, argv, "atlas.parquet", *fragments)
     assert not (tmp_path / "never").exists()
 
 
@@ -329,12 +314,12 @@ def test_a_submission_beyond_the_bound_is_refused(tmp_path, capsys):
     test_ids = [f"j{i}" for i in range(20, n)]
     pd.DataFrame({"job_id": test_ids, "p_hat": [1e308] + [100.0] * 9}).to_parquet(sub / "predictions.parquet")
     entries = tmp_path / "entries"
-    _exit_2_one_line(capsys, ["submit", sub, "--track", "prediction", "--data", ds, "--entries-dir", entries],
+    exit_2_one_line(capsys, ["submit", sub, "--track", "prediction", "--data", ds, "--entries-dir", entries],
                      "predictions.parquet", "p_hat must be at most 1e+12 s")
     assert not entries.exists()
     os.remove(sub / "predictions.parquet")
     pd.DataFrame({"job_id": test_ids, "p_hat": pd.to_timedelta([100] * 10, unit="s")}).to_parquet(sub / "predictions.parquet")
-    _exit_2_one_line(capsys, ["submit", sub, "--track", "prediction", "--data", ds, "--entries-dir", entries],
+    exit_2_one_line(capsys, ["submit", sub, "--track", "prediction", "--data", ds, "--entries-dir", entries],
                      "column 'p_hat'", "has type duration")
 
 
@@ -343,8 +328,8 @@ def test_a_value_without_a_column_name_is_refused_not_shifted(tmp_path, capsys):
     index and shift every value one column left (ids gone, submit times read as durations)."""
     bad = tmp_path / "shifted.csv"
     bad.write_text("job_id,submit_time,duration\na,0,100,2\nb,10,50,1\nc,20,30,3\n")
-    _exit_2_one_line(capsys, _scheduling(bad, tmp_path / "out"), "shifted.csv: row 1 (line 2): 4 fields, the header has 3")
-    _exit_2_one_line(capsys, ["data", "import", "--format", "jobs", bad, "--out", tmp_path / "imported.parquet"],
+    exit_2_one_line(capsys, _scheduling(bad, tmp_path / "out"), "shifted.csv: row 1 (line 2): 4 fields, the header has 3")
+    exit_2_one_line(capsys, ["data", "import", "--format", "jobs", bad, "--out", tmp_path / "imported.parquet"],
                      "row 1 (line 2): 4 fields")
     assert not (tmp_path / "out").exists() and not (tmp_path / "imported.parquet").exists()
 
@@ -352,7 +337,7 @@ def test_a_value_without_a_column_name_is_refused_not_shifted(tmp_path, capsys):
 def test_a_header_in_other_letter_case_gets_a_whole_columns_suggestion(tmp_path, capsys):
     path = tmp_path / "upper.csv"
     path.write_text("Job_ID,Submit_Time,Duration\na,0,100\nb,10,50\nc,20,30\n")
-    _exit_2_one_line(capsys, _scheduling(path, tmp_path / "out"),
+    exit_2_one_line(capsys, _scheduling(path, tmp_path / "out"),
                      "--columns job_id=Job_ID,submit_time=Submit_Time,duration=Duration")
     assert main([str(a) for a in _scheduling(path, tmp_path / "out", "--columns",
                                              "job_id=Job_ID,submit_time=Submit_Time,duration=Duration")]) == 0
@@ -373,11 +358,11 @@ def test_a_parquet_index_is_a_column_like_any_other(tmp_path):
 
 
 def test_too_few_jobs_to_split_names_the_file(tmp_path, capsys):
-    _exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", _table(tmp_path, "two.csv", **{
+    exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", _table(tmp_path, "two.csv", **{
         k: v[:2] for k, v in BASE.items()}), "--no-mlflow", "--quiet", "--output", tmp_path / "out"],
         "two.csv: need at least 3 jobs to split train/val/test, got 2")
     same_time = _table(tmp_path, "instant.csv", submit_time=[5.0] * 4)
-    _exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", same_time, "--no-mlflow", "--quiet",
+    exit_2_one_line(capsys, ["run", "--task", "prediction", "--jobs", same_time, "--no-mlflow", "--quiet",
                               "--output", tmp_path / "out"], "instant.csv: the train split is empty")
 
 

@@ -7,22 +7,13 @@ Through `benchmark.cli.main` in-process, like test_hostile_inputs.py.
 import pytest
 
 from benchmark.cli import main
-
-
-def _exit_2_one_line(capsys, argv, *fragments):
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in err[0], err[0]
-    return err[0]
+from cli_checks import exit_2_one_line
 
 
 def _scheduling_refused(tmp_path, capsys, extra, message):
     """`run --task scheduling` on 200 jobs with `extra` is exit 2 saying `message`, and writes nothing."""
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
+    exit_2_one_line(capsys, ["run", "--task", "scheduling", "--n", "200", *extra, "--no-mlflow", "--quiet",
                               "--output", out], message)
     assert not out.exists()
 
@@ -31,7 +22,7 @@ def _sweep_refused(tmp_path, capsys, text, *fragments):
     config = tmp_path / "bad.yaml"
     config.write_text(text)
     out = tmp_path / "never"
-    line = _exit_2_one_line(capsys, ["sweep", config, "--output", out, "--no-mlflow"], "bad.yaml", *fragments)
+    line = exit_2_one_line(capsys, ["sweep", config, "--output", out, "--no-mlflow"], "bad.yaml", *fragments)
     assert not out.exists()
     return line
 
@@ -48,7 +39,7 @@ def _sweep_refused(tmp_path, capsys, text, *fragments):
 ], ids=lambda argv: " ".join(argv[:2]))
 def test_a_negative_seed_is_refused_by_the_parser(tmp_path, capsys, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)
-    line = _exit_2_one_line(capsys, argv, "seed", ">= 0")
+    line = exit_2_one_line(capsys, argv, "seed", ">= 0")
     assert "internal error" not in line
     assert not (tmp_path / "OUT").exists()
 
@@ -77,14 +68,14 @@ def test_a_file_store_is_refused_before_any_work(tmp_path, capsys, monkeypatch, 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", str(folder) if store == "plain path" else folder.as_uri())
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--n", "200",
+    exit_2_one_line(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--n", "200",
                               "--policies", "spjf", "--quiet", "--output", out],
                      "MLFLOW_TRACKING_URI", "no longer writes file stores")
     assert not out.exists() and not folder.exists()
-    _exit_2_one_line(capsys, ["compare"], "MLFLOW_TRACKING_URI", "no longer writes file stores")
+    exit_2_one_line(capsys, ["compare"], "MLFLOW_TRACKING_URI", "no longer writes file stores")
     config = tmp_path / "s.yaml"
     config.write_text("task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\nn: [200]\n")
-    _exit_2_one_line(capsys, ["sweep", config, "--quiet", "--output", out], "no longer writes file stores")
+    exit_2_one_line(capsys, ["sweep", config, "--quiet", "--output", out], "no longer writes file stores")
     assert not out.exists() and not folder.exists()
 
 
@@ -130,7 +121,7 @@ def test_bad_tenant_weights_are_exit_2_naming_the_file(tmp_path, capsys, name, t
     weights = tmp_path / name
     weights.write_text(text)
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", _fairness_jobs(tmp_path), "--nodes", "2",
+    exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", _fairness_jobs(tmp_path), "--nodes", "2",
                               "--tenant-weights", weights, "--no-mlflow", "--quiet", "--output", out],
                      str(weights), message)
     assert not out.exists()
@@ -165,7 +156,7 @@ def test_a_cluster_beyond_the_bound_is_exit_2_before_any_work(tmp_path, capsys, 
 
     monkeypatch.setattr(fairness, "_load", no_work)
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies", "astraea",
+    exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies", "astraea",
                               *extra, "--no-mlflow", "--quiet", "--output", out], message)
     assert not out.exists()
 
@@ -215,7 +206,7 @@ def test_data_build_pai_refuses_the_synthetic_options(tmp_path, capsys, extra):
     raw = tmp_path / "raw"
     raw.mkdir()
     out = tmp_path / "DS"
-    _exit_2_one_line(capsys, ["data", "build", "--source", "pai", "--raw-dir", raw, *extra, "--quiet", "--out", out],
+    exit_2_one_line(capsys, ["data", "build", "--source", "pai", "--raw-dir", raw, *extra, "--quiet", "--out", out],
                      f"{extra[0]}: {extra[0]} is only for --source synthetic")
     assert not out.exists()
 
@@ -245,13 +236,13 @@ def test_a_list_option_with_an_empty_or_repeated_item_is_refused(tmp_path, capsy
 ])
 def test_prediction_methods_with_an_empty_or_repeated_item_are_refused(tmp_path, capsys, extra, message):
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["run", "--task", "prediction", *extra, "--no-mlflow", "--quiet", "--output", out],
+    exit_2_one_line(capsys, ["run", "--task", "prediction", *extra, "--no-mlflow", "--quiet", "--output", out],
                      message)
     assert not out.exists()
 
 
 def test_fairness_policies_given_twice_are_refused(tmp_path, capsys):
-    _exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies",
+    exit_2_one_line(capsys, ["run", "--task", "fairness", "--jobs", "openb", "--n", "200", "--policies",
                               "astraea,fifo,astraea", "--no-mlflow", "--quiet", "--output", tmp_path / "O"],
                      "--policies: policy 'astraea' is given twice")
 
@@ -263,7 +254,7 @@ def test_fairness_policies_given_twice_are_refused(tmp_path, capsys):
 ])
 def test_transfer_clusters_given_twice_are_refused(tmp_path, capsys, clusters, message):
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["transfer", "--trace", "elasticflow", "--clusters", clusters, "--quiet",
+    exit_2_one_line(capsys, ["transfer", "--trace", "elasticflow", "--clusters", clusters, "--quiet",
                               "--output", out], "--clusters", message)
     assert not out.exists()
 
@@ -282,7 +273,7 @@ def test_a_noise_level_beyond_the_bound_is_refused(tmp_path, capsys, monkeypatch
     out = tmp_path / "O"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no RuntimeWarning on the way either
-        _exit_2_one_line(capsys, ["run", "--task", task, *extra, "--noise", noise, "--no-mlflow", "--quiet",
+        exit_2_one_line(capsys, ["run", "--task", task, *extra, "--noise", noise, "--no-mlflow", "--quiet",
                                   "--output", out], f"--noise: {message}")
     assert not out.exists()
 
@@ -305,6 +296,6 @@ def test_a_sweep_noise_level_beyond_the_bound_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize("option", ["--venus-nodes", "--philly-nodes", "--sizes"])
 def test_reproduce_astraea_refuses_a_cluster_beyond_the_bound(tmp_path, capsys, option):
     out = tmp_path / "O"
-    _exit_2_one_line(capsys, ["reproduce", "astraea", option, "100000000", "--n", "100", "--output", out],
+    exit_2_one_line(capsys, ["reproduce", "astraea", option, "100000000", "--n", "100", "--output", out],
                      f"{option}: at most 100,000 nodes")
     assert not out.exists()

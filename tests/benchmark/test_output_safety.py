@@ -6,7 +6,6 @@ Every refusal is exit status 2 with one line on stderr, and the user's files sta
 """
 
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -22,22 +21,7 @@ from atlas_data.io import write_text_atomic
 from atlas_data.outputs import MARKER, output_folder, read_marker
 from benchmark.cli import main
 from benchmark.results import replace_readme_block
-
-
-def _snapshot(folder):
-    """{relative path: sha256} of every file under `folder` (hidden ones included)."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def _exit_2_one_line(capsys, argv, *fragments):
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in err[0], err[0]
-    return err[0]
+from cli_checks import exit_2_one_line, snapshot
 
 
 def _strays(folder, name):
@@ -62,23 +46,23 @@ def test_an_output_inside_an_output_is_refused_and_a_rerun_keeps_what_it_did_not
     out = tmp_path / "A"
     assert main(_run(jobs, out)) == 0
     assert read_marker(out)["files"] == sorted(p.name for p in out.iterdir() if p.name != MARKER)
-    before = _snapshot(tmp_path)
-    _exit_2_one_line(capsys, _run(jobs, out / "inner"), f"{out / 'inner'}: --output: is inside {out}, the output folder "
+    before = snapshot(tmp_path)
+    exit_2_one_line(capsys, _run(jobs, out / "inner"), f"{out / 'inner'}: --output: is inside {out}, the output folder "
                      "of `benchmark run`: a rerun there would delete it")
-    _exit_2_one_line(capsys, _run(jobs, out / "deep" / "er"), f"is inside {out}")
-    assert _snapshot(tmp_path) == before and not (out / "inner").exists() and not (out / "deep").exists()
+    exit_2_one_line(capsys, _run(jobs, out / "deep" / "er"), f"is inside {out}")
+    assert snapshot(tmp_path) == before and not (out / "inner").exists() and not (out / "deep").exists()
 
     # something dropped into the folder later (a file, a folder, an output moved in): refused, kept
     (out / "notes.txt").write_text("mine\n")
-    keep = _snapshot(tmp_path)
-    _exit_2_one_line(capsys, _run(jobs, out), "holds a file 'notes.txt' that `benchmark run` did not write (added since)")
+    keep = snapshot(tmp_path)
+    exit_2_one_line(capsys, _run(jobs, out), "holds a file 'notes.txt' that `benchmark run` did not write (added since)")
     (out / "notes.txt").unlink()
     other = tmp_path / "B"
     assert main(_run(jobs, other)) == 0
     shutil.move(other, out / "inner")
-    keep = _snapshot(tmp_path)
-    _exit_2_one_line(capsys, _run(jobs, out), "holds another output 'inner' that `benchmark run` did not write")
-    assert _snapshot(tmp_path) == keep and _strays(tmp_path, "A") == []
+    keep = snapshot(tmp_path)
+    exit_2_one_line(capsys, _run(jobs, out), "holds another output 'inner' that `benchmark run` did not write")
+    assert snapshot(tmp_path) == keep and _strays(tmp_path, "A") == []
     shutil.rmtree(out / "inner")
     assert main(_run(jobs, out)) == 0  # only its own files: replaced whole
 
@@ -92,12 +76,12 @@ def test_an_output_inside_a_dataset_folder_is_refused(tmp_path, jobs, capsys):
     handmade.mkdir()
     for name in ("atlas.parquet", "dataset.json"):
         shutil.copy(ds / name, handmade / name)
-    before = _snapshot(tmp_path)
-    _exit_2_one_line(capsys, _run(jobs, ds / "x"), f"is inside {ds}, the output folder of `benchmark data build`")
-    _exit_2_one_line(capsys, _run(jobs, link / "x"), "the output folder of `benchmark data build`")
-    _exit_2_one_line(capsys, _run(jobs, handmade / "runs" / "x"), f"is inside {handmade}, a dataset folder")
-    _exit_2_one_line(capsys, ["data", "build", "--jobs", "300", "--quiet", "--out", ds / "again"], f"is inside {ds}")
-    assert _snapshot(tmp_path) == before
+    before = snapshot(tmp_path)
+    exit_2_one_line(capsys, _run(jobs, ds / "x"), f"is inside {ds}, the output folder of `benchmark data build`")
+    exit_2_one_line(capsys, _run(jobs, link / "x"), "the output folder of `benchmark data build`")
+    exit_2_one_line(capsys, _run(jobs, handmade / "runs" / "x"), f"is inside {handmade}, a dataset folder")
+    exit_2_one_line(capsys, ["data", "build", "--jobs", "300", "--quiet", "--out", ds / "again"], f"is inside {ds}")
+    assert snapshot(tmp_path) == before
 
 
 def test_the_steps_of_a_command_still_write_inside_its_temporary_folder(tmp_path):
@@ -117,9 +101,9 @@ def test_an_output_of_an_older_version_without_its_list_of_files_is_not_replaced
     out.mkdir()
     (out / MARKER).write_text(json.dumps({"command": "run", "complete": True}))
     (out / "results.json").write_text("{}")
-    before = _snapshot(tmp_path)
-    _exit_2_one_line(capsys, _run(jobs, out), "of an earlier version, which did not list its files")
-    assert _snapshot(tmp_path) == before
+    before = snapshot(tmp_path)
+    exit_2_one_line(capsys, _run(jobs, out), "of an earlier version, which did not list its files")
+    assert snapshot(tmp_path) == before
 
 
 # ----- 2. a folder that cannot be replaced -------------------------------------------------------------
@@ -134,21 +118,21 @@ def test_an_earlier_output_that_cannot_be_deleted_whole_is_refused_before_the_ru
     stuck.chmod(0o555)  # not writable: its files cannot be deleted (for root too, through os.access below)
     real_access = os.access
     monkeypatch.setattr(outputs.os, "access", lambda p, mode, **kw: False if str(p) == str(stuck) else real_access(p, mode, **kw))
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     try:
         with pytest.raises(InputError, match=f"cannot be replaced: {stuck} is not writable"):
             with output_folder(out, "run"):
                 pytest.fail("refused before any work")
     finally:
         stuck.chmod(0o755)
-    assert _snapshot(tmp_path) == before and _strays(tmp_path, "C") == []
+    assert snapshot(tmp_path) == before and _strays(tmp_path, "C") == []
 
 
 @pytest.mark.parametrize("failing", ["aside", "into_place"])
 def test_a_rename_that_fails_is_exit_2_with_the_earlier_output_intact(tmp_path, jobs, capsys, monkeypatch, failing):
     out = tmp_path / "A"
     assert main(_run(jobs, out)) == 0
-    before = _snapshot(out)
+    before = snapshot(out)
     real_replace = os.replace
 
     def replace(src, dst):
@@ -159,9 +143,9 @@ def test_a_rename_that_fails_is_exit_2_with_the_earlier_output_intact(tmp_path, 
         return real_replace(src, dst)
 
     monkeypatch.setattr(outputs.os, "replace", replace)
-    _exit_2_one_line(capsys, _run(jobs, out), f"{out}: --output: cannot put the output in place (Permission denied); "
+    exit_2_one_line(capsys, _run(jobs, out), f"{out}: --output: cannot put the output in place (Permission denied); "
                      "the earlier one is unchanged")
-    assert _snapshot(out) == before and _strays(tmp_path, "A") == []
+    assert snapshot(out) == before and _strays(tmp_path, "A") == []
 
 
 def test_a_set_aside_output_that_cannot_be_deleted_is_never_a_silent_exit_0(tmp_path, jobs, capsys, monkeypatch):
@@ -180,7 +164,7 @@ def test_a_set_aside_output_that_cannot_be_deleted_is_never_a_silent_exit_0(tmp_
             kw["onerror"](os.unlink, str(path), (PermissionError, error, None))
 
     monkeypatch.setattr(outputs.shutil, "rmtree", rmtree)
-    line = _exit_2_one_line(capsys, _run(jobs, out), "the new output is in place, but the earlier one, moved aside to "
+    line = exit_2_one_line(capsys, _run(jobs, out), "the new output is in place, but the earlier one, moved aside to "
                             ".A.old-", "could not be deleted entirely (Operation not permitted)")
     assert read_marker(out)["complete"] is True and _strays(tmp_path, "A")[0] in line
 
@@ -190,15 +174,15 @@ def test_a_set_aside_output_that_cannot_be_deleted_is_never_a_silent_exit_0(tmp_
 def test_a_full_disk_during_a_run_is_exit_2_with_the_earlier_output_intact(tmp_path, jobs, capsys, monkeypatch, code, reason):
     out = tmp_path / "A"
     assert main(_run(jobs, out)) == 0
-    before = _snapshot(out)
+    before = snapshot(out)
 
     def full(self, *args, **kwargs):
         raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)  # results.csv, inside the temporary folder
-    _exit_2_one_line(capsys, _run(jobs, out), f"--output: {reason} while writing {out}")
-    assert _snapshot(out) == before and _strays(tmp_path, "A") == []
-    _exit_2_one_line(capsys, _run(jobs, tmp_path / "new"), f"{reason} while writing {tmp_path / 'new'}")
+    exit_2_one_line(capsys, _run(jobs, out), f"--output: {reason} while writing {out}")
+    assert snapshot(out) == before and _strays(tmp_path, "A") == []
+    exit_2_one_line(capsys, _run(jobs, tmp_path / "new"), f"{reason} while writing {tmp_path / 'new'}")
     assert not (tmp_path / "new").exists() and _strays(tmp_path, "new") == []
 
 
@@ -207,7 +191,7 @@ def test_a_full_disk_during_data_build_and_import_is_exit_2_with_nothing_left(tm
 
     imported = tmp_path / "jobs.parquet"
     assert main(["data", "import", str(jobs), "--format", "jobs", "--out", str(imported), "--quiet"]) == 0
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
 
     def full(*args, **kwargs):  # pyarrow's own error: no errno, the reason in the text, raised from the OSError
         try:
@@ -216,11 +200,11 @@ def test_a_full_disk_during_data_build_and_import_is_exit_2_with_nothing_left(tm
             raise RuntimeError("IOError: failed to write the column chunk") from exc
 
     monkeypatch.setattr(pq, "write_table", full)
-    _exit_2_one_line(capsys, ["data", "import", jobs, "--format", "jobs", "--out", imported, "--quiet"],
+    exit_2_one_line(capsys, ["data", "import", jobs, "--format", "jobs", "--out", imported, "--quiet"],
                      f"no space left on device while writing {imported}")
-    _exit_2_one_line(capsys, ["data", "build", "--jobs", "300", "--quiet", "--out", tmp_path / "ds"],
+    exit_2_one_line(capsys, ["data", "build", "--jobs", "300", "--quiet", "--out", tmp_path / "ds"],
                      f"--out: no space left on device while writing {tmp_path / 'ds'}")
-    assert _snapshot(tmp_path) == before and not (tmp_path / "ds").exists()
+    assert snapshot(tmp_path) == before and not (tmp_path / "ds").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
@@ -231,7 +215,7 @@ def test_a_full_disk_while_writing_the_leaderboard_is_exit_2(tmp_path, capsys, m
     (entries / "prediction").mkdir(parents=True)
     board = tmp_path / "board.md"
     assert main(["leaderboard", "--track", "prediction", "--entries-dir", str(entries), "--output", str(board), "--quiet"]) == 0
-    before = _snapshot(tmp_path)
+    before = snapshot(tmp_path)
     real = Path.write_text
 
     def write_text(self, *args, **kwargs):
@@ -241,9 +225,9 @@ def test_a_full_disk_while_writing_the_leaderboard_is_exit_2(tmp_path, capsys, m
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", write_text)
-    _exit_2_one_line(capsys, ["leaderboard", "--track", "prediction", "--entries-dir", entries, "--output", board],
+    exit_2_one_line(capsys, ["leaderboard", "--track", "prediction", "--entries-dir", entries, "--output", board],
                      f"--output: no space left on device while writing {board}")
-    assert _snapshot(tmp_path) == before
+    assert snapshot(tmp_path) == before
 
 
 def test_write_text_atomic_on_a_full_disk_leaves_the_file_as_it_was(tmp_path, monkeypatch):
@@ -299,7 +283,7 @@ def test_a_readme_that_cannot_be_edited_safely_is_refused_before_any_work(tmp_pa
     out = tmp_path / "out"
     message = message.replace(DEMO_START, start).replace(DEMO_END, end)
     started = time.monotonic()
-    _exit_2_one_line(capsys, argv + ["--output", out, "--readme", readme], f"{readme}: --readme: {message}")
+    exit_2_one_line(capsys, argv + ["--output", out, "--readme", readme], f"{readme}: --readme: {message}")
     assert time.monotonic() - started < 5  # refused up front, not after the runs
     assert readme.read_bytes() == content.replace(DEMO_START.encode(), start.encode()).replace(DEMO_END.encode(), end.encode())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
@@ -311,7 +295,7 @@ def test_an_unwritable_readme_is_refused_before_any_work(tmp_path, capsys, monke
     readme.chmod(0o444)
     real_access = os.access  # root may write anything: say no as a user would hear it
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(readme) else real_access(p, mode, **kw))
-    _exit_2_one_line(capsys, ["demo", "--no-mlflow", "--quiet", "--output", tmp_path / "out", "--readme", readme],
+    exit_2_one_line(capsys, ["demo", "--no-mlflow", "--quiet", "--output", tmp_path / "out", "--readme", readme],
                      f"--readme: cannot rewrite it: the file {readme} is not writable")
     assert not (tmp_path / "out").exists()
 

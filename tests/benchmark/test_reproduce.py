@@ -90,7 +90,7 @@ def test_reproduce_on_a_jobs_table_writes_table_figure_and_readme_block(tmp_path
 @pytest.mark.parametrize("argv,message", [
     (["--jobs", "J", "--data", "default"], "either --jobs or --data"),
     (["--jobs", "J", "--readme", "nope.md"], "README file not found"),
-    (["--jobs", "J", "--noise", "-1"], "--noise: noise levels σ must be from 0 to 10"),
+    (["--jobs", "J", "--noise", "-1"], "argument --noise: a noise level σ must be >= 0, got '-1'"),
     (["--jobs", "missing.csv"], "missing.csv"),
 ])
 def test_reproduce_bad_input_is_exit_2_and_one_line(tmp_path, jobs_file, capsys, argv, message):

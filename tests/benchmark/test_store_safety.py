@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import stat
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import pytest
 
 from benchmark import tracking
 from benchmark.cli import main
+from cli_checks import exit_2_one_line
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = "from benchmark.cli import entry; entry()"  # what the `benchmark` console script runs
@@ -73,16 +73,6 @@ def _sha(path: Path) -> str:
 def _folder(folder: Path) -> dict[str, tuple[str, int]]:
     """{name: (sha256, mtime_ns)} of every file in `folder`: a reader must change none and add none."""
     return {p.name: (_sha(p), p.stat().st_mtime_ns) for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def _one_error_line(capsys, argv, *fragments) -> str:
-    capsys.readouterr()
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    for fragment in fragments:
-        assert fragment in err[0], err[0]
-    return err[0]
 
 
 def _sql(db, query, *args):
@@ -157,7 +147,7 @@ def test_a_users_file_is_refused_and_left_byte_for_byte(tmp_path, monkeypatch, c
     before, files = _sha(db), _folder(mine)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{db}")
     argv = {"compare": ["compare"], "run": _run("jobs.csv", tmp_path / "out"), "sweep": _sweep(tmp_path / "out")}
-    line = _one_error_line(capsys, argv[command], str(db), words, "left as it is")
+    line = exit_2_one_line(capsys, argv[command], str(db), words, "left as it is")
     assert "rebuilt" not in line
     assert _sha(db) == before and _folder(mine) == files  # no lock file, journal or backup beside it
     assert not (tmp_path / "out").exists()  # refused before any work
@@ -329,7 +319,7 @@ def test_a_run_waiting_for_the_lock_says_for_whom_and_gives_up(stores, tmp_path,
 
 def test_a_malformed_lock_timeout_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ATLAS_STORE_LOCK_TIMEOUT", "soon")
-    _one_error_line(capsys, _run("jobs.csv", tmp_path / "out"), "ATLAS_STORE_LOCK_TIMEOUT", "'soon'")
+    exit_2_one_line(capsys, _run("jobs.csv", tmp_path / "out"), "ATLAS_STORE_LOCK_TIMEOUT", "'soon'")
     assert not (tmp_path / "out").exists() and not (tmp_path / "results").exists()
 
 
@@ -346,7 +336,7 @@ def test_an_unreachable_tracking_server_is_exit_2_in_seconds(tmp_path, monkeypat
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     argv = {"compare": ["compare"], "run": _run("jobs.csv", tmp_path / "out"), "sweep": _sweep(tmp_path / "out")}
     started = time.monotonic()
-    _one_error_line(capsys, argv[command], f"MLFLOW_TRACKING_URI={uri}", "cannot reach the tracking server")
+    exit_2_one_line(capsys, argv[command], f"MLFLOW_TRACKING_URI={uri}", "cannot reach the tracking server")
     assert time.monotonic() - started < tracking.CONNECT_TIMEOUT_S + 5
     assert not (tmp_path / "out").exists()
 
@@ -364,7 +354,7 @@ def test_a_store_uri_it_cannot_use_is_exit_2_before_the_work(tmp_path, monkeypat
     uri, words = URIS[kind]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     argv = _run("jobs.csv", tmp_path / "out") if command == "run" else _sweep(tmp_path / "out")
-    line = _one_error_line(capsys, argv, "MLFLOW_TRACKING_URI=", words)
+    line = exit_2_one_line(capsys, argv, "MLFLOW_TRACKING_URI=", words)
     assert "secret" not in line  # a password in the URI is not printed
     assert not (tmp_path / "out").exists()
 
@@ -373,10 +363,10 @@ def test_compare_names_a_missing_database_driver(monkeypatch, capsys):
     import importlib.util
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "mssql+pyodbc://atlas@127.0.0.1:1/runs")
-    line = _one_error_line(capsys, ["compare"], "database driver 'pyodbc'", "not installed")
+    line = exit_2_one_line(capsys, ["compare"], "database driver 'pyodbc'", "not installed")
     assert importlib.util.find_spec("pyodbc") is None, line  # the case is real only without the driver
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "htp://127.0.0.1:5000")
-    _one_error_line(capsys, ["compare"], "no tracking store for the scheme")
+    exit_2_one_line(capsys, ["compare"], "no tracking store for the scheme")
 
 
 # ----- 6. a store that cannot be written: before the work; a full disk while logging -----------------
@@ -430,7 +420,7 @@ def test_a_full_disk_while_logging_is_exit_2_with_the_results_complete(stores, t
     tracking._forget_engines(db)
     undo = _full_disk_on_artifacts(monkeypatch) if where == "artifacts" else _full_disk_on_sqlite(monkeypatch)
     try:
-        line = _one_error_line(capsys, _run("jobs.csv", results / "second"), str(db),
+        line = exit_2_one_line(capsys, _run("jobs.csv", results / "second"), str(db),
                                "could not write the MLflow store: the disk is full",
                                f"the results in {results / 'second'} are complete")
     finally:
