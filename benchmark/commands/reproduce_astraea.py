@@ -489,10 +489,12 @@ def variant_rows(runs: dict[str, list], section: str) -> list[dict]:
             if metric not in figures:
                 continue
             paper, ours, default = figures[metric], alt.metric(policy, metric), main.metric(policy, metric)
+            floor = alt.metric(policy, f"{metric}_floor")  # the ideal schedule under these definitions
+            ideal = "" if floor is None else f", where an ideal schedule scores {_pct(floor)}"
             out.append({"section": section, "figure": f"{label}, {how}: {policy}", "paper": _pct(paper),
                         "paper_value": paper, "ours": _pct(ours), "ours_value": ours, "verdict": verdict(paper, ours),
                         "why": f"{verdict(paper, ours)}: the same run with {DEFINITIONS.get(rho, rho)} and "
-                               f"{DEFINITIONS.get(share, share)}; under the default definitions {_pct(default)}"})
+                               f"{DEFINITIONS.get(share, share)}{ideal}; under the default definitions {_pct(default)}"})
     return out
 
 

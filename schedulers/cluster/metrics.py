@@ -4,15 +4,17 @@
 metric dict. Metric definitions (names as in the results rows):
 
 - `sharing_loss_jobs`: share of jobs with ρ_job < 0.95, ρ_job over [t_begin, completion], t_begin =
-  submit by default (a job is Active while pending or running; `rho_from` of the policy).
+  the first scheduling tick at or after the submit by default, or the submit (`rho_from` of the policy).
 - `tenant_loss_intervals`: share of (tenant, window) pairs with ρ_tenant < 1 among the pairs in
   which the tenant had demand (some active job in the window). Windows are `window_s` long (the
   policy's `fair_window_s`, default 3,600 s; the ASTRAEA paper does not give its length), the last
   one cut at the makespan. Inside a window ρ_tenant = attained / fair GPU·s with the fair GPU·s of
-  `tenant_loss_share`: `eq16` (default, the paper's simulator) = quota × window length — the quota
-  denominator keeps growing while the tenant's demand is below it, so a tenant that asked for less
-  than its quota counts as a loss, as in the paper; `eq8` = ∫ min(demand, quota), the demand-aware
-  share (a window counts as a loss only when the tenant was refused what it asked for).
+  `tenant_loss_share`: `eq8` (default) = ∫ min(demand, quota), the demand-aware share (a window
+  counts as a loss only when the tenant was refused what it asked for); `eq16` (the paper's
+  simulator) = quota × window length — the quota denominator keeps growing while the tenant's
+  demand is below it, so a tenant that asked for less than its quota counts as a loss, as in the paper.
+- floors (`ideal_fairness`): both metrics on the ideal schedule of the same jobs (every job from
+  its first tick, uninterrupted; capacity ignored), by the same ledger and code (`_ledger_metrics`).
 - `avg_jct` (C − r), `avg_slowdown` / `p99_slowdown` = JCT / true duration = (pending + running) /
   running, where cold-start time counts as pending (no progress).
 - `makespan` = last completion (time origin = first submit), `preemptions` (leases not renewed),
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from schedulers.cluster.ltgf import LTGF
+from schedulers.cluster.rounds import first_tick
 from schedulers.engine import Engine
 from schedulers.jobs import JobSet
 
@@ -168,9 +172,6 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
     real run (`_ledger_metrics`). Under the default definitions (ρ_job from the tick, eq8 windows)
     both are 0 by construction (every ρ ≥ 1); under `submit` / `eq16` they are what the definition
     charges a schedule without any contention (docs/fairness.md, "Floors")."""
-    from schedulers.cluster.ltgf import LTGF  # noqa: PLC0415
-    from schedulers.cluster.rounds import first_tick  # noqa: PLC0415
-
     n = jobs.n
     if not n:
         return {"sharing_loss_jobs": math.nan, "tenant_loss_intervals": math.nan}
