@@ -551,7 +551,8 @@ def _check_machines(machines) -> None:
 @dataclass(frozen=True, eq=False)
 class FairnessResult:
     """What the fairness task writes, in memory: `metrics` (one row per policy, index `policy`:
-    `sharing_loss_jobs`, `tenant_loss_intervals`, `avg_jct`, …, docs/fairness.md#metrics),
+    `sharing_loss_jobs`, `tenant_loss_intervals`, each with its `_floor` — the ideal schedule's value —,
+    `avg_jct`, …, docs/fairness.md#metrics),
     `jobs` and `tenant_intervals` ({policy: DataFrame}: per-job ρ, JCT, slowdown; per tenant and
     window ρ_tenant), and `options` (cluster, lease, … as results.json records them)."""
 
@@ -574,7 +575,8 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     (default: all that can run). `predictor` learns p̂ on the data's train/validation part;
     `noise` = σ of p̂ = p·exp(σZ). Further task options by their command-line names with `_`:
     `lease`, `interval`, `cold_start`, `fair_share`, `fair_window`, `tenant_weights`,
-    `tenant_column`, `node_list`, `tenant_loss_share`, `job_rho_from`, `sample`. With `output`
+    `tenant_column`, `node_list`, `tenant_loss_share` (default `eq8`), `job_rho_from` (default
+    `tick`), `sample`; every default is the command line's. With `output`
     the task's folder (results.json, per-job parquet files, plots) is written there too.
 
     >>> jobs = pd.DataFrame({"job_id": [f"j{i}" for i in range(8)], "submit_time": [0.0, 0, 0, 0, 60, 60, 120, 120],

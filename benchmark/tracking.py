@@ -68,7 +68,8 @@ KEY_COLUMNS = ("policy", "method", "predictor", "p_hat_source", "machines")
 CHILD_METRICS = {
     "scheduling": ("value", "reference", "ratio", "flow_ratio", "median_ratio", "p99_ratio", "edf_p_stretch",
                    "opt", "opt_ratio"),
-    "fairness": ("value", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+    "fairness": ("value", "sharing_loss_jobs", "sharing_loss_jobs_floor", "tenant_loss_intervals",
+                 "tenant_loss_intervals_floor", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "dropped_choices",
                  "migrations", "work_conservation_gaps", "tenant_window_s", "rounds", "events", "sim_seconds"),
     "prediction": ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",

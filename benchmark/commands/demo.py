@@ -240,6 +240,10 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
             caption += (f" ρ_job from {opts.get('job_rho_from', 'tick')}, tenant-loss windows of "
                         f"{opts.get('fair_window_s', 3600):,.0f} s on {opts.get('tenant_loss_share', 'eq8')}; "
                         f"dropped choices: {sum(r.get('dropped_choices') or 0 for r in rows)}.")
+            floors = [rows[0].get(f"{m}_floor") for m in ("sharing_loss_jobs", "tenant_loss_intervals")]
+            if None not in floors:  # the ideal schedule's values, the same in every row (docs/fairness.md#floors)
+                caption += (f" An ideal schedule (every job started at its first tick, never preempted) scores "
+                            f"{floors[0]:.1%} sharing-loss jobs and {floors[1]:.1%} tenant-loss intervals.")
             parts.append(f"**Fairness** ({label}); {caption}\n")
             parts.append(_md(
                 ["policy", "p̂", "sharing-loss jobs", "tenant-loss intervals", "avg JCT (s)", "avg slowdown", "preemptions",

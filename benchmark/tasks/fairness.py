@@ -58,7 +58,7 @@ from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions)
 from schedulers.sampling import sample_window
-from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, simulate_fairness
+from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
@@ -79,7 +79,8 @@ MAX_NODES, MAX_GPUS = 100_000, 10_000_000
 MAX_TENANT_WINDOWS = 5_000_000
 MAX_LEASE_RENEWALS = 20_000_000
 POD_TRACE = "openb"
-TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
+TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "sharing_loss_jobs_floor", "tenant_loss_intervals",
+                 "tenant_loss_intervals_floor", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "migrations", "dropped_choices", "overhead_pct", "utilisation", "completed",
                  "sim_seconds"]
 
@@ -105,17 +106,19 @@ def add_arguments(parser) -> None:
     g.add_argument("--cold-start", type=seconds_or_zero, default=COLD_START_S,
                    help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})")
     g.add_argument("--tenant-weights", help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)")
-    g.add_argument("--fair-share", choices=FAIR_SHARES, default="eq16",
+    g.add_argument("--fair-share", choices=FAIR_SHARES, default=FAIR_SHARES[0],
                    help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)")
     g.add_argument("--fair-window", type=seconds, default=FAIR_WINDOW_S,
                    help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the "
                         "ASTRAEA paper does not state its own)")
     g.add_argument("--tenant-loss-share", choices=TENANT_LOSS_SHARES, default=TENANT_LOSS_SHARES[0],
-                   help="denominator of tenant_loss_intervals: eq16 = quota x window (the paper's simulator, default) "
-                        "or eq8 = the demand-aware share min(demand, quota) (fairness)")
+                   help="denominator of tenant_loss_intervals: eq8 = the demand-aware share min(demand, quota) "
+                        "(default) or eq16 = quota x window (the paper's simulator; an ideal schedule already loses "
+                        "most windows) (fairness)")
     g.add_argument("--job-rho-from", choices=RHO_FROM, default=RHO_FROM[0],
-                   help="a job's ρ counts from its submit time (default: Active while pending or running, as the "
-                        "paper defines it) or from the first scheduling tick after its submit (fairness)")
+                   help="a job's ρ counts from the first scheduling tick at or after its submit (default) or from "
+                        "its submit time (Active while pending or running, as the paper defines it; the wait for the "
+                        "tick then counts as sharing loss) (fairness)")
     g.add_argument("--tenant-column", help="tenant column of --data (default user)")
 
 
@@ -432,6 +435,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     runs = {}
     rows = []
     loops = {}
+    floors = None  # the ideal schedule's metrics: the same for every policy (same jobs, same ledger options)
     with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
         for name in policies:
             cls = get_policy(name, "cluster")
@@ -453,6 +457,9 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
                    "p_hat_source": p_hat_source if cls.needs_prediction else None,
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
+            if floors is None:
+                floors = ideal_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
+            row.update({f"{metric}{FLOOR}": value for metric, value in floors.items()})
             rows.append(row)
             progress.update()
     extra = {

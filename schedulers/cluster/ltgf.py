@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-FAIR_SHARES = ("eq16", "eq8")
+FAIR_SHARES = ("eq16", "eq8")  # the first is the default (the paper's simulator)
 
 
 def tenant_quotas(n_tenants: int, total_gpus: int, tenant_weights=None) -> list[float]:

@@ -34,9 +34,9 @@ decision (`order`, or `select` when the decision is not a single sort):
   its blocked head).
 - the scheduler works at scheduling-interval ticks (multiples of `interval_s`): a job submitted
   between two ticks is seen at the next one (as in the paper's simulator, which handles the jobs
-  submitted during the previous interval). It is Active in the LTGF ledgers from its submit time
-  (`rho_from="submit"`, the default: a job is Active while pending or running, so the ≤ interval
-  wait counts as sharing loss) or from that tick (`rho_from="tick"`). Its JCT counts from its submit.
+  submitted during the previous interval). It is Active in the LTGF ledgers from that tick
+  (`rho_from="tick"`, the default) or from its submit time (`rho_from="submit"`: a job is Active
+  while pending or running, so the ≤ interval wait counts as sharing loss). Its JCT counts from its submit.
 - between rounds, waiting jobs are placed into free GPUs at ticks — only when an arrival or a
   release may let one start, so a quiet cluster costs no events. A job started between rounds
   holds its GPUs until the next round.
@@ -66,7 +66,7 @@ from array import array
 import numpy as np
 
 from schedulers.cluster.nodes import Cluster
-from schedulers.cluster.ltgf import LTGF
+from schedulers.cluster.ltgf import FAIR_SHARES, LTGF
 from schedulers.policy import IDLE, Allocation, Policy, PolicyError, register
 
 COLD_START_S = 60.0  # restore + framework start of a resumed job (Gandiva/Tiresias report tens of s to ~1 min)
@@ -74,8 +74,16 @@ LEASE_S = 900.0
 INTERVAL_S = 10.0
 FAIR_WINDOW_S = 3600.0
 NEW_JOB_BONUS = 1.0  # ASTRAEA phase 2: reward = -rho_job + bonus for never-started jobs (paper gives no number)
-RHO_FROM = ("submit", "tick")  # when a job enters the LTGF ledgers (its t_begin); the first is the default
+# when a job enters the LTGF ledgers (its t_begin); the first is the default (docs/fairness.md: with
+# "submit" an ideal schedule already has sharing-loss jobs, the ≤ interval wait for the first tick)
+RHO_FROM = ("tick", "submit")
 _EPS = 1e-9
+
+
+def first_tick(t: float, interval_s: float) -> float:
+    """The first scheduling tick (multiple of `interval_s`) at or after t: when a job submitted at t
+    is seen by the scheduler."""
+    return math.ceil(t / interval_s - _EPS) * interval_s
 
 
 class ClusterPolicy(Policy):
@@ -92,7 +100,7 @@ class ClusterPolicy(Policy):
 
     def __init__(self, *, nodes: int = 8, gpus_per_node: int = 8, node_capacities=None, lease_s: float = LEASE_S,
                  interval_s: float = INTERVAL_S, cold_start_s: float = COLD_START_S, tenant_weights=None,
-                 fair_share: str = "eq16", fair_window_s: float = FAIR_WINDOW_S, rho_from: str = "submit",
+                 fair_share: str = FAIR_SHARES[0], fair_window_s: float = FAIR_WINDOW_S, rho_from: str = RHO_FROM[0],
                  check: bool = False):
         self.capacities = list(node_capacities) if node_capacities is not None else [int(gpus_per_node)] * int(nodes)
         self.lease_s = float(lease_s)
@@ -262,7 +270,7 @@ class ClusterPolicy(Policy):
         alloc = Allocation()
         for j in view.completed:
             self._complete(j, now)
-        tick = math.ceil(now / self.interval_s - _EPS) * self.interval_s
+        tick = first_tick(now, self.interval_s)
         on_tick = tick <= now + _EPS
         if view.arrived:
             self.arrivals.extend(view.arrived)

@@ -153,8 +153,11 @@ def _windows(jobs: pd.DataFrame, alloc: pd.DataFrame, quota: dict, window: float
 @pytest.mark.parametrize("name", ["astraea", "themis", "tiresias-l"])
 def test_rho_and_tenant_windows_recomputed_from_the_allocations(name):
     jobs_set = _multi_tenant(7, n=40)
-    policy = get_policy(name, "cluster")(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, fair_window_s=1800)
-    run = simulate_fairness(jobs_set, policy)
+    # the recomputation below counts a job Active from its submit time and windows on the quota (eq16):
+    # those definitions, pinned (the defaults are the first tick and eq8)
+    policy = get_policy(name, "cluster")(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, fair_window_s=1800,
+                                         rho_from="submit")
+    run = simulate_fairness(jobs_set, policy, tenant_loss_share="eq16")
     alloc, jobs = run.allocations, run.jobs
     assert (alloc["end"] > alloc["start"]).all() and set(alloc["kind"]) <= {"run", "cold-start"}
     quota = {k: 16 / 4 for k in jobs["tenant"].unique()}

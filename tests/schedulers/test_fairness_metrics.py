@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, simulate_fairness
+from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -80,3 +80,45 @@ def test_job_rho_counts_from_the_tick_or_the_submit(rho_from, rho):
     run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, rho_from=rho_from))
     b = run.jobs.set_index("job_id").loc["b"]
     assert b["start_time"] == 10 and b["completion_time"] == 110 and b["rho"] == pytest.approx(rho)
+
+
+# Floors (docs/fairness.md): the ideal schedule of three jobs on 1 × 8 GPUs, tenants X and Y with
+# quota 4 each, 10 s ticks, 100 s windows. a (X, 2 GPUs) submitted 0, runs 0-100; b (X, 2 GPUs)
+# submitted 5, seen and started at the 10 s tick, runs 10-60; c (Y, 4 GPUs) submitted 95, runs 100-130.
+# Ideal makespan 130: windows [0, 100) and [100, 130).
+# ρ_job (eq16 ledger, job share min(d, 4 / active jobs of the tenant)):
+#   a: fair 2·100 = 200 = attained either way; b from submit: fair 2·55 = 110, attained 100 -> 0.91;
+#   c from submit: fair 4·35 = 140, attained 120 -> 0.86; from the tick both are 1.
+# windows (attained / fair): X0 300 / eq16 400, / eq8 ∫min(D, 4) = 310 from submit (b's demand from 5),
+#   300 from the tick; Y0 has demand only from submit (c at 95): 0 / 400 or 0 / 20; Y1 120 / 120.
+FLOOR_JOBS = JobSet.from_arrays([0, 5, 95], [100, 50, 30], gpus=[2, 2, 4], tenant=["X", "X", "Y"], job_id=list("abc"))
+FLOORS = [("submit", "eq16", 2 / 3, 2 / 3), ("submit", "eq8", 2 / 3, 2 / 3),
+          ("tick", "eq16", 0.0, 1 / 2), ("tick", "eq8", 0.0, 0.0)]
+
+
+@pytest.mark.parametrize("rho_from, share, sharing, tenant", FLOORS)
+def test_ideal_schedule_floor_by_hand(rho_from, share, sharing, tenant):
+    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
+    floor = ideal_fairness(FLOOR_JOBS, policy, tenant_loss_share=share)
+    assert floor == pytest.approx({"sharing_loss_jobs": sharing, "tenant_loss_intervals": tenant})
+
+
+@pytest.mark.parametrize("rho_from, share, sharing, tenant", FLOORS)
+def test_an_uncontended_run_scores_exactly_its_floor(rho_from, share, sharing, tenant):
+    # the three jobs never need more than 8 GPUs at once: fifo runs the ideal schedule itself
+    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
+    run = simulate_fairness(FLOOR_JOBS, policy, tenant_loss_share=share)
+    assert run.jobs["start_time"].tolist() == [0, 10, 100] and run.metrics["preemptions"] == 0
+    assert run.jobs.set_index("job_id")["rho"].to_dict() == pytest.approx(
+        {"a": 1.0, "b": 1.0 if rho_from == "tick" else 100 / 110, "c": 1.0 if rho_from == "tick" else 120 / 140})
+    assert {k: run.metrics[k] for k in ("sharing_loss_jobs", "tenant_loss_intervals")} == pytest.approx(
+        {"sharing_loss_jobs": sharing, "tenant_loss_intervals": tenant})
+
+
+def test_ideal_schedule_ignores_capacity():
+    # two 8-GPU jobs at 0 on one 8-GPU node: the ideal runs both at once (a real run cannot), so
+    # each job's ρ is 1 and the floor is 0, while fifo makes the second wait (test_one_tenant_two_gangs)
+    jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8])
+    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8)
+    assert ideal_fairness(jobs, policy) == {"sharing_loss_jobs": 0.0, "tenant_loss_intervals": 0.0}
+    assert simulate_fairness(jobs, policy).metrics["sharing_loss_jobs"] == 0.5
