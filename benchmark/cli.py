@@ -101,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     from atlas_data.plugins import judge_interrupts_with
-    from benchmark.interrupts import (after_interrupt, deferred_signals, mark_interrupted, may_be_signal, quiet_exit,
-                                      terminate_as_interrupt)
+    from benchmark.interrupts import (after_interrupt, begin_command, deferred_signals, mark_interrupted,
+                                      may_be_signal, quiet_exit, terminate_as_interrupt)
 
+    begin_command()  # no interrupt of earlier work in this process counts against this command
     # a KeyboardInterrupt a plugin raises itself is its error (exit 2); one a signal raised is an interrupt
     judge_interrupts_with(may_be_signal)
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]

@@ -119,6 +119,15 @@ def after_interrupt():
         _signal_name = None
 
 
+def begin_command() -> None:
+    """A new command starts with no interrupt on record: a signal that interrupted code outside a
+    command (a host program's own work, a test) or an earlier command must not make this one's
+    errors look like an interrupt (exit 130 instead of 2)."""
+    global _interrupted, _signal_name
+    _interrupted = False
+    _signal_name = None
+
+
 def interrupting_signal() -> str | None:
     """The signal ("SIGINT", "SIGTERM", "SIGHUP") that interrupted the command running now, or None. A library
     may catch the KeyboardInterrupt and raise its own error instead (SQLAlchemy, rolling back the

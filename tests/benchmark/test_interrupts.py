@@ -106,12 +106,13 @@ def test_the_console_script_leaves_no_moment_in_which_sigterm_kills(monkeypatch)
 
     from benchmark import interrupts
 
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     monkeypatch.setattr(interrupts, "_process_exits_after", True)
     monkeypatch.setattr(cli, "_main", lambda argv: 0)
     try:
         assert cli.main(["run"]) == 0
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -148,3 +149,24 @@ def test_mlflow_logging_a_killed_sessions_error_stays_off_the_terminal(monkeypat
     assert cli.main(["run"]) == 0
     err = capfd.readouterr().err
     assert "SQLAlchemy database error" in err and "database is locked" in err  # not interrupted: still heard
+
+
+def test_an_interrupt_outside_a_command_does_not_mark_the_next_one(tmp_path, capsys):
+    """A signal that interrupted work outside any command (a host program's, a test's) left its name
+    on record, and the next command's bad input was reported as that interrupt (130) instead of 2."""
+    import os
+    import signal
+    import time
+
+    from benchmark.cli import main
+    from benchmark.interrupts import interrupting_signal, terminate_as_interrupt
+
+    with terminate_as_interrupt():
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+    assert interrupting_signal() == "SIGTERM"  # on record: no command ended to clear it
+    capsys.readouterr()
+    assert main(["sweep", str(tmp_path / "missing.yaml"), "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "missing.yaml" in err[0], err
