@@ -1,10 +1,12 @@
 """Checks shared by the command-line tests (imported by them; pytest puts this folder on sys.path).
 
-`exit_2_one_line` is the bad-input rule — exit 2 and exactly one short `error:` line on stderr —
-and `snapshot` fingerprints a folder so a test can prove the user's files did not change.
+`exit_2_one_line` is the bad-input rule — exit 2 and exactly one short `error:` line on stderr —,
+`snapshot` fingerprints a folder so a test can prove the user's files did not change, and `sql` /
+`parent_statuses` / `all_statuses` read an MLflow SQLite store with plain sqlite3.
 """
 
 import hashlib
+import sqlite3
 
 from benchmark.cli import main
 
@@ -25,3 +27,22 @@ def snapshot(folder):
     """{relative path: sha256} of every file under `folder` (hidden ones included)."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def sql(db, query, *args):
+    """The rows of `query` on the SQLite file `db` (committed; the connection closed)."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute(query, args).fetchall()
+    con.close()
+    return rows
+
+
+def parent_statuses(db):
+    """Status counts of the store's task invocations (parent runs; their children end with them)."""
+    return dict(sql(db, "SELECT status, COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE "
+                        "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status"))
+
+
+def all_statuses(db):
+    """Status counts of every run of the store, children included."""
+    return dict(sql(db, "SELECT status, COUNT(*) FROM runs GROUP BY status"))

@@ -23,7 +23,10 @@ import pytest
 
 from benchmark import tracking
 from benchmark.cli import main
+from cli_checks import all_statuses as _statuses
 from cli_checks import exit_2_one_line
+from cli_checks import parent_statuses as _parent_statuses
+from cli_checks import sql as _sql
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = "from benchmark.cli import entry; entry()"  # what the `benchmark` console script runs
@@ -75,21 +78,6 @@ def _folder(folder: Path) -> dict[str, tuple[str, int]]:
     return {p.name: (_sha(p), p.stat().st_mtime_ns) for p in sorted(folder.iterdir()) if p.is_file()}
 
 
-def _sql(db, query, *args):
-    with sqlite3.connect(db) as con:
-        rows = con.execute(query, args).fetchall()
-    con.close()
-    return rows
-
-
-def _statuses(db):
-    return dict(_sql(db, "SELECT status, COUNT(*) FROM runs GROUP BY status"))
-
-
-def _parent_statuses(db):
-    """Status counts of the task invocations (runs without a parent)."""
-    return dict(_sql(db, "SELECT status, COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE "
-                         "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status"))
 
 
 def _copy(stores, kind, folder: Path) -> Path:

@@ -287,7 +287,9 @@ def test_compare_reads_the_store_without_importing_mlflow_or_matplotlib(stores, 
 # ----- a store that survives interruptions and damage -------------------------------------------
 import shutil  # noqa: E402
 import signal  # noqa: E402
-import sqlite3  # noqa: E402
+from cli_checks import all_statuses as _all_statuses  # noqa: E402
+from cli_checks import parent_statuses as _statuses  # noqa: E402
+from cli_checks import sql as _sql  # noqa: E402
 
 from benchmark import tracking  # noqa: E402
 
@@ -297,21 +299,6 @@ def _run(jobs_csv, out, *extra):
                  "--policies", "fifo,srpt", "--output", str(out), "--quiet", *extra])
 
 
-def _sql(db, query, *args):
-    with sqlite3.connect(db) as con:
-        rows = con.execute(query, args).fetchall()
-    con.close()
-    return rows
-
-
-def _statuses(db):
-    """Status counts of the store's task invocations (parent runs; their children end with them)."""
-    return dict(_sql(db, "SELECT status, COUNT(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE "
-                         "t.run_uuid = r.run_uuid AND t.key = 'mlflow.parentRunId') GROUP BY status"))
-
-
-def _all_statuses(db):
-    return dict(_sql(db, "SELECT status, COUNT(*) FROM runs GROUP BY status"))
 
 
 @pytest.fixture(scope="module")
