@@ -3,6 +3,9 @@
 They live in the bottom layer so that predictors, schedulers, leaderboards and the command line
 all write files the same way without importing from a layer above them.
 
+`lock_within` is the one bounded wait for an exclusive flock (the MLflow store's lock, the
+leaderboard entries' lock): it says once that it waits and gives up after a stated time.
+
 `read_input_text` / `check_input_file` are the one check of a file the user names before it is read:
 a regular file (a folder, a device such as /dev/zero, a FIFO or a socket is refused: reading one
 would never end or fail later), and for a file read whole, at most a stated size.
@@ -17,6 +20,8 @@ import math
 import os
 import secrets
 import stat
+import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -149,3 +154,25 @@ def read_input_text(path, what: str, *, max_bytes: int) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                          f"save the {what} as UTF-8", path=str(path)) from None
+
+
+def lock_within(handle, timeout_s: float, *, waiting: Callable[[], None], gave_up: Callable[[], Exception]) -> None:
+    """Take an exclusive flock on the open file `handle` (POSIX): at once if it is free, else call
+    `waiting()` once and retry every 50 ms for at most `timeout_s` seconds, then raise `gave_up()`."""
+    import fcntl
+
+    def take() -> bool:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    if take():
+        return
+    waiting()
+    deadline = time.monotonic() + timeout_s
+    while not take():
+        if time.monotonic() >= deadline:
+            raise gave_up()
+        time.sleep(0.05)

@@ -59,7 +59,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from atlas_data.errors import InputError
-from atlas_data.io import package_version
+from atlas_data.io import lock_within, package_version
 
 # the columns that say which result a row is: params and tags of its child run, never metrics
 KEY_COLUMNS = ("policy", "method", "predictor", "p_hat_source", "machines")
@@ -457,14 +457,6 @@ def lock_holder(path: Path) -> str:
     return ""
 
 
-def _try_lock(fcntl, handle) -> bool:
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-
-
 @contextlib.contextmanager
 def store_lock(uri: str, *, after: str = ""):
     """Hold the store's exclusive lock; no-op for remote stores.
@@ -484,18 +476,21 @@ def store_lock(uri: str, *, after: str = ""):
     timeout = lock_timeout()
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+", encoding="utf-8") as handle:
-        if not _try_lock(fcntl, handle):
+        holder = ""  # read when the lock is found taken: the waiting line and the giving-up line name it
+
+        def waiting() -> None:
+            nonlocal holder
             holder = lock_holder(path)
             held = f" (held by {holder})" if holder else ""
             _note(f"waiting for the MLflow store lock {path}{held}, at most {timeout:g} s ({LOCK_TIMEOUT_VARIABLE})")
             sys.stderr.flush()
-            deadline = time.monotonic() + timeout
-            while not _try_lock(fcntl, handle):
-                if time.monotonic() >= deadline:
-                    raise InputError(f"gave up after {timeout:g} s waiting for the MLflow store lock{held}: let that "
-                                     f"command finish, or set {LOCK_TIMEOUT_VARIABLE} to wait longer{after}",
-                                     path=str(path))
-                time.sleep(0.05)
+
+        def gave_up() -> InputError:
+            held = f" (held by {holder})" if holder else ""
+            return InputError(f"gave up after {timeout:g} s waiting for the MLflow store lock{held}: let that "
+                              f"command finish, or set {LOCK_TIMEOUT_VARIABLE} to wait longer{after}", path=str(path))
+
+        lock_within(handle, timeout, waiting=waiting, gave_up=gave_up)
         try:
             with contextlib.suppress(OSError):  # who holds it, for whoever waits (the lock is what counts)
                 handle.seek(0)

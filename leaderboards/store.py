@@ -44,6 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from atlas_data.errors import InputError
+from atlas_data.io import lock_within
 from leaderboards.schema import BUILTIN_AUTHORS, ENTRY_KEYS, ENTRY_SCHEMA, TRACKS, Submission, slugify
 
 
@@ -222,6 +223,18 @@ def entries_lock(entries_dir: Path | str, *, note: Callable[[str], None] | None 
     timeout = LOCK_TIMEOUT_S if timeout is None else timeout
     path = folder / LOCK_FILE
     deadline, told = time.monotonic() + timeout, False
+
+    def waiting() -> None:
+        nonlocal told
+        if not told and note is not None:
+            note(f"waiting for another `benchmark submit` writing to {folder} (lock {LOCK_FILE}, at most "
+                 f"{timeout:g} s)")
+        told = True
+
+    def gave_up() -> InputError:
+        return InputError(f"another `benchmark submit` has held the lock {path} for {timeout:g} s: nothing was "
+                          "written; submit again once it is done", path=str(folder), where="--entries-dir")
+
     while True:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -230,20 +243,7 @@ def entries_lock(entries_dir: Path | str, *, note: Callable[[str], None] | None 
             raise InputError(f"cannot create the lock file {LOCK_FILE} ({exc.strerror or exc})", path=str(folder),
                              where="--entries-dir") from None
         try:
-            while True:
-                try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise InputError(f"another `benchmark submit` has held the lock {path} for {timeout:g} s: "
-                                         "nothing was written; submit again once it is done", path=str(folder),
-                                         where="--entries-dir") from None
-                    if not told and note is not None:
-                        note(f"waiting for another `benchmark submit` writing to {folder} (lock {LOCK_FILE}, at most "
-                             f"{timeout:g} s)")
-                        told = True
-                    time.sleep(0.05)
+            lock_within(handle, max(0.0, deadline - time.monotonic()), waiting=waiting, gave_up=gave_up)
             try:  # the holder we waited for removes the file as it leaves: lock the one now there
                 current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
             except FileNotFoundError:
