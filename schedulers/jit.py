@@ -84,6 +84,26 @@ def describe(n_jobs: int) -> str:
     return f"Python ({ENV}={setting_now}{threshold})"
 
 
+_JITABLE: dict[int, object] = {}  # id -> function: marked `jitable`, not yet registered with numba
+
+
+def jitable(function):
+    """Mark `function` as one a compiled loop calls: it stays the plain Python function (Python
+    calls it as it is); when a loop is compiled, `register_jitables` lets numba compile it into
+    that loop (numba's `register_jitable`). Does not import numba."""
+    _JITABLE[id(function)] = function
+    return function
+
+
+def register_jitables() -> None:
+    """Register every `jitable` function with numba (imports numba; once per function)."""
+    from numba.extending import register_jitable  # noqa: PLC0415
+
+    while _JITABLE:
+        _, function = _JITABLE.popitem()
+        register_jitable(function)
+
+
 def njit(function, nogil: bool = True):
     """`function` compiled by numba (lazily, on its first call; imports numba), without fast-math so
     that it performs the Python source's floating-point operations; cached on disk where numba

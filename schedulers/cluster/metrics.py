@@ -67,13 +67,16 @@ class FairnessRun:
     loop: str = "Python"  # which simulator ran: "Python" or "compiled" (schedulers.cluster.fastcore)
 
 
-def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], notice=None) -> FairnessRun:
+def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], notice=None,
+                      reference: bool = False) -> FairnessRun:
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
-    when the compiled loop is being compiled (the first large run after installing)."""
+    when the compiled loop is being compiled (the first large run after installing). `reference`:
+    on the Python simulator of plugins (schedulers.cluster.rounds on the engine) even for a
+    built-in policy, the run its kernel is tested against."""
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
-    state = _compiled_run(jobs, policy, notice)
+    state = _kernel_run(jobs, policy, notice, reference)
     if state is None:
         result = Engine(jobs, policy, machines=None).run()
         state = policy
@@ -131,7 +134,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "sim_seconds": round(wall, 3),
     }
     return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state),
-                       loop="Python" if state is policy else "compiled")
+                       loop="reference" if state is policy else state.loop)
 
 
 def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str):
@@ -199,25 +202,23 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
 
 
 def compiled_policies() -> list[str]:
-    """The built-in cluster policies the compiled loop (schedulers.cluster.fastcore) runs, in the
-    registry's order: those that name a branch of it in `fast_loop` (without importing numba)."""
-    from schedulers.policy import builtin_classes  # noqa: PLC0415
+    """The built-in cluster policies that run on the simulator's kernels (schedulers.cluster.core),
+    compiled or as Python, in the registry's order (without importing numba)."""
+    from schedulers.cluster import core  # noqa: PLC0415
 
-    return [cls.name for cls in builtin_classes("cluster") if cls.__dict__.get("fast_loop")]
+    return core.kernel_names()
 
 
-def _compiled_run(jobs: JobSet, policy, notice=None):
-    """The run of `policy` on the compiled loop (schedulers.cluster.fastcore) when it knows the
-    policy and ATLAS_BENCH_JIT lets it run at this size (schedulers.jit), else None."""
+def _kernel_run(jobs: JobSet, policy, notice=None, reference: bool = False):
+    """The run of `policy` on the simulator (schedulers.cluster.core) when it is a built-in policy
+    with a kernel — compiled as ATLAS_BENCH_JIT says at this size (schedulers.jit), else as
+    Python — or None (a plugin, a subclass, the rule checks on, or `reference`)."""
     from schedulers import jit  # noqa: PLC0415
+    from schedulers.cluster import core  # noqa: PLC0415
 
-    if policy.name not in compiled_policies() or not jit.use_compiled(jobs.n):
+    if reference or not core.eligible(policy):
         return None
-    from schedulers.cluster import fastcore  # noqa: PLC0415 (imports numba)
-
-    if not fastcore.eligible(policy):
-        return None
-    return fastcore.run(jobs, policy, notice)
+    return core.run(jobs, policy, jit.use_compiled(jobs.n), notice)
 
 
 def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:

@@ -7,10 +7,14 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import math
 
 import numpy as np
 
+from schedulers.cluster.core import group, _EPS, advance, assignment, candidates, kernel, place_in_order, rho_of, total_now
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, _EPS, _rho
 from schedulers.policy import register
 
@@ -53,11 +57,15 @@ class Allox(TenantQueues, ClusterPolicy):
     """
 
     name = "allox"
-    fast_loop = "allox"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in per-tenant sets (below)
     needs_prediction = True
     preemptive = False
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
+
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return AlloxParams(alpha=self.alpha, match_max=ALLOX_MATCH_MAX)
 
     def __init__(self, *, alpha: float = ALLOX_ALPHA, **kwargs):
         super().__init__(**kwargs)
@@ -149,3 +157,114 @@ class Allox(TenantQueues, ClusterPolicy):
             if not self.place_leftovers(cluster, self.matched_order(view, jobs, limit), chosen):
                 return chosen
         return chosen
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+AlloxParams = namedtuple("AlloxParams", "alpha match_max")
+AlloxState = namedtuple("AlloxState", "params")
+
+
+def setup(s, params):
+    return group(AlloxState, params)
+
+
+@jitable
+def allox_order(s, p, jobs, limit):
+    """Allox.matched_order: the `limit` smallest footprints in the order of the min-cost
+    matching of jobs to (node, position), then the rest by footprint."""
+    m = len(jobs)
+    if m <= 1:
+        return jobs
+    idx = np.sort(jobs)
+    best = np.empty(m)
+    for i in range(m):
+        best[i] = s.job.predicted[idx[i]] * float(s.job.gpus[idx[i]]) * s.nodes.inv_cap_min
+    by_size = idx[np.argsort(best, kind="mergesort")]  # (footprint, job)
+    best_sorted = np.sort(best)
+    L = limit if limit < m else m
+    head = by_size[:L]
+    K = -(-L // s.nodes.N) + 1
+    cost = np.empty((L, s.nodes.N * K))
+    for r in range(L):
+        j = head[r]
+        pg = s.job.predicted[j] * float(s.job.gpus[j])
+        for node in range(s.nodes.N):
+            tau = pg * s.nodes.inv_cap[node]
+            for k in range(K):
+                cost[r, node * K + k] = tau * float(k + 1)
+    rows, cols = assignment(cost)
+    nm = len(rows)
+    mj = np.empty(nm, np.int64)
+    mnode = np.empty(nm, np.int64)
+    mk = np.empty(nm, np.int64)
+    mbest = np.empty(nm)
+    top = np.zeros(s.nodes.N, np.int64)
+    for i in range(nm):
+        mj[i] = head[rows[i]]
+        mbest[i] = best_sorted[rows[i]]
+        mnode[i] = cols[i] // K
+        mk[i] = cols[i] % K + 1
+        if mk[i] > top[mnode[i]]:
+            top[mnode[i]] = mk[i]
+    rank = np.argsort(mj, kind="mergesort")  # (top[node] − k, footprint, job): first on its node first
+    rank = rank[np.argsort(mbest[rank], kind="mergesort")]
+    first_key = np.empty(nm, np.int64)
+    for i in range(nm):
+        first_key[i] = top[mnode[rank[i]]] - mk[rank[i]]
+    rank = rank[np.argsort(first_key, kind="mergesort")]
+    out = np.empty(m, np.int64)
+    for i in range(nm):
+        out[i] = mj[rank[i]]
+    for i in range(L, m):
+        out[nm + i - L] = by_size[i]
+    return out
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """Allox.select: the ⌈α·tenants⌉ least-progressed tenants' jobs by the matching, then the
+    other tenants' jobs the same way."""
+    cand = candidates(s, at_round)
+    have = np.zeros(s.job.T, np.bool_)
+    for j in cand:
+        have[s.job.tenant[j]] = True
+    ks = np.nonzero(have)[0]
+    rk = np.empty(len(ks))
+    for i in range(len(ks)):
+        advance(s, ks[i], now)
+        rk[i] = rho_of(s.led.att[ks[i]], s.led.fair[ks[i]])
+    ks = ks[np.argsort(rk, kind="mergesort")]  # (ρ_tenant, k)
+    first = math.ceil(p.params.alpha * len(ks) - _EPS)
+    if first < 1:
+        first = 1
+    group_of_tenant = np.zeros(s.job.T, np.int64)
+    for i in range(len(ks)):
+        group_of_tenant[ks[i]] = 0 if i < first else 1
+    for group in range(2):
+        sel = [0]
+        sel.clear()
+        for j in cand:
+            if group_of_tenant[s.job.tenant[j]] == group:
+                sel.append(j)
+        if len(sel) == 0:
+            continue
+        jobs = np.array(sel)
+        smallest = s.job.gpus[jobs[0]]
+        for j in jobs:
+            if s.job.gpus[j] < smallest:
+                smallest = s.job.gpus[j]
+        total = total_now(s, at_round)
+        limit = total // smallest
+        if limit < 1:
+            limit = 1
+        if limit > p.params.match_max:
+            limit = p.params.match_max
+        if total == 0:
+            return
+        order = allox_order(s, p, jobs, limit)
+        place_in_order(s, order, len(order), now, at_round, chosen)
+        if total_now(s, at_round) == 0:
+            return
+
+
+KERNEL = kernel("allox", AlloxParams, AlloxState, setup=setup, select=decide)

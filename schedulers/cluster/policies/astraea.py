@@ -8,7 +8,14 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 from __future__ import annotations
 
 import heapq
+import math
+from collections import namedtuple
 
+import numpy as np
+
+from schedulers.cluster.core import (group, CANDIDATES, DECISIONS, MOST_CANDIDATES, advance, attained_engine, attempt, bag_add,
+                                     bag_remove, job_rho, kernel, may_fit, rho_of, room, total_now)
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, NEW_JOB_BONUS, _rho
 from schedulers.policy import register
 
@@ -35,9 +42,12 @@ class Astraea(TenantQueues, ClusterPolicy):
     (`tenant_attained`) either way, so the LTGF clocks move exactly as when every ρ is read."""
 
     name = "astraea"
-    fast_loop = "astraea"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs per tenant (below)
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core, below)."""
+        return AstraeaParams(by_prediction=False)
 
     def setup(self, view):
         self.setup_queues()  # each tenant's waiting jobs, and their gang sizes
@@ -190,9 +200,11 @@ class AstraeaP(Astraea):
     job (it jumps the queue) or over-predicts a short one (it waits behind longer jobs)."""
 
     name = "astraea-p"
-    fast_loop = "astraea-p"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     needs_prediction = True
     description = "ASTRAEA, new jobs of a tenant shortest-predicted first"
+
+    def kernel_params(self):
+        return AstraeaParams(by_prediction=True)
 
     def job_keys(self, view, candidates, rhos) -> list[tuple]:
         predicted, started, keys = view.jobs.predicted, self.started, []
@@ -203,3 +215,209 @@ class AstraeaP(Astraea):
             else:
                 keys.append((rho, max(0.0, p - self.progress(view, j)), j))
         return keys
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P), so each
+# tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job, moves
+# with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running jobs
+# (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them.
+AstraeaParams = namedtuple("AstraeaParams", "by_prediction")
+AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
+                                          "hb_pos b_heap b_built w_count round_at")
+
+
+def setup(s, params):
+    T, n, maxg = s.job.T, s.job.n, s.job.maxg
+    b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
+    for k in range(T):
+        b_heap[k].clear()
+    return group(AstraeaState, params, [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64),
+                        np.zeros((T, maxg + 1), np.int64), [np.zeros(8, np.int64) for _ in range(T)],
+                        np.zeros(T, np.int64), np.full(n, -1, np.int64), np.zeros((T, maxg + 1), np.int64),
+                        [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64), np.full(n, -1, np.int64),
+                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0))
+
+
+def on_hold(s, p, j):
+    bag_add(p.hb_buf, p.hb_len, p.hb_pos, s.job.tenant[j], j)
+
+
+def on_unhold(s, p, j):
+    bag_remove(p.hb_buf, p.hb_len, p.hb_pos, s.job.tenant[j], j)
+
+
+@jitable
+def a_before(s, p, a, b):
+    """Tier-A order: j, or (p̂, j) for ASTRAEA-P with NaN last, as numpy's stable sort has it."""
+    if p.params.by_prediction:
+        pa = s.job.predicted[a]
+        pb = s.job.predicted[b]
+        if pa < pb or (math.isnan(pb) and not math.isnan(pa)):
+            return True
+        if pb < pa or (math.isnan(pa) and not math.isnan(pb)):
+            return False
+    return a < b
+
+
+@jitable
+def a_position(s, p, buf, length, j):
+    """The first index of buf[:length] not before j."""
+    lo = 0
+    hi = length
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a_before(s, p, buf[mid], j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def on_wait(s, p, j, now):
+    """j waits: into its tenant's tier A (never started, in key order) or B."""
+    k = s.job.tenant[j]
+    p.w_count[k] += 1
+    if s.q.started[j]:
+        bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
+        p.s_count[k, s.job.gpus[j]] += 1
+        return
+    length = p.a_len[k]
+    buf = room(p.a_buf, p.a_len, k)
+    pos = a_position(s, p, buf, length, j)
+    for i in range(length, pos, -1):
+        buf[i] = buf[i - 1]
+    buf[pos] = j
+    p.a_len[k] = length + 1
+    p.a_count[k, s.job.gpus[j]] += 1
+
+
+def on_unwait(s, p, j):
+    k = s.job.tenant[j]
+    p.w_count[k] -= 1
+    if s.q.started[j]:
+        bag_remove(p.sw_buf, p.sw_len, p.sw_pos, k, j)
+        p.s_count[k, s.job.gpus[j]] -= 1
+        return
+    length = p.a_len[k]
+    buf = p.a_buf[k]
+    pos = a_position(s, p, buf, length, j)
+    for i in range(pos, length - 1):
+        buf[i] = buf[i + 1]
+    p.a_len[k] = length - 1
+    p.a_count[k, s.job.gpus[j]] -= 1
+
+
+@jitable
+def tier_b(s, p, k, at_round, now):
+    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
+    (ρ_job, [max(0, p̂ − done) for ASTRAEA-P,] j): popped in the order of the sorted keys."""
+    h = p.b_heap[k]
+    h.clear()
+    for part in range(2 if at_round else 1):
+        buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
+        for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
+            j = buf[i]
+            key2 = 0.0  # ASTRAEA has no second key
+            if p.params.by_prediction:
+                r = s.job.predicted[j] - attained_engine(s, j)
+                key2 = r if r > 0.0 else 0.0
+            h.append((job_rho(s, j, now), key2, j))
+    heapq.heapify(h)
+    p.b_built[k] = True
+
+
+def decide(s, p, at_round, now, chosen):
+    """Astraea.select: tenants by pre-charged ρ_tenant, each tenant's candidates best first (tier A
+    in its kept order, then tier B, keyed when a decision first reaches it); then the skipped
+    tenants' candidates in (ρ_tenant, k) order. At a fill with no round at this instant every
+    candidate is a plain waiting job, so a tier none of whose gang sizes can be placed is passed
+    over unread."""
+    m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    s.counters[DECISIONS] += 1
+    s.counters[CANDIDATES] += m
+    if m > s.counters[MOST_CANDIDATES]:
+        s.counters[MOST_CANDIDATES] = m
+    if at_round:
+        p.round_at[0] = now
+    quick = not at_round and p.round_at[0] != now
+    head = np.zeros(s.job.T, np.int64)
+    end = np.zeros(s.job.T, np.int64)
+    charged = np.zeros(s.job.T)
+    fair_k = np.zeros(s.job.T)
+    heap = [(0.0, 0)]
+    heap.clear()
+    for k in range(s.job.T):  # every tenant with a candidate is advanced, as when each ρ_job is read
+        p.b_built[k] = False
+        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+        if end[k] > 0:
+            advance(s, k, now)
+            charged[k] = s.led.att[k]
+            fair_k[k] = s.led.fair[k]
+            heap.append((rho_of(charged[k], fair_k[k]), k))
+    heapq.heapify(heap)
+    skipped = [0]
+    skipped.clear()
+    while heap and total_now(s, at_round) > 0:
+        _, k = heapq.heappop(heap)
+        in_a = head[k] < p.a_len[k]
+        if in_a:
+            j = p.a_buf[k][head[k]]
+        else:
+            if not p.b_built[k]:
+                tier_b(s, p, k, at_round, now)
+            j = p.b_heap[k][0][2]
+        if not attempt(s, j, now, at_round, -1):
+            skipped.append(k)
+            continue
+        if not in_a:
+            heapq.heappop(p.b_heap[k])
+        head[k] += 1
+        chosen.append(j)
+        charged[k] += s.job.gpus[j] * s.cfg.lease_s
+        if head[k] < end[k]:
+            heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
+    if len(skipped) == 0 or total_now(s, at_round) == 0:
+        return
+    ks = np.sort(np.array(skipped))
+    r = np.empty(len(ks))
+    for i in range(len(ks)):
+        r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
+    for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
+        i = head[k]
+        if i < p.a_len[k]:  # tier A: plain waiting jobs
+            buf = p.a_buf[k]
+            fits = may_fit(s, p.a_count, k, total_now(s, at_round))
+            while i < p.a_len[k] and fits:
+                total = total_now(s, at_round)
+                if total == 0:
+                    return
+                j = buf[i]
+                i += 1
+                if s.job.gpus[j] <= total:
+                    misses = len(s.plan.missed_list)
+                    if attempt(s, j, now, at_round, -1):
+                        chosen.append(j)
+                        fits = may_fit(s, p.a_count, k, total_now(s, at_round))
+                    elif len(s.plan.missed_list) != misses:
+                        fits = may_fit(s, p.a_count, k, total)
+            if total_now(s, at_round) == 0:
+                return
+        if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+            continue  # no tier B
+        if quick and not may_fit(s, p.s_count, k, total_now(s, at_round)):
+            continue
+        if not p.b_built[k]:
+            tier_b(s, p, k, at_round, now)
+        h = p.b_heap[k]
+        while len(h) > 0:
+            total = total_now(s, at_round)
+            if total == 0:
+                return
+            j = heapq.heappop(h)[2]
+            if s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+                chosen.append(j)
+
+
+KERNEL = kernel("astraea", AstraeaParams, AstraeaState, setup=setup, select=decide, on_wait=on_wait,
+                on_unwait=on_unwait, on_hold=on_hold, on_unhold=on_unhold)

@@ -7,10 +7,16 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import math
+import numpy as np
+from collections import namedtuple
+
 import heapq
 from bisect import bisect_left, insort
 from itertools import chain
 
+from schedulers.cluster.core import group, attempt, candidates, kernel, place_in_order, total_now
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
@@ -25,9 +31,13 @@ class GandivaFair(ClusterPolicy):
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
-    fast_loop = "gandiva-fair"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "ticket-based stride scheduling per tenant"
+
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return GandivaParams()
 
     def setup(self, view):
         self.pass_ = [0.0] * self.T
@@ -177,3 +187,95 @@ class GandivaFair(ClusterPolicy):
                                         missed, settled):
                 return chosen
         return chosen
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+GandivaParams = namedtuple("GandivaParams", "")
+GandivaState = namedtuple("GandivaState", "params pass_ was_active")
+
+
+def setup(s, params):
+    return group(GandivaState, params, np.zeros(s.job.T), np.zeros(s.job.T, np.bool_))
+
+
+@jitable
+def start_pass(s, p, have):
+    """GandivaFair._start_pass: a tenant back from idle restarts at the smallest pass of the
+    active ones; `have[k]`: tenant k has candidates now."""
+    floor = 0.0
+    found = False
+    for k in range(s.job.T):
+        if have[k] and p.was_active[k]:
+            if not found or p.pass_[k] < floor:
+                floor = p.pass_[k]
+                found = True
+    for k in range(s.job.T):
+        if have[k] and not p.was_active[k]:
+            if floor > p.pass_[k]:
+                p.pass_[k] = floor
+        p.was_active[k] = have[k] or s.led.run_gpus[k] > 0
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """GandivaFair._select_queued: stride scheduling over tenants, each tenant's candidates in
+    (attained GPU·s, job) order."""
+    cand = candidates(s, at_round)
+    m = len(cand)
+    key = np.empty(m)
+    ten = np.empty(m, np.int64)
+    for i in range(m):
+        j = cand[i]
+        h = s.led.hold_since[j]
+        key[i] = s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (now - h))
+    perm = np.argsort(key, kind="mergesort")
+    for i in range(m):
+        ten[i] = s.job.tenant[cand[perm[i]]]
+    perm = perm[np.argsort(ten, kind="mergesort")]
+    js = cand[perm]
+    first = np.full(s.job.T, -1, np.int64)
+    end = np.zeros(s.job.T, np.int64)
+    for i in range(m):
+        k = s.job.tenant[js[i]]
+        if first[k] < 0:
+            first[k] = i
+        end[k] = i + 1
+    have = first >= 0
+    start_pass(s, p, have)
+    head = first.copy()
+    heap = [(0.0, 0)]
+    heap.clear()
+    for k in range(s.job.T):
+        if have[k]:
+            heap.append((p.pass_[k], k))
+    heapq.heapify(heap)
+    while heap and total_now(s, at_round) > 0:
+        _, k = heapq.heappop(heap)
+        j = js[head[k]]
+        if not attempt(s, j, now, at_round, -1):
+            continue  # this tenant's next job does not fit: skipped this round
+        chosen.append(j)
+        p.pass_[k] += s.job.gpus[j] * s.cfg.lease_s / s.led.quota[k]
+        head[k] += 1
+        if head[k] < end[k]:
+            heapq.heappush(heap, (p.pass_[k], k))
+    # the GPUs left go to the skipped tenants' jobs that fit, smallest pass first
+    left = [0]
+    left.clear()
+    for k in range(s.job.T):
+        if have[k] and head[k] < end[k]:
+            left.append(k)
+    ks = np.array(left)  # in tenant order, then stable by pass: (pass, k)
+    pv = np.empty(len(ks))
+    for i in range(len(ks)):
+        pv[i] = p.pass_[ks[i]]
+    for k in ks[np.argsort(pv, kind="mergesort")]:
+        before = len(chosen)
+        place_in_order(s, js[head[k]:end[k]], end[k] - head[k], now, at_round, chosen)
+        for c in range(before, len(chosen)):
+            p.pass_[k] += s.job.gpus[chosen[c]] * s.cfg.lease_s / s.led.quota[k]
+        if total_now(s, at_round) == 0:
+            return
+
+
+KERNEL = kernel("gandiva-fair", GandivaParams, GandivaState, setup=setup, select=decide)

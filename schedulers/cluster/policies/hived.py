@@ -7,10 +7,15 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import numpy as np
+from collections import namedtuple
+
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
 
+from schedulers.cluster.core import group, CANDIDATES, DECISIONS, MOST_CANDIDATES, attempt, kernel, place_in_order
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
@@ -41,9 +46,13 @@ class HiveD(ClusterPolicy):
     otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
-    fast_loop = "hived"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
+
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return HiveDParams()
 
     def setup(self, view):
         self.cells = [set() for _ in range(self.T)]
@@ -232,3 +241,64 @@ class HiveD(ClusterPolicy):
                     continue
                 if missed or free == 0 or best_g > free:
                     break
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+HiveDParams = namedtuple("HiveDParams", "")
+HiveDState = namedtuple("HiveDState", "params blocked")
+
+
+def setup(s, params):
+    return group(HiveDState, params, np.zeros(s.job.T, np.bool_))
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """HiveD._select_queued: each tenant's own jobs in job order inside its cells up to its first
+    miss; then every other candidate in job order, anywhere (a job running outside its cells
+    is only re-decided there). A tenant's first pass touches only its own cells, so the tenants'
+    passes are made together in one walk in job order over the running jobs and the waiting
+    jobs (kept in job order: a busy HiveD cluster has thousands waiting), which leaves the same
+    plan and gives the choices and the second pass's jobs in job order without a sort."""
+    s.counters[DECISIONS] += 1
+    s.counters[CANDIDATES] += (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    if (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0] > s.counters[MOST_CANDIDATES]:
+        s.counters[MOST_CANDIDATES] = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy()) if at_round else np.zeros(0, np.int64)
+    for k in range(s.job.T):
+        p.blocked[k] = False
+    rest = [0]
+    rest.clear()
+    r = 0
+    w = 0
+    while r < len(running) or w < s.q.n_wait[0]:
+        if w >= s.q.n_wait[0] or (r < len(running) and running[r] < s.q.ws[w]):
+            j = running[r]
+            r += 1
+            k = s.job.tenant[j]
+            inside = True
+            for part in range(s.plan.pl_len[j]):
+                if s.nodes.owner[s.plan.pl_node[j, part]] != k:
+                    inside = False
+            if not inside:
+                rest.append(j)
+                continue
+        else:
+            j = s.q.ws[w]
+            w += 1
+            k = s.job.tenant[j]
+        if p.blocked[k]:
+            rest.append(j)
+        elif attempt(s, j, now, at_round, k):
+            chosen.append(j)
+        else:
+            p.blocked[k] = True
+            rest.append(j)
+    if len(rest) > 0:
+        order = np.empty(len(rest), np.int64)
+        for i in range(len(rest)):
+            order[i] = rest[i]
+        place_in_order(s, order, len(order), now, at_round, chosen)
+
+
+KERNEL = kernel("hived", HiveDParams, HiveDState, setup=setup, select=decide)

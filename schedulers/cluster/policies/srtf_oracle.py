@@ -7,6 +7,11 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import numpy as np
+from collections import namedtuple
+
+from schedulers.cluster.core import group, attained_engine, candidates, kernel, place_in_order
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import ClusterPolicy
 from schedulers.policy import register
 
@@ -14,9 +19,35 @@ from schedulers.policy import register
 @register
 class SRTFOracle(ClusterPolicy):
     name = "srtf-oracle"
-    fast_loop = "srtf-oracle"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     clairvoyant = True
     description = "shortest true remaining time first at every lease round (clairvoyant reference)"
 
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return SRTFParams()
+
     def order(self, view, candidates):
         return sorted(candidates, key=lambda j: (view.remaining(j), j))
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+SRTFParams = namedtuple("SRTFParams", "")
+SRTFState = namedtuple("SRTFState", "params")
+
+
+def setup(s, params):
+    return group(SRTFState, params)
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    cand = candidates(s, at_round)
+    rem = np.empty(len(cand))
+    for i in range(len(cand)):
+        rem[i] = s.job.size[cand[i]] - attained_engine(s, cand[i])
+    order = cand[np.argsort(rem, kind="mergesort")]  # (remaining, j): stable on the sorted jobs
+    place_in_order(s, order, len(order), now, at_round, chosen)
+
+
+KERNEL = kernel("srtf-oracle", SRTFParams, SRTFState, setup=setup, select=decide)

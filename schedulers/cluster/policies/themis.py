@@ -7,8 +7,13 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import numpy as np
+from collections import namedtuple
+
 import math
 
+from schedulers.cluster.core import group, attained_engine, attempt, candidates, job_order_add, kernel, total_now
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import ClusterPolicy, _EPS
 from schedulers.policy import register
 
@@ -44,9 +49,13 @@ class Themis(ClusterPolicy):
     scenarios: p·exp(0.9 Z)). Placement is consolidated as for every policy."""
 
     name = "themis"
-    fast_loop = "themis"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     needs_prediction = True
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
+
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return ThemisParams(f=self.f)
 
     def __init__(self, *, f: float = THEMIS_F, **kwargs):
         super().__init__(**kwargs)
@@ -136,3 +145,87 @@ class Themis(ClusterPolicy):
             taken = set(chosen)
             self.place_leftovers(cluster, [j for j in worst if j not in taken], chosen)
         return chosen
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+ThemisParams = namedtuple("ThemisParams", "f")
+ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t")
+
+
+def setup(s, params):
+    n = s.job.n
+    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n))
+
+
+@jitable
+def themis_rho(s, p, j, now, n_now):
+    """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j."""
+    pj = s.job.predicted[j]
+    r = pj - attained_engine(s, j)
+    rem = r if r >= 1.0 else 1.0
+    if p.seen[j]:
+        area0, t0 = p.seen_area[j], p.seen_t[j]
+    else:
+        area0, t0 = p.area[0], now
+    n_bar = (p.area[0] - area0) / (now - t0) if now > t0 else float(n_now)
+    share = s.nodes.M / (n_bar if n_bar >= 1.0 else 1.0)
+    t_sh = (now - s.job.submit[j]) + rem
+    ratio = s.job.gpus[j] / share
+    return t_sh / (pj * (ratio if ratio > 1.0 else 1.0)), t_sh
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """Themis.select: the ⌈(1 − f)·n⌉ worst-ρ jobs bid in the lease auction (greedy by log gain
+    per GPU), then the leftover allocation to every job, worst ρ first."""
+    n_now = s.q.n_wait[0] + s.q.n_hold[0]
+    if n_now < 1:
+        n_now = 1
+    cand = candidates(s, at_round)
+    m = len(cand)
+    neg_rho = np.empty(m)
+    gain = np.empty(m)
+    for i in range(m):
+        rho, t_sh = themis_rho(s, p, cand[i], now, n_now)
+        neg_rho[i] = -rho
+        gain[i] = -math.log1p(s.cfg.lease_s / t_sh) / s.job.gpus[cand[i]]
+    worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j)
+    nb = math.ceil((1.0 - p.params.f) * m - _EPS)
+    if nb < 1:
+        nb = 1
+    bidders = worst[:nb]
+    bidders = np.sort(bidders)  # job order (cand is sorted), then (gain, −ρ)
+    bidders = bidders[np.argsort(neg_rho[bidders], kind="mergesort")]
+    auction = bidders[np.argsort(gain[bidders], kind="mergesort")]
+    taken = np.zeros(m, np.bool_)
+    for group in range(2):
+        order = auction if group == 0 else worst
+        for i in order:
+            total = total_now(s, at_round)
+            if total == 0:
+                return
+            j = cand[i]
+            if not taken[i] and s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+                chosen.append(j)
+                taken[i] = True
+
+
+@jitable
+def on_wait(s, p, j, now):
+    """j waits: in job order; the contention integral when it first became active."""
+    if not p.seen[j]:
+        p.seen[j] = True
+        p.seen_area[j] = p.area[0]
+        p.seen_t[j] = now
+    job_order_add(s, j)
+
+
+@jitable
+def before_allocate(s, p, now):
+    """∫ N(t) dt of the active jobs (waiting or running) up to now."""
+    p.area[0] += (s.q.n_wait[0] + s.q.n_hold[0]) * (now - p.area_t[0])
+    p.area_t[0] = now
+
+
+KERNEL = kernel("themis", ThemisParams, ThemisState, setup=setup, select=decide, on_wait=on_wait,
+                before_allocate=before_allocate)

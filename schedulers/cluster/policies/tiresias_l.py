@@ -7,9 +7,15 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
+import numpy as np
+from collections import namedtuple
+
 import heapq
 from bisect import bisect_left, bisect_right, insort
 
+from schedulers.cluster.core import (group, attained_engine, candidates, job_order_add, job_order_remove, kernel,
+                                     ledger_attained, place_in_order)
+from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
 from schedulers.policy import register
 
@@ -23,7 +29,6 @@ class TiresiasL(ClusterPolicy):
     Preemption happens at lease rounds, like every policy on this core."""
 
     name = "tiresias-l"
-    fast_loop = "tiresias-l"  # its branch of the compiled cluster loop (schedulers.cluster.fastcore)
     queued = True  # waiting jobs in its own queues (below)
     description = "discretised 2D-LAS on attained GPU·s with starvation promotion"
     THRESHOLDS_GPU_S = (3600.0, 36000.0)
@@ -36,6 +41,11 @@ class TiresiasL(ClusterPolicy):
     # thousands of jobs wait, and every fill and round read them all. The priority order is also kept
     # per gang size as keys queue × n + job (n jobs), so `select` reads only the sizes that may still
     # find GPUs (`_leftovers`).
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return TiresiasParams()
+
     def setup(self, view):
         n = self.n = view.jobs.n
         self.offset = [0.0] * n
@@ -224,3 +234,80 @@ class TiresiasL(ClusterPolicy):
                     missed.clear()
                 else:
                     missed.add(best_g)
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+TiresiasParams = namedtuple("TiresiasParams", "")
+TiresiasState = namedtuple("TiresiasState", "params offset queue_of starving")
+
+
+def setup(s, params):
+    starving = [(0.0, 0.0, 0)]
+    starving.clear()
+    return group(TiresiasState, params, np.zeros(s.job.n), np.full(s.job.n, -1, np.int64), starving)
+
+
+@jitable
+def level_of(s, p, j, a):
+    """TiresiasL.level: thresholds passed by the attained GPU·s since the job's offset."""
+    lv = a - p.offset[j]
+    q = 0
+    if lv >= 3600.0:
+        q += 1
+    if lv >= 36000.0:
+        q += 1
+    return q
+
+
+@jitable
+def promote(s, p, now):
+    """TiresiasL._promote: every waiting job whose wait passed STARVATION × its executed time
+    goes back to the first queue (counting from zero again)."""
+    late = [(0.0, 0.0, 0)]
+    late.clear()
+    while len(p.starving) > 0 and p.starving[0][0] <= now + 1e-9 * max(1.0, abs(now)):
+        entry = heapq.heappop(p.starving)
+        since, j = entry[1], entry[2]
+        if p.queue_of[j] < 0 or s.q.wait_since[j] != since:
+            continue
+        if not now - since > 2.0 * attained_engine(s, j):
+            late.append(entry)
+            continue
+        a = ledger_attained(s, j, now)
+        p.offset[j] = a
+        p.queue_of[j] = level_of(s, p, j, a)
+    for entry in late:
+        heapq.heappush(p.starving, entry)
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """TiresiasL: every candidate in (queue, job) order, each that fits."""
+    promote(s, p, now)
+    cand = candidates(s, at_round)
+    lev = np.empty(len(cand), np.int64)
+    for i in range(len(cand)):
+        j = cand[i]
+        lev[i] = level_of(s, p, j, ledger_attained(s, j, now)) if s.q.holding[j] else p.queue_of[j]
+    order = cand[np.argsort(lev, kind="mergesort")]
+    place_in_order(s, order, len(order), now, at_round, chosen)
+
+
+@jitable
+def on_wait(s, p, j, now):
+    """j waits: in job order, into its queue, and on the starvation heap if it ran."""
+    job_order_add(s, j)
+    a = ledger_attained(s, j, now)
+    p.queue_of[j] = level_of(s, p, j, a)
+    if a > 0:
+        heapq.heappush(p.starving, (now + 2.0 * attained_engine(s, j), now, j))
+
+
+@jitable
+def on_unwait(s, p, j):
+    job_order_remove(s, j)
+    p.queue_of[j] = -1
+
+
+KERNEL = kernel("tiresias-l", TiresiasParams, TiresiasState, setup=setup, select=decide, on_wait=on_wait,
+                on_unwait=on_unwait)

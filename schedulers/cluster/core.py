@@ -1,0 +1,1483 @@
+"""The cluster simulator: the event loop, the lease / round / fill mechanics, placement and the LTGF
+ledgers, written once, as functions over one run's state. Each built-in policy's decision is its
+kernel, in the policy's own module (`schedulers.cluster.policies.*`), registered with `kernel`.
+
+The same source runs two ways (the pattern of schedulers.fastpath): as Python, or compiled by numba
+(`schedulers.jit`), one compiled loop per policy kernel, cached on disk. Every function here and
+in a kernel is marked `jit.jitable`: plain Python when Python calls it, compiled into the loop
+when numba compiles it. The Python simulator of plugins (schedulers.cluster.rounds on
+schedulers.engine) gives the same runs bit for bit (tests/schedulers/test_cluster_compiled.py).
+
+The state of a run (`new_state`) is grouped by concern:
+- `s.job`: the jobs (submit, size, gpus, tenant, weight, predicted) and their counts;
+- `s.cfg`: lease, interval, cold start, ledger settings, whether the policy preempts;
+- `s.eng`: the engine's virtual clock of the running group, its completion heap and wake-ups;
+- `s.nodes`: free GPUs per node of the cluster (row 0 of `fr2`), of a round's plan (1) and of the
+  plan's unclaimed GPUs (2), and the placement search's scratch;
+- `s.led`: the LTGF ledgers (tenant integrals, per-job attained and fair GPU·s, windows);
+- `s.plan`: each job's placement and the plan of the current decision;
+- `s.q`: running and waiting jobs, cold starts, preemption and migration counts;
+- `s.seg`: the executed-allocation stretches;
+- `s.counters`: the named counters (`ROUNDS`, `DROPPED`, ...).
+A kernel's own state is a namedtuple its `setup` makes (`p`), passed to every hook.
+
+What a policy decides (`select(s, p, at_round, now, chosen)`): which candidates run, placed with
+`attempt` / `place_in_order` in priority order onto the plan (at a round) or the free GPUs (at a
+fill); `chosen` receives them in that order. Its hooks see jobs start and stop waiting and
+running (`on_wait`, `on_unwait`, `on_hold`, `on_unhold`) and each engine callback
+(`before_allocate`). The mechanics (docs/fairness.md) are those of schedulers.cluster.rounds:
+rounds only at lease boundaries while a job waits, the round plan (unclaimed GPUs first, then
+compaction), releases before starts, undo of a preemption at the same instant, cold starts,
+work-conserving fills at scheduling ticks.
+
+May import numpy, scipy and schedulers.jit; numba only when a loop is compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import threading
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from schedulers import jit
+from schedulers.jit import jitable
+
+_EPS = 1e-9
+_REL_TOL = 1e-11
+_RUN, _COLD, _IDLE = 0, 1, -1
+# the named counters (s.counters): rounds, dropped choices, work-conservation gaps, events,
+# decisions (rounds and fills), candidates offered to them in all, most candidates of one decision
+ROUNDS, DROPPED, GAPS, EVENTS, DECISIONS, CANDIDATES, MOST_CANDIDATES = range(7)
+#: a first call that takes longer than this to compile or load the loop gets the notice of `run`
+COMPILE_NOTICE_AFTER_S = 2.0
+
+Job = namedtuple("Job", "submit size gpus tenant weight xid xval predicted n T maxg")
+Config = namedtuple("Config", "lease_s interval_s cold_start_s window_s eq16 rho_submit preemptive P")
+Clock = namedtuple("Clock", "group_of base vjoin stamp completion start g_V g_rate g_count run_heap wakes moves_j "
+                            "moves_g wake_req")
+Nodes = namedtuple("Nodes", "fr2 tot free free_total plan_free plan_total unclaimed unclaimed_total cap node_order "
+                            "maxcap N M inv_cap inv_cap_min owner held packed packed_total used found_node found_k")
+Ledgers = namedtuple("Ledgers", "t_last run_gpus demand active_w att fair fair8 G G_ref job_base job_fair job_att "
+                                "hold_since win_att win_fair8 quota")
+Plan = namedtuple("Plan", "pl_len pl_node pl_k plan_len plan_node plan_k planned plan_restrict missed missed_list kept")
+Queues = namedtuple("Queues", "holding hold_list hold_pos n_hold n_wait wait_demand ws wait_since cold_until cold_heap "
+                              "started cold_spent undo_until undo_spent undo_list preempted preempted_at migrations "
+                              "arrivals next_round flags")
+Segments = namedtuple("Segments", "seg_job seg_start seg_end seg_kind seg_pl seg_pn pl_flat_node pl_flat_k pl_flat_of "
+                                  "seg_open last_seg")
+State = namedtuple("State", "job cfg eng nodes led plan q seg counters")
+
+
+def group(cls, *fields):
+    """A group of the state: `cls(*fields)` (a namedtuple) in a Python run; in a compiled loop a
+    structref with the same fields, so that functions pass one reference instead of every field
+    (a namedtuple is passed field by field, which made the compiled loop several times larger)."""
+    return cls(*fields)
+
+
+def int_list():
+    """An empty list of int64 (typed for numba)."""
+    out = [0]
+    out.clear()
+    return out
+
+
+def float_list():
+    out = [0.0]
+    out.clear()
+    return out
+
+
+jitable(int_list)
+jitable(float_list)
+
+
+@jitable
+def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+              interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts):
+    """The state of a run at time 0: an empty cluster, nothing waiting."""
+    n = submit.shape[0]
+    N = cap.shape[0]
+    T = quota.shape[0]
+    X = xval.shape[0]
+    P = max_parts
+    maxcap = 0
+    for i in range(N):
+        if cap[i] > maxcap:
+            maxcap = cap[i]
+    maxg = 0
+    for j in range(n):
+        if gpus[j] > maxg:
+            maxg = gpus[j]
+    job = group(Job, submit, size, gpus, tenant, weight, xid, xval, predicted, n, T, maxg)
+    cfg = group(Config, lease_s, interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, P)
+    run_heap = [(0.0, 0, 0)]
+    run_heap.clear()
+    eng = group(Clock, np.full(n, _IDLE, np.int64), np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.full(n, math.nan),
+                np.full(n, math.nan), np.zeros(2), np.array([1.0, 0.0]), np.zeros(2, np.int64), run_heap,
+                float_list(), int_list(), int_list(), np.full(1, math.inf))
+    fr2 = np.zeros((3, N), np.int64)
+    tot = np.zeros(3, np.int64)
+    for i in range(N):
+        fr2[0, i] = cap[i]
+    tot[0] = cap.sum()
+    inv_cap = 1.0 / cap.astype(np.float64)
+    nodes = group(Nodes, fr2, tot, fr2[0], tot[0:1], fr2[1], tot[1:2], fr2[2], tot[2:3], cap, node_order, maxcap, N,
+                  tot[0], inv_cap, inv_cap.min(), owner, np.zeros(N, np.int64), np.zeros(N, np.int64),
+                  np.zeros(1, np.int64), np.zeros(N, np.bool_), np.zeros(P + 1, np.int64), np.zeros(P + 1, np.int64))
+    win_att = [float_list() for _ in range(T)]
+    win_fair8 = [float_list() for _ in range(T)]
+    led = group(Ledgers, np.zeros(T), np.zeros(T, np.int64), np.zeros(T, np.int64), np.zeros(T), np.zeros(T), np.zeros(T),
+                  np.zeros(T), np.zeros((T, X)), np.zeros((T, X), np.int64), np.zeros(n), np.zeros(n), np.zeros(n),
+                  np.full(n, math.nan), win_att, win_fair8, quota)
+    plan = group(Plan, np.zeros(n, np.int64), np.zeros((n, P), np.int64), np.zeros((n, P), np.int64), np.zeros(n, np.int64),
+                np.zeros((n, P), np.int64), np.zeros((n, P), np.int64), int_list(), np.full(n, -1, np.int64),
+                np.zeros(maxg + 1, np.bool_), int_list(), np.zeros(n, np.bool_))
+    cold_heap = [(0.0, 0)]
+    cold_heap.clear()
+    q = group(Queues, np.zeros(n, np.bool_), np.zeros(n, np.int64), np.full(n, -1, np.int64), np.zeros(1, np.int64),
+               np.zeros(1, np.int64), np.zeros(maxg + 1, np.int64), np.zeros(n, np.int64), np.zeros(n),
+               np.full(n, math.nan), cold_heap, np.zeros(n, np.bool_), np.zeros(n), np.full(n, math.nan), np.zeros(n),
+               int_list(), np.zeros(n, np.int64), np.full(n, -1.0), np.zeros(n, np.int64), int_list(),
+               np.full(1, lease_s), np.zeros(1, np.bool_))
+    seg = group(Segments, int_list(), float_list(), float_list(), int_list(), int_list(), int_list(), int_list(), int_list(),
+                   np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64))
+    return group(State, job, cfg, eng, nodes, led, plan, q, seg, np.zeros(7, np.int64))
+
+
+# ----- kernels: each policy's decision and hooks, dispatched on the type of its state ----------
+Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait on_hold on_unhold before_allocate")
+_KERNELS: dict[type, Kernel] = {}  # by the kernel's params class and its state class
+
+
+def kernel(name, params, state, *, setup, select, on_wait=None, on_unwait=None, on_hold=None, on_unhold=None,
+           before_allocate=None) -> Kernel:
+    """Register a policy's kernel: `params` the namedtuple class of its settings (made by the policy
+    class's `kernel_params`), `state` the namedtuple class its `setup(s, params)` returns, `select`
+    its decision; hooks left out keep the waiting jobs in job order (`s.q.ws`) and do nothing else."""
+    made = Kernel(name, params, state, jitable(setup), jitable(select), jitable(on_wait or _wait_in_job_order),
+                  jitable(on_unwait or _unwait_in_job_order), jitable(on_hold or _no_hook),
+                  jitable(on_unhold or _no_hook), jitable(before_allocate or _no_time_hook))
+    _KERNELS[params] = made
+    _KERNELS[state] = made
+    return made
+
+
+def setup(s, params):
+    """The kernel's own state at time 0."""
+    return _KERNELS[type(params)].setup(s, params)
+
+
+def select(s, p, at_round, now, chosen):
+    _KERNELS[type(p)].select(s, p, at_round, now, chosen)
+
+
+def on_wait(s, p, j, now):
+    _KERNELS[type(p)].on_wait(s, p, j, now)
+
+
+def on_unwait(s, p, j):
+    _KERNELS[type(p)].on_unwait(s, p, j)
+
+
+def on_hold(s, p, j):
+    _KERNELS[type(p)].on_hold(s, p, j)
+
+
+def on_unhold(s, p, j):
+    _KERNELS[type(p)].on_unhold(s, p, j)
+
+
+def before_allocate(s, p, now):
+    _KERNELS[type(p)].before_allocate(s, p, now)
+
+
+def _no_hook(s, p, j):
+    pass
+
+
+def _no_time_hook(s, p, now):
+    pass
+
+
+def _wait_in_job_order(s, p, j, now):
+    job_order_add(s, j)
+
+
+def _unwait_in_job_order(s, p, j):
+    job_order_remove(s, j)
+
+
+def assignment(cost):
+    """scipy's linear_sum_assignment(cost) (rows, columns); a compiled loop calls it in object mode,
+    so that its choice among equal-cost matchings is the Python run's."""
+    rows, cols = linear_sum_assignment(cost)
+    return np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+
+
+def poll() -> None:
+    """Called from the loop every few ten thousand events: a compiled loop gives Python the chance to
+    run a pending signal handler here (Ctrl-C, the `--fairness-limit` timer), whose exception ends
+    the loop (see `run`); Python runs them by itself."""
+
+
+# ----- placement and ledgers (the free GPUs and tenant integrals as arrays) -----------------------
+@jitable
+def _best_fit(fr, need, use_used, used, owner, restrict):
+    """The node with the fewest free GPUs that still holds `need` (lowest index), -1 if none; only
+    nodes of tenant `restrict` (HiveD's cells) when it is >= 0, not those marked `used`."""
+    best, best_free = -1, 0
+    for i in range(fr.shape[0]):
+        f = fr[i]
+        if f >= need and not (use_used and used[i]) and (restrict < 0 or owner[i] == restrict):
+            if best < 0 or f < best_free:
+                best, best_free = i, f
+    return best
+
+
+@jitable
+def find_placement(fr, total, g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict):
+    """Cluster.find on free counts `fr` (sum `total`): the consolidated placement of a g-GPU gang
+    (on the nodes of tenant `restrict` only, when >= 0) written into found_node / found_k; its
+    number of parts (0: none)."""
+    if g > total or g < 1:
+        return 0
+    if g <= maxcap:
+        node = _best_fit(fr, g, False, used, owner, restrict)
+        if node >= 0:
+            found_node[0] = node
+            found_k[0] = g
+            return 1
+    N = fr.shape[0]
+    for i in range(N):
+        used[i] = False
+    parts = 0
+    remaining = g
+    for idx in range(N):  # wholly free nodes, largest first (ties: index)
+        nd = node_order[idx]
+        if fr[nd] != cap[nd] or not (restrict < 0 or owner[nd] == restrict):
+            continue
+        if remaining <= maxcap:
+            last = _best_fit(fr, remaining, True, used, owner, restrict)
+            if last >= 0:
+                found_node[parts] = last
+                found_k[parts] = remaining
+                return parts + 1
+        take = cap[nd] if cap[nd] < remaining else remaining
+        found_node[parts] = nd
+        found_k[parts] = take
+        parts += 1
+        used[nd] = True
+        remaining -= take
+        if remaining == 0:
+            return parts
+    if 0 < remaining <= maxcap:
+        last = _best_fit(fr, remaining, True, used, owner, restrict)
+        if last >= 0:
+            found_node[parts] = last
+            found_k[parts] = remaining
+            return parts + 1
+    return 0
+
+
+@jitable
+def _windows(t0, t1, run, share8, wa, wf, W):
+    """LTGF._windows: attained and eq8 fair GPU·s of [t0, t1) into the tenant's windows."""
+    w = int(t0 // W)
+    while True:
+        end = t1 if t1 < (w + 1) * W else (w + 1) * W
+        lo = w * W
+        d = end - (t0 if t0 > lo else lo)
+        if d > 0:
+            while len(wa) <= w:
+                wa.append(0.0)
+                wf.append(0.0)
+            wa[w] = wa[w] + run * d
+            wf[w] = wf[w] + share8 * d
+        if end >= t1:
+            break
+        w += 1
+
+
+@jitable
+def advance_tenant(k, t, t_last, run_gpus, demand, active_w, quota, eq16, att, fair, fair8, G, G_ref, xval, wa, wf,
+                   window_s):
+    """LTGF._advance: tenant k's integrals up to t."""
+    t0 = t_last[k]
+    dt = t - t0
+    if dt <= 0.0:
+        return
+    t_last[k] = t
+    run = run_gpus[k]
+    share8 = demand[k] if demand[k] <= quota[k] else quota[k]
+    share = quota[k] if eq16 else share8
+    att[k] += run * dt
+    fair[k] += share * dt
+    fair8[k] += share8 * dt
+    if active_w[k] > 0.0:
+        c = share / active_w[k]
+        for x in range(xval.shape[0]):
+            if G_ref[k, x] > 0:
+                v = xval[x]
+                G[k, x] += (v if v < c else c) * dt
+    if run != 0 or share8 != 0:
+        _windows(t0, t, float(run), float(share8), wa, wf, window_s)
+
+
+
+@jitable
+def _sync(node, fr2, tot, held):
+    """RoundPlan._sync: a node's unclaimed GPUs = planned free minus held by undecided running jobs."""
+    v = fr2[1, node] - held[node]
+    if v < 0:
+        v = 0
+    tot[2] += v - fr2[2, node]
+    fr2[2, node] = v
+
+
+@jitable
+def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, tot, held, plan_len, plan_node,
+              plan_k, planned, cap, node_order, maxcap, used, found_node, found_k, owner, restrict):
+    """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
+    cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
+    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k."""
+    row = 1 if at_round else 0
+    if (hold or preempted_now) and pl_len[j] > 0:
+        ok = True
+        for i in range(pl_len[j]):
+            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
+                ok = False
+                break
+        if ok:
+            for i in range(pl_len[j]):
+                node, k = pl_node[j, i], pl_k[j, i]
+                fr2[row, node] -= k
+                tot[row] -= k
+                if at_round:
+                    if hold:  # RoundPlan.renew: planned and held drop together
+                        held[node] -= k
+                    else:
+                        _sync(node, fr2, tot, held)
+            if plan_len[j] == 0:
+                planned.append(j)
+            plan_len[j] = pl_len[j]
+            for i in range(pl_len[j]):
+                plan_node[j, i] = pl_node[j, i]
+                plan_k[j, i] = pl_k[j, i]
+            return True
+    if g > tot[row]:
+        return False
+    parts = 0
+    if at_round:
+        parts = find_placement(fr2[2], tot[2], g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict)
+    if parts == 0:
+        parts = find_placement(fr2[row], tot[row], g, cap, node_order, maxcap, used, found_node, found_k, owner,
+                               restrict)
+    if parts == 0:
+        return False
+    for i in range(parts):
+        fr2[row, found_node[i]] -= found_k[i]
+        tot[row] -= found_k[i]
+        if at_round:
+            _sync(found_node[i], fr2, tot, held)
+    if at_round and hold:  # RoundPlan.decided: the GPUs it held are no longer held
+        for i in range(pl_len[j]):
+            held[pl_node[j, i]] -= pl_k[j, i]
+            _sync(pl_node[j, i], fr2, tot, held)
+    if plan_len[j] == 0:
+        planned.append(j)
+    plan_len[j] = parts
+    for i in range(parts):
+        plan_node[j, i] = found_node[i]
+        plan_k[j, i] = found_k[i]
+    return True
+
+
+
+# ----- the mechanics ---------------------------------------------------------------------------
+@jitable
+def attained_engine(s, j):
+    g = s.eng.group_of[j]
+    if g == _IDLE:
+        return s.eng.base[j]
+    return s.eng.base[j] + (s.eng.g_V[g] - s.eng.vjoin[j])
+
+
+@jitable
+def move(s, j, g):
+    old = s.eng.group_of[j]
+    if old == g:
+        return
+    if old != _IDLE:
+        s.eng.base[j] += s.eng.g_V[old] - s.eng.vjoin[j]
+        s.eng.g_count[old] -= 1
+    s.eng.stamp[j] += 1
+    s.eng.group_of[j] = g
+    if g != _IDLE:
+        V = s.eng.g_V[g]
+        s.eng.vjoin[j] = V
+        s.eng.g_count[g] += 1
+        if g == _RUN:
+            heapq.heappush(s.eng.run_heap, (V + s.job.size[j] - s.eng.base[j], j, s.eng.stamp[j]))
+
+
+@jitable
+def assign(s, j, g):
+    s.eng.moves_j.append(j)
+    s.eng.moves_g.append(g)
+
+
+@jitable
+def wake_at(s, t):
+    if t < s.eng.wake_req[0]:
+        s.eng.wake_req[0] = t
+
+
+@jitable
+def find(s, fr, total, g, restrict):
+    return find_placement(fr, total, g, s.nodes.cap, s.nodes.node_order, s.nodes.maxcap, s.nodes.used, s.nodes.found_node, s.nodes.found_k, s.nodes.owner, restrict)
+
+
+@jitable
+def advance(s, k, t):
+    advance_tenant(k, t, s.led.t_last, s.led.run_gpus, s.led.demand, s.led.active_w, s.led.quota, s.cfg.eq16, s.led.att, s.led.fair, s.led.fair8, s.led.G, s.led.G_ref, s.job.xval,
+                   s.led.win_att[k], s.led.win_fair8[k], s.cfg.window_s)
+
+
+@jitable
+def ledger_arrive(s, j, t):
+    k = s.job.tenant[j]
+    advance(s, k, t)
+    s.led.demand[k] += s.job.gpus[j]
+    s.led.active_w[k] += s.job.weight[j]
+    x = s.job.xid[j]
+    if s.led.G_ref[k, x] == 0:
+        s.led.G[k, x] = 0.0
+    s.led.G_ref[k, x] += 1
+    s.led.job_base[j] = s.led.G[k, x]
+
+
+@jitable
+def ledger_hold(s, j, t):
+    k = s.job.tenant[j]
+    advance(s, k, t)
+    s.led.run_gpus[k] += s.job.gpus[j]
+    s.led.hold_since[j] = t
+
+
+@jitable
+def ledger_release(s, j, t):
+    k = s.job.tenant[j]
+    advance(s, k, t)
+    s.led.run_gpus[k] -= s.job.gpus[j]
+    s.led.job_att[j] += s.job.gpus[j] * (t - s.led.hold_since[j])
+    s.led.hold_since[j] = math.nan
+
+
+@jitable
+def ledger_complete(s, j, t):
+    if not math.isnan(s.led.hold_since[j]):
+        ledger_release(s, j, t)
+    k = s.job.tenant[j]
+    advance(s, k, t)
+    x = s.job.xid[j]
+    s.led.job_fair[j] = s.job.weight[j] * (s.led.G[k, x] - s.led.job_base[j])
+    s.led.G_ref[k, x] -= 1
+    s.led.demand[k] -= s.job.gpus[j]
+    s.led.active_w[k] -= s.job.weight[j]
+    if s.led.active_w[k] < 1e-12:
+        s.led.active_w[k] = 0.0
+
+
+@jitable
+def job_rho(s, j, t):
+    """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
+    h = s.led.hold_since[j]
+    attained = s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (t - h))
+    if attained <= 0.0:
+        return 0.0
+    k = s.job.tenant[j]
+    f = s.job.weight[j] * (s.led.G[k, s.job.xid[j]] - s.led.job_base[j])
+    return attained / f if f > 0.0 else math.inf
+
+
+@jitable
+def room(bufs, lens, k):
+    """Tenant k's buffer bufs[k], doubled first if its lens[k] jobs fill it."""
+    buf = bufs[k]
+    if lens[k] == len(buf):
+        grown = np.empty(2 * len(buf), np.int64)
+        grown[:len(buf)] = buf
+        bufs[k] = grown
+        return grown
+    return buf
+
+
+@jitable
+def bag_add(bufs, lens, pos, k, j):
+    """j into tenant k's unordered set bufs[k][:lens[k]] (pos: where each job sits)."""
+    length = lens[k]
+    buf = room(bufs, lens, k)
+    buf[length] = j
+    pos[j] = length
+    lens[k] = length + 1
+
+
+@jitable
+def bag_remove(bufs, lens, pos, k, j):
+    i = pos[j]
+    length = lens[k] - 1
+    buf = bufs[k]
+    last = buf[length]
+    buf[i] = last
+    pos[last] = i
+    lens[k] = length
+    pos[j] = -1
+
+
+@jitable
+def hold_add(s, p, j):
+    on_hold(s, p, j)
+    s.q.holding[j] = True
+    s.q.hold_pos[j] = s.q.n_hold[0]
+    s.q.hold_list[s.q.n_hold[0]] = j
+    s.q.n_hold[0] += 1
+
+
+@jitable
+def hold_remove(s, p, j):
+    on_unhold(s, p, j)
+    s.q.holding[j] = False
+    i = s.q.hold_pos[j]
+    last = s.q.hold_list[s.q.n_hold[0] - 1]
+    s.q.hold_list[i] = last
+    s.q.hold_pos[last] = i
+    s.q.n_hold[0] -= 1
+    s.q.hold_pos[j] = -1
+
+
+@jitable
+def ledger_attained(s, j, t):
+    h = s.led.hold_since[j]
+    return s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (t - h))
+
+
+@jitable
+def wait_add(s, p, j, now):
+    on_wait(s, p, j, now)
+    s.q.n_wait[0] += 1
+    s.q.wait_demand[s.job.gpus[j]] += 1
+    s.q.wait_since[j] = now
+
+
+@jitable
+def job_order_add(s, j):
+    """j into the waiting jobs kept in job order (`s.q.ws`): what every decision but ASTRAEA's reads."""
+    pos = np.searchsorted(s.q.ws[:s.q.n_wait[0]], j)
+    for i in range(s.q.n_wait[0], pos, -1):
+        s.q.ws[i] = s.q.ws[i - 1]
+    s.q.ws[pos] = j
+
+
+@jitable
+def job_order_remove(s, j):
+    pos = np.searchsorted(s.q.ws[:s.q.n_wait[0]], j)
+    for i in range(pos, s.q.n_wait[0] - 1):
+        s.q.ws[i] = s.q.ws[i + 1]
+
+
+@jitable
+def wait_remove(s, p, j):
+    on_unwait(s, p, j)
+    s.q.n_wait[0] -= 1
+    s.q.wait_demand[s.job.gpus[j]] -= 1
+
+
+@jitable
+def release_placement(s, j):
+    for i in range(s.plan.pl_len[j]):
+        s.nodes.free[s.plan.pl_node[j, i]] += s.plan.pl_k[j, i]
+        s.nodes.free_total[0] += s.plan.pl_k[j, i]
+
+
+@jitable
+def plan_fits_on(s, fr, j):
+    for i in range(s.plan.plan_len[j]):
+        if fr[s.plan.plan_node[j, i]] < s.plan.plan_k[j, i]:
+            return False
+    return True
+
+
+@jitable
+def plan_equals_placement(s, j):
+    if s.plan.plan_len[j] != s.plan.pl_len[j]:
+        return False
+    for i in range(s.plan.pl_len[j]):
+        if s.plan.plan_node[j, i] != s.plan.pl_node[j, i] or s.plan.plan_k[j, i] != s.plan.pl_k[j, i]:
+            return False
+    return True
+
+
+@jitable
+def set_plan_from_placement(s, j):
+    if s.plan.plan_len[j] == 0:
+        s.plan.planned.append(j)
+    s.plan.plan_len[j] = s.plan.pl_len[j]
+    for i in range(s.plan.pl_len[j]):
+        s.plan.plan_node[j, i] = s.plan.pl_node[j, i]
+        s.plan.plan_k[j, i] = s.plan.pl_k[j, i]
+
+
+@jitable
+def clear_plan(s):
+    for j in s.plan.planned:
+        s.plan.plan_len[j] = 0
+    s.plan.planned.clear()
+
+
+@jitable
+def open_segment(s, j, t, kind):
+    s.seg.seg_open[j] = len(s.seg.seg_job)
+    s.seg.last_seg[j] = len(s.seg.seg_job)
+    s.seg.seg_job.append(j)
+    s.seg.seg_start.append(t)
+    s.seg.seg_end.append(math.nan)
+    s.seg.seg_kind.append(kind)
+    s.seg.seg_pl.append(s.seg.pl_flat_of[j])
+    s.seg.seg_pn.append(s.plan.pl_len[j])
+
+
+@jitable
+def close_segment(s, j, t):
+    i = s.seg.seg_open[j]
+    if i >= 0:
+        s.seg.seg_end[i] = t
+        s.seg.seg_open[j] = -1
+
+
+@jitable
+def reopen_segment(s, j, t):
+    i = s.seg.last_seg[j]
+    if i >= 0 and s.seg.seg_end[i] == t:
+        s.seg.seg_end[i] = math.nan
+        s.seg.seg_open[j] = i
+        return
+    open_segment(s, j, t, 1 if not math.isnan(s.q.undo_until[j]) else 0)
+
+
+@jitable
+def complete(s, p, j, now):
+    if s.q.holding[j]:
+        hold_remove(s, p, j)
+        release_placement(s, j)
+        s.q.cold_until[j] = math.nan
+        close_segment(s, j, now)
+        s.q.flags[0] = True
+    ledger_complete(s, j, now)
+
+
+@jitable
+def start_job(s, p, j, now):
+    """_start: j takes its plan (already taken from the cluster)."""
+    wait_remove(s, p, j)
+    undo = s.q.preempted_at[j] == now and plan_equals_placement(s, j)
+    if not undo:
+        s.plan.pl_len[j] = s.plan.plan_len[j]
+        s.seg.pl_flat_of[j] = len(s.seg.pl_flat_node)
+        for i in range(s.plan.plan_len[j]):
+            s.plan.pl_node[j, i] = s.plan.plan_node[j, i]
+            s.plan.pl_k[j, i] = s.plan.plan_k[j, i]
+            s.seg.pl_flat_node.append(s.plan.plan_node[j, i])
+            s.seg.pl_flat_k.append(s.plan.plan_k[j, i])
+    hold_add(s, p, j)
+    ledger_hold(s, j, now)
+    if undo:
+        s.q.preempted[j] -= 1
+        s.q.preempted_at[j] = -1.0
+        reopen_segment(s, j, now)
+        if not math.isnan(s.q.undo_until[j]):
+            until = s.q.undo_until[j]
+            s.q.cold_spent[j] -= s.q.undo_spent[j]
+            s.q.undo_until[j] = math.nan
+            s.q.cold_until[j] = until
+            heapq.heappush(s.q.cold_heap, (until, j))
+            assign(s, j, _COLD)
+        else:
+            assign(s, j, _RUN)
+        return
+    if s.q.started[j] and s.cfg.cold_start_s > 0:
+        until = now + s.cfg.cold_start_s
+        s.q.cold_until[j] = until
+        heapq.heappush(s.q.cold_heap, (until, j))
+        open_segment(s, j, now, 1)
+        assign(s, j, _COLD)
+    else:
+        s.q.started[j] = True
+        open_segment(s, j, now, 0)
+        assign(s, j, _RUN)
+
+
+@jitable
+def preempt(s, p, j, now):
+    hold_remove(s, p, j)
+    release_placement(s, j)
+    until = s.q.cold_until[j]
+    if not math.isnan(until):
+        s.q.cold_until[j] = math.nan
+        spent = now - (until - s.cfg.cold_start_s)
+        s.q.cold_spent[j] += spent
+        s.q.undo_until[j] = until
+        s.q.undo_spent[j] = spent
+        s.q.undo_list.append(j)
+    ledger_release(s, j, now)
+    close_segment(s, j, now)
+    s.q.preempted[j] += 1
+    s.q.preempted_at[j] = now
+    wait_add(s, p, j, now)
+    assign(s, j, _IDLE)
+
+
+@jitable
+def try_place(s, j, now, at_round, restrict):
+    """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
+    ok = place_job(j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], s.plan.pl_len, s.plan.pl_node, s.plan.pl_k, s.nodes.fr2, s.nodes.tot,
+                   s.nodes.held, s.plan.plan_len, s.plan.plan_node, s.plan.plan_k, s.plan.planned, s.nodes.cap, s.nodes.node_order, s.nodes.maxcap, s.nodes.used, s.nodes.found_node,
+                   s.nodes.found_k, s.nodes.owner, restrict)
+    if ok:
+        s.plan.plan_restrict[j] = restrict
+    return ok
+
+
+@jitable
+def attempt(s, j, now, at_round, restrict):
+    """try_place, without the placement search for a waiting job whose gang size already found
+    none in this decision since the last choice: the free GPUs (the plan's, at a round) change
+    only when a job is placed, and a waiting job's placement is a function of them alone (the
+    Python rules call try_place, which fails again; place_leftovers skips it the same way)."""
+    plain = restrict < 0 and not s.q.holding[j] and s.q.preempted_at[j] != now
+    g = s.job.gpus[j]
+    if plain and s.plan.missed[g]:
+        return False
+    if try_place(s, j, now, at_round, restrict):
+        for m in s.plan.missed_list:
+            s.plan.missed[m] = False
+        s.plan.missed_list.clear()
+        return True
+    if plain:
+        s.plan.missed[g] = True
+        s.plan.missed_list.append(g)
+    return False
+
+
+@jitable
+def place_in_order(s, order, count, now, at_round, chosen):
+    """place_leftovers: each job of order[:count] that fits, in order."""
+    for i in range(count):
+        total = s.nodes.plan_total[0] if at_round else s.nodes.free_total[0]
+        if total == 0:
+            break
+        j = order[i]
+        if s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            chosen.append(j)
+
+
+@jitable
+def candidates(s, at_round):
+    """The decision's candidates in job order: the running jobs (at a round) merged with the
+    waiting ones, which are kept in job order."""
+    m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    s.counters[DECISIONS] += 1
+    s.counters[CANDIDATES] += m
+    if m > s.counters[MOST_CANDIDATES]:
+        s.counters[MOST_CANDIDATES] = m
+    if not at_round:
+        return s.q.ws[:s.q.n_wait[0]].copy()
+    running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy())
+    out = np.empty(m, np.int64)
+    r = 0
+    w = 0
+    for c in range(m):
+        if w >= s.q.n_wait[0] or (r < len(running) and running[r] < s.q.ws[w]):
+            out[c] = running[r]
+            r += 1
+        else:
+            out[c] = s.q.ws[w]
+            w += 1
+    return out
+
+
+@jitable
+def total_now(s, at_round):
+    return s.nodes.plan_total[0] if at_round else s.nodes.free_total[0]
+
+
+@jitable
+def rho_of(a, f):
+    if f > 0.0:
+        return a / f
+    return 0.0 if a <= 0.0 else math.inf
+
+
+@jitable
+def may_fit(s, counts, k, total):
+    """Whether a plain waiting job of tenant k counted in counts[k] may still be placed: some gang
+    size of them fits in `total` and has not missed since the last choice (else attempt refuses
+    every one of them, with nothing changed)."""
+    top = total if total < s.job.maxg else s.job.maxg
+    for g in range(1, top + 1):
+        if counts[k, g] > 0 and not s.plan.missed[g]:
+            return True
+    return False
+
+
+@jitable
+def compact(s, chosen):
+    same = True
+    for j in chosen:
+        if s.q.holding[j] and not plan_equals_placement(s, j):
+            same = False
+            break
+    if same:
+        return
+    for i in range(s.nodes.N):
+        s.nodes.packed[i] = s.nodes.cap[i]
+    s.nodes.packed_total[0] = s.nodes.M
+    for j in chosen:
+        if s.q.holding[j]:
+            for i in range(s.plan.pl_len[j]):
+                s.nodes.packed[s.plan.pl_node[j, i]] -= s.plan.pl_k[j, i]
+                s.nodes.packed_total[0] -= s.plan.pl_k[j, i]
+    new_len = np.zeros(len(chosen), np.int64)
+    new_node = np.zeros((len(chosen), s.cfg.P), np.int64)
+    new_k = np.zeros((len(chosen), s.cfg.P), np.int64)
+    for c in range(len(chosen)):
+        j = chosen[c]
+        if s.q.holding[j]:
+            continue
+        if plan_fits_on(s, s.nodes.packed, j):
+            new_len[c] = s.plan.plan_len[j]
+            for i in range(s.plan.plan_len[j]):
+                new_node[c, i] = s.plan.plan_node[j, i]
+                new_k[c, i] = s.plan.plan_k[j, i]
+        else:
+            parts = find(s, s.nodes.packed, s.nodes.packed_total[0], s.job.gpus[j], s.plan.plan_restrict[j])
+            if parts == 0:
+                return
+            new_len[c] = parts
+            for i in range(parts):
+                new_node[c, i] = s.nodes.found_node[i]
+                new_k[c, i] = s.nodes.found_k[i]
+        for i in range(new_len[c]):
+            s.nodes.packed[new_node[c, i]] -= new_k[c, i]
+            s.nodes.packed_total[0] -= new_k[c, i]
+    for c in range(len(chosen)):
+        j = chosen[c]
+        if s.q.holding[j]:
+            set_plan_from_placement(s, j)
+        else:
+            s.plan.plan_len[j] = new_len[c]
+            for i in range(new_len[c]):
+                s.plan.plan_node[j, i] = new_node[c, i]
+                s.plan.plan_k[j, i] = new_k[c, i]
+
+
+@jitable
+def prepare_round(s):
+    """A RoundPlan: every GPU free to plan; the running candidates' GPUs held until decided."""
+    s.counters[ROUNDS] += 1
+    for j in s.q.undo_list:
+        s.q.undo_until[j] = math.nan
+    s.q.undo_list.clear()
+    for i in range(s.nodes.N):
+        s.nodes.plan_free[i] = s.nodes.cap[i]
+        s.nodes.held[i] = 0
+    s.nodes.plan_total[0] = s.nodes.M
+    for h in range(s.q.n_hold[0]):
+        j = s.q.hold_list[h]
+        for i in range(s.plan.pl_len[j]):
+            s.nodes.held[s.plan.pl_node[j, i]] += s.plan.pl_k[j, i]
+    s.nodes.unclaimed_total[0] = 0
+    for i in range(s.nodes.N):
+        v = s.nodes.cap[i] - s.nodes.held[i]
+        s.nodes.unclaimed[i] = v if v > 0 else 0
+        s.nodes.unclaimed_total[0] += s.nodes.unclaimed[i]
+
+
+@jitable
+def decide(s, p, at_round, now):
+    """ClusterPolicy._round (at_round) or _fill: select on the plan (or the cluster), then execute
+    exactly that plan — at a round, releases first (in job order), then the starts."""
+    if not at_round:
+        s.q.flags[0] = False
+    clear_plan(s)
+    for m in s.plan.missed_list:
+        s.plan.missed[m] = False
+    s.plan.missed_list.clear()
+    chosen = [0]
+    chosen.clear()
+    select(s, p, at_round, now, chosen)
+    renewed = np.zeros(len(chosen), np.bool_)
+    moved = np.zeros(len(chosen), np.bool_)
+    if at_round:
+        compact(s, chosen)
+        for c in range(len(chosen)):
+            j = chosen[c]
+            if s.q.holding[j]:
+                if plan_equals_placement(s, j):
+                    renewed[c] = True
+                    s.plan.kept[j] = True
+                else:
+                    moved[c] = True
+        running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy())
+        for j in running:
+            if not s.plan.kept[j]:
+                preempt(s, p, j, now)
+        for c in range(len(chosen)):
+            if renewed[c]:
+                s.plan.kept[chosen[c]] = False
+    for c in range(len(chosen)):
+        if renewed[c]:
+            continue
+        j = chosen[c]
+        if at_round:  # the fill's select took the GPUs on the cluster itself
+            if not plan_fits_on(s, s.nodes.free, j):
+                s.counters[DROPPED] += 1
+                continue
+            for i in range(s.plan.plan_len[j]):
+                s.nodes.free[s.plan.plan_node[j, i]] -= s.plan.plan_k[j, i]
+                s.nodes.free_total[0] -= s.plan.plan_k[j, i]
+        start_job(s, p, j, now)
+        if moved[c]:
+            s.q.preempted[j] -= 1
+            s.q.migrations[j] += 1
+    if at_round:
+        s.q.flags[0] = True
+
+
+@jitable
+def may_place(s):
+    total = s.nodes.free_total[0]
+    for g in range(1, s.job.maxg + 1):
+        if s.q.wait_demand[g] > 0 and g <= total and find(s, s.nodes.free, total, g, -1) > 0:
+            return True
+    return False
+
+
+@jitable
+def allocate(s, p, now, completed, arrived):
+    before_allocate(s, p, now)
+    for j in completed:
+        complete(s, p, j, now)
+    tick = math.ceil(now / s.cfg.interval_s - _EPS) * s.cfg.interval_s
+    on_tick = tick <= now + _EPS
+    if len(arrived) > 0:
+        for j in arrived:
+            s.q.arrivals.append(j)
+        if s.cfg.rho_submit:
+            for j in arrived:
+                ledger_arrive(s, j, now)
+    if len(s.q.arrivals) > 0:
+        if on_tick:
+            for j in s.q.arrivals:
+                wait_add(s, p, j, now)
+                if not s.cfg.rho_submit:
+                    ledger_arrive(s, j, now)
+            s.q.arrivals.clear()
+            s.q.flags[0] = True
+        else:
+            wake_at(s, tick)
+    while len(s.q.cold_heap) > 0 and s.q.cold_heap[0][0] <= now + _EPS:
+        t, j = heapq.heappop(s.q.cold_heap)
+        if s.q.cold_until[j] == t:
+            s.q.cold_until[j] = math.nan
+            s.q.cold_spent[j] += s.cfg.cold_start_s
+            close_segment(s, j, t)
+            open_segment(s, j, t, 0)
+            assign(s, j, _RUN)
+    decided = False
+    for step in range(2):  # a round if one is due, then a fill (one call site each: a smaller loop)
+        if step == 0:
+            if not now >= s.q.next_round[0] - _EPS:
+                continue
+            k = math.floor(now / s.cfg.lease_s + _EPS)
+            if (k + 1) * s.cfg.lease_s <= now + _EPS:  # now / lease rounded below the boundary now is at (large times)
+                k += 1
+            s.q.next_round[0] = (k + 1) * s.cfg.lease_s
+            if not s.cfg.preemptive or s.q.n_wait[0] == 0 or not now - k * s.cfg.lease_s <= _EPS:  # only AT a boundary
+                continue
+            prepare_round(s)
+        else:
+            if not (s.q.flags[0] and s.q.n_wait[0] > 0 and may_place(s)):
+                continue
+            if not on_tick:
+                wake_at(s, tick)
+                continue
+        decide(s, p, step == 0, now)
+        decided = True
+    if decided and s.q.n_wait[0] > 0 and may_place(s):
+        s.counters[GAPS] += 1
+    if len(s.q.cold_heap) > 0:
+        wake_at(s, s.q.cold_heap[0][0])
+    if s.cfg.preemptive and s.q.n_wait[0] > 0:
+        wake_at(s, s.q.next_round[0])
+
+
+
+# ----- the event loop (schedulers.engine.Engine._run), one per kernel when compiled ---------------
+def _make_loop(sources: str):
+    """The loop over the kernel given by the type of its `params`; `sources` (a digest of the
+    simulator's and the kernels' source files) keys numba's on-disk cache, so that a compiled
+    loop is never loaded for sources it was not compiled from."""
+
+    def loop(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+             interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, params):
+        sources  # noqa: B018 (the cache key: see above)
+        s = new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+                      interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts)
+        p = setup(s, params)
+        now = 0.0
+        next_arrival = 0
+        finished = 0
+        events = 0
+        completed = [0]
+        completed.clear()
+        arrived = [0]
+        arrived.clear()
+        while finished < s.job.n:
+            if events & 0xFFFF == 0:
+                poll()
+            t_next = s.job.submit[next_arrival] if next_arrival < s.job.n else math.inf
+            if len(s.eng.wakes) > 0 and s.eng.wakes[0] < t_next:
+                t_next = s.eng.wakes[0]
+            best = False
+            has_due = False
+            due_t = 0.0
+            best_finish = 0.0
+            if s.eng.g_count[_RUN] > 0:
+                while len(s.eng.run_heap) > 0:
+                    fin, j, st = s.eng.run_heap[0]
+                    if st == s.eng.stamp[j] and s.eng.group_of[j] == _RUN:
+                        break
+                    heapq.heappop(s.eng.run_heap)
+                if len(s.eng.run_heap) > 0:
+                    fin = s.eng.run_heap[0][0]
+                    due_t = now + (fin - s.eng.g_V[_RUN]) / s.eng.g_rate[_RUN]
+                    has_due = True
+                    if due_t <= t_next:
+                        t_next = due_t
+                        best = True
+                        best_finish = fin
+            if math.isinf(t_next):
+                break  # nothing pending: the Python engine raises (a policy that leaves jobs unserved)
+            if t_next < now:
+                t_next = now
+            dt = t_next - now
+            if dt > 0.0 and has_due:
+                s.eng.g_V[_RUN] += s.eng.g_rate[_RUN] * dt
+            if best:
+                if best_finish > s.eng.g_V[_RUN]:
+                    s.eng.g_V[_RUN] = best_finish
+            now = t_next
+            events += 1
+            completed.clear()
+            horizon = t_next + _REL_TOL * max(1.0, t_next)
+            if has_due and due_t <= horizon:
+                V = s.eng.g_V[_RUN]
+                tol = _REL_TOL * max(1.0, abs(V))
+                while len(s.eng.run_heap) > 0:
+                    fin, j, st = s.eng.run_heap[0]
+                    if not (st == s.eng.stamp[j] and s.eng.group_of[j] == _RUN):
+                        heapq.heappop(s.eng.run_heap)
+                        continue
+                    if fin > V + tol:
+                        break
+                    heapq.heappop(s.eng.run_heap)
+                    s.eng.base[j] = s.job.size[j]
+                    s.eng.group_of[j] = _IDLE
+                    s.eng.stamp[j] += 1
+                    s.eng.g_count[_RUN] -= 1
+                    s.eng.completion[j] = t_next
+                    completed.append(j)
+            finished += len(completed)
+            arrived.clear()
+            while next_arrival < s.job.n and s.job.submit[next_arrival] <= t_next:
+                arrived.append(next_arrival)
+                next_arrival += 1
+            woken = False
+            while len(s.eng.wakes) > 0 and s.eng.wakes[0] <= t_next:
+                heapq.heappop(s.eng.wakes)
+                woken = True
+            if not (len(completed) > 0 or len(arrived) > 0 or woken):
+                continue
+            s.eng.moves_j.clear()
+            s.eng.moves_g.clear()
+            s.eng.wake_req[0] = math.inf
+            allocate(s, p, now, completed, arrived)
+            for i in range(len(s.eng.moves_j)):
+                j = s.eng.moves_j[i]
+                g = s.eng.moves_g[i]
+                move(s, j, g)
+                if g != _IDLE and s.eng.g_rate[g] > 0.0 and math.isnan(s.eng.start[j]):
+                    s.eng.start[j] = now
+            if s.eng.wake_req[0] < math.inf:
+                heapq.heappush(s.eng.wakes, s.eng.wake_req[0])
+        s.counters[EVENTS] = events
+        # the ledgers' end of the run (LTGF.window_table advances every tenant to the makespan)
+        t_end = 0.0
+        any_done = False
+        for j in range(s.job.n):
+            c = s.eng.completion[j]
+            if not math.isnan(c) and (not any_done or c > t_end):
+                t_end = c
+                any_done = True
+        for k in range(s.job.T):
+            advance(s, k, t_end)
+
+        # ----- outputs ------------------------------------------------------------------------------
+        n_seg = len(s.seg.seg_job)
+        s_job = np.empty(n_seg, np.int64)
+        s_start = np.empty(n_seg)
+        s_end = np.empty(n_seg)
+        s_kind = np.empty(n_seg, np.int8)
+        s_pl = np.empty(n_seg, np.int64)
+        s_pn = np.empty(n_seg, np.int64)
+        for i in range(n_seg):
+            s_job[i] = s.seg.seg_job[i]
+            s_start[i] = s.seg.seg_start[i]
+            s_end[i] = s.seg.seg_end[i]
+            s_kind[i] = s.seg.seg_kind[i]
+            s_pl[i] = s.seg.seg_pl[i]
+            s_pn[i] = s.seg.seg_pn[i]
+        flat_node = np.empty(len(s.seg.pl_flat_node), np.int64)
+        flat_k = np.empty(len(s.seg.pl_flat_node), np.int64)
+        for i in range(len(s.seg.pl_flat_node)):
+            flat_node[i] = s.seg.pl_flat_node[i]
+            flat_k[i] = s.seg.pl_flat_k[i]
+        n_win = 0
+        for k in range(s.job.T):
+            if len(s.led.win_att[k]) > n_win:
+                n_win = len(s.led.win_att[k])
+        w_att = np.zeros((s.job.T, n_win))
+        w_fair8 = np.zeros((s.job.T, n_win))
+        for k in range(s.job.T):
+            for w in range(len(s.led.win_att[k])):
+                w_att[k, w] = s.led.win_att[k][w]
+                w_fair8[k, w] = s.led.win_fair8[k][w]
+        return (s.eng.completion, s.eng.start, s.counters, s.q.preempted, s.q.migrations, s.q.cold_spent, s.led.job_att, s.led.job_fair,
+                s.led.t_last, s.led.att, s.led.fair, s.led.fair8, s.led.run_gpus, s.led.demand, w_att, w_fair8,
+                s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, finished)
+    return loop
+
+
+# ----- running it: Python, or compiled (one loop per kernel, cached) -----------------------------
+_python_loop = _make_loop("python")
+_compiled_loop = None
+_lock = threading.Lock()
+
+
+def _sources_digest() -> str:
+    """A digest of this module's, schedulers.jit's and every registered kernel's source files."""
+    import inspect  # noqa: PLC0415
+
+    files = {Path(__file__), Path(jit.__file__)}
+    files |= {Path(inspect.getsourcefile(k.select)) for k in _KERNELS.values()}
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _overloads() -> None:
+    """What numba needs to compile the loop: every `jitable` function registered, the kernel hooks
+    dispatched on the type of the kernel's state, and the calls into Python in object mode."""
+    import numba  # noqa: PLC0415
+    from numba.extending import overload  # noqa: PLC0415
+
+    jit.register_jitables()
+
+    @overload(group)
+    def _group(cls, *fields):
+        return _make_reference(cls.instance_class, fields)
+
+    @overload(setup)
+    def _setup(s, params):
+        impl = _KERNELS[params.instance_class].setup
+        return lambda s, params: impl(s, params)
+
+    @overload(select)
+    def _select(s, p, at_round, now, chosen):
+        impl = _KERNELS[p.origin].select
+        return lambda s, p, at_round, now, chosen: impl(s, p, at_round, now, chosen)
+
+    @overload(on_wait)
+    def _on_wait(s, p, j, now):
+        impl = _KERNELS[p.origin].on_wait
+        return lambda s, p, j, now: impl(s, p, j, now)
+
+    @overload(on_unwait)
+    def _on_unwait(s, p, j):
+        impl = _KERNELS[p.origin].on_unwait
+        return lambda s, p, j: impl(s, p, j)
+
+    @overload(on_hold)
+    def _on_hold(s, p, j):
+        impl = _KERNELS[p.origin].on_hold
+        return lambda s, p, j: impl(s, p, j)
+
+    @overload(on_unhold)
+    def _on_unhold(s, p, j):
+        impl = _KERNELS[p.origin].on_unhold
+        return lambda s, p, j: impl(s, p, j)
+
+    @overload(before_allocate)
+    def _before_allocate(s, p, now):
+        impl = _KERNELS[p.origin].before_allocate
+        return lambda s, p, now: impl(s, p, now)
+
+    @overload(assignment)
+    def _assignment(cost):
+        def impl(cost):
+            with numba.objmode(rows="int64[:]", cols="int64[:]"):
+                rows, cols = assignment(cost)
+            return rows, cols
+        return impl
+
+    @overload(poll)
+    def _poll():
+        def impl():
+            with numba.objmode():
+                poll()
+        return impl
+
+
+_REFERENCE_TYPES: dict[type, type] = {}
+
+
+def _make_reference(cls, field_types):
+    """The compiled `group(cls, ...)`: a numba structref with the fields of namedtuple class `cls`,
+    of a structref type made once per class (`origin`: the class)."""
+    from numba.core import types  # noqa: PLC0415
+    from numba.experimental import structref  # noqa: PLC0415
+
+    ref_class = _REFERENCE_TYPES.get(cls)
+    if ref_class is None:
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+        ref_class = structref.register(type(f"{cls.__name__}Ref", (types.StructRef,),
+                                            {"preprocess_fields": preprocess_fields, "origin": cls}))
+        _REFERENCE_TYPES[cls] = ref_class
+    ref_type = ref_class(list(zip(cls._fields, field_types)))
+    source = ("def make(_new, _type):\n"
+              "    def impl(cls, *fields):\n"
+              "        ref = _new(_type)\n"
+              + "".join(f"        ref.{name} = fields[{i}]\n" for i, name in enumerate(cls._fields))
+              + "        return ref\n"
+              "    return impl\n")
+    scope: dict = {}
+    exec(source, scope)  # noqa: S102 (assignments to the fields of the project's own classes)
+    return scope["make"](structref.new, ref_type)
+
+
+def compiled_loop():
+    """The compiled loop (numba dispatcher; each kernel compiled on its first run, or loaded from
+    numba's cache)."""
+    global _compiled_loop
+    with _lock:
+        if _compiled_loop is None:
+            _overloads()
+            _compiled_loop = jit.njit(_make_loop(_sources_digest()), nogil=False)  # it takes the GIL to poll
+        return _compiled_loop
+
+
+def compile_notice(name: str) -> str:
+    return (f"compiling the cluster simulator's loop for {name} on this machine (once after installing, "
+            "under a minute per policy; cached for later runs)")
+
+
+def eligible(policy) -> bool:
+    """Whether `policy` is exactly a built-in class of the registry that has a kernel (its own
+    `kernel_params`), without the rule checks (a subclass, e.g. a plugin, may change any hook)."""
+    from schedulers.policy import builtin_classes  # noqa: PLC0415
+
+    cls = type(policy)
+    return "kernel_params" in cls.__dict__ and cls in builtin_classes("cluster") and not policy.check
+
+
+def kernel_names() -> list[str]:
+    """The built-in cluster policies that run on this simulator, in the registry's order."""
+    from schedulers.policy import builtin_classes  # noqa: PLC0415
+
+    return [cls.name for cls in builtin_classes("cluster") if "kernel_params" in cls.__dict__]
+
+
+class RunState:
+    """What schedulers.cluster.metrics reads from a policy after its run, filled from the loop's
+    outputs: ledgers, per-job counters, round counters, executed allocations."""
+
+    def __init__(self, policy, out, jobs, quota, window_s, loop):
+        (completion, start, counters, preempted, migrations, cold_spent, job_att, job_fair, _t_last, _att,
+         _fair, _fair8, _run, _demand, w_att, w_fair8, s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node,
+         flat_k, _finished) = out
+        self.name = policy.name
+        self.loop = loop
+        self.M = int(sum(policy.capacities))
+        self.rounds = int(counters[ROUNDS])
+        self.dropped_choices = int(counters[DROPPED])
+        self.work_conservation_gaps = int(counters[GAPS])
+        self.events = int(counters[EVENTS])
+        self.decisions = int(counters[DECISIONS])  # rounds and fills (what the candidates counts below are over)
+        self.candidates = int(counters[CANDIDATES])
+        self.most_candidates = int(counters[MOST_CANDIDATES])
+        self.preempted = preempted
+        self.migrations = migrations
+        self.cold_spent = cold_spent
+        self.fair_share = policy.fair_share
+        self.fair_window_s = policy.fair_window_s
+        self.rho_from = policy.rho_from
+        self.ltgf = _Ledgers(job_att, job_fair, w_att, w_fair8, quota, window_s)
+        self._segments = (s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k)
+        self.completion = completion
+        self.start = start
+
+    def allocation_text(self):
+        """As ClusterPolicy.allocation_arrays, with each placement as its text
+        "node:gpus[,node:gpus]" (one text object per distinct placement; most are one node: coded by
+        node and GPUs)."""
+        s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = self._segments
+        rows = np.flatnonzero(s_end > s_start)
+        offsets, parts = s_pl[rows], s_pn[rows]
+        nodes = np.empty(len(rows), dtype=object)
+        one = parts == 1
+        if one.any():
+            width = int(flat_k.max()) + 1
+            code = flat_node[offsets[one]] * width + flat_k[offsets[one]]
+            values, inverse = np.unique(code, return_inverse=True)
+            text = np.array([f"{v // width}:{v % width}" for v in values.tolist()], dtype=object)
+            nodes[one] = text[inverse]
+        if (~one).any():
+            node_list, k_list = flat_node.tolist(), flat_k.tolist()
+            made: dict[tuple, str] = {}
+            many = []
+            for o, m in zip(offsets[~one].tolist(), parts[~one].tolist()):
+                key = tuple(zip(node_list[o:o + m], k_list[o:o + m]))
+                many.append(made.get(key) or made.setdefault(key, ",".join(f"{n}:{k}" for n, k in key)))
+            nodes[~one] = np.array(many, dtype=object)
+        return s_job[rows], s_start[rows], s_end[rows], nodes, s_kind[rows]
+
+
+class _Ledgers:
+    """The LTGF readings schedulers.cluster.metrics takes after a run (see schedulers.cluster.ltgf)."""
+
+    def __init__(self, job_att, job_fair, w_att, w_fair8, quota, window_s):
+        self.job_att = job_att
+        self.job_fair = job_fair
+        self._w_att = w_att
+        self._w_fair8 = w_fair8
+        self.quota = quota
+        self.window_s = window_s
+
+    def window_table(self, t_end: float):
+        """LTGF.window_table of the run (every tenant was advanced to the makespan by the loop)."""
+        W = self.window_s
+        n_win = max(1, int(math.ceil(t_end / W)))
+        width = self._w_att.shape[1]
+        rows = []
+        for k in range(len(self.quota)):
+            wa, wf = self._w_att[k].tolist(), self._w_fair8[k].tolist()
+            q = self.quota[k]
+            for w in range(n_win):
+                length = max(0.0, min(W, t_end - w * W))
+                rows.append((k, w, w * W, wa[w] if w < width else 0.0, wf[w] if w < width else 0.0, q * length))
+        return rows
+
+
+def _cell_owners(policy, quota) -> np.ndarray:
+    """HiveD's cells as the tenant owning each node (zeros for the other policies)."""
+    if policy.name != "hived":
+        return np.zeros(len(policy.capacities), np.int64)
+    from schedulers.cluster.policies.hived import cell_owners  # noqa: PLC0415
+
+    return np.array(cell_owners(policy.capacities, quota), np.int64)
+
+
+def arguments(jobs, policy) -> tuple[tuple, list]:
+    """(the arguments of the loop for `policy` on `jobs`, the tenants' quotas), or PolicyError /
+    ValueError where the Python simulator raises them."""
+    from schedulers.cluster.ltgf import FAIR_SHARES, tenant_quotas  # noqa: PLC0415
+    from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
+    from schedulers.policy import PolicyError  # noqa: PLC0415
+
+    if policy.needs_prediction and jobs.predicted is None:
+        raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+    if not NEW_JOB_BONUS > 0:  # ASTRAEA's never-started jobs come first only so (its kernel's tiers)
+        raise ValueError("the cluster loop needs a positive new-job bonus")
+    caps = [int(c) for c in policy.capacities]
+    M = sum(caps)
+    gpus = jobs.gpus.astype(np.int64)
+    if jobs.n and int(gpus.max()) > M:
+        j = int(np.argmax(gpus))
+        raise PolicyError(f"job {jobs.job_id[j]} needs {int(gpus[j])} GPUs, the cluster has {M}")
+    T = len(jobs.tenant_names)
+    if policy.fair_share not in FAIR_SHARES:  # as LTGF refuses it in the Python run
+        raise ValueError(f"fair_share must be one of {FAIR_SHARES}")
+    quotas = tenant_quotas(T, M, policy.tenant_weights)
+    x = np.array([g / w for g, w in zip(gpus.tolist(), jobs.weight.tolist())], np.float64)
+    xval, xid = np.unique(x, return_inverse=True) if jobs.n else (np.zeros(1), np.zeros(0, np.int64))
+    cap = np.array(caps, np.int64)
+    node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
+    max_parts = (int(gpus.max()) // int(cap.min()) + 2) if jobs.n else 1
+    predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
+    args = (
+        np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
+        jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
+        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
+        np.array(quotas, np.float64), _cell_owners(policy, quotas), float(policy.lease_s), float(policy.interval_s),
+        float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
+        policy.rho_from == "submit", bool(policy.preemptive), max_parts, policy.kernel_params())
+    return args, quotas
+
+
+def run(jobs, policy, compiled: bool, notice=None) -> RunState:
+    """Simulate `policy` (an `eligible` one) on `jobs`, compiled or as Python: the run's RunState,
+    or PolicyError / ValueError where the Python simulator raises them.
+
+    `notice(text)` is told when the policy's loop is being compiled (its first run after
+    installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in
+    under a second."""
+    from schedulers.policy import PolicyError  # noqa: PLC0415
+
+    args, quotas = arguments(jobs, policy)
+    if compiled:
+        loop = compiled_loop()
+        import numba  # noqa: PLC0415
+
+        signature = tuple(numba.typeof(a) for a in args)
+        if signature not in loop.overloads:  # not compiled or loaded in this process yet
+            timer = None
+            if notice is not None:
+                timer = threading.Timer(COMPILE_NOTICE_AFTER_S, notice, args=(compile_notice(policy.name),))
+                timer.daemon = True
+                timer.start()
+            try:
+                loop.compile(signature)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+        try:
+            out = loop(*args)
+        except SystemError as exc:  # a signal handler raised inside the loop's poll: numba wraps its exception
+            if isinstance(exc.__cause__, BaseException):
+                raise exc.__cause__ from None
+            raise
+    else:
+        out = _python_loop(*args)
+    if int(out[-1]) < jobs.n:
+        raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
+    return RunState(policy, out, jobs, quotas, float(policy.fair_window_s), "compiled" if compiled else "Python")
