@@ -7,9 +7,13 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import deque, namedtuple
 
+import numpy as np
+
+from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
 from schedulers.cluster.rounds import ClusterPolicy, dequeue, enqueue
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 
@@ -25,6 +29,10 @@ class FIFOCluster(ClusterPolicy):
     # whose head is the only job a fill can start next: a fill costs the jobs it starts, not the
     # queue's length (a strict FIFO's queue grows without bound once head-of-line blocking has cut
     # its throughput below the offered load).
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return FIFOParams()
+
     def setup(self, view):
         self.queue: deque[int] = deque()
 
@@ -49,3 +57,43 @@ class FIFOCluster(ClusterPolicy):
                 break
             chosen.append(j)
         return chosen
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# The waiting jobs in submit order are queue[ends[0]:ends[1]]: a job waits once (no preemption), and
+# the jobs a fill starts are a prefix of the queue.
+FIFOParams = namedtuple("FIFOParams", "")
+FIFOState = namedtuple("FIFOState", "params queue ends")
+
+
+def setup(s, params):
+    return group(FIFOState, params, np.zeros(s.job.n, np.int64), np.zeros(2, np.int64))
+
+
+@jitable
+def on_wait(s, p, j, now):
+    p.queue[p.ends[1]] = j
+    p.ends[1] += 1
+
+
+@jitable
+def on_unwait(s, p, j):
+    p.ends[0] += 1  # the head starts
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """Submit order, stopping at the first job that does not fit."""
+    m = p.ends[1] - p.ends[0]
+    s.counters[DECISIONS] += 1
+    s.counters[CANDIDATES] += m
+    if m > s.counters[MOST_CANDIDATES]:
+        s.counters[MOST_CANDIDATES] = m
+    for i in range(p.ends[0], p.ends[1]):
+        j = p.queue[i]
+        if s.nodes.free_total[0] == 0 or not try_place(s, j, now, at_round, -1):
+            break
+        chosen.append(j)
+
+
+KERNEL = kernel("fifo", FIFOParams, FIFOState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait)

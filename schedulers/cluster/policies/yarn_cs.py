@@ -8,9 +8,13 @@ May import numpy, scipy and schedulers.cluster / schedulers.policy.
 from __future__ import annotations
 
 import heapq
-from collections import deque
+from collections import deque, namedtuple
 
+import numpy as np
+
+from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
 from schedulers.cluster.rounds import ClusterPolicy, _EPS, dequeue, enqueue
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 
@@ -28,6 +32,10 @@ class YarnCS(ClusterPolicy):
     # a queue. The rule reads them in global submit order and stops reading a tenant at its first job
     # that cannot start, so a fill merges the tenants' queues (a heap over their heads) and costs the
     # jobs it reads, not every waiting job (the queues grow without bound on an overloaded cluster).
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return YarnParams()
+
     def setup(self, view):
         self.queues: list[deque[int]] = [deque() for _ in range(self.T)]
 
@@ -74,3 +82,75 @@ class YarnCS(ClusterPolicy):
                 if i + 1 < len(queues[k]):
                     heapq.heappush(heap, (queues[k][i + 1], k, i + 1))
         return chosen
+
+
+# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# Each tenant's waiting jobs in submit order are a linked list (first[k], then nxt[j] until -1): a
+# job waits once (no preemption), and the jobs a fill starts are a prefix of each tenant's list.
+YarnParams = namedtuple("YarnParams", "")
+YarnState = namedtuple("YarnState", "params first last nxt")
+
+
+def setup(s, params):
+    T = s.job.T
+    return group(YarnState, params, np.full(T, -1, np.int64), np.full(T, -1, np.int64),
+                 np.full(s.job.n, -1, np.int64))
+
+
+@jitable
+def on_wait(s, p, j, now):
+    k = s.job.tenant[j]
+    p.nxt[j] = -1
+    if p.last[k] >= 0:
+        p.nxt[p.last[k]] = j
+    else:
+        p.first[k] = j
+    p.last[k] = j
+
+
+@jitable
+def on_unwait(s, p, j):
+    k = s.job.tenant[j]  # j is its tenant's first waiting job
+    p.first[k] = p.nxt[j]
+    if p.first[k] < 0:
+        p.last[k] = -1
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota, each in global submit order,
+    each tenant until its first job that does not start."""
+    m = s.q.n_wait[0]
+    s.counters[DECISIONS] += 1
+    s.counters[CANDIDATES] += m
+    if m > s.counters[MOST_CANDIDATES]:
+        s.counters[MOST_CANDIDATES] = m
+    used = s.led.run_gpus.copy()
+    heap = [(0, 0)]
+    heap.clear()
+    for k in range(s.job.T):
+        if p.first[k] >= 0:
+            heap.append((p.first[k], k))
+    heapq.heapify(heap)
+    lent = [(0, 0)]
+    lent.clear()
+    while len(heap) > 0:
+        j, k = heapq.heappop(heap)
+        g = s.job.gpus[j]
+        if used[k] + g <= s.led.quota[k] + _EPS and try_place(s, j, now, at_round, -1):
+            used[k] += g
+            chosen.append(j)
+            if p.nxt[j] >= 0:
+                heapq.heappush(heap, (p.nxt[j], k))
+        else:
+            lent.append((j, k))
+    heapq.heapify(lent)
+    while len(lent) > 0:
+        j, k = heapq.heappop(lent)
+        if try_place(s, j, now, at_round, -1):
+            chosen.append(j)
+            if p.nxt[j] >= 0:
+                heapq.heappush(lent, (p.nxt[j], k))
+
+
+KERNEL = kernel("yarn-cs", YarnParams, YarnState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait)
