@@ -112,29 +112,29 @@ def _workload(name: str, n_jobs: int):
 
 
 def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> float | None:
-    """Compile (or load from numba's cache) the compiled cluster loop on a few jobs, when some of
-    `names` will run on it at this size; its seconds, or None."""
+    """Compile (or load from numba's cache) the compiled cluster loops of `names` on a few jobs, when
+    they will run compiled at this size; its seconds, or None."""
     from schedulers import jit
     from schedulers.cluster.metrics import compiled_policies
     from schedulers.policy import get_policy
 
-    if not jit.use_compiled(jobs.n):
+    if not jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS):
         return None
-    name = next((n for n in names if n in compiled_policies()), None)
-    if name is None:
+    kernels = [n for n in names if n in compiled_policies()]
+    if not kernels:
         return None
     import dataclasses
 
-    from schedulers.cluster import fastcore
+    from schedulers.cluster import core
 
     t0 = time.perf_counter()
     head = slice(0, 50)
     few = dataclasses.replace(jobs, job_id=jobs.job_id[head], submit_time=jobs.submit_time[head], size=jobs.size[head],
                               predicted=None if jobs.predicted is None else jobs.predicted[head],
                               gpus=jobs.gpus[head], tenant=jobs.tenant[head], weight=jobs.weight[head])
-    with jit.setting("on"):
-        fastcore.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
-                     notice=lambda text: say(f"  {text}", quiet))
+    for name in kernels:
+        core.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
+                 compiled=True, notice=lambda text: say(f"  {text}", quiet))
     return time.perf_counter() - t0
 
 

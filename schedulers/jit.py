@@ -2,11 +2,13 @@
 
 numba is an optional extra (`pip install 'atlas-bench[fast]'`; `make install` installs it). Two
 loops run compiled from their Python source with the same results, bit for bit: the single-machine
-fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.fastcore). When
-they run is set by the environment variable `ATLAS_BENCH_JIT`:
-- `auto` (default): from `AUTO_MIN_JOBS` jobs up, when numba is installed. Loading a compiled
-  loop from numba's on-disk cache costs a few tenths of a second per process (compiling it the
-  first time, a few seconds), which the Python loops beat on smaller instances;
+fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.core, one loop per
+policy kernel). When they run is set by the environment variable `ATLAS_BENCH_JIT`:
+- `auto` (default): from `AUTO_MIN_JOBS` jobs up (the cluster simulator: from its own
+  `CLUSTER_AUTO_MIN_JOBS`), when numba is installed. Loading a compiled loop from numba's on-disk
+  cache costs a few tenths of a second per process (compiling it the first time, a few seconds
+  for a single-machine loop, 10–30 s for a cluster policy), which the Python loops beat on
+  smaller instances;
 - `on`: always (an error if numba is missing); `off`: never.
 
 This module knows no loop: the loops import it (`use_compiled`, `njit`), never the other way
@@ -22,6 +24,9 @@ from contextlib import contextmanager
 from atlas_data.errors import InputError
 
 AUTO_MIN_JOBS = 100_000
+# the cluster simulator as Python costs about 1 ms per job (its state is numpy arrays, read one
+# element at a time), several times its compiled loop once that is cached
+CLUSTER_AUTO_MIN_JOBS = 2_000
 ENV = "ATLAS_BENCH_JIT"
 MODES = ("auto", "on", "off")
 
@@ -59,11 +64,11 @@ def available() -> bool:
     return find_spec("numba") is not None
 
 
-def use_compiled(n_jobs: int) -> bool:
-    """Whether the compiled loops run on `n_jobs` jobs (see the module doc); JitSettingError for
-    `on` without numba."""
+def use_compiled(n_jobs: int, min_jobs: int = AUTO_MIN_JOBS) -> bool:
+    """Whether the compiled loops run on `n_jobs` jobs (see the module doc; `min_jobs`: the `auto`
+    threshold); JitSettingError for `on` without numba."""
     setting_now = mode()
-    if setting_now == "off" or (setting_now == "auto" and n_jobs < AUTO_MIN_JOBS):
+    if setting_now == "off" or (setting_now == "auto" and n_jobs < min_jobs):
         return False
     if not available():
         if setting_now == "on":

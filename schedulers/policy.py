@@ -66,10 +66,10 @@ class Policy:
     clairvoyant: ClassVar[bool] = False  # may read true sizes (view.jobs.size, view.remaining)
     kind: ClassVar[str] = "single"  # "single" (one machine), "parallel" (m machines), "cluster"
     description: ClassVar[str] = ""
-    # The specialised loop that runs this built-in class with the same results as the engine: a kind
-    # of schedulers.fastpath's loops (single) or a branch of the compiled cluster loop
-    # (schedulers.cluster.fastcore). Read only from the class that sets it, so a subclass runs on the
-    # engine unless fastpath finds it changes no decision; "" (default): the engine always.
+    # The specialised loop that runs this built-in single-machine class with the same results as the
+    # engine: a kind of schedulers.fastpath's loops. Read only from the class that sets it, so a
+    # subclass runs on the engine unless fastpath finds it changes no decision; "" (default): the
+    # engine always. (A built-in cluster class names its kernel by its own `kernel_params`.)
     fast_loop: ClassVar[str] = ""
 
     def reset(self, view) -> None:

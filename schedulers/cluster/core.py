@@ -1177,18 +1177,18 @@ def _make_loop(sources: str):
 
 # ----- running it: Python, or compiled (one loop per kernel, cached) -----------------------------
 _python_loop = _make_loop("python")
-_compiled_loop = None
+_compiled_loops: dict[str, object] = {}  # by kernel name
+_registered = False
 _lock = threading.Lock()
 
 
-def _sources_digest() -> str:
-    """A digest of this module's, schedulers.jit's and every registered kernel's source files."""
+def _sources_digest(kernel_: Kernel) -> str:
+    """A digest of the source files a kernel's compiled loop is made from: this module,
+    schedulers.jit and the kernel's own module."""
     import inspect  # noqa: PLC0415
 
-    files = {Path(__file__), Path(jit.__file__)}
-    files |= {Path(inspect.getsourcefile(k.select)) for k in _KERNELS.values()}
     digest = hashlib.sha256()
-    for path in sorted(files):
+    for path in (Path(__file__), Path(jit.__file__), Path(inspect.getsourcefile(kernel_.select))):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -1285,15 +1285,20 @@ def _make_reference(cls, field_types):
     return scope["make"](structref.new, ref_type)
 
 
-def compiled_loop():
-    """The compiled loop (numba dispatcher; each kernel compiled on its first run, or loaded from
-    numba's cache)."""
-    global _compiled_loop
+def compiled_loop(params):
+    """The compiled loop of the kernel whose settings `params` are (a numba dispatcher, compiled on
+    its first run or loaded from numba's cache; one per kernel, so that changing one kernel's
+    source recompiles only its loop)."""
+    global _registered
+    made = _KERNELS[type(params)]
     with _lock:
-        if _compiled_loop is None:
+        if not _registered:
             _overloads()
-            _compiled_loop = jit.njit(_make_loop(_sources_digest()), nogil=False)  # it takes the GIL to poll
-        return _compiled_loop
+            _registered = True
+        loop = _compiled_loops.get(made.name)
+        if loop is None:
+            loop = _compiled_loops[made.name] = jit.njit(_make_loop(_sources_digest(made)), nogil=False)  # polls: GIL
+        return loop
 
 
 def compile_notice(name: str) -> str:
@@ -1455,7 +1460,7 @@ def run(jobs, policy, compiled: bool, notice=None) -> RunState:
 
     args, quotas = arguments(jobs, policy)
     if compiled:
-        loop = compiled_loop()
+        loop = compiled_loop(args[-1])
         import numba  # noqa: PLC0415
 
         signature = tuple(numba.typeof(a) for a in args)

@@ -22,10 +22,12 @@ metric dict. Metric definitions (names as in the results rows):
   with training and restored inside the cold start, see schedulers.cluster.rounds),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
-Which simulator runs: the Python one (schedulers.engine + schedulers.cluster.rounds), or, for the
-built-in policies of `compiled_policies()` and as `ATLAS_BENCH_JIT` says (schedulers.jit: from
-100,000 jobs by default, when numba is installed), its compiled transcription
-(schedulers.cluster.fastcore), which gives the same run bit for bit; `FairnessRun.loop` says which.
+Which simulator runs: a built-in policy runs on the cluster simulator (schedulers.cluster.core) with
+its kernel, compiled or as Python from the same source as `ATLAS_BENCH_JIT` says (schedulers.jit:
+compiled from `CLUSTER_AUTO_MIN_JOBS` jobs by default, when numba is installed); a plugin (or a
+subclass, or a run with the rule checks on) runs its Python rule on the engine
+(schedulers.engine + schedulers.cluster.rounds), which gives a built-in policy's run bit for bit.
+`FairnessRun.loop` says which: "compiled", "Python" or "engine".
 
 May import numpy, pandas and schedulers.*.
 """
@@ -64,7 +66,7 @@ class FairnessRun:
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
     allocations: pd.DataFrame | None = None
-    loop: str = "Python"  # which simulator ran: "Python" or "compiled" (schedulers.cluster.fastcore)
+    loop: str = "Python"  # which simulator ran: "compiled" or "Python" (schedulers.cluster.core), or "engine"
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], notice=None,
@@ -134,7 +136,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "sim_seconds": round(wall, 3),
     }
     return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state),
-                       loop="reference" if state is policy else state.loop)
+                       loop="engine" if state is policy else state.loop)
 
 
 def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str):
@@ -212,13 +214,13 @@ def compiled_policies() -> list[str]:
 def _kernel_run(jobs: JobSet, policy, notice=None, reference: bool = False):
     """The run of `policy` on the simulator (schedulers.cluster.core) when it is a built-in policy
     with a kernel — compiled as ATLAS_BENCH_JIT says at this size (schedulers.jit), else as
-    Python — or None (a plugin, a subclass, the rule checks on, or `reference`)."""
+    Python — or None (a plugin, a subclass, the rule checks on, or `reference`: the engine)."""
     from schedulers import jit  # noqa: PLC0415
     from schedulers.cluster import core  # noqa: PLC0415
 
     if reference or not core.eligible(policy):
         return None
-    return core.run(jobs, policy, jit.use_compiled(jobs.n), notice)
+    return core.run(jobs, policy, jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS), notice)
 
 
 def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:

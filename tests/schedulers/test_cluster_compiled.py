@@ -1,9 +1,11 @@
-"""The compiled cluster loop (schedulers.cluster.fastcore, numba) against the Python cluster simulator
-it transcribes: for every policy it knows, on workloads that exercise preemption, migration and its
-undo, cold starts cut short, heterogeneous nodes, multi-node gangs, job weights, eq8 and tick ledgers
-and a zero cold start, the per-job table, the tenant windows, the executed allocations and every
-metric are identical, bit for bit. And when it runs: only for exactly those policies, not for a
-subclass or with the rule checks on, and as ATLAS_BENCH_JIT says."""
+"""The cluster simulator's compiled loops (schedulers.cluster.core, numba, one per policy kernel)
+against the engine running each policy's Python rule (schedulers.cluster.rounds), the simulator of
+plugins: for every built-in policy, on workloads that exercise preemption, migration and its undo,
+cold starts cut short, heterogeneous nodes, multi-node gangs, job weights, eq8 and tick ledgers and
+a zero cold start, the per-job table, the tenant windows, the executed allocations and every
+metric are identical, bit for bit (the same loops as Python against both, on generated workloads:
+test_cluster_generated.py). And when they run: only for exactly those policies, not for a subclass
+or with the rule checks on, and as ATLAS_BENCH_JIT says."""
 
 import numpy as np
 import pandas as pd
@@ -37,20 +39,21 @@ WORKLOADS = {
 }
 
 
-def _run(monkeypatch, setting, name, jobs, kwargs):
+def _run(monkeypatch, setting, name, jobs, kwargs, reference=False):
     monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs), reference=reference)
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
-def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
+def test_compiled_loop_gives_the_engine_run(monkeypatch, same_run, name, workload):
     make, kwargs = WORKLOADS[workload]
     jobs = JobSet.from_frame(make())
-    python = _run(monkeypatch, "off", name, jobs, kwargs)
+    python = _run(monkeypatch, "off", name, jobs, kwargs, reference=True)
     compiled_run = _run(monkeypatch, "on", name, jobs, kwargs)
-    # the workload exercises what the loop transcribes (AlloX never preempts: no rounds)
-    if name != "allox":
+    assert (python.loop, compiled_run.loop) == ("engine", "compiled")
+    # the workload exercises the mechanics (AlloX, FIFO and YARN-CS never preempt: no rounds)
+    if name not in ("allox", "fifo", "yarn-cs"):
         assert python.metrics["rounds"] > 0 and python.metrics["preemptions"] > 0
     else:
         assert python.metrics["rounds"] == 0 and python.metrics["preemptions"] == 0
@@ -69,46 +72,32 @@ def test_the_workloads_reach_every_mechanism(monkeypatch):
     assert ((cold["end"] - cold["start"]) < kwargs["cold_start_s"] - 1e-9).any()
 
 
-def _count_compiled(monkeypatch):
-    calls = []
-    real = metrics._compiled_run
-
-    def spy(jobs, policy, notice=None):
-        state = real(jobs, policy, notice)
-        calls.append(state is not None)
-        return state
-    monkeypatch.setattr(metrics, "_compiled_run", spy)
-    return calls
-
-
-def test_only_the_exact_policies_without_checks_run_compiled(monkeypatch):
+def test_only_the_exact_policies_without_checks_run_on_the_kernels(monkeypatch):
     make, kwargs = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
-    calls = _count_compiled(monkeypatch)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     astraea = get_policy("astraea", "cluster")
 
-    class Mine(astraea):  # a plugin's subclass may change any hook: the Python simulator runs it
+    class Mine(astraea):  # a plugin's subclass may change any hook: the engine runs its Python rule
         name = "mine"
 
-    simulate_fairness(jobs, Mine(**kwargs))
-    simulate_fairness(jobs, astraea(check=True, **kwargs))
-    simulate_fairness(jobs, get_policy("fifo", "cluster")(**kwargs))
-    simulate_fairness(jobs, astraea(**kwargs))
-    assert calls == [False, False, False, True]
+    loops = [simulate_fairness(jobs, policy).loop for policy in (
+        Mine(**kwargs), astraea(check=True, **kwargs), get_policy("fifo", "cluster")(**kwargs), astraea(**kwargs))]
+    assert loops == ["engine", "engine", "compiled", "compiled"]
 
 
 def test_jit_setting_and_threshold(monkeypatch):
     make, kwargs = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
-    calls = _count_compiled(monkeypatch)
-    for setting in ("off", "auto", "on"):  # auto: the Python loop below AUTO_MIN_JOBS jobs
+    loops = []
+    for setting in ("off", "auto", "on"):  # auto: the Python loop below CLUSTER_AUTO_MIN_JOBS jobs
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
-        simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
-    monkeypatch.setattr("schedulers.jit.AUTO_MIN_JOBS", jobs.n)
+        monkeypatch.setattr("schedulers.jit.CLUSTER_AUTO_MIN_JOBS", jobs.n + 1)
+        loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs)).loop)
+    monkeypatch.setattr("schedulers.jit.CLUSTER_AUTO_MIN_JOBS", jobs.n)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
-    simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs))
-    assert calls == [False, False, True, True]
+    loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs)).loop)
+    assert loops == ["Python", "Python", "compiled", "compiled"]
 
 
 def test_a_job_larger_than_the_cluster_is_refused_as_in_python(monkeypatch):
@@ -157,9 +146,9 @@ def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
 class _SlowFirstCompile:
     """Stands in for the compiled loop: compiling takes `compile_s`, calls go to the real loop."""
 
-    def __init__(self, real, compile_s, compiled):
-        self.real, self.compile_s, self.compiled = real, compile_s, compiled
-        self.signatures = list(real.signatures) if compiled else []
+    def __init__(self, real, compile_s):
+        self.real, self.compile_s = real, compile_s
+        self.overloads = dict(real.overloads)
         self.compiles = []
 
     def compile(self, signature):
@@ -174,36 +163,46 @@ class _SlowFirstCompile:
 
 @pytest.mark.parametrize("compile_s, compiled, told", [(0.5, False, True), (0.0, False, False), (0.5, True, False)])
 def test_a_first_compile_that_takes_long_is_told(monkeypatch, compile_s, compiled, told):
-    from schedulers.cluster import fastcore
+    import numba
+
+    from schedulers.cluster import core
 
     make, kwargs = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     policy = get_policy("astraea", "cluster")(**kwargs)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     simulate_fairness(jobs, policy)  # the real loop compiled or loaded
-    fake = _SlowFirstCompile(fastcore.simulate, compile_s, compiled)
-    monkeypatch.setattr(fastcore, "simulate", fake)
-    monkeypatch.setattr(fastcore, "COMPILE_NOTICE_AFTER_S", 0.1)
+    fake = _SlowFirstCompile(core.compiled_loop(policy.kernel_params()), compile_s)
+    signature = tuple(numba.typeof(a) for a in core.arguments(jobs, policy)[0])
+    if not compiled:
+        del fake.overloads[signature]
+    monkeypatch.setattr(core, "compiled_loop", lambda params: fake)
+    monkeypatch.setattr(core, "COMPILE_NOTICE_AFTER_S", 0.1)
     notices = []
     run = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), notice=notices.append)
     assert run.loop == "compiled" and run.metrics["completed"] == jobs.n
-    assert notices == ([fastcore.COMPILE_NOTICE] if told else [])
-    args, _ = fastcore._arguments(jobs, policy)
-    assert fake.compiles == ([] if compiled else [fastcore._signature(args)])
+    assert notices == ([core.compile_notice("astraea")] if told else [])
+    assert fake.compiles == ([] if compiled else [signature])
 
 
 def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
-    """run() compiles for _signature(args) before calling, to time the compile: if that signature
-    were not the call's, numba would compile the loop a second time."""
-    from schedulers.cluster import fastcore
+    """run() compiles for the arguments' types before calling, to time the compile: if that
+    signature were not the call's, numba would compile the loop a second time. One loop per
+    kernel: ASTRAEA and ASTRAEA-P share theirs."""
+    import numba
+
+    from schedulers.cluster import core
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    for name in ("astraea-p", "hived"):  # predictions; HiveD's cell owners
+    for name in ("astraea-p", "astraea", "hived"):  # predictions; HiveD's cell owners
         make, kwargs = WORKLOADS["heterogeneous"]
         jobs = JobSet.from_frame(make())
         jobs = jobs.with_predictions(jobs.size * 1.5)
         policy = get_policy(name, "cluster")(**kwargs)
         simulate_fairness(jobs, policy)
-        args, _ = fastcore._arguments(jobs, policy)
-        assert fastcore._signature(args) in fastcore.simulate.signatures
-    assert len(fastcore.simulate.signatures) == 1
+        loop = core.compiled_loop(policy.kernel_params())
+        signature = tuple(numba.typeof(a) for a in core.arguments(jobs, policy)[0])
+        assert signature in loop.overloads
+        assert list(loop.overloads) == [signature]
+    astraea, astraea_p = (get_policy(name, "cluster")().kernel_params() for name in ("astraea", "astraea-p"))
+    assert core.compiled_loop(astraea) is core.compiled_loop(astraea_p)

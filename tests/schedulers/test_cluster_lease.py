@@ -1,4 +1,4 @@
-"""Rounds happen only AT lease boundaries (schedulers.cluster.rounds, schedulers.cluster.fastcore).
+"""Rounds happen only AT lease boundaries (schedulers.cluster.core, and the engine run of schedulers.cluster.rounds).
 
 A running job keeps its lease to the next multiple of `lease_s`, whatever tick a competitor arrives
 on, and a boundary passed with nothing waiting brings no round until the next boundary. Hand cases
@@ -35,12 +35,13 @@ def _two_jobs(b_submit: float, hived: bool = False) -> tuple[JobSet, int]:
 
 
 def _run(monkeypatch, jit: str, name: str, jobs: JobSet, **kwargs):
-    monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+    """`jit`: "on" / "off" (the simulator compiled / as Python), or "engine" (the Python rule)."""
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "off" if jit == "engine" else jit)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs), reference=jit == "engine")
 
 
 def _jits(name):
-    return ["off", "on"] if name in compiled_policies() else ["off"]
+    return ["engine", "off", "on"] if name in compiled_policies() else ["engine"]
 
 
 @pytest.mark.parametrize("name", ROUND_POLICIES)
@@ -59,7 +60,7 @@ def test_a_running_job_keeps_its_lease_to_the_next_boundary(monkeypatch, name, b
         jobs, nodes = _two_jobs(b_submit, hived=name == "hived")
         run = _run(monkeypatch, jit, name, jobs, nodes=nodes, gpus_per_node=8, lease_s=LEASE, interval_s=10.0,
                    cold_start_s=COLD)
-        assert run.loop == ("compiled" if jit == "on" else "Python")
+        assert run.loop == {"on": "compiled", "off": "Python", "engine": "engine"}[jit]
         jobs = run.jobs.set_index("job_id")
         assert jobs.loc["b", "start_time"] == start, jit
         assert jobs.loc["b", "completion_time"] == start + 600.0
@@ -73,7 +74,7 @@ def test_a_running_job_keeps_its_lease_to_the_next_boundary(monkeypatch, name, b
 
 
 def _round_times(monkeypatch):
-    """Record the instant of every round of the Python simulator."""
+    """Record the instant of every round of the engine's run of a policy's Python rule."""
     times = []
     real = ClusterPolicy._round
 
@@ -112,7 +113,7 @@ def _workloads(draw):
 def test_every_round_and_preemption_is_at_a_lease_boundary(monkeypatch, name, case):
     jobs, kwargs = case
     times = _round_times(monkeypatch)
-    run = _run(monkeypatch, "off", name, jobs, **kwargs)
+    run = _run(monkeypatch, "engine", name, jobs, **kwargs)  # its rounds are spied on (the simulator gives the same runs)
     lease = kwargs["lease_s"]
     assert len(times) == run.metrics["rounds"]
     assert all(_on_boundary(t, lease) for t in times), times

@@ -91,17 +91,22 @@ def test_the_fast_loops_run_the_registry_classes_that_name_them():
     assert {cls.name: kind for cls, kind in fastpath.fast_classes().items()} == {
         name: name for name in ("fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las",
                                 "las-ref", "edf-p-ref")}
-    assert compiled_policies() == ["srtf-oracle", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
-                                   "astraea-p", "allox"]
+    assert compiled_policies() == list(BUILTIN_ORDER["cluster"])  # every built-in cluster policy has a kernel
 
 
-def test_every_compiled_cluster_policy_has_a_branch_of_the_compiled_loop():
-    from schedulers.cluster import fastcore  # imports numba
+def test_every_built_in_cluster_policy_runs_on_its_kernel():
+    from schedulers.cluster import core
 
-    assert sorted(cls.fast_loop for cls in builtin_classes("cluster") if cls.fast_loop) == sorted(fastcore.KERNELS)
     for name in compiled_policies():
-        assert fastcore.eligible(get_policy(name, "cluster")())
-    assert not fastcore.eligible(get_policy("yarn-cs", "cluster")())
+        policy = get_policy(name, "cluster")()
+        assert core.eligible(policy)
+        assert type(policy.kernel_params()) in core._KERNELS
+    assert not core.eligible(get_policy("astraea", "cluster")(check=True))
+
+    class Mine(get_policy("astraea", "cluster")):  # a plugin's subclass: the engine runs its Python rule
+        name = "mine-astraea"
+
+    assert not core.eligible(Mine())
 
 
 def test_a_plugin_naming_a_fast_loop_runs_on_the_engine():
