@@ -64,10 +64,12 @@ def available() -> bool:
     return find_spec("numba") is not None
 
 
-def use_compiled(n_jobs: int, min_jobs: int = AUTO_MIN_JOBS) -> bool:
+def use_compiled(n_jobs: int, min_jobs: int | None = None) -> bool:
     """Whether the compiled loops run on `n_jobs` jobs (see the module doc; `min_jobs`: the `auto`
-    threshold); JitSettingError for `on` without numba."""
+    threshold, AUTO_MIN_JOBS when None); JitSettingError for `on` without numba."""
     setting_now = mode()
+    if min_jobs is None:
+        min_jobs = AUTO_MIN_JOBS
     if setting_now == "off" or (setting_now == "auto" and n_jobs < min_jobs):
         return False
     if not available():

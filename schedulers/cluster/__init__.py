@@ -1,12 +1,15 @@
 """The GPU-cluster half of the simulator (docs/fairness.md): multi-tenant gang jobs on nodes × GPUs.
 
-- `nodes`: the cluster model (placement, release); `ltgf`: the LTGF ledgers;
-- `rounds`: `ClusterPolicy`, the lease / round / fill mechanics every cluster policy shares, and the
-  one rule that turns a round's plan into the executed schedule;
-- `policies/`: one module per policy (astraea, themis, tiresias_l, ...), each only its decision;
-- `metrics`: run a policy on the shared engine and compute the fairness metrics;
+- `core`: the cluster simulator — event loop, leases, rounds, placement, LTGF ledgers — written once
+  over one run's state, running each built-in policy's kernel compiled (numba) or as Python;
+- `policies/`: one module per policy (astraea, themis, tiresias_l, ...): its registered class and its
+  kernel, the policy's decision;
+- `rounds`: `ClusterPolicy`, the same mechanics for a policy's Python rule on the engine
+  (`schedulers.engine`): plugins, subclasses, checked runs, and the reference of the tests;
+- `nodes`: the cluster model (placement, release) of the engine runs; `ltgf`: their LTGF ledgers;
+- `metrics`: run a policy and compute the fairness metrics;
 - `scenarios`: the paper's Venus-like and Philly setups.
 
 The single- and parallel-machine objectives live beside it in `schedulers` (objectives, normalisers,
-protocol, policies/). Both halves run on the one engine, `schedulers.engine`.
+protocol, policies/).
 """

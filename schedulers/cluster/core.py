@@ -1403,15 +1403,6 @@ class _Ledgers:
         return rows
 
 
-def _cell_owners(policy, quota) -> np.ndarray:
-    """HiveD's cells as the tenant owning each node (zeros for the other policies)."""
-    if policy.name != "hived":
-        return np.zeros(len(policy.capacities), np.int64)
-    from schedulers.cluster.policies.hived import cell_owners  # noqa: PLC0415
-
-    return np.array(cell_owners(policy.capacities, quota), np.int64)
-
-
 def arguments(jobs, policy) -> tuple[tuple, list]:
     """(the arguments of the loop for `policy` on `jobs`, the tenants' quotas), or PolicyError /
     ValueError where the Python simulator raises them."""
@@ -1443,7 +1434,7 @@ def arguments(jobs, policy) -> tuple[tuple, list]:
         np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
-        np.array(quotas, np.float64), _cell_owners(policy, quotas), float(policy.lease_s), float(policy.interval_s),
+        np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s), float(policy.interval_s),
         float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
         policy.rho_from == "submit", bool(policy.preemptive), max_parts, policy.kernel_params())
     return args, quotas

@@ -1,8 +1,10 @@
-"""The lease / round / fill mechanics every cluster policy shares (docs/fairness.md), and the one rule
-that turns a decision into the executed schedule.
+"""The lease / round / fill mechanics of a cluster policy run on the engine (docs/fairness.md): what a
+plugin policy, a subclass of a built-in one and a run with the rule checks on use, and the reference
+the cluster simulator (schedulers.cluster.core, which runs the built-in policies' kernels) is tested
+against, bit for bit.
 
-`ClusterPolicy` owns the cluster mechanics, so each policy in `schedulers.cluster.policies` is only its
-decision (`order`, or `select` when the decision is not a single sort):
+`ClusterPolicy` owns the cluster mechanics, so each policy's Python rule is only its decision
+(`order`, or `select` when the decision is not a single sort):
 
 - gang jobs on a `schedulers.cluster.nodes.Cluster`, consolidated placement;
 - leases: global rounds at multiples of `lease_s` (from the shifted trace start), and only there: a
@@ -171,6 +173,12 @@ class ClusterPolicy(Policy):
 
     def setup(self, view) -> None:
         """Per-run state of a subclass."""
+
+    def node_owners(self, quota) -> list[int]:
+        """The tenant each node is reserved for, by index into the tenants (0 for every node when the
+        policy reserves none: its kernel's placements are then unrestricted); `quota`: the tenants'
+        quotas in GPUs. HiveD's cells."""
+        return [0] * len(self.capacities)
 
     # ----- decision hooks ----------------------------------------------------------------------
     def order(self, view, candidates: list[int]) -> list[int]:

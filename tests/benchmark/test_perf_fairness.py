@@ -39,11 +39,12 @@ def test_every_workload_gives_the_predictive_policies_their_p_hat():
         assert (jobs.predicted >= 1).all() and not (jobs.predicted == jobs.size).all()
 
 
-def test_a_policy_past_the_limit_is_stopped_and_recorded(tmp_path, capsys):
+def test_a_policy_past_the_limit_is_stopped_and_recorded(tmp_path, capsys, monkeypatch):
     """--fairness-limit bounds the section: a policy still simulating at the limit is stopped, the
     next one still runs, and the figures say which were stopped."""
     import signal
 
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "off")  # as Python AlloX takes about a second on these jobs
     out = tmp_path / "perf.json"
     before = signal.getsignal(signal.SIGALRM)
     argv = ["perf", "--fairness", "--fairness-workloads", "synthetic", "--fairness-jobs", "3000",

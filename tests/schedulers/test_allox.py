@@ -18,7 +18,8 @@ def test_matching_is_bruno_coffman_sethi_on_one_machine():
     jobs = JobSet.from_arrays([0, 0, 0], [30.0, 10.0, 20.0], predicted=[30.0, 10.0, 20.0], gpus=[1, 1, 1],
                               tenant=["a", "a", "a"])
     policy = _allox(nodes=1, gpus_per_node=1)
-    run = simulate_fairness(jobs, policy)
+    run = simulate_fairness(jobs, policy, reference=True)  # the engine run: the policy keeps its state
+    assert simulate_fairness(jobs, _allox(nodes=1, gpus_per_node=1)).jobs.equals(run.jobs)  # its kernel's run
 
     class View:
         pass

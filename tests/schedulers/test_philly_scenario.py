@@ -77,8 +77,11 @@ def _slice(table, n, start=0):
 def _check_every_policy(jobs, nodes):
     for name in policy_names("cluster"):
         policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=60)
-        run = simulate_fairness(jobs, policy)
+        run = simulate_fairness(jobs, policy, reference=True)  # the engine run: the policy keeps its ledgers
         assert run.metrics["completed"] == jobs.n, name
+        kernel_run = simulate_fairness(jobs, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=8, lease_s=900,
+                                                                       interval_s=10, cold_start_s=60))
+        assert kernel_run.jobs.equals(run.jobs), name
         held = np.asarray(policy.ltgf.job_att)
         cold = np.asarray(policy.cold_spent)
         # a job holds its gang for its work plus the cold starts it paid, nothing else

@@ -1,8 +1,10 @@
 """ASTRAEA (long-term GPU-time fairness): two-phase LTGF selection, and ASTRAEA-P with predicted durations.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): only its decision; the
-round, lease and placement mechanics are `schedulers.cluster.rounds.ClusterPolicy`.
-May import numpy, scipy and schedulers.cluster / schedulers.policy.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
+its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
+`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
+simulator (`schedulers.cluster.core`) runs compiled or as Python.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations

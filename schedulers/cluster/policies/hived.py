@@ -1,8 +1,10 @@
 """HiveD (Zhao et al., OSDI'20), simplified: tenant quotas as reserved node cells, opportunistic use of idle cells.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): only its decision; the
-round, lease and placement mechanics are `schedulers.cluster.rounds.ClusterPolicy`.
-May import numpy, scipy and schedulers.cluster / schedulers.policy.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
+its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
+`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
+simulator (`schedulers.cluster.core`) runs compiled or as Python.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
@@ -49,10 +51,13 @@ class HiveD(ClusterPolicy):
     queued = True  # waiting jobs in its own queues (below)
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
-
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
         return HiveDParams()
+
+    def node_owners(self, quota) -> list[int]:
+        """Its cells: the tenant owning each node (`cell_owners`)."""
+        return cell_owners(self.capacities, quota)
 
     def setup(self, view):
         self.cells = [set() for _ in range(self.T)]

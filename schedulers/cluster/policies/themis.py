@@ -1,8 +1,10 @@
 """Themis (Mahajan et al., NSDI'20): finish-time fairness with lease auctions and the fairness knob f.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): only its decision; the
-round, lease and placement mechanics are `schedulers.cluster.rounds.ClusterPolicy`.
-May import numpy, scipy and schedulers.cluster / schedulers.policy.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
+its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
+`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
+simulator (`schedulers.cluster.core`) runs compiled or as Python.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ class Themis(ClusterPolicy):
     name = "themis"
     needs_prediction = True
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
-
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
