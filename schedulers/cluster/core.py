@@ -119,9 +119,9 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
     cfg = group(Config, lease_s, interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, P)
     run_heap = [(0.0, 0, 0)]
     run_heap.clear()
-    eng = group(Clock, np.full(n, _IDLE, np.int64), np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.full(n, math.nan),
-                np.full(n, math.nan), np.zeros(2), np.array([1.0, 0.0]), np.zeros(2, np.int64), run_heap,
-                float_list(), int_list(), int_list(), np.full(1, math.inf))
+    eng = group(Clock, np.full(n, _IDLE, np.int64), np.zeros(n), np.zeros(n), np.zeros(n, np.int64),
+                np.full(n, math.nan), np.full(n, math.nan), np.zeros(2), np.array([1.0, 0.0]), np.zeros(2, np.int64),
+                run_heap, float_list(), int_list(), int_list(), np.full(1, math.inf))
     fr2 = np.zeros((3, N), np.int64)
     tot = np.zeros(3, np.int64)
     for i in range(N):
@@ -133,21 +133,21 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
                   np.zeros(1, np.int64), np.zeros(N, np.bool_), np.zeros(P + 1, np.int64), np.zeros(P + 1, np.int64))
     win_att = [float_list() for _ in range(T)]
     win_fair8 = [float_list() for _ in range(T)]
-    led = group(Ledgers, np.zeros(T), np.zeros(T, np.int64), np.zeros(T, np.int64), np.zeros(T), np.zeros(T), np.zeros(T),
-                  np.zeros(T), np.zeros((T, X)), np.zeros((T, X), np.int64), np.zeros(n), np.zeros(n), np.zeros(n),
-                  np.full(n, math.nan), win_att, win_fair8, quota)
-    plan = group(Plan, np.zeros(n, np.int64), np.zeros((n, P), np.int64), np.zeros((n, P), np.int64), np.zeros(n, np.int64),
-                np.zeros((n, P), np.int64), np.zeros((n, P), np.int64), int_list(), np.full(n, -1, np.int64),
-                np.zeros(maxg + 1, np.bool_), int_list(), np.zeros(n, np.bool_))
+    led = group(Ledgers, np.zeros(T), np.zeros(T, np.int64), np.zeros(T, np.int64), np.zeros(T), np.zeros(T),
+                np.zeros(T), np.zeros(T), np.zeros((T, X)), np.zeros((T, X), np.int64), np.zeros(n), np.zeros(n),
+                np.zeros(n), np.full(n, math.nan), win_att, win_fair8, quota)
+    plan = group(Plan, np.zeros(n, np.int64), np.zeros((n, P), np.int64), np.zeros((n, P), np.int64),
+                 np.zeros(n, np.int64), np.zeros((n, P), np.int64), np.zeros((n, P), np.int64), int_list(),
+                 np.full(n, -1, np.int64), np.zeros(maxg + 1, np.bool_), int_list(), np.zeros(n, np.bool_))
     cold_heap = [(0.0, 0)]
     cold_heap.clear()
     q = group(Queues, np.zeros(n, np.bool_), np.zeros(n, np.int64), np.full(n, -1, np.int64), np.zeros(1, np.int64),
-               np.zeros(1, np.int64), np.zeros(maxg + 1, np.int64), np.zeros(n, np.int64), np.zeros(n),
-               np.full(n, math.nan), cold_heap, np.zeros(n, np.bool_), np.zeros(n), np.full(n, math.nan), np.zeros(n),
-               int_list(), np.zeros(n, np.int64), np.full(n, -1.0), np.zeros(n, np.int64), int_list(),
-               np.full(1, lease_s), np.zeros(1, np.bool_))
-    seg = group(Segments, int_list(), float_list(), float_list(), int_list(), int_list(), int_list(), int_list(), int_list(),
-                   np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64))
+              np.zeros(1, np.int64), np.zeros(maxg + 1, np.int64), np.zeros(n, np.int64), np.zeros(n),
+              np.full(n, math.nan), cold_heap, np.zeros(n, np.bool_), np.zeros(n), np.full(n, math.nan), np.zeros(n),
+              int_list(), np.zeros(n, np.int64), np.full(n, -1.0), np.zeros(n, np.int64), int_list(),
+              np.full(1, lease_s), np.zeros(1, np.bool_))
+    seg = group(Segments, int_list(), float_list(), float_list(), int_list(), int_list(), int_list(), int_list(),
+                int_list(), np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64))
     return group(State, job, cfg, eng, nodes, led, plan, q, seg, np.zeros(7, np.int64))
 
 
@@ -441,13 +441,19 @@ def wake_at(s, t):
 
 @jitable
 def find(s, fr, total, g, restrict):
-    return find_placement(fr, total, g, s.nodes.cap, s.nodes.node_order, s.nodes.maxcap, s.nodes.used, s.nodes.found_node, s.nodes.found_k, s.nodes.owner, restrict)
+    """Cluster.find on free counts `fr` (sum `total`): the number of parts of the placement written
+    into s.nodes.found_node / found_k (0: none)."""
+    nodes = s.nodes
+    return find_placement(fr, total, g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, nodes.found_node,
+                          nodes.found_k, nodes.owner, restrict)
 
 
 @jitable
 def advance(s, k, t):
-    advance_tenant(k, t, s.led.t_last, s.led.run_gpus, s.led.demand, s.led.active_w, s.led.quota, s.cfg.eq16, s.led.att, s.led.fair, s.led.fair8, s.led.G, s.led.G_ref, s.job.xval,
-                   s.led.win_att[k], s.led.win_fair8[k], s.cfg.window_s)
+    """Tenant k's ledgers up to t."""
+    led = s.led
+    advance_tenant(k, t, led.t_last, led.run_gpus, led.demand, led.active_w, led.quota, s.cfg.eq16, led.att, led.fair,
+                   led.fair8, led.G, led.G_ref, s.job.xval, led.win_att[k], led.win_fair8[k], s.cfg.window_s)
 
 
 @jitable
@@ -746,9 +752,11 @@ def preempt(s, p, j, now):
 @jitable
 def try_place(s, j, now, at_round, restrict):
     """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
-    ok = place_job(j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], s.plan.pl_len, s.plan.pl_node, s.plan.pl_k, s.nodes.fr2, s.nodes.tot,
-                   s.nodes.held, s.plan.plan_len, s.plan.plan_node, s.plan.plan_k, s.plan.planned, s.nodes.cap, s.nodes.node_order, s.nodes.maxcap, s.nodes.used, s.nodes.found_node,
-                   s.nodes.found_k, s.nodes.owner, restrict)
+    plan, nodes = s.plan, s.nodes
+    ok = place_job(j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], plan.pl_len, plan.pl_node,
+                   plan.pl_k, nodes.fr2, nodes.tot, nodes.held, plan.plan_len, plan.plan_node, plan.plan_k,
+                   plan.planned, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, nodes.found_node,
+                   nodes.found_k, nodes.owner, restrict)
     if ok:
         s.plan.plan_restrict[j] = restrict
     return ok
@@ -1169,8 +1177,9 @@ def _make_loop(sources: str):
             for w in range(len(s.led.win_att[k])):
                 w_att[k, w] = s.led.win_att[k][w]
                 w_fair8[k, w] = s.led.win_fair8[k][w]
-        return (s.eng.completion, s.eng.start, s.counters, s.q.preempted, s.q.migrations, s.q.cold_spent, s.led.job_att, s.led.job_fair,
-                s.led.t_last, s.led.att, s.led.fair, s.led.fair8, s.led.run_gpus, s.led.demand, w_att, w_fair8,
+        return (s.eng.completion, s.eng.start, s.counters, s.q.preempted, s.q.migrations, s.q.cold_spent,
+                s.led.job_att, s.led.job_fair, s.led.t_last, s.led.att, s.led.fair, s.led.fair8, s.led.run_gpus,
+                s.led.demand, w_att, w_fair8,
                 s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, finished)
     return loop
 
@@ -1434,8 +1443,8 @@ def arguments(jobs, policy) -> tuple[tuple, list]:
         np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
-        np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s), float(policy.interval_s),
-        float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
+        np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s),
+        float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
         policy.rho_from == "submit", bool(policy.preemptive), max_parts, policy.kernel_params())
     return args, quotas
 

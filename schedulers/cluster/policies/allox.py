@@ -9,15 +9,15 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import math
+from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import group, _EPS, advance, assignment, candidates, kernel, place_in_order, rho_of, total_now
-from schedulers.jit import jitable
+from schedulers.cluster.core import (_EPS, advance, assignment, candidates, group, kernel, place_in_order, rho_of,
+                                     total_now)
 from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, _EPS, _rho
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

@@ -15,10 +15,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (group, CANDIDATES, DECISIONS, MOST_CANDIDATES, advance, attained_engine, attempt, bag_add,
-                                     bag_remove, job_rho, kernel, may_fit, rho_of, room, total_now)
-from schedulers.jit import jitable
+from schedulers.cluster.core import (CANDIDATES, DECISIONS, MOST_CANDIDATES, advance, attained_engine, attempt, bag_add,
+                                     bag_remove, group, job_rho, kernel, may_fit, rho_of, room, total_now)
 from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, NEW_JOB_BONUS, _rho
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

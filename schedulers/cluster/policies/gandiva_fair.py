@@ -9,17 +9,18 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
+import heapq
 import math
-import numpy as np
 from collections import namedtuple
 
-import heapq
+import numpy as np
+
 from bisect import bisect_left, insort
 from itertools import chain
 
-from schedulers.cluster.core import group, attempt, candidates, kernel, place_in_order, total_now
-from schedulers.jit import jitable
+from schedulers.cluster.core import attempt, candidates, group, kernel, place_in_order, total_now
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

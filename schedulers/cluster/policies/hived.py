@@ -9,16 +9,17 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
-import numpy as np
-from collections import namedtuple
-
 import heapq
 import math
+from collections import namedtuple
+
+import numpy as np
+
 from bisect import bisect_left, bisect_right, insort
 
-from schedulers.cluster.core import group, CANDIDATES, DECISIONS, MOST_CANDIDATES, attempt, kernel, place_in_order
-from schedulers.jit import jitable
+from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, attempt, group, kernel, place_in_order
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

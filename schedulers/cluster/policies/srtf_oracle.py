@@ -9,12 +9,13 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
-import numpy as np
 from collections import namedtuple
 
-from schedulers.cluster.core import group, attained_engine, candidates, kernel, place_in_order
-from schedulers.jit import jitable
+import numpy as np
+
+from schedulers.cluster.core import attained_engine, candidates, group, kernel, place_in_order
 from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

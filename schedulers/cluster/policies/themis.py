@@ -9,14 +9,14 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
-import numpy as np
+import math
 from collections import namedtuple
 
-import math
+import numpy as np
 
-from schedulers.cluster.core import group, attained_engine, attempt, candidates, job_order_add, kernel, total_now
-from schedulers.jit import jitable
+from schedulers.cluster.core import attained_engine, attempt, candidates, group, job_order_add, kernel, total_now
 from schedulers.cluster.rounds import ClusterPolicy, _EPS
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 

@@ -9,16 +9,17 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 
 from __future__ import annotations
 
-import numpy as np
+import heapq
 from collections import namedtuple
 
-import heapq
+import numpy as np
+
 from bisect import bisect_left, bisect_right, insort
 
-from schedulers.cluster.core import (group, attained_engine, candidates, job_order_add, job_order_remove, kernel,
+from schedulers.cluster.core import (attained_engine, candidates, group, job_order_add, job_order_remove, kernel,
                                      ledger_attained, place_in_order)
-from schedulers.jit import jitable
 from schedulers.cluster.rounds import Candidates, ClusterPolicy
+from schedulers.jit import jitable
 from schedulers.policy import register
 
 
