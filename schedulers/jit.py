@@ -91,15 +91,19 @@ def describe(n_jobs: int) -> str:
     return f"Python ({ENV}={setting_now}{threshold})"
 
 
-_JITABLE: dict[int, object] = {}  # id -> function: marked `jitable`, not yet registered with numba
+_JITABLE: dict[int, tuple] = {}  # id -> (function, inline): marked `jitable`, not yet registered with numba
 
 
-def jitable(function):
+def jitable(function=None, *, inline: bool = False):
     """Mark `function` as one a compiled loop calls: it stays the plain Python function (Python
     calls it as it is); when a loop is compiled, `register_jitables` lets numba compile it into
-    that loop (numba's `register_jitable`). Does not import numba."""
-    _JITABLE[id(function)] = function
-    return function
+    that loop (numba's `register_jitable`). `inline=True` (`@jitable(inline=True)`): numba copies
+    its body into every caller instead of calling it (for small functions on the hottest paths:
+    a call passes the run's state and counts references to it). Does not import numba."""
+    def mark(f):
+        _JITABLE[id(f)] = (f, inline)
+        return f
+    return mark if function is None else mark(function)
 
 
 def register_jitables() -> None:
@@ -107,8 +111,8 @@ def register_jitables() -> None:
     from numba.extending import register_jitable  # noqa: PLC0415
 
     while _JITABLE:
-        _, function = _JITABLE.popitem()
-        register_jitable(function)
+        _, (function, inline) = _JITABLE.popitem()
+        register_jitable(inline="always" if inline else "never")(function)
 
 
 def njit(function, nogil: bool = True):

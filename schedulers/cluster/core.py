@@ -401,7 +401,7 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
 
 
 # ----- the mechanics ---------------------------------------------------------------------------
-@jitable
+@jitable(inline=True)
 def attained_engine(s, j):
     g = s.eng.group_of[j]
     if g == _IDLE:
@@ -427,13 +427,13 @@ def move(s, j, g):
             heapq.heappush(s.eng.run_heap, (V + s.job.size[j] - s.eng.base[j], j, s.eng.stamp[j]))
 
 
-@jitable
+@jitable(inline=True)
 def assign(s, j, g):
     s.eng.moves_j.append(j)
     s.eng.moves_g.append(g)
 
 
-@jitable
+@jitable(inline=True)
 def wake_at(s, t):
     if t < s.eng.wake_req[0]:
         s.eng.wake_req[0] = t
@@ -749,7 +749,7 @@ def preempt(s, p, j, now):
     assign(s, j, _IDLE)
 
 
-@jitable
+@jitable(inline=True)
 def try_place(s, j, now, at_round, restrict):
     """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
     plan, nodes = s.plan, s.nodes
@@ -762,7 +762,7 @@ def try_place(s, j, now, at_round, restrict):
     return ok
 
 
-@jitable
+@jitable(inline=True)
 def attempt(s, j, now, at_round, restrict):
     """try_place, without the placement search for a waiting job whose gang size already found
     none in this decision since the last choice: the free GPUs (the plan's, at a round) change
@@ -820,7 +820,7 @@ def candidates(s, at_round):
     return out
 
 
-@jitable
+@jitable(inline=True)
 def total_now(s, at_round):
     return s.nodes.plan_total[0] if at_round else s.nodes.free_total[0]
 

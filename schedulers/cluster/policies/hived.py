@@ -271,34 +271,38 @@ def decide(s, p, at_round, now, chosen):
     if (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0] > s.counters[MOST_CANDIDATES]:
         s.counters[MOST_CANDIDATES] = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
     running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy()) if at_round else np.zeros(0, np.int64)
+    blocked, tenant, ws, owner = p.blocked, s.job.tenant, s.q.ws, s.nodes.owner
+    pl_len, pl_node = s.plan.pl_len, s.plan.pl_node
     for k in range(s.job.T):
-        p.blocked[k] = False
+        blocked[k] = False
     rest = [0]
     rest.clear()
     r = 0
     w = 0
-    while r < len(running) or w < s.q.n_wait[0]:
-        if w >= s.q.n_wait[0] or (r < len(running) and running[r] < s.q.ws[w]):
+    n_running = len(running)
+    n_wait = s.q.n_wait[0]  # the waiting jobs do not change during a decision
+    while r < n_running or w < n_wait:
+        if w >= n_wait or (r < n_running and running[r] < ws[w]):
             j = running[r]
             r += 1
-            k = s.job.tenant[j]
+            k = tenant[j]
             inside = True
-            for part in range(s.plan.pl_len[j]):
-                if s.nodes.owner[s.plan.pl_node[j, part]] != k:
+            for part in range(pl_len[j]):
+                if owner[pl_node[j, part]] != k:
                     inside = False
             if not inside:
                 rest.append(j)
                 continue
         else:
-            j = s.q.ws[w]
+            j = ws[w]
             w += 1
-            k = s.job.tenant[j]
-        if p.blocked[k]:
+            k = tenant[j]
+        if blocked[k]:
             rest.append(j)
         elif attempt(s, j, now, at_round, k):
             chosen.append(j)
         else:
-            p.blocked[k] = True
+            blocked[k] = True
             rest.append(j)
     if len(rest) > 0:
         order = np.empty(len(rest), np.int64)
