@@ -39,6 +39,7 @@ import hashlib
 import heapq
 import math
 import threading
+import warnings
 from collections import namedtuple
 from pathlib import Path
 
@@ -1471,7 +1472,9 @@ def run(jobs, policy, compiled: bool, notice=None) -> RunState:
                 timer.daemon = True
                 timer.start()
             try:
-                loop.compile(signature)
+                with warnings.catch_warnings():  # numba's own pedantic check of its inlining, not ours to act on
+                    warnings.filterwarnings("ignore", category=numba.core.errors.NumbaIRAssumptionWarning)
+                    loop.compile(signature)
             finally:
                 if timer is not None:
                     timer.cancel()
