@@ -472,7 +472,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
             "p_hat_source": p_hat_source, "train_jobs": args.train_jobs, "feature_columns": args.feature_columns,
         },
         "value": "sharing_loss_jobs",
-        "cluster_loops": loops,  # which simulator ran each policy: "Python" or "compiled" (same runs)
+        "cluster_loops": loops,  # which simulator ran each policy: "compiled", "Python" or "engine" (same runs)
     }
     if args.scenario == "venus":
         extra["paper"] = PAPER_VENUS
