@@ -1,0 +1,65 @@
+"""A new cluster policy is one file: its class (the Python rule the engine runs) and its kernel (what the
+cluster simulator runs, as Python or compiled), written here as a user of schedulers.cluster.core would
+(docs/policies.md#a-built-in-cluster-policy-one-file): largest gang first, then submit order. The three
+runs are the same, bit for bit."""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+from schedulers.cluster import core
+from schedulers.cluster.core import candidates, group, kernel, place_in_order
+from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.scenarios import venus
+from schedulers.jit import jitable
+from schedulers.jobs import JobSet
+
+
+class LargestFirst(ClusterPolicy):
+    name = "largest-first"
+    description = "largest gang first at every round (a test policy)"
+
+    def order(self, view, candidates):
+        return sorted(candidates, key=lambda j: (-self.gpus[j], j))
+
+    def kernel_params(self):
+        return LargestFirstParams()
+
+
+LargestFirstParams = namedtuple("LargestFirstParams", "")
+LargestFirstState = namedtuple("LargestFirstState", "params")
+
+
+def setup(s, params):
+    return group(LargestFirstState, params)
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    cand = candidates(s, at_round)  # in job order
+    key = np.empty(len(cand), np.int64)
+    for i in range(len(cand)):
+        key[i] = -s.job.gpus[cand[i]]
+    order = cand[np.argsort(key, kind="mergesort")]
+    place_in_order(s, order, len(order), now, at_round, chosen)
+
+
+kernel("largest-first", LargestFirstParams, LargestFirstState, setup=setup, select=decide)
+
+
+@pytest.mark.parametrize("jit", ["off", "on"])
+def test_a_kernel_in_one_file_runs_as_its_python_rule(monkeypatch, same_run, jit):
+    if jit == "on":
+        pytest.importorskip("numba")
+    jobs = JobSet.from_frame(venus(seed=4, n_jobs=1500, days=3).jobs)
+    kwargs = dict(nodes=16, gpus_per_node=8, cold_start_s=30.0, lease_s=600.0)
+    engine = simulate_fairness(jobs, LargestFirst(**kwargs))  # not a built-in class: the engine runs its rule
+    assert engine.loop == "engine"
+    monkeypatch.setattr(core, "eligible", lambda policy: True)  # as a built-in class with a kernel would be
+    monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
+    run = simulate_fairness(jobs, LargestFirst(**kwargs))
+    assert run.loop == {"off": "Python", "on": "compiled"}[jit]
+    assert engine.metrics["rounds"] > 0 and engine.metrics["preemptions"] > 0
+    same_run(engine, run)
