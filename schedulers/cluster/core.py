@@ -175,28 +175,19 @@ def setup(s, params):
     return _KERNELS[type(params)].setup(s, params)
 
 
-def select(s, p, at_round, now, chosen):
-    _KERNELS[type(p)].select(s, p, at_round, now, chosen)
+HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "before_allocate")
 
 
-def on_wait(s, p, j, now):
-    _KERNELS[type(p)].on_wait(s, p, j, now)
+def _hook(name: str):
+    """The call of kernel hook `name` (`hook(s, p, ...)`): the hook of the kernel whose state `p` is
+    (in a compiled loop, the same choice made by an overload on p's type: `_overloads`)."""
+    def call(s, p, *args):
+        return getattr(_KERNELS[type(p)], name)(s, p, *args)
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
-def on_unwait(s, p, j):
-    _KERNELS[type(p)].on_unwait(s, p, j)
-
-
-def on_hold(s, p, j):
-    _KERNELS[type(p)].on_hold(s, p, j)
-
-
-def on_unhold(s, p, j):
-    _KERNELS[type(p)].on_unhold(s, p, j)
-
-
-def before_allocate(s, p, now):
-    _KERNELS[type(p)].before_allocate(s, p, now)
+select, on_wait, on_unwait, on_hold, on_unhold, before_allocate = (_hook(name) for name in HOOKS)
 
 
 def _no_hook(s, p, j):
@@ -1220,35 +1211,8 @@ def _overloads() -> None:
         impl = _KERNELS[params.instance_class].setup
         return lambda s, params: impl(s, params)
 
-    @overload(select)
-    def _select(s, p, at_round, now, chosen):
-        impl = _KERNELS[p.origin].select
-        return lambda s, p, at_round, now, chosen: impl(s, p, at_round, now, chosen)
-
-    @overload(on_wait)
-    def _on_wait(s, p, j, now):
-        impl = _KERNELS[p.origin].on_wait
-        return lambda s, p, j, now: impl(s, p, j, now)
-
-    @overload(on_unwait)
-    def _on_unwait(s, p, j):
-        impl = _KERNELS[p.origin].on_unwait
-        return lambda s, p, j: impl(s, p, j)
-
-    @overload(on_hold)
-    def _on_hold(s, p, j):
-        impl = _KERNELS[p.origin].on_hold
-        return lambda s, p, j: impl(s, p, j)
-
-    @overload(on_unhold)
-    def _on_unhold(s, p, j):
-        impl = _KERNELS[p.origin].on_unhold
-        return lambda s, p, j: impl(s, p, j)
-
-    @overload(before_allocate)
-    def _before_allocate(s, p, now):
-        impl = _KERNELS[p.origin].before_allocate
-        return lambda s, p, now: impl(s, p, now)
+    for name in HOOKS:
+        _overload_hook(overload, name)
 
     @overload(assignment)
     def _assignment(cost):
@@ -1293,6 +1257,14 @@ def _make_reference(cls, field_types):
     scope: dict = {}
     exec(source, scope)  # noqa: S102 (assignments to the fields of the project's own classes)
     return scope["make"](structref.new, ref_type)
+
+
+def _overload_hook(overload, name: str) -> None:
+    """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands for."""
+    def typer(s, p, *args):
+        impl = getattr(_KERNELS[p.origin], name)
+        return lambda s, p, *args: impl(s, p, *args)
+    overload(globals()[name])(typer)
 
 
 def compiled_loop(params):
