@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+import re
 import threading
 import warnings
 from collections import namedtuple
@@ -1279,7 +1280,13 @@ def compiled_loop(params):
             _registered = True
         loop = _compiled_loops.get(made.name)
         if loop is None:
-            loop = _compiled_loops[made.name] = jit.njit(_make_loop(_sources_digest(made)), nogil=False)  # polls: GIL
+            function = _make_loop(_sources_digest(made))
+            # numba names its cache index after the function: one index per kernel, so that a loading
+            # never unpickles another kernel's entries (a plugin's or a test's kernel types may not
+            # be importable there)
+            kind = re.sub(r"\W", "_", f"{made.params.__module__}.{made.params.__qualname__}")
+            function.__qualname__ = f"{function.__qualname__}_{kind}"
+            loop = _compiled_loops[made.name] = jit.njit(function, nogil=False)  # it takes the GIL to poll
         return loop
 
 

@@ -63,3 +63,28 @@ def test_a_kernel_in_one_file_runs_as_its_python_rule(monkeypatch, same_run, jit
     assert run.loop == {"off": "Python", "on": "compiled"}[jit]
     assert engine.metrics["rounds"] > 0 and engine.metrics["preemptions"] > 0
     same_run(engine, run)
+
+
+def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monkeypatch):
+    """numba keeps one cache index per compiled loop: a process that cannot import this module (its
+    kernel's types are pickled in its own index) still loads and runs a built-in policy's loop."""
+    pytest.importorskip("numba")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    jobs = JobSet.from_frame(venus(seed=4, n_jobs=300, days=1).jobs)
+    monkeypatch.setattr(core, "eligible", lambda policy: True)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    assert simulate_fairness(jobs, LargestFirst(nodes=8, gpus_per_node=8)).loop == "compiled"  # its index is written
+    code = ("import os; os.environ['ATLAS_BENCH_JIT'] = 'on'\n"
+            "from schedulers.cluster.metrics import simulate_fairness\n"
+            "from schedulers.cluster.scenarios import venus\n"
+            "from schedulers.jobs import JobSet\n"
+            "from schedulers.policy import get_policy\n"
+            "jobs = JobSet.from_frame(venus(seed=4, n_jobs=300, days=1).jobs)\n"
+            "for name in ('srtf-oracle', 'fifo'):\n"
+            "    assert simulate_fairness(jobs, get_policy(name, 'cluster')(nodes=8, gpus_per_node=8)).loop == 'compiled'\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
