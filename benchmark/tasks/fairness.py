@@ -61,7 +61,7 @@ from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.cluster.ltgf import FAIR_SHARES
-from schedulers.cluster.rounds import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
 from schedulers.policy import PluginPolicyError, PolicyError, build_policy, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
@@ -472,7 +472,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
             "p_hat_source": p_hat_source, "train_jobs": args.train_jobs, "feature_columns": args.feature_columns,
         },
         "value": "sharing_loss_jobs",
-        "cluster_loops": loops,  # which simulator ran each policy: "compiled", "Python" or "engine" (same runs)
+        "cluster_loops": loops,  # how the cluster simulator ran each policy: "compiled" or "Python" (same runs)
     }
     if args.scenario == "venus":
         extra["paper"] = PAPER_VENUS

@@ -5,8 +5,9 @@ kernel, in the policy's own module (`schedulers.cluster.policies.*`), registered
 The same source runs two ways (the pattern of schedulers.fastpath): as Python, or compiled by numba
 (`schedulers.jit`), one compiled loop per policy kernel, cached on disk. Every function here and
 in a kernel is marked `jit.jitable`: plain Python when Python calls it, compiled into the loop
-when numba compiles it. The Python simulator of plugins (schedulers.cluster.rounds on
-schedulers.engine) gives the same runs bit for bit (tests/schedulers/test_cluster_compiled.py).
+when numba compiles it; both give the same runs bit for bit (tests/schedulers/test_cluster_compiled.py).
+A plugin's Python rule (`order` / `select`) is one more kernel (schedulers.cluster.rule) that the
+Python loop runs.
 
 The state of a run (`new_state`) is grouped by concern:
 - `s.job`: the jobs (submit, size, gpus, tenant, weight, predicted) and their counts;
@@ -25,10 +26,10 @@ What a policy decides (`select(s, p, at_round, now, chosen)`): which candidates 
 `attempt` / `place_in_order` in priority order onto the plan (at a round) or the free GPUs (at a
 fill); `chosen` receives them in that order. Its hooks see jobs start and stop waiting and
 running (`on_wait`, `on_unwait`, `on_hold`, `on_unhold`) and each engine callback
-(`before_allocate`). The mechanics (docs/fairness.md) are those of schedulers.cluster.rounds:
-rounds only at lease boundaries while a job waits, the round plan (unclaimed GPUs first, then
-compaction), releases before starts, undo of a preemption at the same instant, cold starts,
-work-conserving fills at scheduling ticks.
+(`before_allocate`). The mechanics (docs/fairness.md): rounds only at lease boundaries while a
+job waits, the round plan (unclaimed GPUs first, then compaction), releases before starts, undo of a
+preemption at the same instant, cold starts, work-conserving fills at scheduling ticks. With the
+rule checks on (`check=True`) every decision and event is validated (`VIOLATIONS`).
 
 May import numpy, scipy and schedulers.jit; numba only when a loop is compiled.
 """
@@ -54,13 +55,35 @@ _EPS = 1e-9
 _REL_TOL = 1e-11
 _RUN, _COLD, _IDLE = 0, 1, -1
 # the named counters (s.counters): rounds, dropped choices, work-conservation gaps, events,
-# decisions (rounds and fills), candidates offered to them in all, most candidates of one decision
-ROUNDS, DROPPED, GAPS, EVENTS, DECISIONS, CANDIDATES, MOST_CANDIDATES = range(7)
+# decisions (rounds and fills), candidates offered to them in all, most candidates of one decision;
+# then the first broken rule (a VIOLATIONS code, 0: none) and the job it names (-1: none)
+ROUNDS, DROPPED, GAPS, EVENTS, DECISIONS, CANDIDATES, MOST_CANDIDATES, VIOLATION, VIOLATION_JOB = range(9)
+# what a run that breaks the simulator's rules is stopped for (the rule checks, `check=True`; a run
+# with no job in service for STUCK_AFTER wake-ups in a row is stopped always), by VIOLATION code
+VIOLATIONS = {
+    1: "chose {job} twice at t = {t:g}",
+    2: "chose {job} at t = {t:g}, which is neither running nor waiting",
+    3: "chose {job} at t = {t:g} without placing it",
+    4: "{job} chosen at t = {t:g} but its planned GPUs are taken",
+    5: "the jobs holding GPUs after the round at t = {t:g} are not the chosen ones",
+    6: "a waiting job fits on the free GPUs after the decision at t = {t:g}",
+    7: "the free GPUs of the nodes disagree with the running jobs' placements at t = {t:g}",
+    8: "is stuck: {stuck} wake-ups in a row with no job in service (t = {t:g})",
+}
+STUCK_AFTER = 10_000
+FAIR_SHARES = ("eq16", "eq8")  # how a tenant's fair share accrues (docs/fairness.md); the first is the default
+
+
+def tenant_quotas(n_tenants: int, total_gpus: int, tenant_weights=None) -> list[float]:
+    """Q_k = M · W_k / Σ W (equal weights when none are given)."""
+    tw = np.ones(n_tenants) if tenant_weights is None else np.asarray(tenant_weights, np.float64)
+    return (total_gpus * tw / tw.sum()).tolist()
 #: a first call that takes longer than this to compile or load the loop gets the notice of `run`
 COMPILE_NOTICE_AFTER_S = 2.0
 
 Job = namedtuple("Job", "submit size gpus tenant weight xid xval predicted n T maxg")
-Config = namedtuple("Config", "lease_s interval_s cold_start_s window_s eq16 rho_submit preemptive P")
+Config = namedtuple("Config", "lease_s interval_s cold_start_s window_s eq16 rho_submit preemptive P check "
+                               "work_conserving")
 Clock = namedtuple("Clock", "group_of base vjoin stamp completion start g_V g_rate g_count run_heap wakes moves_j "
                             "moves_g wake_req")
 Nodes = namedtuple("Nodes", "fr2 tot free free_total plan_free plan_total unclaimed unclaimed_total cap node_order "
@@ -70,7 +93,7 @@ Ledgers = namedtuple("Ledgers", "t_last run_gpus demand active_w att fair fair8 
 Plan = namedtuple("Plan", "pl_len pl_node pl_k plan_len plan_node plan_k planned plan_restrict missed missed_list kept")
 Queues = namedtuple("Queues", "holding hold_list hold_pos n_hold n_wait wait_demand ws wait_since cold_until cold_heap "
                               "started cold_spent undo_until undo_spent undo_list preempted preempted_at migrations "
-                              "arrivals next_round flags")
+                              "arrivals next_round flags violation_at waiting")
 Segments = namedtuple("Segments", "seg_job seg_start seg_end seg_kind seg_pl seg_pn pl_flat_node pl_flat_k pl_flat_of "
                                   "seg_open last_seg")
 State = namedtuple("State", "job cfg eng nodes led plan q seg counters")
@@ -102,7 +125,7 @@ jitable(float_list)
 
 @jitable
 def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
-              interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts):
+              interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check, work_conserving):
     """The state of a run at time 0: an empty cluster, nothing waiting."""
     n = submit.shape[0]
     N = cap.shape[0]
@@ -118,7 +141,8 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
         if gpus[j] > maxg:
             maxg = gpus[j]
     job = group(Job, submit, size, gpus, tenant, weight, xid, xval, predicted, n, T, maxg)
-    cfg = group(Config, lease_s, interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, P)
+    cfg = group(Config, lease_s, interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, P, check,
+                work_conserving)
     run_heap = [(0.0, 0, 0)]
     run_heap.clear()
     eng = group(Clock, np.full(n, _IDLE, np.int64), np.zeros(n), np.zeros(n), np.zeros(n, np.int64),
@@ -147,25 +171,30 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
               np.zeros(1, np.int64), np.zeros(maxg + 1, np.int64), np.zeros(n, np.int64), np.zeros(n),
               np.full(n, math.nan), cold_heap, np.zeros(n, np.bool_), np.zeros(n), np.full(n, math.nan), np.zeros(n),
               int_list(), np.zeros(n, np.int64), np.full(n, -1.0), np.zeros(n, np.int64), int_list(),
-              np.full(1, lease_s), np.zeros(1, np.bool_))
+              np.full(1, lease_s), np.zeros(1, np.bool_), np.full(1, math.nan), np.zeros(n, np.bool_))
     seg = group(Segments, int_list(), float_list(), float_list(), int_list(), int_list(), int_list(), int_list(),
                 int_list(), np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64))
-    return group(State, job, cfg, eng, nodes, led, plan, q, seg, np.zeros(7, np.int64))
+    counters = np.zeros(9, np.int64)
+    counters[VIOLATION_JOB] = -1
+    return group(State, job, cfg, eng, nodes, led, plan, q, seg, counters)
 
 
 # ----- kernels: each policy's decision and hooks, dispatched on the type of its state ----------
-Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait on_hold on_unhold before_allocate")
+Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait on_hold on_unhold before_allocate "
+                               "compilable preemptive")
 _KERNELS: dict[type, Kernel] = {}  # by the kernel's params class and its state class
 
 
 def kernel(name, params, state, *, setup, select, on_wait=None, on_unwait=None, on_hold=None, on_unhold=None,
-           before_allocate=None) -> Kernel:
+           before_allocate=None, compilable=True, preemptive=None) -> Kernel:
     """Register a policy's kernel: `params` the namedtuple class of its settings (made by the policy
     class's `kernel_params`), `state` the namedtuple class its `setup(s, params)` returns, `select`
-    its decision; hooks left out keep the waiting jobs in job order (`s.q.ws`) and do nothing else."""
+    its decision; hooks left out keep the waiting jobs in job order (`s.q.ws`) and do nothing else.
+    `compilable=False`: a kernel that calls into Python (schedulers.cluster.rule) runs only as Python;
+    `preemptive=False`: a kernel written for a policy that never preempts (its jobs wait once)."""
     made = Kernel(name, params, state, jitable(setup), jitable(select), jitable(on_wait or _wait_in_job_order),
                   jitable(on_unwait or _unwait_in_job_order), jitable(on_hold or _no_hook),
-                  jitable(on_unhold or _no_hook), jitable(before_allocate or _no_time_hook))
+                  jitable(on_unhold or _no_hook), jitable(before_allocate or _no_time_hook), compilable, preemptive)
     _KERNELS[params] = made
     _KERNELS[state] = made
     return made
@@ -570,6 +599,7 @@ def ledger_attained(s, j, t):
 @jitable
 def wait_add(s, p, j, now):
     on_wait(s, p, j, now)
+    s.q.waiting[j] = True
     s.q.n_wait[0] += 1
     s.q.wait_demand[s.job.gpus[j]] += 1
     s.q.wait_since[j] = now
@@ -594,6 +624,7 @@ def job_order_remove(s, j):
 @jitable
 def wait_remove(s, p, j):
     on_unwait(s, p, j)
+    s.q.waiting[j] = False
     s.q.n_wait[0] -= 1
     s.q.wait_demand[s.job.gpus[j]] -= 1
 
@@ -923,6 +954,8 @@ def decide(s, p, at_round, now):
     chosen = [0]
     chosen.clear()
     select(s, p, at_round, now, chosen)
+    if s.cfg.check and not check_choices(s, chosen, at_round, now):
+        return
     renewed = np.zeros(len(chosen), np.bool_)
     moved = np.zeros(len(chosen), np.bool_)
     if at_round:
@@ -949,6 +982,8 @@ def decide(s, p, at_round, now):
         if at_round:  # the fill's select took the GPUs on the cluster itself
             if not plan_fits_on(s, s.nodes.free, j):
                 s.counters[DROPPED] += 1
+                if s.cfg.check:
+                    violation(s, 4, j, now)
                 continue
             for i in range(s.plan.plan_len[j]):
                 s.nodes.free[s.plan.plan_node[j, i]] -= s.plan.plan_k[j, i]
@@ -959,6 +994,55 @@ def decide(s, p, at_round, now):
             s.q.migrations[j] += 1
     if at_round:
         s.q.flags[0] = True
+        if s.cfg.check and s.q.n_hold[0] != len(chosen) - s.counters[DROPPED]:
+            violation(s, 5, -1, now)
+
+
+@jitable
+def violation(s, code, j, now):
+    """Record the first broken rule (code of VIOLATIONS, the job it names or -1, the time): the loop
+    stops after the event, and `run` raises it."""
+    if s.counters[VIOLATION] == 0:
+        s.counters[VIOLATION] = code
+        s.counters[VIOLATION_JOB] = j
+        s.q.violation_at[0] = now
+
+
+@jitable
+def check_choices(s, chosen, at_round, now):
+    """The rule checks of a decision (`check=True`): distinct jobs, each a candidate (running, at a
+    round, or waiting) placed in this decision."""
+    seen = np.zeros(s.job.n, np.bool_)
+    for j in chosen:
+        if j < 0 or j >= s.job.n or not (s.q.holding[j] and at_round or s.q.waiting[j]):
+            violation(s, 2, j if 0 <= j < s.job.n else -1, now)
+            return False
+        if seen[j]:
+            violation(s, 1, j, now)
+            return False
+        seen[j] = True
+        if s.plan.plan_len[j] == 0:
+            violation(s, 3, j, now)
+            return False
+    return True
+
+
+@jitable
+def check_nodes(s, now):
+    """The rule checks after an event: every node's free GPUs are its capacity less the running jobs'."""
+    used = np.zeros(s.nodes.N, np.int64)
+    for h in range(s.q.n_hold[0]):
+        j = s.q.hold_list[h]
+        for i in range(s.plan.pl_len[j]):
+            used[s.plan.pl_node[j, i]] += s.plan.pl_k[j, i]
+    total = 0
+    for i in range(s.nodes.N):
+        if used[i] + s.nodes.free[i] != s.nodes.cap[i] or s.nodes.free[i] < 0:
+            violation(s, 7, -1, now)
+            return
+        total += s.nodes.free[i]
+    if total != s.nodes.free_total[0]:
+        violation(s, 7, -1, now)
 
 
 @jitable
@@ -1023,6 +1107,10 @@ def allocate(s, p, now, completed, arrived):
         decided = True
     if decided and s.q.n_wait[0] > 0 and may_place(s):
         s.counters[GAPS] += 1
+        if s.cfg.check and s.cfg.work_conserving:
+            violation(s, 6, -1, now)
+    if s.cfg.check:
+        check_nodes(s, now)
     if len(s.q.cold_heap) > 0:
         wake_at(s, s.q.cold_heap[0][0])
     if s.cfg.preemptive and s.q.n_wait[0] > 0:
@@ -1037,15 +1125,18 @@ def _make_loop(sources: str):
     loop is never loaded for sources it was not compiled from."""
 
     def loop(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
-             interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, params):
+             interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check, work_conserving,
+             params):
         sources  # noqa: B018 (the cache key: see above)
         s = new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
-                      interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts)
+                      interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check,
+                      work_conserving)
         p = setup(s, params)
         now = 0.0
         next_arrival = 0
         finished = 0
         events = 0
+        idle = 0  # wake-ups in a row after which no job is in service while some wait
         completed = [0]
         completed.clear()
         arrived = [0]
@@ -1128,6 +1219,14 @@ def _make_loop(sources: str):
                     s.eng.start[j] = now
             if s.eng.wake_req[0] < math.inf:
                 heapq.heappush(s.eng.wakes, s.eng.wake_req[0])
+            if s.eng.g_count[_RUN] + s.eng.g_count[_COLD] > 0:
+                idle = 0
+            elif s.q.n_wait[0] > 0 and len(arrived) == 0:
+                idle += 1
+                if idle >= STUCK_AFTER:
+                    violation(s, 8, -1, now)
+            if s.counters[VIOLATION] != 0:
+                break
         s.counters[EVENTS] = events
         # the ledgers' end of the run (LTGF.window_table advances every tenant to the makespan)
         t_end = 0.0
@@ -1173,7 +1272,7 @@ def _make_loop(sources: str):
         return (s.eng.completion, s.eng.start, s.counters, s.q.preempted, s.q.migrations, s.q.cold_spent,
                 s.led.job_att, s.led.job_fair, s.led.t_last, s.led.att, s.led.fair, s.led.fair8, s.led.run_gpus,
                 s.led.demand, w_att, w_fair8,
-                s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, finished)
+                s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k, s.q.violation_at, finished)
     return loop
 
 
@@ -1295,20 +1394,16 @@ def compile_notice(name: str) -> str:
             "under a minute per policy; cached for later runs)")
 
 
-def eligible(policy) -> bool:
-    """Whether `policy` is exactly a built-in class of the registry that has a kernel (its own
-    `kernel_params`), without the rule checks (a subclass, e.g. a plugin, may change any hook)."""
-    from schedulers.policy import builtin_classes  # noqa: PLC0415
-
-    cls = type(policy)
-    return "kernel_params" in cls.__dict__ and cls in builtin_classes("cluster") and not policy.check
-
-
 def kernel_names() -> list[str]:
-    """The built-in cluster policies that run on this simulator, in the registry's order."""
+    """The built-in cluster policies (each has its kernel), in the registry's order."""
     from schedulers.policy import builtin_classes  # noqa: PLC0415
 
-    return [cls.name for cls in builtin_classes("cluster") if "kernel_params" in cls.__dict__]
+    return [cls.name for cls in builtin_classes("cluster")]
+
+
+def compilable(params) -> bool:
+    """Whether the kernel of `params` can run compiled (a Python rule's cannot)."""
+    return _KERNELS[type(params)].compilable
 
 
 class RunState:
@@ -1318,7 +1413,7 @@ class RunState:
     def __init__(self, policy, out, jobs, quota, window_s, loop):
         (completion, start, counters, preempted, migrations, cold_spent, job_att, job_fair, _t_last, _att,
          _fair, _fair8, _run, _demand, w_att, w_fair8, s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node,
-         flat_k, _finished) = out
+         flat_k, _violation_at, _finished) = out
         self.name = policy.name
         self.loop = loop
         self.M = int(sum(policy.capacities))
@@ -1335,7 +1430,7 @@ class RunState:
         self.fair_share = policy.fair_share
         self.fair_window_s = policy.fair_window_s
         self.rho_from = policy.rho_from
-        self.ltgf = _Ledgers(job_att, job_fair, w_att, w_fair8, quota, window_s)
+        self.ltgf = LedgerReadings(job_att, job_fair, w_att, w_fair8, quota, window_s)
         self._segments = (s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k)
         self.completion = completion
         self.start = start
@@ -1366,7 +1461,7 @@ class RunState:
         return s_job[rows], s_start[rows], s_end[rows], nodes, s_kind[rows]
 
 
-class _Ledgers:
+class LedgerReadings:
     """The LTGF readings schedulers.cluster.metrics takes after a run (see schedulers.cluster.ltgf)."""
 
     def __init__(self, job_att, job_fair, w_att, w_fair8, quota, window_s):
@@ -1392,17 +1487,13 @@ class _Ledgers:
         return rows
 
 
-def arguments(jobs, policy) -> tuple[tuple, list]:
-    """(the arguments of the loop for `policy` on `jobs`, the tenants' quotas), or PolicyError /
-    ValueError where the Python simulator raises them."""
-    from schedulers.cluster.ltgf import FAIR_SHARES, tenant_quotas  # noqa: PLC0415
-    from schedulers.cluster.rounds import NEW_JOB_BONUS  # noqa: PLC0415
+def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
+    """(the arguments of the loop for `policy` on `jobs` deciding by the kernel of `params` — by
+    default its own, `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
     from schedulers.policy import PolicyError  # noqa: PLC0415
 
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
-    if not NEW_JOB_BONUS > 0:  # ASTRAEA's never-started jobs come first only so (its kernel's tiers)
-        raise ValueError("the cluster loop needs a positive new-job bonus")
     caps = [int(c) for c in policy.capacities]
     M = sum(caps)
     gpus = jobs.gpus.astype(np.int64)
@@ -1425,20 +1516,22 @@ def arguments(jobs, policy) -> tuple[tuple, list]:
         xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
         np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s),
         float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
-        policy.rho_from == "submit", bool(policy.preemptive), max_parts, policy.kernel_params())
+        policy.rho_from == "submit", bool(policy.preemptive), max_parts, bool(policy.check),
+        bool(policy.work_conserving), policy.kernel_params() if params is None else params)
     return args, quotas
 
 
-def run(jobs, policy, compiled: bool, notice=None) -> RunState:
-    """Simulate `policy` (an `eligible` one) on `jobs`, compiled or as Python: the run's RunState,
-    or PolicyError / ValueError where the Python simulator raises them.
+def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
+    """Simulate `policy` on `jobs`, compiled (when its kernel is `compilable`) or as Python: the
+    run's RunState, or PolicyError (a broken rule, jobs left unserved) / ValueError (bad settings).
 
     `notice(text)` is told when the policy's loop is being compiled (its first run after
     installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in
     under a second."""
     from schedulers.policy import PolicyError  # noqa: PLC0415
 
-    args, quotas = arguments(jobs, policy)
+    args, quotas = arguments(jobs, policy, params)
+    compiled = compiled and compilable(args[-1])
     if compiled:
         loop = compiled_loop(args[-1])
         import numba  # noqa: PLC0415
@@ -1465,6 +1558,12 @@ def run(jobs, policy, compiled: bool, notice=None) -> RunState:
             raise
     else:
         out = _python_loop(*args)
+    code = int(out[2][VIOLATION])
+    if code:
+        j = int(out[2][VIOLATION_JOB])
+        at = float(out[-2][0])
+        raise PolicyError(f"{policy.name}: " + VIOLATIONS[code].format(job=f"job {jobs.job_id[j]}" if j >= 0 else "",
+                                                                        t=at, stuck=STUCK_AFTER))
     if int(out[-1]) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out[-1])} job(s) unserved with nothing pending")
     return RunState(policy, out, jobs, quotas, float(policy.fair_window_s), "compiled" if compiled else "Python")

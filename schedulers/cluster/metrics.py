@@ -1,4 +1,4 @@
-"""Run a cluster policy on the engine and turn its ledgers into the fairness metrics (docs/fairness.md).
+"""Run a cluster policy on the cluster simulator and turn its ledgers into the fairness metrics (docs/fairness.md).
 
 `simulate_fairness(jobs, policy)` -> FairnessRun: per-job table, per-(tenant, window) table and the
 metric dict. Metric definitions (names as in the results rows):
@@ -19,15 +19,14 @@ metric dict. Metric definitions (names as in the results rows):
   running, where cold-start time counts as pending (no progress).
 - `makespan` = last completion (time origin = first submit), `preemptions` (leases not renewed),
   `overhead_pct` = 100 × mean per-job cold-start seconds / avg JCT (checkpoints are overlapped
-  with training and restored inside the cold start, see schedulers.cluster.rounds),
+  with training and restored inside the cold start, see docs/fairness.md),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
-Which simulator runs: a built-in policy runs on the cluster simulator (schedulers.cluster.core) with
-its kernel, compiled or as Python from the same source as `ATLAS_BENCH_JIT` says (schedulers.jit:
-compiled from `CLUSTER_AUTO_MIN_JOBS` jobs by default, when numba is installed); a plugin (or a
-subclass, or a run with the rule checks on) runs its Python rule on the engine
-(schedulers.engine + schedulers.cluster.rounds), which gives a built-in policy's run bit for bit.
-`FairnessRun.loop` says which: "compiled", "Python" or "engine".
+Every policy runs on the one cluster simulator (schedulers.cluster.core): its kernel compiled or
+as Python from the same source as `ATLAS_BENCH_JIT` says (schedulers.jit: compiled from
+`CLUSTER_AUTO_MIN_JOBS` jobs by default, when numba is installed), or a plugin's Python rule
+(`order` / `select`, schedulers.cluster.rule) on the Python loop. `FairnessRun.loop` says which ran:
+"compiled" or "Python".
 
 May import numpy, pandas and schedulers.*.
 """
@@ -41,10 +40,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from schedulers.cluster.base import first_tick
 from schedulers.cluster.ltgf import LTGF
-from schedulers.cluster.rounds import first_tick
-from schedulers.engine import Engine
 from schedulers.jobs import JobSet
+from schedulers.policy import guard
 
 SHARING_LOSS_RHO = 0.95
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
@@ -66,25 +65,24 @@ class FairnessRun:
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
     allocations: pd.DataFrame | None = None
-    loop: str = "Python"  # which simulator ran: "compiled" or "Python" (schedulers.cluster.core), or "engine"
+    loop: str = "Python"  # how the cluster simulator (schedulers.cluster.core) ran: "compiled" or "Python"
 
 
-def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], notice=None,
-                      reference: bool = False) -> FairnessRun:
+def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
+                      notice=None) -> FairnessRun:
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
-    when the compiled loop is being compiled (the first large run after installing). `reference`:
-    on the Python simulator of plugins (schedulers.cluster.rounds on the engine) even for a
-    built-in policy, the run its kernel is tested against."""
+    when the compiled loop is being compiled (the first large run after installing). A plugin's
+    exception (or a broken rule) is one line naming it (schedulers.policy.guard)."""
+    from schedulers import jit  # noqa: PLC0415
+    from schedulers.cluster import core, rule  # noqa: PLC0415
+
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
-    state = _kernel_run(jobs, policy, notice, reference)
-    if state is None:
-        result = Engine(jobs, policy, machines=None).run()
-        state = policy
-        completion, start, events = result.completion_time, result.start_time, result.events
-    else:
-        completion, start, events = state.completion, state.start, state.events
+    with guard(policy):
+        state = core.run(jobs, policy, jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS), notice,
+                         rule.params_of(policy, jobs))
+    completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
     n = jobs.n
     makespan = float(np.nanmax(completion)) if n else 0.0
@@ -135,8 +133,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "events": int(events),
         "sim_seconds": round(wall, 3),
     }
-    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state),
-                       loop="engine" if state is policy else state.loop)
+    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state), loop=state.loop)
 
 
 def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str):
@@ -204,38 +201,21 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
 
 
 def compiled_policies() -> list[str]:
-    """The built-in cluster policies that run on the simulator's kernels (schedulers.cluster.core),
-    compiled or as Python, in the registry's order (without importing numba)."""
+    """The built-in cluster policies (each runs on its kernel, compiled or as Python), in the
+    registry's order (without importing numba)."""
     from schedulers.cluster import core  # noqa: PLC0415
 
     return core.kernel_names()
 
 
-def _kernel_run(jobs: JobSet, policy, notice=None, reference: bool = False):
-    """The run of `policy` on the simulator (schedulers.cluster.core) when it is a built-in policy
-    with a kernel — compiled as ATLAS_BENCH_JIT says at this size (schedulers.jit), else as
-    Python — or None (a plugin, a subclass, the rule checks on, or `reference`: the engine)."""
-    from schedulers import jit  # noqa: PLC0415
-    from schedulers.cluster import core  # noqa: PLC0415
-
-    if reference or not core.eligible(policy):
-        return None
-    return core.run(jobs, policy, jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS), notice)
-
-
-def allocation_table(jobs: JobSet, policy) -> pd.DataFrame:
-    """The executed allocations of a finished run: one row per stretch a job held GPUs.
+def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
+    """The executed allocations of a finished run (a core.RunState): one row per stretch a job held GPUs.
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress)."""
     # one text object per job id, tenant, placement and kind, shared by its rows: a long run has
-    # millions of rows and mostly repeats them
-    if hasattr(policy, "allocation_text"):  # a compiled run: the placements' text made per distinct placement
-        idx, start, end, nodes, kind = policy.allocation_text()
-    else:
-        idx, start, end, places, kind = policy.allocation_arrays()
-        text: dict[tuple, str] = {}
-        nodes = [text.get(p) or text.setdefault(p, ",".join(f"{n}:{k}" for n, k in p)) for p in places]
+    # millions of rows and mostly repeats them (the placements' text is made per distinct placement)
+    idx, start, end, nodes, kind = state.allocation_text()
     ids = np.array([str(j) for j in jobs.job_id], dtype=object)
     names = np.asarray(jobs.tenant_names, dtype=object)
     return pd.DataFrame({

@@ -11,7 +11,7 @@ from benchmark import api
 from benchmark.cli import build_parser
 from benchmark.tasks.fairness import TABLE_COLUMNS, render
 from schedulers.cluster.metrics import TENANT_LOSS_SHARES
-from schedulers.cluster.rounds import RHO_FROM
+from schedulers.cluster.base import RHO_FROM
 
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals")
 

@@ -1,12 +1,12 @@
 """The two worked examples of the ASTRAEA paper (docs/fairness.md), on the real policy code."""
 
+import numpy as np
 import pytest
 
-from schedulers.cluster.nodes import Cluster
-from schedulers.engine import Engine, View
+from schedulers.cluster import core
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.cluster.rounds import ClusterPolicy
 from schedulers.policy import get_policy
 
 # 6-GPU cluster: Job1 wants 6 GPUs, Job2 and Job3 3 GPUs; 40 min of work each; 10 min rounds
@@ -15,31 +15,24 @@ SIX_KW = dict(nodes=1, gpus_per_node=6, lease_s=600, cold_start_s=0, interval_s=
 
 
 class FinishTimeRotation(ClusterPolicy):
-    """The paper's finish-time rotation: Job1 alone one round, Job2 + Job3 together the next."""
+    """The paper's finish-time rotation: Job1 alone one round, Job2 + Job3 together the next (a
+    plugin's Python rule)."""
 
     name = "test-rotation"
 
-    def select(self, view, candidates, cluster):
-        turn = [0] if self.rounds % 2 == 0 else [1, 2]
+    def select(self, view, candidates, place):
+        turn = [0] if view.rounds % 2 == 0 else [1, 2]
         pick = [j for j in turn if j in candidates] or sorted(candidates)
-        return [j for j in pick if self.try_place(cluster, j)]
-
-
-class Snapshot:
-    """Observer: each job's attained GPU·s at time `at` (exact: the allocation is constant on [t0, t1])."""
-
-    def __init__(self, policy, at):
-        self.policy, self.at, self.values = policy, at, None
-
-    def on_interval(self, engine, t0, t1):
-        if t0 < self.at <= t1:
-            self.values = [self.policy.ltgf.job_attained(j, self.at) for j in range(engine.jobs.n)]
+        return [j for j in pick if place(j)]
 
 
 def _attained_at(policy, at):
-    snap = Snapshot(policy, at)
-    Engine(SIX, policy, machines=None, observers=[snap]).run()
-    return snap.values
+    """Each job's attained GPU·s at time `at`, from the run's executed allocations."""
+    run = simulate_fairness(SIX, policy)
+    alloc = run.allocations
+    held = (np.minimum(alloc["end"], at) - alloc["start"]).clip(lower=0) * alloc["gpus"]
+    per_job = held.groupby(alloc["job_id"]).sum()
+    return [float(per_job.get(j, 0.0)) for j in SIX.job_id]
 
 
 def test_six_gpu_finish_time_rotation_gives_60_30_30():
@@ -60,37 +53,32 @@ def test_six_gpu_ltgf_gives_60_each_over_30_min():
     assert run.metrics["sharing_loss_jobs"] == 0.0
 
 
-class _Ledger:
-    """The state of the paper's two-tenant worked round: ρ_A = 54,000/72,000, ρ_B = 72,000/72,000."""
-
-    rho = {0: 0.50, 1: 0.80, 2: 0.40}  # A1, A2, B1
-
-    def job_rho(self, j, t):
-        return self.rho[j]
-
-    def job_rhos(self, jobs, t):
-        return [self.rho[j] for j in jobs]
-
-    def tenant_attained(self, k, t):
-        return (54_000.0, 72_000.0)[k]
-
-    def tenant_fair_share(self, k, t):
-        return 72_000.0
-
-
 def test_sixteen_gpu_two_tenant_round():
+    """The paper's two-tenant round on ASTRAEA's kernel: ledgers set to ρ_A = 54,000/72,000,
+    ρ_B = 72,000/72,000 and ρ_job A1 0.50, A2 0.80, B1 0.40, every job waiting and run before."""
     jobs = JobSet.from_arrays([0, 0, 0], [5000] * 3, gpus=[8, 4, 8], tenant=["A", "A", "B"], job_id=["A1", "A2", "B1"])
     policy = get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, lease_s=900)
-    engine = Engine(jobs, policy, machines=None)
-    view = View(engine, False)
-    policy.reset(view)
-    policy.started = [True, True, True]  # all have run before (their ρ are history)
-    policy.ltgf = _Ledger()
-    cluster = Cluster.homogeneous(2, 8)
-    chosen = policy.select(view, [0, 1, 2], cluster)
-    assert chosen == [0, 1]  # A1, then A2; B1 (8 GPUs) does not fit in the 4 left
-    assert policy.plan[0] == ((0, 8),) and policy.plan[1] == ((1, 4),)
-    # pre-charge demand × lease: (54,000 + 7,200)/72,000 = 0.85, then + 3,600 -> 0.90
-    assert [(k, j) for k, j, _ in policy.last_picks] == [(0, 0), (0, 1)]
-    assert [r for _, _, r in policy.last_picks] == pytest.approx([0.85, 0.90])
-    assert cluster.free == [0, 4]
+    args, _ = core.arguments(jobs, policy)
+    s = core.new_state(*args[:-1])
+    p = core.setup(s, args[-1])
+    now = 900.0
+    for j in range(3):
+        core.ledger_arrive(s, j, 0.0)
+        s.q.started[j] = True  # all have run before (their ρ are history)
+        core.wait_add(s, p, j, 0.0)
+    s.led.t_last[:] = now  # the tenants' ledgers are read as they are set here
+    s.led.att[:] = [54_000.0, 72_000.0]
+    s.led.fair[:] = [72_000.0, 72_000.0]
+    s.led.G[:] = 1_000.0  # each job's fair GPU·s: 1,000 × weight 1
+    s.led.job_base[:] = 0.0
+    s.led.job_att[:] = [500.0, 800.0, 400.0]
+    assert [core.job_rho(s, j, now) for j in range(3)] == [0.5, 0.8, 0.4]
+    core.prepare_round(s)
+    chosen = []
+    core.select(s, p, True, now, chosen)
+    # A first (0.75 < 1.0): its best job A1 (ρ 0.5), pre-charged (54,000 + 8 × 900)/72,000 = 0.85 < 1.0,
+    # so A again: A2, pre-charged + 4 × 900 -> 0.90; B1 (8 GPUs) does not fit in the 4 left
+    assert chosen == [0, 1]
+    plans = [[(int(s.plan.plan_node[j, i]), int(s.plan.plan_k[j, i])) for i in range(s.plan.plan_len[j])] for j in chosen]
+    assert plans == [[(0, 8)], [(1, 4)]]
+    assert s.nodes.plan_free.tolist() == [0, 4]

@@ -1,62 +1,63 @@
-"""Cluster model: consolidated placement, gang all-or-nothing, release, real node lists."""
+"""Cluster model: consolidated placement (the simulator's `core.find_placement`), gang all-or-nothing,
+real node lists."""
 
+import numpy as np
 import pytest
 
 from atlas_data.errors import InputError
-from schedulers.cluster.nodes import Cluster, node_capacities
+from schedulers.cluster.nodes import node_capacities
+from schedulers.cluster.policies.hived import cell_owners
+from schedulers.cluster import core
+
+
+def find(caps, free, g, owner=None, restrict=-1):
+    """core.find_placement on these free counts: ((node, gpus), ...) or None."""
+    cap, fr = np.asarray(caps, np.int64), np.asarray(free, np.int64)
+    node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
+    found_node, found_k = np.zeros(len(caps) + 2, np.int64), np.zeros(len(caps) + 2, np.int64)
+    owner = np.zeros(len(caps), np.int64) if owner is None else np.asarray(owner, np.int64)
+    parts = core.find_placement(fr, int(fr.sum()), g, cap, node_order, int(cap.max()), np.zeros(len(caps), np.bool_),
+                                found_node, found_k, owner, restrict)
+    return tuple(zip(found_node[:parts].tolist(), found_k[:parts].tolist())) if parts else None
 
 
 def test_best_fit_picks_the_fullest_node_that_fits():
-    c = Cluster.homogeneous(3, 8)
-    c.take(((0, 5),))  # free: 3, 8, 8
-    c.take(((2, 3),))  # free: 3, 8, 5
-    assert c.find(2) == ((0, 2),)  # 3 free is the tightest fit
-    assert c.find(4) == ((2, 4),)  # 5 free beats 8 free
-    assert c.find(8) == ((1, 8),)
-    assert c.find(6) == ((1, 6),)
+    free = [3, 8, 5]  # three 8-GPU nodes
+    assert find([8] * 3, free, 2) == ((0, 2),)  # 3 free is the tightest fit
+    assert find([8] * 3, free, 4) == ((2, 4),)  # 5 free beats 8 free
+    assert find([8] * 3, free, 8) == ((1, 8),)
+    assert find([8] * 3, free, 6) == ((1, 6),)
 
 
 def test_job_larger_than_a_node_spans_whole_nodes_then_best_fit():
-    c = Cluster.homogeneous(4, 8)
-    c.take(((0, 2),))  # free: 6, 8, 8, 8
-    assert c.find(16) == ((1, 8), (2, 8))
-    assert c.find(12) == ((1, 8), (0, 4))  # two nodes: a whole one + the tightest fit for 4
-    assert c.find(30) == ((1, 8), (2, 8), (3, 8), (0, 6))
-    assert c.find(24) == ((1, 8), (2, 8), (3, 8))
-    c.take(((1, 2),))  # free: 6, 6, 8, 8
-    assert c.find(28) is None  # 28 free, but 8 + 8 + 12: partly used nodes hold only the remainder
-    assert c.find(22) == ((2, 8), (3, 8), (0, 6))
+    free = [6, 8, 8, 8]
+    assert find([8] * 4, free, 16) == ((1, 8), (2, 8))
+    assert find([8] * 4, free, 12) == ((1, 8), (0, 4))  # two nodes: a whole one + the tightest fit for 4
+    assert find([8] * 4, free, 30) == ((1, 8), (2, 8), (3, 8), (0, 6))
+    assert find([8] * 4, free, 24) == ((1, 8), (2, 8), (3, 8))
+    free = [6, 6, 8, 8]
+    assert find([8] * 4, free, 28) is None  # 28 free, but 8 + 8 + 12: partly used nodes hold only the remainder
+    assert find([8] * 4, free, 22) == ((2, 8), (3, 8), (0, 6))
 
 
 def test_gang_is_all_or_nothing():
-    c = Cluster.homogeneous(3, 8)
-    for n in range(3):
-        c.take(((n, 5),))  # 9 GPUs free, 3 per node
-    assert c.free_total == 9
-    assert c.place(8) is None  # fits in total, not on one node: no partial gang
-    assert c.free == [3, 3, 3] and c.free_total == 9
-    assert c.place(3) == ((0, 3),)
-    c.check()
-
-
-def test_release_and_over_commit():
-    c = Cluster.homogeneous(2, 4)
-    p = c.place(4)
-    assert p == ((0, 4),)
-    with pytest.raises(RuntimeError):
-        c.take(((0, 1),))
-    c.release(p)
-    assert c.free == [4, 4] and c.free_total == 8
-    with pytest.raises(RuntimeError):
-        c.release(((1, 1),))
-    c.check()
+    assert find([8] * 3, [3, 3, 3], 8) is None  # fits in total, not on one node: no partial gang
+    assert find([8] * 3, [3, 3, 3], 3) == ((0, 3),)
 
 
 def test_heterogeneous_nodes():
-    c = Cluster([2, 8, 4])
-    assert c.find(3) == ((2, 3),)
-    assert c.find(10) == ((1, 8), (0, 2))
-    assert c.find(14) == ((1, 8), (2, 4), (0, 2))
+    assert find([2, 8, 4], [2, 8, 4], 3) == ((2, 3),)
+    assert find([2, 8, 4], [2, 8, 4], 10) == ((1, 8), (0, 2))
+    assert find([2, 8, 4], [2, 8, 4], 14) == ((1, 8), (2, 4), (0, 2))
+
+
+def test_a_restriction_places_on_the_tenants_cells_only():
+    # HiveD's cells: nodes 0 and 2 belong to tenant 1, node 1 to tenant 0
+    owner = [1, 0, 1]
+    assert find([8] * 3, [8, 8, 8], 4, owner, restrict=1) == ((0, 4),)
+    assert find([8] * 3, [2, 8, 8], 4, owner, restrict=1) == ((2, 4),)
+    assert find([8] * 3, [2, 8, 2], 4, owner, restrict=1) is None  # node 1 is free but not its cell
+    assert cell_owners([8] * 4, [24.0, 8.0]) == [0, 0, 0, 1]
 
 
 def test_real_node_lists():

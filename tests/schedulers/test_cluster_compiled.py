@@ -1,11 +1,10 @@
 """The cluster simulator's compiled loops (schedulers.cluster.core, numba, one per policy kernel)
-against the engine running each policy's Python rule (schedulers.cluster.rounds), the simulator of
-plugins: for every built-in policy, on workloads that exercise preemption, migration and its undo,
-cold starts cut short, heterogeneous nodes, multi-node gangs, job weights, eq8 and tick ledgers and
-a zero cold start, the per-job table, the tenant windows, the executed allocations and every
-metric are identical, bit for bit (the same loops as Python against both, on generated workloads:
-test_cluster_generated.py). And when they run: only for exactly those policies, not for a subclass
-or with the rule checks on, and as ATLAS_BENCH_JIT says."""
+against the same source run as Python: for every built-in policy, on workloads that exercise
+preemption, migration and its undo, cold starts cut short, heterogeneous nodes, multi-node gangs,
+job weights, eq8 and tick ledgers and a zero cold start, the per-job table, the tenant windows, the
+executed allocations and every metric are identical, bit for bit (and on generated workloads:
+test_cluster_generated.py). And when they run: a Python rule (a plugin's `order` / `select`) only
+as Python, every kernel compiled as ATLAS_BENCH_JIT says."""
 
 import numpy as np
 import pandas as pd
@@ -39,19 +38,19 @@ WORKLOADS = {
 }
 
 
-def _run(monkeypatch, setting, name, jobs, kwargs, reference=False):
+def _run(monkeypatch, setting, name, jobs, kwargs):
     monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs), reference=reference)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
-def test_compiled_loop_gives_the_engine_run(monkeypatch, same_run, name, workload):
+def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
     make, kwargs = WORKLOADS[workload]
     jobs = JobSet.from_frame(make())
-    python = _run(monkeypatch, "off", name, jobs, kwargs, reference=True)
+    python = _run(monkeypatch, "off", name, jobs, kwargs)
     compiled_run = _run(monkeypatch, "on", name, jobs, kwargs)
-    assert (python.loop, compiled_run.loop) == ("engine", "compiled")
+    assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     # the workload exercises the mechanics (AlloX, FIFO and YARN-CS never preempt: no rounds)
     if name not in ("allox", "fifo", "yarn-cs"):
         assert python.metrics["rounds"] > 0 and python.metrics["preemptions"] > 0
@@ -72,18 +71,26 @@ def test_the_workloads_reach_every_mechanism(monkeypatch):
     assert ((cold["end"] - cold["start"]) < kwargs["cold_start_s"] - 1e-9).any()
 
 
-def test_only_the_exact_policies_without_checks_run_on_the_kernels(monkeypatch):
+def test_python_rules_run_as_python_and_kernels_compiled(monkeypatch):
     make, kwargs = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     astraea = get_policy("astraea", "cluster")
 
-    class Mine(astraea):  # a plugin's subclass may change any hook: the engine runs its Python rule
+    class Mine(astraea):  # a subclass that only renames: ASTRAEA's kernel, compiled
         name = "mine"
 
-    loops = [simulate_fairness(jobs, policy).loop for policy in (
-        Mine(**kwargs), astraea(check=True, **kwargs), get_policy("fifo", "cluster")(**kwargs), astraea(**kwargs))]
-    assert loops == ["engine", "engine", "compiled", "compiled"]
+    class Ordered(astraea):  # a subclass with its own rule: the rule, on the Python loop
+        name = "mine-ordered"
+
+        def order(self, view, candidates):
+            return sorted(candidates)
+
+    runs = [simulate_fairness(jobs, policy) for policy in (
+        Mine(**kwargs), astraea(check=True, **kwargs), Ordered(**kwargs), astraea(**kwargs))]
+    assert [run.loop for run in runs] == ["compiled", "compiled", "Python", "compiled"]
+    assert runs[0].jobs.equals(runs[3].jobs) and runs[1].jobs.equals(runs[3].jobs)
+    assert not runs[2].jobs.equals(runs[3].jobs)  # submit order is not ASTRAEA
 
 
 def test_jit_setting_and_threshold(monkeypatch):

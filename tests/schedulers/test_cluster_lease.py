@@ -1,4 +1,4 @@
-"""Rounds happen only AT lease boundaries (schedulers.cluster.core, and the engine run of schedulers.cluster.rounds).
+"""Rounds happen only AT lease boundaries (schedulers.cluster.core).
 
 A running job keeps its lease to the next multiple of `lease_s`, whatever tick a competitor arrives
 on, and a boundary passed with nothing waiting brings no round until the next boundary. Hand cases
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedulers.cluster.metrics import compiled_policies, simulate_fairness
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster import core
+from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -35,13 +35,9 @@ def _two_jobs(b_submit: float, hived: bool = False) -> tuple[JobSet, int]:
 
 
 def _run(monkeypatch, jit: str, name: str, jobs: JobSet, **kwargs):
-    """`jit`: "on" / "off" (the simulator compiled / as Python), or "engine" (the Python rule)."""
-    monkeypatch.setenv("ATLAS_BENCH_JIT", "off" if jit == "engine" else jit)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs), reference=jit == "engine")
-
-
-def _jits(name):
-    return ["engine", "off", "on"] if name in compiled_policies() else ["engine"]
+    """`jit`: "on" / "off" (the simulator compiled / as Python)."""
+    monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
 
 
 @pytest.mark.parametrize("name", ROUND_POLICIES)
@@ -56,11 +52,11 @@ def test_a_running_job_keeps_its_lease_to_the_next_boundary(monkeypatch, name, b
     # A's, so B wins the lease only at 2,700 s)
     late = name == "gandiva-fair" or (name == "themis" and b_submit in (1_795.0, 1_800.0))
     start = boundary + (LEASE if late else 0.0)
-    for jit in _jits(name):
+    for jit in ("off", "on"):
         jobs, nodes = _two_jobs(b_submit, hived=name == "hived")
         run = _run(monkeypatch, jit, name, jobs, nodes=nodes, gpus_per_node=8, lease_s=LEASE, interval_s=10.0,
                    cold_start_s=COLD)
-        assert run.loop == {"on": "compiled", "off": "Python", "engine": "engine"}[jit]
+        assert run.loop == {"on": "compiled", "off": "Python"}[jit]
         jobs = run.jobs.set_index("job_id")
         assert jobs.loc["b", "start_time"] == start, jit
         assert jobs.loc["b", "completion_time"] == start + 600.0
@@ -74,14 +70,15 @@ def test_a_running_job_keeps_its_lease_to_the_next_boundary(monkeypatch, name, b
 
 
 def _round_times(monkeypatch):
-    """Record the instant of every round of the engine's run of a policy's Python rule."""
+    """Record the instant of every round of a run of the simulator as Python."""
     times = []
-    real = ClusterPolicy._round
+    real = core.decide
 
-    def spy(self, view, alloc, now):
-        times.append(now)
-        return real(self, view, alloc, now)
-    monkeypatch.setattr(ClusterPolicy, "_round", spy)
+    def spy(s, p, at_round, now):
+        if at_round:
+            times.append(now)
+        return real(s, p, at_round, now)
+    monkeypatch.setattr(core, "decide", spy)
     return times
 
 
@@ -113,7 +110,7 @@ def _workloads(draw):
 def test_every_round_and_preemption_is_at_a_lease_boundary(monkeypatch, name, case):
     jobs, kwargs = case
     times = _round_times(monkeypatch)
-    run = _run(monkeypatch, "engine", name, jobs, **kwargs)  # its rounds are spied on (the simulator gives the same runs)
+    run = _run(monkeypatch, "off", name, jobs, **kwargs)  # its rounds are spied on (compiled gives the same runs)
     lease = kwargs["lease_s"]
     assert len(times) == run.metrics["rounds"]
     assert all(_on_boundary(t, lease) for t in times), times

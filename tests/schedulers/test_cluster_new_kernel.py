@@ -1,17 +1,17 @@
-"""A new cluster policy is one file: its class (the Python rule the engine runs) and its kernel (what the
-cluster simulator runs, as Python or compiled), written here as a user of schedulers.cluster.core would
-(docs/policies.md#a-built-in-cluster-policy-one-file): largest gang first, then submit order. The three
-runs are the same, bit for bit."""
+"""A new cluster policy is one file: its class (name, flags, settings) and its kernel (what the cluster
+simulator runs, as Python or compiled), written here as a user of schedulers.cluster.core would
+(docs/policies.md#a-built-in-cluster-policy-one-file): largest gang first, then submit order. Its runs
+as Python and compiled are the run of the same rule written as a plugin's `order` (schedulers.cluster.rule),
+bit for bit."""
 
 from collections import namedtuple
 
 import numpy as np
 import pytest
 
-from schedulers.cluster import core
 from schedulers.cluster.core import candidates, group, kernel, place_in_order
 from schedulers.cluster.metrics import simulate_fairness
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.scenarios import venus
 from schedulers.jit import jitable
 from schedulers.jobs import JobSet
@@ -21,11 +21,17 @@ class LargestFirst(ClusterPolicy):
     name = "largest-first"
     description = "largest gang first at every round (a test policy)"
 
-    def order(self, view, candidates):
-        return sorted(candidates, key=lambda j: (-self.gpus[j], j))
-
     def kernel_params(self):
         return LargestFirstParams()
+
+
+class LargestFirstRule(ClusterPolicy):
+    """The same rule as a plugin's Python `order`."""
+
+    name = "largest-first-rule"
+
+    def order(self, view, candidates):
+        return sorted(candidates, key=lambda j: (-view.jobs.gpus[j], j))
 
 
 LargestFirstParams = namedtuple("LargestFirstParams", "")
@@ -55,14 +61,13 @@ def test_a_kernel_in_one_file_runs_as_its_python_rule(monkeypatch, same_run, jit
         pytest.importorskip("numba")
     jobs = JobSet.from_frame(venus(seed=4, n_jobs=1500, days=3).jobs)
     kwargs = dict(nodes=16, gpus_per_node=8, cold_start_s=30.0, lease_s=600.0)
-    engine = simulate_fairness(jobs, LargestFirst(**kwargs))  # not a built-in class: the engine runs its rule
-    assert engine.loop == "engine"
-    monkeypatch.setattr(core, "eligible", lambda policy: True)  # as a built-in class with a kernel would be
     monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
+    rule = simulate_fairness(jobs, LargestFirstRule(**kwargs))  # a Python rule: always the Python loop
+    assert rule.loop == "Python"
     run = simulate_fairness(jobs, LargestFirst(**kwargs))
     assert run.loop == {"off": "Python", "on": "compiled"}[jit]
-    assert engine.metrics["rounds"] > 0 and engine.metrics["preemptions"] > 0
-    same_run(engine, run)
+    assert rule.metrics["rounds"] > 0 and rule.metrics["preemptions"] > 0
+    same_run(rule, run)
 
 
 def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monkeypatch):
@@ -74,7 +79,6 @@ def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monke
     from pathlib import Path
 
     jobs = JobSet.from_frame(venus(seed=4, n_jobs=300, days=1).jobs)
-    monkeypatch.setattr(core, "eligible", lambda policy: True)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     assert simulate_fairness(jobs, LargestFirst(nodes=8, gpus_per_node=8)).loop == "compiled"  # its index is written
     code = ("import os; os.environ['ATLAS_BENCH_JIT'] = 'on'\n"

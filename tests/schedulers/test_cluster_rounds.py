@@ -1,4 +1,4 @@
-"""The round mechanics (schedulers.cluster.rounds): a decision is executed exactly as decided.
+"""The round mechanics (schedulers.cluster.core): a decision is executed exactly as decided.
 
 Hand-checked cases first (the fragmentation case, the planning copy), then every policy on random
 multi-tenant workloads in check mode, then an independent recomputation of every ρ from the executed
@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
-from schedulers.cluster.nodes import Cluster
-from schedulers.cluster.rounds import ClusterPolicy, RoundPlan
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy, policy_names
 
@@ -45,22 +44,34 @@ def test_fragmentation_most_owed_tenant_starts_at_the_first_round(name):
     assert b[["start", "end", "gpus", "kind"]].values.tolist() == [[900.0, 3_900.0, 8, "run"]]
 
 
+class _Planned(ClusterPolicy):
+    """Test policy: r0 and r1 start at t = 0; nothing else is started at a fill; a round places the
+    candidates in a fixed rank of their job_id."""
+
+    name = "test-planned"
+    RANK = {"n4": 0, "n8a": 1, "n8b": 2, "r0": 3, "r1": 4}
+
+    def select(self, view, candidates, place):
+        ids = view.jobs.job_id
+        if not view.at_round:
+            return [j for j in candidates if ids[j] in ("r0", "r1") and place(j)]
+        return [j for j in sorted(candidates, key=lambda j: self.RANK[ids[j]]) if place(j)]
+
+
 def test_round_plan_prefers_gpus_no_running_job_holds():
-    cluster = Cluster([8, 8, 8])
-    running = [((0, 4),), ((1, 8),)]  # node 0 half held, node 1 full, node 2 free
-    for p in running:
-        cluster.take(p)
-    plan = RoundPlan(cluster, running)
-    assert plan.free_total == 24
-    assert plan.find(4) == ((0, 4),)  # the free half of node 0 (best fit among unclaimed GPUs)
-    plan.take(((0, 4),))
-    assert plan.find(8) == ((2, 8),)  # the free node, not a held one
-    plan.take(((2, 8),))
-    assert plan.find(8) == ((1, 8),)  # nothing unclaimed is left: it displaces node 1's running job
-    assert plan.fits(((0, 4),)) and plan.fits(((1, 8),))  # the running jobs' GPUs are still plannable
-    plan.take(((0, 4),))
-    plan.decided(((0, 4),))  # node 0's running job renewed in place
-    assert plan.free == [0, 8, 0] and plan.unclaimed.free == [0, 0, 0]
+    # 3 nodes × 8: r0 (4 GPUs) runs on node 0, r1 (8) on node 1, node 2 is free. At the round at 300
+    # the new jobs rank first: n4 takes node 0's free half (best fit among GPUs no running job holds),
+    # n8a the free node 2, n8b — nothing unclaimed is left — node 1, displacing r1; r0 is renewed in
+    # place and r1 no longer fits: preempted.
+    jobs = JobSet.from_arrays([0, 0, 10, 10, 10], [5000, 5000, 1000, 1000, 1000], gpus=[4, 8, 4, 8, 8],
+                              job_id=["r0", "r1", "n4", "n8a", "n8b"])
+    run = simulate_fairness(jobs, _Planned(nodes=3, gpus_per_node=8, lease_s=300, cold_start_s=30))
+    first = run.allocations.groupby("job_id").first()
+    assert first.loc["r0", ["start", "end", "nodes"]].tolist() == [0.0, 5000.0, "0:4"]  # never moved
+    assert first.loc["r1", ["start", "end", "nodes"]].tolist() == [0.0, 300.0, "1:8"]  # preempted at the round
+    assert first.loc[["n4", "n8a", "n8b"], "nodes"].tolist() == ["0:4", "2:8", "1:8"]
+    assert (first.loc[["n4", "n8a", "n8b"], "start"] == 300.0).all()
+    assert run.metrics["migrations"] == 0 and run.metrics["dropped_choices"] == 0
 
 
 class _Ranked(ClusterPolicy):
@@ -196,10 +207,11 @@ class _Plugin(ClusterPolicy):
     ({"order": lambda self, view, c: [-1] + list(c)}, "placed -1 (no job index: 0 to 3) at t = 0"),
     ({"order": lambda self, view, c: [9] + list(c)}, "placed 9 (no job index: 0 to 3)"),
     # every job, the unsubmitted and the finished ones too (was KeyError: 0)
-    ({"order": lambda self, view, c: list(range(view.jobs.n))}, "chose job a2 at t = 900, which is neither running nor waiting"),  # a2 ended at 50
-    ({"select": lambda self, view, c, cluster: list(c)}, "chose job a1 at t = 0 without placing it"),
-    ({"select": lambda self, view, c, cluster: 2 * ClusterPolicy.select(self, view, c, cluster)}, "chose job a1 twice"),
-    ({"select": lambda self, view, c, cluster: None}, "select returned a NoneType, not a list of job indices"),
+    ({"order": lambda self, view, c: list(range(view.jobs.n))}, "chose job b at t = 0, which is neither running nor waiting"),  # b arrives at 150
+    ({"select": lambda self, view, c, place: list(c)}, "chose job a1 at t = 0 without placing it"),
+    ({"select": lambda self, view, c, place: 2 * ClusterPolicy.select(self, view, c, place)}, "chose job a1 twice"),
+    ({"select": lambda self, view, c, place: None}, "select returned a NoneType, not a list of job indices"),
+    ({"select": lambda self, view, c, place: [j for j in c if place(j)][:1]}, "placed job a2 at t = 0 but did not return it"),
 ])
 def test_a_plugin_choice_that_cannot_be_executed_is_refused_in_one_line(hook, message):
     from schedulers.policy import PluginPolicyError
@@ -221,6 +233,6 @@ def test_a_plugin_order_is_executed_as_ordered():
 def test_a_plugin_that_never_starts_a_job_is_refused_in_seconds():
     from schedulers.policy import PluginPolicyError
 
-    policy = type("Idle", (_Plugin,), {"select": lambda self, view, c, cluster: []})(nodes=2, gpus_per_node=8)
+    policy = type("Idle", (_Plugin,), {"select": lambda self, view, c, place: []})(nodes=2, gpus_per_node=8)
     with pytest.raises(PluginPolicyError, match="is stuck: 10000 wake-ups in a row with no job in service"):
         simulate_fairness(_fragmented(), policy)  # rounds and ticks forever: was a minute, to 1,000,200 events

@@ -37,18 +37,22 @@ def test_f_0_everyone_bids_and_the_auction_prefers_the_largest_gain_per_gpu():
     assert run.jobs["completion_time"].tolist() == [1080.0, 180.0, 130.0, 130.0]
 
 
-def test_rho_uses_observed_contention():
-    from schedulers.cluster.policies.themis import Themis
+def test_rho_uses_observed_contention(monkeypatch):
+    """The kernel's ρ of every candidate at the round t = 100 (recorded from the Python run)."""
+    from schedulers.cluster.policies import themis
 
     seen = {}
+    real = themis.themis_rho
 
-    class Recording(Themis):  # not registered: reads ρ of every candidate at the round t = 100
-        def select(self, view, candidates, cluster):
-            if view.now == 100.0 and not seen:
-                seen.update({j: self.rho(view, j, view.now, 4)[0] for j in candidates})
-            return super().select(view, candidates, cluster)
+    def recording(s, p, j, now, n_now):
+        rho, t_sh = real(s, p, j, now, n_now)
+        if now == 100.0:
+            seen.setdefault(int(j), rho)
+        return rho, t_sh
 
-    simulate_fairness(JOBS, Recording(**KW))
+    monkeypatch.setattr(themis, "themis_rho", recording)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
+    simulate_fairness(JOBS, get_policy("themis", "cluster")(**KW))
     assert sorted(seen) == [0, 1, 2, 3]
     assert seen[0] == pytest.approx(1000 / 2100)
     assert seen[1] == pytest.approx(140 / (50 * 200 / 90))

@@ -1,9 +1,8 @@
 """AlloX (Le et al., EuroSys'20): min-cost matching of jobs to (node, position) on p̂, fairness knob α.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
-its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
-`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster simulator
+(`schedulers.cluster.core`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
@@ -16,7 +15,7 @@ import numpy as np
 
 from schedulers.cluster.core import (_EPS, advance, assignment, candidates, group, kernel, place_in_order, rho_of,
                                      total_now)
-from schedulers.cluster.rounds import Candidates, ClusterPolicy, TenantQueues, _EPS, _rho
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -26,7 +25,7 @@ ALLOX_MATCH_MAX = 256  # jobs entering one matching (the shortest footprints); t
 
 
 @register
-class Allox(TenantQueues, ClusterPolicy):
+class Allox(ClusterPolicy):
     """AlloX (Le et al., EuroSys'20): min-cost bipartite matching of jobs to resources on processing-
     time estimates, with a fairness knob α over users' progress — on the one engine.
 
@@ -59,7 +58,6 @@ class Allox(TenantQueues, ClusterPolicy):
     """
 
     name = "allox"
-    queued = True  # waiting jobs in per-tenant sets (below)
     needs_prediction = True
     preemptive = False
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
@@ -73,91 +71,6 @@ class Allox(TenantQueues, ClusterPolicy):
         if not 0.0 < float(alpha) <= 1.0:
             raise ValueError("allox alpha must be in (0, 1]")
         self.alpha = float(alpha)
-
-    def setup(self, view):
-        self.inv_caps = 1.0 / np.asarray(self.capacities, np.float64)
-        self.identical = len(set(self.capacities)) == 1  # every node has the same GPUs
-        self.gpus_arr = np.asarray(self.gpus, np.float64)
-        self.gpus_int = np.asarray(self.gpus, np.int64)
-        # each tenant's waiting jobs (the matching sorts them: their order here does not matter), so
-        # that a fill does not regroup every waiting job of a busy cluster
-        self.setup_queues()
-
-    def footprint(self, view, jobs):
-        """p_jm for the jobs (rows) on every node m (columns), node-seconds."""
-        jobs = np.asarray(jobs, np.int64)
-        return (view.jobs.predicted[jobs] * self.gpus_arr[jobs])[:, None] * self.inv_caps[None, :]
-
-    def matching(self, view, jobs: list[int]) -> list[tuple[int, int, int]]:
-        """(job, node, position k) of the min-cost matching; k = 1 is the last job on its node."""
-        from scipy.optimize import linear_sum_assignment
-
-        if not jobs:
-            return []
-        R = len(self.capacities)
-        K = -(-len(jobs) // R) + 1
-        tau = self.footprint(view, jobs)  # L × R
-        k = np.arange(1, K + 1, dtype=np.float64)
-        cost = (tau[:, :, None] * k[None, None, :]).reshape(len(jobs), R * K)  # column = m * K + (k - 1)
-        rows, cols = linear_sum_assignment(cost)
-        return [(jobs[r], int(c // K), int(c % K) + 1) for r, c in zip(rows, cols)]
-
-    def matched_order(self, view, jobs: list[int], limit: int = ALLOX_MATCH_MAX) -> list[int]:
-        """The jobs in start order: the `limit` smallest footprints by the matching, then the rest."""
-        if len(jobs) <= 1:
-            return list(jobs)
-        idx = np.asarray(jobs, np.int64)
-        best = view.jobs.predicted[idx] * self.gpus_arr[idx] * self.inv_caps.min()
-        order = np.lexsort((idx, best))
-        by_size = idx[order].tolist()
-        if limit <= 1:  # a matching of one job puts it first: the order is the footprint order
-            return by_size
-        if self.identical and min(limit, len(by_size)) <= len(self.capacities):
-            lo, hi = best[order[0]], best[order[min(limit, len(by_size)) - 1]]
-            if 0.0 < lo and hi < math.inf:
-                # identical nodes, no more jobs than nodes, every cost k · p_jm > 0: the optimum puts
-                # each job alone at position 1 of some node (a later position costs p_jm more), so all
-                # rank first on their node and the order is the footprint order
-                return by_size
-        head, tail = by_size[:limit], by_size[limit:]
-        best_of = dict(zip(idx[order[:limit]].tolist(), best[order[:limit]].tolist()))
-        match = self.matching(view, head)
-        top: dict[int, int] = {}
-        for _, m, k in match:
-            top[m] = max(top.get(m, 0), k)
-        ranked = sorted(match, key=lambda t: (top[t[1]] - t[2], best_of[t[0]], t[0]))  # first on its node first
-        return [j for j, _, _ in ranked] + tail
-
-    def select(self, view, candidates, cluster):
-        now = view.now
-        # a fill of the non-preemptive rule: every candidate is a waiting job that is placed on the
-        # free GPUs alone, so a group none of whose gang sizes finds a placement places nothing
-        quick = isinstance(candidates, Candidates) and not candidates.running and not self.preemptive
-        if isinstance(candidates, Candidates) and not candidates.running:
-            per = {k: list(queue) for k, queue in enumerate(self.queues) if queue}
-        else:
-            per: dict[int, list[int]] = {}
-            for j in candidates:
-                per.setdefault(self.tenant[j], []).append(j)
-        tenants = sorted(per, key=lambda k: (self.ltgf.tenant_rho(k, now), k))
-        first = max(1, math.ceil(self.alpha * len(tenants) - _EPS))
-        chosen = []
-        for group in (tenants[:first], tenants[first:]):
-            if quick:
-                free, find, sizes = cluster.free_total, cluster.find, set()
-                for k in group:
-                    sizes.update(self.queue_sizes[k])
-                if not any(g <= free and find(g) is not None for g in sizes):
-                    continue  # the matching would order jobs none of which can start
-            jobs = [j for k in group for j in per[k]]
-            if not jobs:
-                continue
-            # at most as many jobs can start now as free GPUs / smallest demand: only those need matching
-            smallest = int(self.gpus_int[np.asarray(jobs, np.int64)].min())
-            limit = min(ALLOX_MATCH_MAX, max(1, cluster.free_total // smallest))
-            if not self.place_leftovers(cluster, self.matched_order(view, jobs, limit), chosen):
-                return chosen
-        return chosen
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------

@@ -1,20 +1,19 @@
 """Cluster FIFO: global submit order, gang, non-preemptive, head-of-line blocking (the strict baseline).
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
-its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
-`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster simulator
+(`schedulers.cluster.core`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
 
-from collections import deque, namedtuple
+from collections import namedtuple
 
 import numpy as np
 
 from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
-from schedulers.cluster.rounds import ClusterPolicy, dequeue, enqueue
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -34,31 +33,6 @@ class FIFOCluster(ClusterPolicy):
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
         return FIFOParams()
-
-    def setup(self, view):
-        self.queue: deque[int] = deque()
-
-    def _wait(self, j, now):
-        super()._wait(j, now)
-        enqueue(self.queue, j)
-
-    def _unwait(self, j):
-        super()._unwait(j)
-        dequeue(self.queue, j)
-
-    def fill_candidates(self):
-        return self.queue
-
-    def select(self, view, candidates, cluster):
-        """The base rule (submit order, stop at the first job that does not fit) on the queue."""
-        if candidates is not self.queue:  # a round of a subclass that preempts: the base rule on the list
-            return super().select(view, candidates, cluster)
-        chosen = []
-        for j in candidates:
-            if cluster.free_total == 0 or not self.try_place(cluster, j):
-                break
-            chosen.append(j)
-        return chosen
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
@@ -98,4 +72,5 @@ def decide(s, p, at_round, now, chosen):
         chosen.append(j)
 
 
-KERNEL = kernel("fifo", FIFOParams, FIFOState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait)
+KERNEL = kernel("fifo", FIFOParams, FIFOState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
+                preemptive=False)  # its jobs wait once: a subclass that preempts writes its own rule

@@ -1,9 +1,8 @@
 """SRTF oracle: shortest true remaining time first at every lease round (a clairvoyant reference, not a real policy).
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
-its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
-`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster simulator
+(`schedulers.cluster.core`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
@@ -14,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.core import attained_engine, candidates, group, kernel, place_in_order
-from schedulers.cluster.rounds import ClusterPolicy
+from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -28,9 +27,6 @@ class SRTFOracle(ClusterPolicy):
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
         return SRTFParams()
-
-    def order(self, view, candidates):
-        return sorted(candidates, key=lambda j: (view.remaining(j), j))
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------

@@ -1,9 +1,8 @@
 """Themis (Mahajan et al., NSDI'20): finish-time fairness with lease auctions and the fairness knob f.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
-its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
-`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster simulator
+(`schedulers.cluster.core`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
@@ -15,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.core import attained_engine, attempt, candidates, group, job_order_add, kernel, total_now
-from schedulers.cluster.rounds import ClusterPolicy, _EPS
+from schedulers.cluster.base import ClusterPolicy, _EPS
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -63,89 +62,6 @@ class Themis(ClusterPolicy):
         if not 0.0 <= float(f) < 1.0:
             raise ValueError("themis f must be in [0, 1)")
         self.f = float(f)
-
-    def setup(self, view):
-        self.area = 0.0  # ∫ N(t) dt, N = active (waiting + holding) jobs
-        self.area_t = 0.0
-        self.n_active = 0
-        self.seen: dict[int, tuple[float, float]] = {}  # job -> (area, time) when it became active
-        self.predicted = view.jobs.predicted.tolist()  # p̂ and submit times as floats (the same values)
-        self.submit = view.jobs.submit_time.tolist()
-        self.idle_attained: dict[int, float] = {}  # waiting job -> its work done, read once it has waited
-
-    def _unwait(self, j):
-        super()._unwait(j)
-        self.idle_attained.pop(j, None)
-
-    def allocate(self, view):
-        self.area += self.n_active * (view.now - self.area_t)
-        self.area_t = view.now
-        alloc = super().allocate(view)
-        self.n_active = len(self.waiting) + len(self.holding)
-        return alloc
-
-    def _wait(self, j, now):
-        if j not in self.seen:
-            self.seen[j] = (self.area, now)
-        super()._wait(j, now)
-
-    def rho(self, view, j: int, now: float, n_now: int) -> tuple[float, float]:
-        """(ρ = T_sh / T_id, T_sh) of job j at `now`."""
-        p = view.jobs.predicted[j]
-        rem = max(p - self.progress(view, j), 1.0)
-        area0, t0 = self.seen.get(j, (self.area, now))
-        n_bar = (self.area - area0) / (now - t0) if now > t0 else float(n_now)
-        share = self.M / max(1.0, n_bar)
-        t_sh = (now - view.jobs.submit_time[j]) + rem
-        return t_sh / (p * max(1.0, self.gpus[j] / share)), t_sh
-
-    def rhos(self, view, jobs, now: float, n_now: int) -> tuple[list[float], list[float]]:
-        """`rho(view, j, now, n_now)` of each of `jobs`, the same values in one pass: (ρ, T_sh) lists."""
-        if type(self).rho is not Themis.rho or type(self).progress is not ClusterPolicy.progress:
-            pairs = [self.rho(view, j, now, n_now) for j in jobs]
-            return [r for r, _ in pairs], [t for _, t in pairs]
-        predicted, submit, gpus, seen, attained = self.predicted, self.submit, self.gpus, self.seen, view.attained
-        idle, waiting, wait_since = self.idle_attained, self.waiting, self.wait_since
-        area, M = self.area, self.M
-        rho, t_shs = [], []
-        for j in jobs:
-            p = predicted[j]
-            done = idle.get(j)
-            if done is None:
-                done = attained(j)
-                if j in waiting and now > wait_since[j]:  # it has been idle since: done stays as it is
-                    idle[j] = done
-            rem = p - done
-            if 1.0 > rem:  # max(p̂ − done, 1)
-                rem = 1.0
-            s = seen.get(j)
-            if s is None:
-                area0, t0 = area, now
-            else:
-                area0, t0 = s
-            n_bar = (area - area0) / (now - t0) if now > t0 else float(n_now)
-            share = M / (n_bar if n_bar > 1.0 else 1.0)
-            t_sh = (now - submit[j]) + rem
-            x = gpus[j] / share
-            rho.append(t_sh / (p * (x if x > 1.0 else 1.0)))
-            t_shs.append(t_sh)
-        return rho, t_shs
-
-    def select(self, view, candidates, cluster):
-        now = view.now
-        n_now = max(1, len(self.waiting) + len(self.holding))
-        rho, t_sh = self.rhos(view, candidates, now, n_now)
-        ranked = sorted([(-r, j, i) for i, (j, r) in enumerate(zip(candidates, rho))])  # worst first; ties: j
-        worst = [j for _, j, _ in ranked]
-        m = max(1, math.ceil((1.0 - self.f) * len(worst) - _EPS))
-        lease, gpus, log1p = self.lease_s, self.gpus, math.log1p
-        auction = [j for *_, j in sorted([(-log1p(lease / t_sh[i]) / gpus[j], r, j) for r, j, i in ranked[:m]])]
-        chosen: list[int] = []
-        # the auction, then the leftover allocation (worst ρ first) of the jobs it did not place
-        if self.place_leftovers(cluster, auction, chosen):
-            taken = set(chosen)
-            self.place_leftovers(cluster, [j for j in worst if j not in taken], chosen)
-        return chosen
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------

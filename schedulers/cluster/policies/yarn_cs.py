@@ -1,21 +1,20 @@
 """YARN capacity scheduler: per-tenant FIFO within quota, idle quota lendable, no preemption.
 
-One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class with
-its Python rule (what the engine runs for a subclass or a checked run, over the mechanics of
-`schedulers.cluster.rounds.ClusterPolicy`) and its kernel, the same decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster simulator
+(`schedulers.cluster.core`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque, namedtuple
+from collections import namedtuple
 
 import numpy as np
 
 from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
-from schedulers.cluster.rounds import ClusterPolicy, _EPS, dequeue, enqueue
+from schedulers.cluster.base import _EPS, ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -37,53 +36,6 @@ class YarnCS(ClusterPolicy):
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
         return YarnParams()
-
-    def setup(self, view):
-        self.queues: list[deque[int]] = [deque() for _ in range(self.T)]
-
-    def _wait(self, j, now):
-        super()._wait(j, now)
-        enqueue(self.queues[self.tenant[j]], j)
-
-    def _unwait(self, j):
-        super()._unwait(j)
-        dequeue(self.queues[self.tenant[j]], j)
-
-    def fill_candidates(self):
-        return self.queues
-
-    def select(self, view, candidates, cluster):
-        """Pass 1: in submit order, a tenant's jobs within its quota that fit, until its first job that
-        does not (the tenant is then blocked); pass 2: the blocked tenants' remaining jobs in submit
-        order on idle quota, each tenant again until its first job that does not fit."""
-        queues = candidates
-        if queues is not self.queues:  # a list of jobs (a round of a subclass that preempts): per-tenant queues of it
-            queues = [[] for _ in range(self.T)]
-            for j in sorted(candidates):
-                queues[self.tenant[j]].append(j)
-        used = list(self.tenant_used)
-        chosen = []
-        lent: list[tuple[int, int, int]] = []  # (first job not started, tenant, its position) per blocked tenant
-        heap = [(q[0], k, 0) for k, q in enumerate(queues) if q]
-        heapq.heapify(heap)
-        while heap:
-            j, k, i = heapq.heappop(heap)
-            if used[k] + self.gpus[j] <= self.quota[k] + _EPS and self.try_place(cluster, j):
-                used[k] += self.gpus[j]
-                chosen.append(j)
-                if i + 1 < len(queues[k]):
-                    heapq.heappush(heap, (queues[k][i + 1], k, i + 1))
-            else:
-                lent.append((j, k, i))
-        heap = lent
-        heapq.heapify(heap)
-        while heap:
-            j, k, i = heapq.heappop(heap)
-            if self.try_place(cluster, j):
-                chosen.append(j)
-                if i + 1 < len(queues[k]):
-                    heapq.heappush(heap, (queues[k][i + 1], k, i + 1))
-        return chosen
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
@@ -155,4 +107,5 @@ def decide(s, p, at_round, now, chosen):
                 heapq.heappush(lent, (p.nxt[j], k))
 
 
-KERNEL = kernel("yarn-cs", YarnParams, YarnState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait)
+KERNEL = kernel("yarn-cs", YarnParams, YarnState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
+                preemptive=False)  # its jobs wait once: a subclass that preempts writes its own rule
