@@ -369,7 +369,8 @@ def fairness_robustness_figure(frame: pd.DataFrame, *, title: str,
                                         ("sharing_loss_jobs", "sharing-loss jobs (%)", 100.0))) -> Figure:
     """One panel per (scenario, metric) row and p̂ policy column: the metric against σ (p̂ = p·exp(σZ)),
     the policy's controls as horizontal lines (CONTROL_STYLES) and the policies that read no p̂ as
-    grey dashed lines (blind style), so each panel shows whether exact p̂ beats its controls.
+    grey dashed lines (blind style), so each panel shows whether exact p̂ beats its controls. With
+    `<metric>_std` columns (several draws) the curve gets error bars and each control a faint ± std band.
 
     `frame` has the columns of robustness.csv: scenario, policy, uses_p_hat, source, kind
     (noise / control / reference), sigma and the metrics.
@@ -392,15 +393,21 @@ def fairness_robustness_figure(frame: pd.DataFrame, *, title: str,
             mine = part[part["policy"] == policy]
             noisy = mine[mine["kind"] == "noise"].sort_values("sigma")
             colour = PREDICTOR_COLOURS[j % len(PREDICTOR_COLOURS)]
-            (line,) = ax.plot(noisy["sigma"], noisy[metric] * scale, color=colour, marker=MARKERS[j % len(MARKERS)],
-                              linestyle=PREDICTIVE_LINESTYLE, lw=1.6, label=f"{policy}: p̂ = p·exp(σZ)")
+            spread = f"{metric}_std" in noisy.columns
+            line = ax.errorbar(noisy["sigma"], noisy[metric] * scale,
+                               yerr=noisy[f"{metric}_std"] * scale if spread else None, capsize=2, color=colour,
+                               marker=MARKERS[j % len(MARKERS)], linestyle=PREDICTIVE_LINESTYLE, lw=1.6,
+                               label=f"{policy}: p̂ = p·exp(σZ)")
             handles.setdefault(line.get_label(), line)
             values = list(noisy[metric] * scale)
             for _, row in mine[mine["kind"] == "control"].iterrows():
                 c, dash = CONTROL_STYLES.get(row["source"], _CONTROL_FALLBACK)
-                h = ax.axhline(row[metric] * scale, color=c, ls=dash, lw=1.3, label=f"control: {row['source']}")
+                y = row[metric] * scale
+                h = ax.axhline(y, color=c, ls=dash, lw=1.3, label=f"control: {row['source']}")
+                if spread and row[f"{metric}_std"] > 0:  # ± std over the draws, as a faint band
+                    ax.axhspan(y - row[f"{metric}_std"] * scale, y + row[f"{metric}_std"] * scale, color=c, alpha=0.12, lw=0)
                 handles.setdefault(h.get_label(), h)
-                values.append(row[metric] * scale)
+                values.append(y)
             for _, row in part[part["kind"] == "reference"].iterrows():
                 style = blind[(row["policy"], None)]
                 h = ax.axhline(row[metric] * scale, color=style.color, ls=BLIND_LINESTYLE, lw=1.0,

@@ -49,11 +49,16 @@ REFERENCES = ("astraea", "srtf-oracle")
 #: Venus-like scenario), so a smaller gap is not told apart from schedule-to-schedule variation
 BEAT_MARGIN = 0.05
 DEFAULT_SCENARIOS = "venus,philly"
+DEFAULT_REPEATS, MAX_REPEATS = 3, 100
 DEFAULT_PHILLY_NODES = 64  # the paper's 210 × 8 never fills on the published Philly list: 64 × 8 contends
 #: the columns of robustness.csv, in order
-COLUMNS = ("scenario", "cluster", "n_jobs", "policy", "uses_p_hat", "source", "kind", "sigma", "avg_jct",
-           "avg_slowdown", "p90_short_jct", "short_jobs", "sharing_loss_jobs", "tenant_loss_intervals", "loop",
-           "sim_seconds")
+METRICS = ("avg_jct", "avg_slowdown", "p90_short_jct", "sharing_loss_jobs", "tenant_loss_intervals")
+KEYS = ("scenario", "cluster", "n_jobs", "policy", "uses_p_hat", "source", "kind", "sigma")
+#: the columns of robustness_runs.csv: one row per simulation
+RUN_COLUMNS = (*KEYS, "repeat", *METRICS, "short_jobs", "loop", "sim_seconds")
+#: the columns of robustness.csv: one row per scenario × policy × source, the metrics averaged over its
+#: `repeats` runs (1 for σ = 0, `constant` and the references, whose p̂ draws nothing), `<metric>_std` over them
+COLUMNS = (*KEYS, "repeats", *METRICS, *(f"{m}_std" for m in METRICS), "short_jobs", "loop", "sim_seconds")
 METRIC_LABELS = {"avg_slowdown": "avg slowdown", "sharing_loss_jobs": "sharing-loss jobs", "avg_jct": "avg JCT (s)",
                  "p90_short_jct": "p90 JCT of jobs < 1 lease (s)", "tenant_loss_intervals": "tenant-loss intervals"}
 NO_LEARNED = ("no learned p̂ for a scenario: the fairness task learns p̂ only on --data or --jobs (a scenario brings "
@@ -76,10 +81,13 @@ def register(subparsers) -> None:
     parser.add_argument("--venus-nodes", type=int, help="Venus-like cluster, nodes of 8 GPUs (default the scenario's 100)")
     parser.add_argument("--philly-nodes", type=int, default=DEFAULT_PHILLY_NODES,
                         help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}, where it contends)")
-    from benchmark.options import job_count
+    from benchmark.options import integer, job_count
     from benchmark.options import seed as seed_type
 
     parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all)")
+    parser.add_argument("--repeats", type=integer(1, MAX_REPEATS, "a repeat count"), default=DEFAULT_REPEATS,
+                        help=f"independent draws of the noise and of the random and permuted controls, averaged "
+                             f"(default {DEFAULT_REPEATS}; at most {MAX_REPEATS})")
     parser.add_argument("--seed", type=seed_type, default=0, help="scenario, noise, control and sample seed (default 0)")
     parser.add_argument("--output", default="results/robustness-fairness",
                         help="output folder (default results/robustness-fairness)")
@@ -89,13 +97,15 @@ def register(subparsers) -> None:
 
 
 # ----- p̂ sources -----------------------------------------------------------------------------------
-def control_predictions(size: np.ndarray, controls, seed: int) -> dict[str, np.ndarray]:
+def control_predictions(size: np.ndarray, controls, seed: int, draw: int = 0) -> dict[str, np.ndarray]:
     """The no-information p̂ of each control in `controls`, for true sizes `size` (one per job, in order).
 
     `constant`: every job's p̂ = the median of `size`. `random`: median·exp(RANDOM_SIGMA·Z'), with Z'
     drawn from (seed, job count) alone, so it is the same whatever the sizes are (only the median
     scales it). `permuted`: `size` shuffled by a seeded permutation (the same sizes, on other jobs).
+    `draw` > 0: other, independent draws of `random` and `permuted` for the same seed (`--repeats`).
     """
+    tail = [draw] if draw else []
     size = np.asarray(size, np.float64)
     median = float(np.median(size)) if len(size) else 1.0
     out = {}
@@ -103,25 +113,36 @@ def control_predictions(size: np.ndarray, controls, seed: int) -> dict[str, np.n
         if name == "constant":
             out[name] = np.full(len(size), median)
         elif name == "random":
-            z = np.random.default_rng([seed, 0xC0DE, 1]).standard_normal(len(size))
+            z = np.random.default_rng([seed, 0xC0DE, 1] + tail).standard_normal(len(size))
             out[name] = median * np.exp(RANDOM_SIGMA * z)
         elif name == "permuted":
-            out[name] = size[np.random.default_rng([seed, 0xC0DE, 2]).permutation(len(size))]
+            out[name] = size[np.random.default_rng([seed, 0xC0DE, 2] + tail).permutation(len(size))]
         else:
             raise InputError(f"unknown control '{name}' (choose from {', '.join(CONTROLS)})", where="--controls")
     return out
 
 
-def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int) -> dict[str, tuple[str, float | None, np.ndarray]]:
-    """{source: (kind, σ or None, p̂)}: `noise:σ` for each σ, then each control."""
+def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int,
+                  draw: int = 0) -> dict[str, tuple[str, float | None, np.ndarray]]:
+    """{source: (kind, σ or None, p̂)}: `noise:σ` for each σ, then each control; draw 0 is the noise
+    of `benchmark run --noise σ` with the same seed, a draw > 0 an independent repeat. A draw > 0
+    leaves out the sources that do not depend on it (σ = 0 and `constant`: `drawn`)."""
     from benchmark.tasks.inputs import noise_predictions
 
     out = {}
-    for (name, p_hat), sigma in zip(noise_predictions(np.asarray(size, np.float64), list(sigmas), seed).items(), sigmas):
-        out[name] = ("noise", float(sigma), p_hat)
-    for name, p_hat in control_predictions(size, controls, seed).items():
-        out[name] = ("control", None, p_hat)
+    noisy = noise_predictions(np.asarray(size, np.float64), list(sigmas), seed, draw)
+    for (name, p_hat), sigma in zip(noisy.items(), sigmas):
+        if drawn("noise", sigma, name) or not draw:
+            out[name] = ("noise", float(sigma), p_hat)
+    for name, p_hat in control_predictions(size, controls, seed, draw).items():
+        if drawn("control", None, name) or not draw:
+            out[name] = ("control", None, p_hat)
     return out
+
+
+def drawn(kind: str, sigma, name: str) -> bool:
+    """Whether a source's p̂ depends on the random draw (so `--repeats` runs it again): not σ = 0, not `constant`."""
+    return not ((kind == "noise" and sigma == 0) or (kind == "control" and name == "constant"))
 
 
 def short_job_p90(table: pd.DataFrame, lease_s: float) -> tuple[float, int]:
@@ -192,7 +213,8 @@ def scenario_args(args, scenario: str):
 
 
 # ----- the runs ---------------------------------------------------------------------------------
-def simulate_sources(run_args, prep, policies, sources, *, scenario: str, on_run=None, notice=None) -> list[dict]:
+def simulate_sources(run_args, prep, policies, sources, *, scenario: str, draw: int = 0, on_run=None,
+                     notice=None) -> list[dict]:
     """One row per (policy, source) of `policies` under each p̂ of `sources` ({name: (kind, σ, p̂)});
     a policy whose class reads no p̂ gets one row per source all the same (the caller decides)."""
     from benchmark.tasks.fairness import cluster_policy
@@ -214,7 +236,8 @@ def simulate_sources(run_args, prep, policies, sources, *, scenario: str, on_run
             m = result.metrics
             row = {"scenario": scenario, "cluster": prep.cluster_text, "n_jobs": int(prep.jobs.n), "policy": policy_name,
                    "uses_p_hat": bool(get_policy(policy_name, "cluster").needs_prediction), "source": source,
-                   "kind": kind, "sigma": sigma, "avg_jct": m["avg_jct"], "avg_slowdown": m["avg_slowdown"],
+                   "kind": kind, "sigma": sigma, "repeat": draw, "avg_jct": m["avg_jct"],
+                   "avg_slowdown": m["avg_slowdown"],
                    "p90_short_jct": p90, "short_jobs": short, "sharing_loss_jobs": m["sharing_loss_jobs"],
                    "tenant_loss_intervals": m["tenant_loss_intervals"], "loop": result.loop,
                    "sim_seconds": m["sim_seconds"]}
@@ -240,7 +263,9 @@ def run(args) -> int:
     for scenario in scenarios:  # every scenario read and checked before the first simulation
         run_args = scenario_args(args, scenario)
         prepared.append((scenario, run_args, prepare(run_args)))
-    per_scenario = len(policies) * (len(sigmas) + len(controls)) + len(references)
+    once = sum(not drawn("noise", s, "") for s in sigmas) + sum(not drawn("control", None, c) for c in controls)
+    per_scenario = len(policies) * (len(sigmas) + len(controls) + (args.repeats - 1) * (len(sigmas) + len(controls) - once))
+    per_scenario += len(references)
     total, done = per_scenario * len(scenarios), [0]
     rows, notes = [], []
 
@@ -256,21 +281,26 @@ def run(args) -> int:
     for scenario, run_args, prep in prepared:
         notes.append(f"{scenario}: {NO_LEARNED}")
         say(f"robustness {scenario}: {prep.jobs.n} jobs on {prep.cluster_text}; {NO_LEARNED}", args.quiet)
-        sources = p_hat_sources(prep.jobs.size, sigmas, controls, args.seed)
-        rows += simulate_sources(run_args, prep, policies, sources, scenario=scenario, on_run=progress, notice=notice)
+        for draw in range(args.repeats):
+            sources = p_hat_sources(prep.jobs.size, sigmas, controls, args.seed, draw)
+            rows += simulate_sources(run_args, prep, policies, sources, scenario=scenario, draw=draw, on_run=progress,
+                                     notice=notice)
         # a reference reads no p̂ (its class says so): one run, labelled with no source
         rows += simulate_sources(run_args, prep, references, {"none": ("reference", None, None)}, scenario=scenario,
                                  on_run=progress, notice=notice)
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
-    summary = {"task": args.task, "date": time.strftime("%Y-%m-%d"), "seed": args.seed, "n": args.n,
+    runs = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    frame = aggregate(runs)
+    summary = {"task": args.task, "date": time.strftime("%Y-%m-%d"), "seed": args.seed, "n": args.n, "repeats": args.repeats,
                "scenarios": scenarios, "noise": sigmas, "controls": controls, "policies": policies,
                "references": references, "random_sigma": RANDOM_SIGMA, "beat_margin": BEAT_MARGIN,
                "lease_s": prepared[0][1].lease if prepared else None,
                "notes": notes, "rows": json.loads(frame.to_json(orient="records")),
+               "runs": json.loads(runs.to_json(orient="records")),
                "elapsed_s": round(time.perf_counter() - started, 1), "argv": command_line()}
     text = markdown(summary)
     with output_folder(out, "robustness") as folder:  # every file appears together, or none
         frame.to_csv(folder / "robustness.csv", index=False)
+        runs.to_csv(folder / "robustness_runs.csv", index=False)
         write_text_atomic(folder / "robustness.json", json.dumps(summary, indent=2, default=str) + "\n")
         write_text_atomic(folder / "robustness.md", text)
         figure(frame, folder / "robustness.png", title=f"p̂ robustness, seed {args.seed}")
@@ -282,12 +312,27 @@ def run(args) -> int:
 
 
 # ----- reading the rows ---------------------------------------------------------------------------
-def verdicts(frame: pd.DataFrame, metric: str) -> dict[tuple[str, str], dict]:
-    """{(scenario, policy): {exact, best_control, gap, beats}} for the p̂ policies: `gap` = exact p̂'s
-    `metric` (σ = 0) / the best (lowest) control's − 1; `beats` when it is lower by more than
-    BEAT_MARGIN. None when σ = 0 or the controls were not run."""
+def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per scenario × policy × source (in run order): the metrics' mean and std over its runs."""
+    keys = list(KEYS)
+    grouped = runs.assign(sigma=runs["sigma"].astype(float)).groupby(keys, sort=False, dropna=False)
+    out = grouped[list(METRICS)].mean()
+    std = grouped[list(METRICS)].std(ddof=0).add_suffix("_std")
+    rest = grouped.agg(repeats=("repeat", "size"), short_jobs=("short_jobs", "first"), loop=("loop", "first"),
+                       sim_seconds=("sim_seconds", "sum"))
+    frame = pd.concat([out, std, rest], axis=1).reset_index()
+    frame["sigma"] = frame["sigma"].astype(object).where(frame["sigma"].notna(), None)
+    return frame[list(COLUMNS)]
+
+
+def verdicts(runs: pd.DataFrame, metric: str) -> dict[tuple[str, str], dict]:
+    """{(scenario, policy): {exact, best_control, gap, beats}} for the p̂ policies, from the runs (one
+    row per simulation): `gap` = exact p̂'s `metric` (σ = 0) / the lowest of every control run (each
+    control, each draw) − 1; `beats` when exact p̂ is lower by more than BEAT_MARGIN. The best single
+    draw, not the mean, because σ = 0 is one schedule too: a gain that one draw of a control matches
+    is not told apart from schedule variation. None when σ = 0 or the controls were not run."""
     out = {}
-    for (scenario, policy), part in frame[frame["uses_p_hat"].astype(bool)].groupby(["scenario", "policy"], sort=False):
+    for (scenario, policy), part in runs[runs["uses_p_hat"].astype(bool)].groupby(["scenario", "policy"], sort=False):
         exact = part.loc[(part["kind"] == "noise") & (part["sigma"] == 0), metric]
         ctrl = part.loc[part["kind"] == "control", metric]
         if exact.empty or ctrl.empty:
@@ -309,12 +354,13 @@ def _cell(metric: str, value) -> str:
     return f"{value:.3g}"
 
 
-def metric_table(frame: pd.DataFrame, scenario: str, metric: str) -> list[str]:
-    """Markdown lines: one row per policy, one column per source, and whether σ = 0 beats every control."""
+def metric_table(frame: pd.DataFrame, runs: pd.DataFrame, scenario: str, metric: str) -> list[str]:
+    """Markdown lines: one row per policy, one column per source (the mean over its draws), and σ = 0
+    against the best control run (`verdicts`)."""
     part = frame[frame["scenario"] == scenario]
     sources = list(dict.fromkeys(part.loc[part["uses_p_hat"], "source"]))
-    judged = verdicts(frame, metric)
-    head = ["policy", *[s.replace("noise:", "σ=") for s in sources], "σ=0 vs best control"]
+    judged = verdicts(runs, metric)
+    head = ["policy", *[s.replace("noise:", "σ=") for s in sources], "σ=0 vs best control run"]
     lines = ["| " + " | ".join(head) + " |", "| --- | " + " | ".join("---:" for _ in sources) + " | --- |"]
     for policy, rows in part.groupby("policy", sort=False):
         by = dict(zip(rows["source"], rows[metric]))
@@ -332,13 +378,16 @@ def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_j
                                      "tenant_loss_intervals")) -> str:
     """The tables of robustness.md (all metrics) or of the README block (`metrics` = the headline two)."""
     frame = pd.DataFrame(summary["rows"], columns=list(COLUMNS))
+    runs = pd.DataFrame(summary["runs"], columns=list(RUN_COLUMNS))
     out = [f"Produced by `benchmark robustness --task {summary['task']}` (seed {summary['seed']}"
            + (f", {summary['n']} jobs per scenario" if summary.get("n") else "") + f", {summary['elapsed_s']:.0f} s). "
+           f"Each value with noise, `random` or `permuted` p̂ is the mean over {summary['repeats']} independent draws "
+           "(robustness_runs.csv has every run). "
            "p̂ = p·exp(σZ) per σ; controls carry no information about which job is longer: `constant` = the median "
            f"true size for every job, `random` = median·exp({summary['random_sigma']:g}Z') drawn without p, "
            "`permuted` = the true sizes shuffled across jobs. A policy uses p̂ only where σ = 0 (exact p̂) beats every "
-           f"control: the last column is σ = 0 against the best control, \"beats\" when lower by more than "
-           f"{100 * summary.get('beat_margin', BEAT_MARGIN):g} %. "
+           "control: the last column is σ = 0 against the lowest single control run (any control, any draw), "
+           f"\"beats\" when lower by more than {100 * summary['beat_margin']:g} %. "
            "Policies marked (no p̂) read none: the same value in every column."]
     for note in summary["notes"]:
         out += ["", f"- {note}"]
@@ -350,7 +399,7 @@ def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_j
         for metric in metrics:
             out += ["", f"{METRIC_LABELS[metric]}" + (f" (jobs shorter than {summary['lease_s']:g} s)"
                                                        if metric == "p90_short_jct" and summary.get("lease_s") else ""), ""]
-            out += metric_table(frame, scenario, metric)
+            out += metric_table(frame, runs, scenario, metric)
     return "\n".join(out).strip() + "\n"
 
 

@@ -103,9 +103,9 @@ def test_rows_are_those_of_benchmark_run_on_the_same_jobs_and_noise(small_run, t
     assert main(["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--nodes", "8", "--noise", "1",
                  "--policies", "astraea,themis", "--output", str(out), "--quiet", "--no-mlflow"]) == 0
     task = pd.read_csv(out / "results.csv").set_index("policy")
-    frame = pd.read_csv(small_run / "robustness.csv")
+    runs = pd.read_csv(small_run / "robustness_runs.csv")
     for policy, source in (("themis", "noise:1"), ("astraea", "none")):
-        row = frame[(frame["policy"] == policy) & (frame["source"] == source)].iloc[0]
+        row = runs[(runs["policy"] == policy) & (runs["source"] == source) & (runs["repeat"] == 0)].iloc[0]
         for metric in ("avg_jct", "avg_slowdown", "sharing_loss_jobs", "tenant_loss_intervals"):
             assert row[metric] == pytest.approx(task.loc[policy, metric], rel=1e-12), (policy, metric)
         jobs = pd.read_parquet(out / "jobs" / f"{policy}.parquet")
@@ -114,8 +114,38 @@ def test_rows_are_those_of_benchmark_run_on_the_same_jobs_and_noise(small_run, t
         assert row["short_jobs"] == len(short) and row["p90_short_jct"] == pytest.approx(np.percentile(short, 90))
 
 
+def test_each_row_averages_its_draws_and_sources_without_a_draw_run_once(small_run):
+    frame = pd.read_csv(small_run / "robustness.csv")
+    runs = pd.read_csv(small_run / "robustness_runs.csv")
+    assert list(runs.columns) == list(rb.RUN_COLUMNS)
+    repeats = dict(zip(frame["source"], frame["repeats"]))
+    assert repeats == {"noise:0": 1, "noise:1": 3, "constant": 1, "random": 3, "permuted": 3, "none": 1}
+    assert len(runs) == frame["repeats"].sum()
+    for _, row in frame.iterrows():
+        mine = runs[(runs["scenario"] == row["scenario"]) & (runs["policy"] == row["policy"]) & (runs["source"] == row["source"])]
+        assert sorted(mine["repeat"]) == list(range(row["repeats"]))
+        for metric in METRICS:
+            assert row[metric] == pytest.approx(mine[metric].mean())
+            assert row[f"{metric}_std"] == pytest.approx(mine[metric].std(ddof=0), abs=1e-12)
+    themis = runs[(runs["policy"] == "themis") & (runs["source"] == "random")]
+    assert themis["avg_slowdown"].nunique() == 3  # independent draws, not one draw three times
+
+
+def test_a_later_draw_redraws_only_the_sources_that_depend_on_it():
+    size = _sizes()
+    first = rb.p_hat_sources(size, [0.0, 1.0], list(rb.CONTROLS), seed=0)
+    second = rb.p_hat_sources(size, [0.0, 1.0], list(rb.CONTROLS), seed=0, draw=1)
+    assert list(second) == ["noise:1", "random", "permuted"]
+    for name in second:
+        assert not np.array_equal(first[name][2], second[name][2])
+    assert np.array_equal(np.sort(second["permuted"][2]), np.sort(size))
+    from benchmark.tasks.inputs import noise_predictions
+
+    assert np.array_equal(first["noise:1"][2], noise_predictions(size, [1.0], 0)["noise:1"])  # draw 0 = `run --noise`
+
+
 def test_the_figure_the_markdown_and_the_json_are_written(small_run):
-    for name in ("robustness.png", "robustness.svg", "robustness.md", "robustness.json"):
+    for name in ("robustness.png", "robustness.svg", "robustness.md", "robustness.json", "robustness_runs.csv"):
         assert (small_run / name).stat().st_size > 1000, name
     assert (small_run / "robustness.png").read_bytes()[:4] == b"\x89PNG"
     text = (small_run / "robustness.md").read_text()
@@ -153,6 +183,12 @@ def test_verdicts_compare_exact_p_hat_with_the_best_control_beyond_the_margin():
     assert v[("s", "b")]["beats"] is False and v[("s", "b")]["gap"] > 0
     assert v[("s", "c")]["gap"] == pytest.approx(3.0 / 3.1 - 1) and v[("s", "c")]["beats"] is False  # within the margin
     assert rb.BEAT_MARGIN == 0.05
+    # every draw of a control counts: one random draw as good as exact p̂ is enough to doubt the gain
+    draws = pd.DataFrame({"scenario": "s", "policy": "d", "uses_p_hat": True, "source": ["noise:0"] + ["random"] * 3,
+                          "kind": ["noise"] + ["control"] * 3, "sigma": [0.0, None, None, None],
+                          "avg_slowdown": [2.0, 3.0, 2.05, 3.0]})
+    d = rb.verdicts(draws, "avg_slowdown")[("s", "d")]
+    assert d["best_control"] == 2.05 and d["beats"] is False
 
 
 def test_readme_block_is_rewritten_between_its_markers(tmp_path, small_run):
@@ -177,6 +213,7 @@ def test_readme_block_is_rewritten_between_its_markers(tmp_path, small_run):
     (["--references", "themis"], ["--references", "'themis' reads p̂"]),
     (["--policies", "nosuch"], ["nosuch"]),
     (["--philly-nodes", "0"], ["--philly-nodes"]),
+    (["--repeats", "0"], ["--repeats"]),
 ])
 def test_bad_input_exits_2_with_one_line_before_any_work(tmp_path, capsys, argv, fragments):
     out = tmp_path / "out"
