@@ -77,10 +77,11 @@ def register(subparsers) -> None:
                         help=f"no-information p̂ controls, comma-separated: {', '.join(CONTROLS)} (default all)")
     parser.add_argument("--policies", help="p̂ policies, comma-separated (default: every cluster policy that needs p̂)")
     parser.add_argument("--references", default=",".join(REFERENCES),
-                        help=f"policies without p̂ drawn as flat lines (default {','.join(REFERENCES)})")
+                        help=f"policies without p̂ drawn as flat lines (default {','.join(REFERENCES)}; none: no references)")
     parser.add_argument("--venus-nodes", type=int, help="Venus-like cluster, nodes of 8 GPUs (default the scenario's 100)")
     parser.add_argument("--philly-nodes", type=int, default=DEFAULT_PHILLY_NODES,
-                        help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}, where it contends)")
+                        help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}: the published trace contends there, "
+                             "not on the paper's 210)")
     from benchmark.options import integer, job_count
     from benchmark.options import seed as seed_type
 
