@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "benchmark.commands.leaderboard",
     "benchmark.commands.reproduce",
     "benchmark.commands.transfer",
+    "benchmark.commands.robustness",
 )
 
 # top-level command -> (its module, its one-line help); the help must match the module's own
@@ -42,6 +43,7 @@ COMMANDS = {
     "leaderboard": ("benchmark.commands.leaderboard", "render the leaderboard ranking(s)"),
     "reproduce": ("benchmark.commands.reproduce", "reproduce a paper's tables and figures beside ours"),
     "transfer": ("benchmark.commands.transfer", "cross-cluster transfer of a duration predictor (own vs other clusters)"),
+    "robustness": ("benchmark.commands.robustness", "robustness curves: each p̂ policy against noise and no-information controls"),
 }
 
 

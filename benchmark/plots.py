@@ -354,3 +354,76 @@ def sweep_ratio_bars_figure(table: pd.DataFrame) -> Figure:
 def sweep_ratio_bars(table: pd.DataFrame, path: Path) -> Path:
     """`sweep_ratio_bars_figure` written to `path` (PNG + SVG)."""
     return save_figure(sweep_ratio_bars_figure(table), path)
+
+
+# ----- fairness robustness curves (benchmark robustness --task fairness) ----------------------------------
+#: how each no-information control is drawn (benchmark.commands.robustness): horizontal lines in colours
+#: no policy curve uses, each with its own dash, so "is the σ = 0 point below every control?" is read at a glance
+CONTROL_STYLES = {"constant": ("#d62728", (0, (6, 2))), "random": ("#9467bd", (0, (1, 1.5))),
+                  "permuted": ("#8c564b", (0, (4, 1.5, 1, 1.5)))}
+_CONTROL_FALLBACK = ("#bcbd22", (0, (2, 2)))
+
+
+def fairness_robustness_figure(frame: pd.DataFrame, *, title: str,
+                               metrics=(("avg_slowdown", "avg slowdown", 1.0),
+                                        ("sharing_loss_jobs", "sharing-loss jobs (%)", 100.0))) -> Figure:
+    """One panel per (scenario, metric) row and p̂ policy column: the metric against σ (p̂ = p·exp(σZ)),
+    the policy's controls as horizontal lines (CONTROL_STYLES) and the policies that read no p̂ as
+    grey dashed lines (blind style), so each panel shows whether exact p̂ beats its controls. With
+    `<metric>_std` columns (several draws) the curve gets error bars and each control a faint ± std band.
+
+    `frame` has the columns of robustness.csv: scenario, policy, uses_p_hat, source, kind
+    (noise / control / reference), sigma and the metrics.
+    """
+    policies = list(dict.fromkeys(frame.loc[frame["uses_p_hat"].astype(bool), "policy"]))
+    scenarios = list(dict.fromkeys(frame["scenario"]))
+    n_rows, n_cols = len(scenarios) * len(metrics), max(1, len(policies))
+    fig, axes = subplots(n_rows, n_cols, figsize=(3.6 * n_cols + 2.2, 2.8 * n_rows + 0.6), squeeze=False)
+    references = list(dict.fromkeys(frame.loc[frame["kind"] == "reference", "policy"]))
+    blind = series_styles((p, None) for p in references)
+    handles: dict = {}
+    for i, (scenario, (metric, label, scale)) in enumerate((s, m) for s in scenarios for m in metrics):
+        part = frame[frame["scenario"] == scenario]
+        for j in range(n_cols):
+            ax = axes[i][j]
+            if j >= len(policies):
+                ax.axis("off")
+                continue
+            policy = policies[j]
+            mine = part[part["policy"] == policy]
+            noisy = mine[mine["kind"] == "noise"].sort_values("sigma")
+            colour = PREDICTOR_COLOURS[j % len(PREDICTOR_COLOURS)]
+            spread = f"{metric}_std" in noisy.columns
+            line = ax.errorbar(noisy["sigma"], noisy[metric] * scale,
+                               yerr=noisy[f"{metric}_std"] * scale if spread else None, capsize=2, color=colour,
+                               marker=MARKERS[j % len(MARKERS)], linestyle=PREDICTIVE_LINESTYLE, lw=1.6,
+                               label=f"{policy}: p̂ = p·exp(σZ)")
+            handles.setdefault(line.get_label(), line)
+            values = list(noisy[metric] * scale)
+            for _, row in mine[mine["kind"] == "control"].iterrows():
+                c, dash = CONTROL_STYLES.get(row["source"], _CONTROL_FALLBACK)
+                y = row[metric] * scale
+                h = ax.axhline(y, color=c, ls=dash, lw=1.3, label=f"control: {row['source']}")
+                if spread and row[f"{metric}_std"] > 0:  # ± std over the draws, as a faint band
+                    ax.axhspan(y - row[f"{metric}_std"] * scale, y + row[f"{metric}_std"] * scale, color=c, alpha=0.12, lw=0)
+                handles.setdefault(h.get_label(), h)
+                values.append(y)
+            for _, row in part[part["kind"] == "reference"].iterrows():
+                style = blind[(row["policy"], None)]
+                h = ax.axhline(row[metric] * scale, color=style.color, ls=BLIND_LINESTYLE, lw=1.0,
+                               label=f"{row['policy']} (no p̂)")
+                handles.setdefault(h.get_label(), h)
+                values.append(row[metric] * scale)
+            finite = [v for v in values if np.isfinite(v) and v > 0]
+            if metric == "avg_slowdown" and finite and max(finite) / min(finite) > 20:
+                ax.set_yscale("log")
+            ax.set_title(f"{scenario}: {policy}", fontsize=8)
+            ax.tick_params(labelsize=7)
+            if j == 0:
+                ax.set_ylabel(label, fontsize=8)
+            if i == n_rows - 1:
+                ax.set_xlabel("σ (p̂ = p·exp(σZ))", fontsize=8)
+    if handles:
+        figure_legend(fig, list(handles.values()), list(handles), fontsize=7)
+    fig.suptitle(title + " — a policy uses p̂ where its σ = 0 point lies below every control line", fontsize=9)
+    return fig

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -384,9 +385,41 @@ def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
 
 
 # ----- the task ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Prepared:
+    """A fairness run's inputs, checked: the jobs to schedule (with p̂ if any), the cluster, the quotas."""
+
+    table: pd.DataFrame  # every job read (the scenario, trace or dataset), before sampling
+    card: dict
+    window: pd.DataFrame  # the scheduled jobs (--n / --sample)
+    jobs: JobSet
+    predictor: str | None
+    p_hat_source: str | None
+    capacities: list[int]
+    cluster_text: str
+    weights: np.ndarray | None
+
+
 def execute(args) -> tuple[Path, dict, dict[str, object]]:
     if args.output:
         check_output_folder(args.output, "run")  # a bad --output fails before any computation
+    prep = prepare(args)
+    table, card, window, jobs = prep.table, prep.card, prep.window, prep.jobs
+    predictor, p_hat_source, capacities, cluster_text, weights = (prep.predictor, prep.p_hat_source, prep.capacities,
+                                                                  prep.cluster_text, prep.weights)
+    source = card.get("path") or card.get("source")
+    policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
+                               source=str(source), task="fairness", quiet=args.quiet)
+    out = Path(args.output) if args.output else default_output_dir("fairness")
+    with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
+        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
+                                        cluster_text, weights, policies)
+    return out, doc, runs
+
+
+def prepare(args) -> Prepared:
+    """Check the options, read the jobs, draw p̂ and size the cluster: everything before the first
+    simulation (also `benchmark robustness`, which runs one scenario under many p̂)."""
     for opt, value, low in (("--lease", args.lease, 0.0), ("--interval", args.interval, 0.0), ("--fair-window", args.fair_window, 0.0)):
         if not (value > low and math.isfinite(value)):
             raise InputError(f"{opt} must be > 0, got {value!r}", where=opt)
@@ -416,14 +449,14 @@ def execute(args) -> tuple[Path, dict, dict[str, object]]:
     check_simulated_span(args, jobs, sum(capacities))
     known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
     weights = _tenant_weights(args, jobs.tenant_names, scenario_weights, known)
-    source = card.get("path") or card.get("source")
-    policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
-                               source=str(source), task="fairness", quiet=args.quiet)
-    out = Path(args.output) if args.output else default_output_dir("fairness")
-    with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
-        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
-                                        cluster_text, weights, policies)
-    return out, doc, runs
+    return Prepared(table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text, weights)
+
+
+def cluster_policy(args, name: str, capacities: list[int], weights):
+    """The cluster policy `name` built with the run's cluster, lease and ledger options."""
+    return build_policy(get_policy(name, "cluster"), node_capacities=capacities, lease_s=args.lease,
+                        interval_s=args.interval, cold_start_s=args.cold_start, tenant_weights=weights,
+                        fair_share=args.fair_share, fair_window_s=args.fair_window, rho_from=args.job_rho_from)
 
 
 def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text,
@@ -439,9 +472,7 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
         for name in policies:
             cls = get_policy(name, "cluster")
-            policy = build_policy(cls, node_capacities=capacities, lease_s=args.lease, interval_s=args.interval,
-                                  cold_start_s=args.cold_start, tenant_weights=weights, fair_share=args.fair_share,
-                                  fair_window_s=args.fair_window, rho_from=args.job_rho_from)
+            policy = cluster_policy(args, name, capacities, weights)
             try:
                 run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share, notice=progress.note)
             except PluginPolicyError:
@@ -697,4 +728,5 @@ def jct_slowdown_figure(runs: dict, predictive: set, *, title: str):
     return fig
 
 
-__all__ = ["add_arguments", "run", "execute", "render", "paper_table", "JOB_COLUMNS", "METRICS"]
+__all__ = ["add_arguments", "run", "execute", "prepare", "Prepared", "cluster_policy", "render", "paper_table", "JOB_COLUMNS",
+           "METRICS"]

@@ -150,10 +150,12 @@ def noise_level(text: str) -> float:
     return read_float(text, 0.0, MAX_NOISE, "a noise level σ")
 
 
-def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int) -> dict[str, np.ndarray]:
-    """p̂ = p·exp(σZ) per σ, labelled `noise:σ`; one seeded Z per job shared by every σ."""
+def noise_predictions(size: np.ndarray, sigmas: list[float], seed: int, draw: int = 0) -> dict[str, np.ndarray]:
+    """p̂ = p·exp(σZ) per σ, labelled `noise:σ`; one seeded Z per job shared by every σ.
+
+    `draw` > 0 gives other, independent Z for the same seed (`benchmark robustness --repeats`)."""
     check_noise_levels(sigmas)
-    z = np.random.default_rng([seed, 0x5EED]).standard_normal(len(size))
+    z = np.random.default_rng([seed, 0x5EED] + ([draw] if draw else [])).standard_normal(len(size))
     out = {}
     for s in sigmas:
         with np.errstate(over="ignore", under="ignore"):  # judged below, not warned

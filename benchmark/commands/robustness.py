@@ -1,0 +1,415 @@
+"""`benchmark robustness --task fairness`: do the GPU-cluster policies that read p̂ gain anything from it?
+
+For each scenario (`--scenario`, default `venus,philly`: the Venus-like workload on 100 × 8 GPUs and
+the Philly snapshot on a contended 64 × 8) every cluster policy whose class says `needs_prediction`
+(the registry's flag, so a new p̂ policy joins by itself) is run under each p̂ source:
+
+- `noise:σ` for σ in `--noise` (default 0,0.25,0.5,1,2,4): p̂ = p·exp(σZ), the seeded noise model
+  of every task (benchmark.tasks.inputs.noise_predictions); σ = 0 is the exact size;
+- learned p̂, where the task has one for the scenario: the fairness task learns p̂ only for `--jobs`
+  and `--data` (a scenario brings its own synthetic p̂), so for a scenario the output says so and
+  leaves the source out;
+- three controls that carry no information about which job is longer (`--controls`, default all):
+  `constant` (every p̂ = the median true size of the scheduled jobs: the scenarios have no train
+  split), `random` (p̂ = median·exp(2Z'), Z' drawn from the seed and the job count only, never from
+  p), `permuted` (the true sizes shuffled across the jobs, seeded).
+
+A policy uses p̂ only if exact p̂ beats the controls: a gain that random p̂ produces as well is not a
+gain from the prediction. `astraea` and `srtf-oracle` (`--references`), which read no p̂, run once per
+scenario and are drawn as flat lines. Metrics per (policy, source): avg JCT, avg slowdown, p90 JCT of
+the jobs shorter than one lease, sharing_loss_jobs and tenant_loss_intervals (the fairness task's
+default definitions; docs/fairness.md#metrics).
+
+Writes OUT/robustness.csv (one row per scenario × policy × source), robustness.md, robustness.json
+and robustness.png (+ .svg), and with `--readme FILE` the block between `<!-- robustness:start -->`
+and `<!-- robustness:end -->`. See docs/fairness.md "Do predictions help? Robustness curves".
+May import benchmark.*, and through it atlas_data and schedulers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from atlas_data.errors import InputError
+
+START, END = "<!-- robustness:start -->", "<!-- robustness:end -->"
+TASKS = ("fairness",)
+DEFAULT_NOISE = "0,0.25,0.5,1,2,4"
+CONTROLS = ("constant", "random", "permuted")
+RANDOM_SIGMA = 2.0  # spread of the `random` control around the median: as wide as heavy noise, but blind
+REFERENCES = ("astraea", "srtf-oracle")
+#: exact p̂ "beats" the controls when its metric is lower than the best control's by more than this share:
+#: on one seed the σ ≤ 0.5 points of one policy scatter by about ±5 % (astraea-p's avg slowdown on the
+#: Venus-like scenario), so a smaller gap is not told apart from schedule-to-schedule variation
+BEAT_MARGIN = 0.05
+DEFAULT_SCENARIOS = "venus,philly"
+DEFAULT_REPEATS, MAX_REPEATS = 3, 100
+DEFAULT_PHILLY_NODES = 64  # the paper's 210 × 8 never fills on the published Philly list: 64 × 8 contends
+#: the columns of robustness.csv, in order
+METRICS = ("avg_jct", "avg_slowdown", "p90_short_jct", "sharing_loss_jobs", "tenant_loss_intervals")
+KEYS = ("scenario", "cluster", "n_jobs", "policy", "uses_p_hat", "source", "kind", "sigma")
+#: the columns of robustness_runs.csv: one row per simulation
+RUN_COLUMNS = (*KEYS, "repeat", *METRICS, "short_jobs", "loop", "sim_seconds")
+#: the columns of robustness.csv: one row per scenario × policy × source, the metrics averaged over its
+#: `repeats` runs (1 for σ = 0, `constant` and the references, whose p̂ draws nothing), `<metric>_std` over them
+COLUMNS = (*KEYS, "repeats", *METRICS, *(f"{m}_std" for m in METRICS), "short_jobs", "loop", "sim_seconds")
+METRIC_LABELS = {"avg_slowdown": "avg slowdown", "sharing_loss_jobs": "sharing-loss jobs", "avg_jct": "avg JCT (s)",
+                 "p90_short_jct": "p90 JCT of jobs < 1 lease (s)", "tenant_loss_intervals": "tenant-loss intervals"}
+NO_LEARNED = ("no learned p̂ for a scenario: the fairness task learns p̂ only on --data or --jobs (a scenario brings "
+              "its own synthetic p̂ = p·exp(0.9Z)); left out, not imitated")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("robustness", help="robustness curves: each p̂ policy against noise and no-information controls")
+    parser.add_argument("--task", choices=TASKS, default="fairness",
+                        help="the task (default fairness; the scheduling task draws its curve with "
+                             "`run --task scheduling --noise σ1,σ2,...`)")
+    parser.add_argument("--scenario", default=DEFAULT_SCENARIOS,
+                        help=f"scenarios, comma-separated: venus, philly (default {DEFAULT_SCENARIOS})")
+    parser.add_argument("--noise", default=DEFAULT_NOISE, help=f"noise levels σ, p̂ = p·exp(σZ) (default {DEFAULT_NOISE})")
+    parser.add_argument("--controls", default=",".join(CONTROLS),
+                        help=f"no-information p̂ controls, comma-separated: {', '.join(CONTROLS)} (default all)")
+    parser.add_argument("--policies", help="p̂ policies, comma-separated (default: every cluster policy that needs p̂)")
+    parser.add_argument("--references", default=",".join(REFERENCES),
+                        help=f"policies without p̂ drawn as flat lines (default {','.join(REFERENCES)}; none: no references)")
+    parser.add_argument("--venus-nodes", type=int, help="Venus-like cluster, nodes of 8 GPUs (default the scenario's 100)")
+    parser.add_argument("--philly-nodes", type=int, default=DEFAULT_PHILLY_NODES,
+                        help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}: the published trace contends there, "
+                             "not on the paper's 210)")
+    from benchmark.options import integer, job_count
+    from benchmark.options import seed as seed_type
+
+    parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all)")
+    parser.add_argument("--repeats", type=integer(1, MAX_REPEATS, "a repeat count"), default=DEFAULT_REPEATS,
+                        help=f"independent draws of the noise and of the random and permuted controls, averaged "
+                             f"(default {DEFAULT_REPEATS}; at most {MAX_REPEATS})")
+    parser.add_argument("--seed", type=seed_type, default=0, help="scenario, noise, control and sample seed (default 0)")
+    parser.add_argument("--output", default="results/robustness-fairness",
+                        help="output folder (default results/robustness-fairness)")
+    parser.add_argument("--readme", help="rewrite the robustness block of this README")
+    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
+    parser.set_defaults(handler=run)
+
+
+# ----- p̂ sources -----------------------------------------------------------------------------------
+def control_predictions(size: np.ndarray, controls, seed: int, draw: int = 0) -> dict[str, np.ndarray]:
+    """The no-information p̂ of each control in `controls`, for true sizes `size` (one per job, in order).
+
+    `constant`: every job's p̂ = the median of `size`. `random`: median·exp(RANDOM_SIGMA·Z'), with Z'
+    drawn from (seed, job count) alone, so it is the same whatever the sizes are (only the median
+    scales it). `permuted`: `size` shuffled by a seeded permutation (the same sizes, on other jobs).
+    `draw` > 0: other, independent draws of `random` and `permuted` for the same seed (`--repeats`).
+    """
+    tail = [draw] if draw else []
+    size = np.asarray(size, np.float64)
+    median = float(np.median(size)) if len(size) else 1.0
+    out = {}
+    for name in controls:
+        if name == "constant":
+            out[name] = np.full(len(size), median)
+        elif name == "random":
+            z = np.random.default_rng([seed, 0xC0DE, 1] + tail).standard_normal(len(size))
+            out[name] = median * np.exp(RANDOM_SIGMA * z)
+        elif name == "permuted":
+            out[name] = size[np.random.default_rng([seed, 0xC0DE, 2] + tail).permutation(len(size))]
+        else:
+            raise InputError(f"unknown control '{name}' (choose from {', '.join(CONTROLS)})", where="--controls")
+    return out
+
+
+def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int,
+                  draw: int = 0) -> dict[str, tuple[str, float | None, np.ndarray]]:
+    """{source: (kind, σ or None, p̂)}: `noise:σ` for each σ, then each control; draw 0 is the noise
+    of `benchmark run --noise σ` with the same seed, a draw > 0 an independent repeat. A draw > 0
+    leaves out the sources that do not depend on it (σ = 0 and `constant`: `drawn`)."""
+    from benchmark.tasks.inputs import noise_predictions
+
+    out = {}
+    noisy = noise_predictions(np.asarray(size, np.float64), list(sigmas), seed, draw)
+    for (name, p_hat), sigma in zip(noisy.items(), sigmas):
+        if drawn("noise", sigma, name) or not draw:
+            out[name] = ("noise", float(sigma), p_hat)
+    for name, p_hat in control_predictions(size, controls, seed, draw).items():
+        if drawn("control", None, name) or not draw:
+            out[name] = ("control", None, p_hat)
+    return out
+
+
+def drawn(kind: str, sigma, name: str) -> bool:
+    """Whether a source's p̂ depends on the random draw (so `--repeats` runs it again): not σ = 0, not `constant`."""
+    return not ((kind == "noise" and sigma == 0) or (kind == "control" and name == "constant"))
+
+
+def short_job_p90(table: pd.DataFrame, lease_s: float) -> tuple[float, int]:
+    """(p90 JCT of the jobs whose true duration is shorter than one lease, how many there are); NaN if none."""
+    short = table.loc[table["duration"].to_numpy(np.float64) < lease_s, "jct"].to_numpy(np.float64)
+    return (float(np.percentile(short, 90)) if len(short) else math.nan), int(len(short))
+
+
+# ----- options ----------------------------------------------------------------------------------
+def _check(args):
+    """Every option, before any work: (scenarios, σs, controls, p̂ policies, references)."""
+    from benchmark.tasks.fairness import MAX_NODES
+    from benchmark.tasks.inputs import csv_list, noise_level, policy_items
+    from schedulers.cluster.scenarios import SCENARIOS
+    from schedulers.policy import get_policy, policy_names, resolve_policy
+
+    scenarios = csv_list(args.scenario, "scenario")
+    for name in scenarios:
+        if name not in SCENARIOS:
+            raise InputError(f"unknown scenario '{name}' (choose from {', '.join(sorted(SCENARIOS))})", where="--scenario")
+    sigmas = csv_list(args.noise, "noise", noise_level)
+    controls = csv_list(args.controls, "controls")
+    for name in controls:
+        if name not in CONTROLS:
+            raise InputError(f"unknown control '{name}' (choose from {', '.join(CONTROLS)})", where="--controls")
+    if not sigmas:
+        raise InputError("give at least one noise level", where="--noise")
+    for option, value in (("--venus-nodes", args.venus_nodes), ("--philly-nodes", args.philly_nodes)):
+        if value is not None and not (1 <= value <= MAX_NODES):
+            raise InputError(f"must be from 1 to {MAX_NODES:,} nodes, got {value}", where=option)
+
+    def resolve(text, option):
+        names = [resolve_policy(item, "cluster") for item in policy_items(text, option)]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise InputError(f"policy '{name}' is given twice in {text!r}", where=option)
+        return names
+
+    if args.policies is not None:
+        policies = resolve(args.policies, "--policies")
+        blind = [p for p in policies if not get_policy(p, "cluster").needs_prediction]
+        if blind:
+            raise InputError(f"policy '{blind[0]}' reads no p̂ (name it in --references)", where="--policies")
+    else:
+        policies = [p for p in policy_names("cluster") if get_policy(p, "cluster").needs_prediction]
+    references = resolve(args.references, "--references") if args.references.strip().lower() != "none" else []
+    predictive = [p for p in references if get_policy(p, "cluster").needs_prediction]
+    if predictive:
+        raise InputError(f"policy '{predictive[0]}' reads p̂: a reference reads none (name it in --policies)",
+                         where="--references")
+    both = [p for p in references if p in policies]
+    if both:
+        raise InputError(f"policy '{both[0]}' is in --policies and --references", where="--references")
+    return scenarios, sigmas, controls, policies, references
+
+
+def scenario_args(args, scenario: str):
+    """The `benchmark run --task fairness --scenario ...` options of one scenario (the run parser's defaults)."""
+    from benchmark.cli import build_parser
+
+    argv = ["run", "--task", "fairness", "--scenario", scenario, "--seed", str(args.seed), "--quiet", "--no-mlflow"]
+    nodes = args.venus_nodes if scenario == "venus" else args.philly_nodes if scenario == "philly" else None
+    if nodes is not None:
+        argv += ["--nodes", str(nodes)]
+    if args.n is not None:
+        argv += ["--n", str(args.n)]
+    return build_parser(["run"]).parse_args(argv)
+
+
+# ----- the runs ---------------------------------------------------------------------------------
+def simulate_sources(run_args, prep, policies, sources, *, scenario: str, draw: int = 0, on_run=None,
+                     notice=None) -> list[dict]:
+    """One row per (policy, source) of `policies` under each p̂ of `sources` ({name: (kind, σ, p̂)});
+    a policy whose class reads no p̂ gets one row per source all the same (the caller decides)."""
+    from benchmark.tasks.fairness import cluster_policy
+    from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.policy import PluginPolicyError, PolicyError, get_policy
+
+    rows = []
+    for policy_name in policies:
+        for source, (kind, sigma, p_hat) in sources.items():
+            jobs = prep.jobs if p_hat is None else prep.jobs.with_predictions(p_hat)
+            policy = cluster_policy(run_args, policy_name, prep.capacities, prep.weights)
+            try:
+                result = simulate_fairness(jobs, policy, tenant_loss_share=run_args.tenant_loss_share, notice=notice)
+            except PluginPolicyError:
+                raise
+            except PolicyError as exc:
+                raise InputError(str(exc), where=f"policy {policy_name}") from None
+            p90, short = short_job_p90(result.jobs, run_args.lease)
+            m = result.metrics
+            row = {"scenario": scenario, "cluster": prep.cluster_text, "n_jobs": int(prep.jobs.n), "policy": policy_name,
+                   "uses_p_hat": bool(get_policy(policy_name, "cluster").needs_prediction), "source": source,
+                   "kind": kind, "sigma": sigma, "repeat": draw, "avg_jct": m["avg_jct"],
+                   "avg_slowdown": m["avg_slowdown"],
+                   "p90_short_jct": p90, "short_jobs": short, "sharing_loss_jobs": m["sharing_loss_jobs"],
+                   "tenant_loss_intervals": m["tenant_loss_intervals"], "loop": result.loop,
+                   "sim_seconds": m["sim_seconds"]}
+            rows.append(row)
+            if on_run is not None:
+                on_run(row)
+    return rows
+
+
+def run(args) -> int:
+    from atlas_data.outputs import check_output_folder, command_line, output_folder
+    from benchmark.progress import say
+    from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
+    from benchmark.tasks.fairness import prepare
+
+    started = time.perf_counter()
+    if args.readme:
+        check_readme_block(Path(args.readme), START, END)
+    scenarios, sigmas, controls, policies, references = _check(args)
+    out = Path(args.output)
+    check_output_folder(out, "robustness")  # before any simulation
+    prepared = []
+    for scenario in scenarios:  # every scenario read and checked before the first simulation
+        run_args = scenario_args(args, scenario)
+        prepared.append((scenario, run_args, prepare(run_args)))
+    once = sum(not drawn("noise", s, "") for s in sigmas) + sum(not drawn("control", None, c) for c in controls)
+    per_scenario = len(policies) * (len(sigmas) + len(controls) + (args.repeats - 1) * (len(sigmas) + len(controls) - once))
+    per_scenario += len(references)
+    total, done = per_scenario * len(scenarios), [0]
+    rows, notes = [], []
+
+    def progress(row):
+        done[0] += 1
+        say(f"robustness {row['scenario']}: {row['policy']} × {row['source']}: slowdown {row['avg_slowdown']:.3g}, "
+            f"sharing loss {100 * row['sharing_loss_jobs']:.1f} % ({row['sim_seconds']:.1f} s, {row['loop']}) "
+            f"[{done[0]}/{total}]", args.quiet)
+
+    def notice(text):
+        say(f"robustness: {text}", args.quiet)
+
+    for scenario, run_args, prep in prepared:
+        notes.append(f"{scenario}: {NO_LEARNED}")
+        say(f"robustness {scenario}: {prep.jobs.n} jobs on {prep.cluster_text}; {NO_LEARNED}", args.quiet)
+        for draw in range(args.repeats):
+            sources = p_hat_sources(prep.jobs.size, sigmas, controls, args.seed, draw)
+            rows += simulate_sources(run_args, prep, policies, sources, scenario=scenario, draw=draw, on_run=progress,
+                                     notice=notice)
+        # a reference reads no p̂ (its class says so): one run, labelled with no source
+        rows += simulate_sources(run_args, prep, references, {"none": ("reference", None, None)}, scenario=scenario,
+                                 on_run=progress, notice=notice)
+    runs = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+    frame = aggregate(runs)
+    summary = {"task": args.task, "date": time.strftime("%Y-%m-%d"), "seed": args.seed, "n": args.n, "repeats": args.repeats,
+               "scenarios": scenarios, "noise": sigmas, "controls": controls, "policies": policies,
+               "references": references, "random_sigma": RANDOM_SIGMA, "beat_margin": BEAT_MARGIN,
+               "lease_s": prepared[0][1].lease if prepared else None,
+               "notes": notes, "rows": json.loads(frame.to_json(orient="records")),
+               "runs": json.loads(runs.to_json(orient="records")),
+               "elapsed_s": round(time.perf_counter() - started, 1), "argv": command_line()}
+    text = markdown(summary)
+    with output_folder(out, "robustness") as folder:  # every file appears together, or none
+        frame.to_csv(folder / "robustness.csv", index=False)
+        runs.to_csv(folder / "robustness_runs.csv", index=False)
+        write_text_atomic(folder / "robustness.json", json.dumps(summary, indent=2, default=str) + "\n")
+        write_text_atomic(folder / "robustness.md", text)
+        figure(frame, folder / "robustness.png", title=f"p̂ robustness, seed {args.seed}")
+    if args.readme:
+        replace_readme_block(Path(args.readme), START, END, readme_block(out / "robustness.json"))
+    print(text)
+    say(f"robustness: {time.perf_counter() - started:.0f} s; written {out / 'robustness.csv'}, .md, .json, .png", args.quiet)
+    return 0
+
+
+# ----- reading the rows ---------------------------------------------------------------------------
+def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per scenario × policy × source (in run order): the metrics' mean and std over its runs."""
+    keys = list(KEYS)
+    grouped = runs.assign(sigma=runs["sigma"].astype(float)).groupby(keys, sort=False, dropna=False)
+    out = grouped[list(METRICS)].mean()
+    std = grouped[list(METRICS)].std(ddof=0).add_suffix("_std")
+    rest = grouped.agg(repeats=("repeat", "size"), short_jobs=("short_jobs", "first"), loop=("loop", "first"),
+                       sim_seconds=("sim_seconds", "sum"))
+    frame = pd.concat([out, std, rest], axis=1).reset_index()
+    frame["sigma"] = frame["sigma"].astype(object).where(frame["sigma"].notna(), None)
+    return frame[list(COLUMNS)]
+
+
+def verdicts(runs: pd.DataFrame, metric: str) -> dict[tuple[str, str], dict]:
+    """{(scenario, policy): {exact, best_control, gap, beats}} for the p̂ policies, from the runs (one
+    row per simulation): `gap` = exact p̂'s `metric` (σ = 0) / the lowest of every control run (each
+    control, each draw) − 1; `beats` when exact p̂ is lower by more than BEAT_MARGIN. The best single
+    draw, not the mean, because σ = 0 is one schedule too: a gain that one draw of a control matches
+    is not told apart from schedule variation. None when σ = 0 or the controls were not run."""
+    out = {}
+    for (scenario, policy), part in runs[runs["uses_p_hat"].astype(bool)].groupby(["scenario", "policy"], sort=False):
+        exact = part.loc[(part["kind"] == "noise") & (part["sigma"] == 0), metric]
+        ctrl = part.loc[part["kind"] == "control", metric]
+        if exact.empty or ctrl.empty:
+            out[(scenario, policy)] = {"exact": None, "best_control": None, "gap": None, "beats": None}
+            continue
+        e, c = float(exact.iloc[0]), float(ctrl.min())
+        gap = (e / c - 1.0) if c > 0 else (0.0 if e == 0 else math.inf)
+        out[(scenario, policy)] = {"exact": e, "best_control": c, "gap": gap, "beats": bool(gap < -BEAT_MARGIN)}
+    return out
+
+
+def _cell(metric: str, value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if metric in ("sharing_loss_jobs", "tenant_loss_intervals"):
+        return f"{100 * value:.1f} %"
+    if metric in ("avg_jct", "p90_short_jct"):
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def metric_table(frame: pd.DataFrame, runs: pd.DataFrame, scenario: str, metric: str) -> list[str]:
+    """Markdown lines: one row per policy, one column per source (the mean over its draws), and σ = 0
+    against the best control run (`verdicts`)."""
+    part = frame[frame["scenario"] == scenario]
+    sources = list(dict.fromkeys(part.loc[part["uses_p_hat"], "source"]))
+    judged = verdicts(runs, metric)
+    head = ["policy", *[s.replace("noise:", "σ=") for s in sources], "σ=0 vs best control run"]
+    lines = ["| " + " | ".join(head) + " |", "| --- | " + " | ".join("---:" for _ in sources) + " | --- |"]
+    for policy, rows in part.groupby("policy", sort=False):
+        by = dict(zip(rows["source"], rows[metric]))
+        if not rows["uses_p_hat"].iloc[0]:
+            value = _cell(metric, by.get("none"))
+            lines.append(f"| {policy} (no p̂) | " + " | ".join(value for _ in sources) + " | reference |")
+            continue
+        v = judged[(scenario, policy)]
+        verdict = "–" if v["beats"] is None else f"{100 * v['gap']:+.1f} % " + ("beats" if v["beats"] else "**does not beat**")
+        lines.append(f"| {policy} | " + " | ".join(_cell(metric, by.get(s)) for s in sources) + f" | {verdict} |")
+    return lines
+
+
+def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_jct", "p90_short_jct",
+                                     "tenant_loss_intervals")) -> str:
+    """The tables of robustness.md (all metrics) or of the README block (`metrics` = the headline two)."""
+    frame = pd.DataFrame(summary["rows"], columns=list(COLUMNS))
+    runs = pd.DataFrame(summary["runs"], columns=list(RUN_COLUMNS))
+    out = [f"Produced by `benchmark robustness --task {summary['task']}` (seed {summary['seed']}"
+           + (f", {summary['n']} jobs per scenario" if summary.get("n") else "") + f", {summary['elapsed_s']:.0f} s). "
+           f"Each value with noise, `random` or `permuted` p̂ is the mean over {summary['repeats']} independent draws "
+           "(robustness_runs.csv has every run). "
+           "p̂ = p·exp(σZ) per σ; controls carry no information about which job is longer: `constant` = the median "
+           f"true size for every job, `random` = median·exp({summary['random_sigma']:g}Z') drawn without p, "
+           "`permuted` = the true sizes shuffled across jobs. A policy uses p̂ only where σ = 0 (exact p̂) beats every "
+           "control: the last column is σ = 0 against the lowest single control run (any control, any draw), "
+           f"\"beats\" when lower by more than {100 * summary['beat_margin']:g} %. "
+           "Policies marked (no p̂) read none: the same value in every column."]
+    for note in summary["notes"]:
+        out += ["", f"- {note}"]
+    for scenario in summary["scenarios"]:
+        part = frame[frame["scenario"] == scenario]
+        if part.empty:
+            continue
+        out += ["", f"**{scenario}**: {int(part['n_jobs'].iloc[0]):,} jobs on {part['cluster'].iloc[0]}"]
+        for metric in metrics:
+            out += ["", f"{METRIC_LABELS[metric]}" + (f" (jobs shorter than {summary['lease_s']:g} s)"
+                                                       if metric == "p90_short_jct" and summary.get("lease_s") else ""), ""]
+            out += metric_table(frame, runs, scenario, metric)
+    return "\n".join(out).strip() + "\n"
+
+
+def readme_block(summary_json: Path | str) -> str:
+    """The README block (avg slowdown and sharing-loss jobs), regenerated from a saved robustness.json."""
+    return markdown(json.loads(Path(summary_json).read_text()), metrics=("avg_slowdown", "sharing_loss_jobs"))
+
+
+def figure(frame: pd.DataFrame, path: Path, *, title: str) -> Path:
+    from benchmark.plots import fairness_robustness_figure, save_figure
+
+    return save_figure(fairness_robustness_figure(frame, title=title), path, dpi=100)
