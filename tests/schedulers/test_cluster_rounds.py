@@ -99,7 +99,7 @@ def _multi_tenant(seed, n=80):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("name", policy_names("cluster"))
+@pytest.mark.parametrize("name", [n for n in policy_names("cluster") if n not in ("qssf", "easy-p")])  # engine rules
 def test_every_choice_is_executed_and_no_gpu_idles_while_a_gang_fits(name, seed):
     # check mode raises inside the run when a chosen job does not hold its planned GPUs after a round,
     # or (for work-conserving policies) when a waiting job fits on the free GPUs after a decision

@@ -56,13 +56,17 @@ class EasyP(ClusterPolicy):
 
 # ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
 # end[j]: the predicted end (start + p̂) of a job this kernel started; free_at: the free GPUs per
-# node at the shadow time, scratch of one decision.
+# node at the shadow time, scratch of one decision; refused[g] == epoch[0]: a job of g GPUs that
+# runs past the shadow time was refused since the last start (the next one of g GPUs would get
+# the same placement on the same free GPUs and be refused again: a long queue is read without a
+# placement search per job).
 EasyParams = namedtuple("EasyParams", "")
-EasyState = namedtuple("EasyState", "params end free_at")
+EasyState = namedtuple("EasyState", "params end free_at refused epoch")
 
 
 def setup(s, params):
-    return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64))
+    return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
+                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64))
 
 
 @jitable
@@ -126,6 +130,7 @@ def decide(s, p, at_round, now, chosen):
     head = cand[h]
     hg = s.job.gpus[head]
     t_shadow, total_at = shadow(s, p, head, now, chosen)
+    p.epoch[0] += 1
     parts_node = np.empty(s.cfg.P + 1, np.int64)
     parts_k = np.empty(s.cfg.P + 1, np.int64)
     for i in range(h + 1, m):
@@ -134,14 +139,20 @@ def decide(s, p, at_round, now, chosen):
             break
         j = cand[i]
         g = s.job.gpus[j]
-        if g > total:
+        if g > total or s.plan.missed[g]:  # (missed: no placement for g on the free GPUs, as attempt knows)
             continue
         if now + s.job.predicted[j] <= t_shadow:  # predicted to end before the head's reservation
             if attempt(s, j, now, at_round, -1):
                 p.end[j] = now + s.job.predicted[j]
                 chosen.append(j)
+                p.epoch[0] += 1
             continue
         # runs past the shadow time: only on the extra GPUs, where the head still fits at the shadow
+        if p.refused[g] == p.epoch[0]:
+            continue
+        p.refused[g] = p.epoch[0]
+        if hg > total_at - g:
+            continue
         parts = find(s, s.nodes.free, total, g, -1)  # the placement attempt would give it now
         if parts == 0:
             continue
@@ -150,11 +161,12 @@ def decide(s, p, at_round, now, chosen):
             parts_k[k] = s.nodes.found_k[k]
             p.free_at[parts_node[k]] -= parts_k[k]
         # (free_at ≥ the free GPUs now on every node, so it stays ≥ 0)
-        ok = hg <= total_at - g and find(s, p.free_at, total_at - g, hg, -1) > 0
+        ok = find(s, p.free_at, total_at - g, hg, -1) > 0
         if ok and attempt(s, j, now, at_round, -1):
             p.end[j] = now + s.job.predicted[j]
             chosen.append(j)
             total_at -= g
+            p.epoch[0] += 1
         else:  # it would delay the head: it waits, and its GPUs stay free at the shadow time
             for k in range(parts):
                 p.free_at[parts_node[k]] += parts_k[k]
