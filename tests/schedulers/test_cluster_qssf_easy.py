@@ -84,19 +84,19 @@ def test_qssf_ties_go_to_fewer_gpus_then_to_the_earlier_job(monkeypatch, same_ru
 def test_easy_backfills_what_ends_by_the_shadow_time_or_fits_the_extra_gpus(monkeypatch, same_run):
     # one 8-GPU node, all at 0, in submit order:
     #   J0 4 GPUs, p = p̂ = 1000;  J1 2 GPUs, p = p̂ = 300;  J2 7 GPUs (the head), p = 100;
-    #   J3 1 GPU, p = p̂ = 2000;   J4 1 GPU, p = p̂ = 2000;   J5 1 GPU, p = p̂ = 500.
+    #   J3 1 GPU, p = p̂ = 2000;   J4 1 GPU, p = p̂ = 2000;   J5 1 GPU, p = p̂ = 1000.
     # 0: FIFO starts J0 and J1 (2 GPUs left); J2 needs 7: it is the head. Shadow: J1's predicted end
     #    (300) frees 4, J0's (1000) frees 8 ≥ 7: shadow 1000, extra GPUs at the shadow 8 − 7 = 1.
     #    J3 ends at 2000 > 1000 but takes the extra GPU (8 − 1 = 7 still hold J2): starts.
     #    J4 likewise would leave 6 < 7 at the shadow: it would delay the head, refused.
-    #    J5 is predicted to end at 500 ≤ 1000: starts on the last free GPU.
-    # 300: J1 done (2 free). Shadow: J5 (500) → 3, J0 (1000) → 7: shadow 1000, extra 0: J4 refused
-    #    again (a gap: it fits now). 500: J5 done, the same (3 free, J4 refused, a gap).
-    # 1000: J0 done, 7 free: J2 starts (1000-1100), nothing left for J4.  1100: J4 starts (1100-3100).
-    size = [1000, 300, 100, 2000, 2000, 500]
+    #    J5 is predicted to end at 1000, the shadow time itself (≤): starts on the last free GPU.
+    # 300: J1 done (2 free). Shadow: J0 and J5 (both 1000) → 7: shadow 1000, extra 0: J4 refused
+    #    again (a gap: it fits now).
+    # 1000: J0 and J5 done, 7 free: J2 starts (1000-1100), nothing left for J4.  1100: J4 (1100-3100).
+    size = [1000, 300, 100, 2000, 2000, 1000]
     run = _both(monkeypatch, same_run, "easy-p", [0] * 6, size, size, [4, 2, 7, 1, 1, 1], nodes=1, gpus_per_node=8)
-    assert _times(run) == ([0, 0, 1000, 0, 1100, 0], [1000, 300, 1100, 2000, 3100, 500])
-    assert run.metrics["work_conservation_gaps"] == 2  # J4 refused while it fits: at 300 and 500
+    assert _times(run) == ([0, 0, 1000, 0, 1100, 0], [1000, 300, 1100, 2000, 3100, 1000])
+    assert run.metrics["work_conservation_gaps"] == 1  # J4 refused while it fits: at 300
     # FIFO has none of these backfills: J2 blocks everything behind it until 1000 (J3 then takes the
     # GPU J2 leaves; J4 and J5 wait for J2)
     fifo = _both(monkeypatch, same_run, "fifo", [0] * 6, size, size, [4, 2, 7, 1, 1, 1], nodes=1, gpus_per_node=8)
@@ -159,3 +159,83 @@ def test_python_and_compiled_runs_are_the_same(monkeypatch, same_run, name):
     assert runs[0].metrics["work_conservation_gaps"] > 0  # the rule left fitting jobs waiting
     assert runs[0].allocations["nodes"].str.contains(",").any()  # multi-node gangs were placed
     same_run(*runs)
+
+
+# ----- against independent event-by-event simulations on one node -------------------------------
+def _qssf_one_node(submit, size, predicted, gpus, cap):
+    """The Helios simulator's QSSF loop on one node of `cap` GPUs, every event on a tick: the start
+    times (at each event: release, enqueue, sort by gpus × p̂, start until the first misfit)."""
+    n = len(size)
+    start = [None] * n
+    end = {}
+    waiting = []
+    times = sorted(set(submit))
+    while end or waiting or times:
+        now = min(times[:1] + list(end.values()))
+        times = [t for t in times if t > now]
+        end = {j: e for j, e in end.items() if e != now}
+        waiting += [j for j in range(n) if submit[j] == now]
+        waiting.sort(key=lambda j: (gpus[j] * predicted[j], gpus[j], j))
+        free = cap - sum(gpus[j] for j in end)
+        while waiting and gpus[waiting[0]] <= free:
+            j = waiting.pop(0)
+            start[j], end[j], free = now, now + size[j], free - gpus[j]
+    return start
+
+
+def _easy_one_node(submit, size, predicted, gpus, cap):
+    """EASY on one node of `cap` GPUs, every event on a tick: the start times. On one node a gang
+    fits where its GPU count does, so the shadow time and the extra GPUs are counts here."""
+    n = len(size)
+    start = [None] * n
+    end = {}  # running job -> its true end
+    waiting = []
+    times = sorted(set(submit))
+    while end or waiting or times:
+        now = min(times[:1] + list(end.values()))
+        times = [t for t in times if t > now]
+        end = {j: e for j, e in end.items() if e != now}
+        waiting += [j for j in range(n) if submit[j] == now]
+        free = cap - sum(gpus[j] for j in end)
+        while waiting and gpus[waiting[0]] <= free:  # FIFO while the jobs fit
+            j = waiting.pop(0)
+            start[j], end[j], free = now, now + size[j], free - gpus[j]
+        if len(waiting) > 1:
+            head = gpus[waiting[0]]
+            ends = {j: max(start[j] + predicted[j], now) for j in end}  # predicted ends, at least now
+
+            def free_at(t):
+                return free + sum(gpus[j] for j in end if ends[j] <= t)
+
+            shadow = min(t for t in ends.values() if free_at(t) >= head)
+            extra = free_at(shadow) - head
+            for j in list(waiting[1:]):
+                if gpus[j] > free:
+                    continue
+                if now + predicted[j] <= shadow:
+                    pass
+                elif gpus[j] <= extra:
+                    extra -= gpus[j]
+                else:
+                    continue
+                waiting.remove(j)
+                start[j], end[j], free = now, now + size[j], free - gpus[j]
+    return start
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name, reference", [("qssf", _qssf_one_node), ("easy-p", _easy_one_node)])
+def test_the_rules_on_one_node_are_the_textbook_ones(monkeypatch, name, reference, seed):
+    # 40 jobs on one 8-GPU node, submit times and sizes on the 10-s ticks, p̂ exact (even seeds) or
+    # p·exp(Z) rounded to whole seconds (odd seeds): the Python run's start times are the reference's
+    rng = np.random.default_rng(seed)
+    n = 40
+    submit = np.sort(rng.integers(0, 300, n)) * 10.0
+    submit -= submit[0]  # (a JobSet starts at the first submit)
+    size = rng.integers(1, 200, n) * 10.0
+    predicted = size if seed % 2 == 0 else np.maximum(np.round(size * np.exp(rng.normal(0, 1.0, n))), 1.0)
+    gpus = rng.choice([1, 2, 3, 4, 8], n)
+    expected = reference(submit.tolist(), size.tolist(), predicted.tolist(), gpus.tolist(), 8)
+    run = _run(monkeypatch, "off", name, submit, size, predicted, gpus, nodes=1, gpus_per_node=8)
+    assert run.jobs["start_time"].tolist() == expected
+    assert run.metrics["work_conservation_gaps"] > 0  # a fitting job was held back: the rule was exercised
