@@ -89,7 +89,7 @@ BUILTIN_ORDER = {
                "edf-p-ref"),
     "parallel": ("lpt", "spt", "random", "lppt", "sppt", "random-ref"),
     "cluster": ("fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
-                "astraea-p", "allox"),
+                "astraea-p", "allox", "qssf", "easy-p"),
 }
 
 

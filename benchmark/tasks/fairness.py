@@ -19,10 +19,11 @@ Jobs come from (first that applies):
   `lgbm-meta` when neither --predictor nor --noise is given;
 - nothing: the ATLAS default dataset, as `--data default`.
 
-p̂ for `astraea-p` and `themis`: the table's `predicted_duration`, or `--noise σ` (one value;
-p̂ = p·exp(σZ), seeded, the same noise model as the scheduling task; labelled "noise (uses true
-sizes)"), or `--predictor` with `--data` or `--jobs`. Without p̂ these two policies are skipped
-when not asked for, and refused (exit 2) when named in `--policies`.
+p̂ for the policies that need it (`needs_prediction`: `themis`, `astraea-p`, `allox`, `qssf`,
+`easy-p`): the table's `predicted_duration`, or `--noise σ` (one value; p̂ = p·exp(σZ), seeded,
+the same noise model as the scheduling task; labelled "noise (uses true sizes)"), or `--predictor`
+with `--data` or `--jobs`. Without p̂ these policies are skipped when not asked for, and refused
+(exit 2) when named in `--policies`.
 
 Cluster: `--nodes` × `--gpus-per-node` (default 8 × 8 = 64 GPUs; the openb pod trace 4 × 8, which
 contends enough for the policies to differ; the scenario's 100 × 8), or the

@@ -33,7 +33,7 @@ def test_the_defaults_are_tick_and_eq8_everywhere(venus):
 @pytest.mark.parametrize("metric", METRICS)
 def test_default_metrics_rank_the_default_policies(venus, metric):
     values = venus.metrics[metric]
-    assert len(values) >= 8  # every default policy ran (astraea-p and themis read the scenario's p̂)
+    assert len(values) >= 8  # every default policy ran (the predictive ones read the scenario's p̂)
     assert values.max() - values.min() >= 0.03
     floor = venus.metrics[f"{metric}_floor"]
     assert floor.nunique() == 1  # one ideal schedule for every policy: same jobs, same ledger options

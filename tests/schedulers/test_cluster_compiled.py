@@ -43,6 +43,8 @@ def _run(monkeypatch, setting, name, jobs, kwargs):
     return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
 
 
+
+
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
 def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):

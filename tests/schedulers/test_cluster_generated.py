@@ -60,6 +60,8 @@ def _run(monkeypatch, setting, name, jobs, kwargs, share, check=False):
     return simulate_fairness(jobs, get_policy(name, "cluster")(check=check, **kwargs), tenant_loss_share=share)
 
 
+
+
 @pytest.mark.parametrize("name", compiled_policies())
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

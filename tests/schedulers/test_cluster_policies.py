@@ -7,7 +7,8 @@ from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import PolicyError, get_policy, policy_names
 
-CLUSTER_POLICIES = ["astraea", "astraea-p", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "fifo", "srtf-oracle", "allox"]
+CLUSTER_POLICIES = ["astraea", "astraea-p", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "fifo", "srtf-oracle",
+                    "allox", "qssf", "easy-p"]
 KW = dict(nodes=3, gpus_per_node=8, lease_s=300, interval_s=10, cold_start_s=30, check=True)
 
 
@@ -51,7 +52,7 @@ def test_invariants_and_gpu_seconds(name):
     # GPU-seconds = gpus × run time; run time = work + time spent cold-starting (≤ 30 s per resume)
     assert t["gpu_seconds"].to_numpy() == pytest.approx((jobs.gpus * (jobs.size + t["overhead_s"])).to_numpy())
     assert (t["overhead_s"] <= (t["preemptions"] + t["migrations"]) * 30.0 + 1e-9).all()
-    if name in ("fifo", "yarn-cs", "allox"):  # never preempt
+    if name in ("fifo", "yarn-cs", "allox", "qssf", "easy-p"):  # never preempt
         assert t["preemptions"].sum() == 0 and t["overhead_s"].sum() == 0
     else:
         assert t["preemptions"].sum() > 0

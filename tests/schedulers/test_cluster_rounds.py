@@ -120,7 +120,7 @@ def test_every_choice_is_executed_and_no_gpu_idles_while_a_gang_fits(name, seed)
     assert run.metrics["completed"] == 80
     if policy.work_conserving:
         assert run.metrics["work_conservation_gaps"] == 0
-    assert name in ROUND_POLICIES + ["fifo", "yarn-cs", "allox"]
+    assert name in ROUND_POLICIES + ["fifo", "yarn-cs", "allox", "qssf", "easy-p"]
 
 
 def test_head_of_line_blocking_is_counted_as_a_gap():

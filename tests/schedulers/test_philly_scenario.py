@@ -74,6 +74,8 @@ def _slice(table, n, start=0):
     return JobSet.from_frame(part)
 
 
+
+
 def _check_every_policy(jobs, nodes):
     for name in policy_names("cluster"):
         policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=60,

@@ -19,7 +19,8 @@ from schedulers.policy import BUILTIN_ORDER, Policy, builtin_classes, get_policy
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE_MODULES = ["schedulers.policies.single", "schedulers.policies.parallel", "schedulers.policies.reference"]
 CLUSTER_MODULES = ["schedulers.cluster.policies." + m for m in (
-    "fifo", "srtf_oracle", "yarn_cs", "tiresias_l", "themis", "gandiva_fair", "hived", "astraea", "allox")]
+    "fifo", "srtf_oracle", "yarn_cs", "tiresias_l", "themis", "gandiva_fair", "hived", "astraea", "allox", "qssf",
+    "easy_p")]
 
 # The registry emptied, then every policy module imported anew in the order given: what a process
 # that happened to import them in that order registers (the registration order is the import order).
@@ -54,7 +55,7 @@ def test_builtin_order_names_exactly_the_builtin_policies():
 
 def test_listings_follow_the_builtin_order():
     assert policy_names("cluster") == ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair",
-                                       "hived", "astraea", "astraea-p", "allox"]
+                                       "hived", "astraea", "astraea-p", "allox", "qssf", "easy-p"]
     assert policy_names("single")[:4] == ["fifo", "sjf", "spjf", "srpt"]
     every_kind = [n for n in policy_names() if not is_plugin(get_policy(n))]  # other tests may have added plugins
     assert every_kind == list(dict.fromkeys(BUILTIN_ORDER["single"] + BUILTIN_ORDER["parallel"]
@@ -65,7 +66,7 @@ def test_listings_follow_the_builtin_order():
     # the cluster package before the single-machine one, then every module in reverse
     ("schedulers.cluster.policies", list(reversed(SINGLE_MODULES + CLUSTER_MODULES))),
     # shuffled: astraea and hived first, reference before single
-    ("schedulers.policies", [CLUSTER_MODULES[i] for i in (7, 6, 2, 0, 8, 4, 1, 5, 3)]
+    ("schedulers.policies", [CLUSTER_MODULES[i] for i in (7, 6, 10, 2, 0, 8, 4, 9, 1, 5, 3)]
      + ["schedulers.policies.reference", "schedulers.policies.parallel", "schedulers.policies.single"]),
 ])
 def test_import_order_does_not_change_the_listing(first, modules):

@@ -5,4 +5,4 @@ not the order of the imports below.
 """
 
 from schedulers.cluster.policies import fifo, srtf_oracle, yarn_cs, tiresias_l, themis  # noqa: F401
-from schedulers.cluster.policies import gandiva_fair, hived, astraea, allox  # noqa: F401
+from schedulers.cluster.policies import gandiva_fair, hived, astraea, allox, qssf, easy_p  # noqa: F401

@@ -1,0 +1,175 @@
+"""EASY backfilling on p̂: FIFO with a reservation for the blocked head, later jobs backfilled around it.
+
+One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
+(name, flags, settings) and its kernel, the decision that the cluster
+simulator (`schedulers.cluster.core`) runs compiled or as Python.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from schedulers.cluster.core import attempt, candidates, find, group, kernel
+from schedulers.cluster.base import ClusterPolicy
+from schedulers.jit import jitable
+from schedulers.policy import register
+
+
+@register
+class EasyP(ClusterPolicy):
+    """EASY backfilling (Lifka 1995; Mu'alem & Feitelson, TPDS 2001) with p̂ as the runtime estimate,
+    on gang jobs and nodes.
+
+    At each decision (a fill at a scheduling tick; jobs are never preempted):
+
+    1. the waiting jobs are started in submit order while they fit (FIFO);
+    2. the first that does not fit, the **head**, gets a reservation at the **shadow time**: the
+       running jobs (with those just started) are released one predicted end at a time, in order
+       of predicted end start + p̂ — a job that has already run longer than its p̂ is "predicted to
+       end any moment" and counts as ending now — until the head's gang has a placement on the
+       GPUs then free (the simulator's own node-level placement search, not a GPU count); the
+       shadow time is that predicted end;
+    3. every later waiting job, in submit order, that has a placement now starts now if either it is
+       predicted to end by the shadow time (now + p̂ ≤ shadow), or it would still leave the head a
+       placement at the shadow time while it runs (it takes the "extra" GPUs: the GPUs free at the
+       shadow time minus its placement, and minus every such job started before it, still hold the
+       head's gang). Otherwise it waits: it would delay the head as predicted.
+
+    The reservation holds only as far as p̂ is right: a job that runs past its p̂ delays the
+    shadow time. A job left waiting while it would fit on the free GPUs is the rule's choice, so
+    the policy is not work-conserving (`work_conservation_gaps` counts those decisions).
+    """
+
+    name = "easy-p"
+    needs_prediction = True
+    preemptive = False
+    work_conserving = False  # documented: a job that would delay the head's reservation waits
+    description = "EASY backfilling on p̂: FIFO, the blocked head reserves its GPUs at the predicted shadow time"
+
+    def kernel_params(self):
+        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        return EasyParams()
+
+
+# ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
+# end[j]: the predicted end (start + p̂) of a job this kernel started; free_at: the free GPUs per
+# node at the shadow time, scratch of one decision; refused[g] == epoch[0]: a job of g GPUs that
+# runs past the shadow time was refused since the last start (the next one of g GPUs would get
+# the same placement on the same free GPUs and be refused again: a long queue is read without a
+# placement search per job).
+EasyParams = namedtuple("EasyParams", "")
+EasyState = namedtuple("EasyState", "params end free_at refused epoch")
+
+
+def setup(s, params):
+    return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
+                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64))
+
+
+@jitable
+def shadow(s, p, head, now, chosen):
+    """(shadow time, GPUs free then): the running jobs and those this decision just started
+    (`chosen`, placed on the plan) released in order of (max(predicted end, now), job) into
+    p.free_at until the head's gang has a placement there; every job predicted to end at that same
+    instant is released too."""
+    nh = s.q.n_hold[0]
+    r = nh + len(chosen)
+    jobs = np.empty(r, np.int64)
+    for i in range(nh):
+        jobs[i] = s.q.hold_list[i]
+    for i in range(len(chosen)):
+        jobs[nh + i] = chosen[i]
+    jobs = np.sort(jobs)
+    ends = np.empty(r)
+    for i in range(r):
+        e = p.end[jobs[i]]
+        ends[i] = e if e > now else now  # outlived its p̂: predicted to end any moment
+    order = np.argsort(ends, kind="mergesort")  # (end, job)
+    for i in range(s.nodes.N):
+        p.free_at[i] = s.nodes.free[i]
+    total = s.nodes.free_total[0]
+    g = s.job.gpus[head]
+    i = 0
+    while i < r:
+        t = ends[order[i]]
+        while i < r and ends[order[i]] == t:
+            j = jobs[order[i]]
+            if s.q.holding[j]:
+                for k in range(s.plan.pl_len[j]):
+                    p.free_at[s.plan.pl_node[j, k]] += s.plan.pl_k[j, k]
+                    total += s.plan.pl_k[j, k]
+            else:  # started by this decision: its placement is its plan
+                for k in range(s.plan.plan_len[j]):
+                    p.free_at[s.plan.plan_node[j, k]] += s.plan.plan_k[j, k]
+                    total += s.plan.plan_k[j, k]
+            i += 1
+        if g <= total and find(s, p.free_at, total, g, -1) > 0:
+            return t, total
+    return now, total  # not reached: the head's gang fits on the empty cluster
+
+
+@jitable
+def decide(s, p, at_round, now, chosen):
+    """EasyP's rule (never a round: the policy does not preempt, so the candidates are the waiting
+    jobs, in job order = submit order)."""
+    cand = candidates(s, at_round)
+    m = len(cand)
+    h = 0
+    while h < m:  # FIFO while the jobs fit
+        j = cand[h]
+        if s.nodes.free_total[0] == 0 or not attempt(s, j, now, at_round, -1):
+            break
+        p.end[j] = now + s.job.predicted[j]
+        chosen.append(j)
+        h += 1
+    if h + 1 >= m or s.nodes.free_total[0] == 0:
+        return  # no blocked head, nobody behind it, or no GPU left
+    head = cand[h]
+    hg = s.job.gpus[head]
+    t_shadow, total_at = shadow(s, p, head, now, chosen)
+    p.epoch[0] += 1
+    parts_node = np.empty(s.cfg.P + 1, np.int64)
+    parts_k = np.empty(s.cfg.P + 1, np.int64)
+    for i in range(h + 1, m):
+        total = s.nodes.free_total[0]
+        if total == 0:
+            break
+        j = cand[i]
+        g = s.job.gpus[j]
+        if g > total or s.plan.missed[g]:  # (missed: no placement for g on the free GPUs, as attempt knows)
+            continue
+        if now + s.job.predicted[j] <= t_shadow:  # predicted to end before the head's reservation
+            if attempt(s, j, now, at_round, -1):
+                p.end[j] = now + s.job.predicted[j]
+                chosen.append(j)
+                p.epoch[0] += 1
+            continue
+        # runs past the shadow time: only on the extra GPUs, where the head still fits at the shadow
+        if p.refused[g] == p.epoch[0]:
+            continue
+        p.refused[g] = p.epoch[0]
+        if hg > total_at - g:
+            continue
+        parts = find(s, s.nodes.free, total, g, -1)  # the placement attempt would give it now
+        if parts == 0:
+            continue
+        for k in range(parts):
+            parts_node[k] = s.nodes.found_node[k]
+            parts_k[k] = s.nodes.found_k[k]
+            p.free_at[parts_node[k]] -= parts_k[k]
+        # (free_at ≥ the free GPUs now on every node, so it stays ≥ 0)
+        ok = find(s, p.free_at, total_at - g, hg, -1) > 0
+        if ok and attempt(s, j, now, at_round, -1):
+            p.end[j] = now + s.job.predicted[j]
+            chosen.append(j)
+            total_at -= g
+            p.epoch[0] += 1
+        else:  # it would delay the head: it waits, and its GPUs stay free at the shadow time
+            for k in range(parts):
+                p.free_at[parts_node[k]] += parts_k[k]
+
+
+KERNEL = kernel("easy-p", EasyParams, EasyState, setup=setup, select=decide)
