@@ -49,7 +49,7 @@ class Astraea(TenantQueues, ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core, below)."""
-        return AstraeaParams(by_prediction=False)
+        return AstraeaParams(by_prediction=False, variant=0, width=0.0, power=0.0, remaining=False, protect=False)
 
     def setup(self, view):
         self.setup_queues()  # each tenant's waiting jobs, and their gang sizes
@@ -206,7 +206,7 @@ class AstraeaP(Astraea):
     description = "ASTRAEA, new jobs of a tenant shortest-predicted first"
 
     def kernel_params(self):
-        return AstraeaParams(by_prediction=True)
+        return AstraeaParams(by_prediction=True, variant=0, width=0.0, power=0.0, remaining=False, protect=False)
 
     def job_keys(self, view, candidates, rhos) -> list[tuple]:
         predicted, started, keys = view.jobs.predicted, self.started, []
@@ -224,9 +224,9 @@ class AstraeaP(Astraea):
 # tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job, moves
 # with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running jobs
 # (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them.
-AstraeaParams = namedtuple("AstraeaParams", "by_prediction")
+AstraeaParams = namedtuple("AstraeaParams", "by_prediction variant width power remaining protect", defaults=(0, 0.0, 0.0, False, False))
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_heap b_built w_count round_at")
+                                          "hb_pos b_heap b_built w_count round_at protected")
 
 
 def setup(s, params):
@@ -238,7 +238,7 @@ def setup(s, params):
                         np.zeros((T, maxg + 1), np.int64), [np.zeros(8, np.int64) for _ in range(T)],
                         np.zeros(T, np.int64), np.full(n, -1, np.int64), np.zeros((T, maxg + 1), np.int64),
                         [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64), np.full(n, -1, np.int64),
-                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0))
+                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0), np.zeros(n, np.bool_))
 
 
 def on_hold(s, p, j):
@@ -320,6 +320,8 @@ def tier_b(s, p, k, at_round, now):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
             j = buf[i]
+            if p.protected[j]:
+                continue
             key2 = 0.0  # ASTRAEA has no second key
             if p.params.by_prediction:
                 r = s.job.predicted[j] - attained_engine(s, j)
@@ -327,6 +329,121 @@ def tier_b(s, p, k, at_round, now):
             h.append((job_rho(s, j, now), key2, j))
     heapq.heapify(h)
     p.b_built[k] = True
+
+
+@jitable
+def head_job(s, p, k, at_round, now, head):
+    """Tenant k's best candidate not yet chosen in this decision."""
+    if head[k] < p.a_len[k]:
+        return p.a_buf[k][head[k]]
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    return p.b_heap[k][0][2]
+
+
+@jitable
+def head_p(s, p, j):
+    """The p̂ key of a tenant's best candidate j: p̂, or (remaining) max(0, p̂ − work done)."""
+    v = s.job.predicted[j]
+    if p.params.remaining and s.q.started[j]:
+        v = v - attained_engine(s, j)
+        if v < 0.0:
+            v = 0.0
+    return v
+
+
+@jitable
+def phase1_scan(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped):
+    """Phase 1 of the exploration variants, a scan over the tenants per pick (variant 1: band
+    (⌈ρ/width⌉, p̂ head, ρ, k); 2: within width of the smallest ρ, (p̂ head, ρ, k); 3: ρ·(p̂/lease)^power;
+    4: ρ·exp(width·u(k, now)), u a hash in [−1, 1] (a control without p̂); 5: as 2 with p̂·gpus)."""
+    T = s.job.T
+    active = np.zeros(T, np.bool_)
+    for k in range(T):
+        p.b_built[k] = False
+        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+        if end[k] > 0:
+            advance(s, k, now)
+            charged[k] = s.led.att[k]
+            fair_k[k] = s.led.fair[k]
+            active[k] = True
+    v = p.params.variant
+    w = p.params.width
+    lease = s.cfg.lease_s
+    if at_round and p.params.protect:
+        for h in range(s.q.n_hold[0]):
+            p.protected[s.q.hold_list[h]] = False
+        for h in range(s.q.n_hold[0]):
+            j = s.q.hold_list[h]
+            rem = s.job.predicted[j] - attained_engine(s, j)
+            if rem <= lease and (rem > 0.0 or p.params.power < 0.0):
+                if attempt(s, j, now, at_round, -1):
+                    k = s.job.tenant[j]
+                    p.protected[j] = True
+                    chosen.append(j)
+                    charged[k] += s.job.gpus[j] * lease
+                    end[k] -= 1
+                    if end[k] == 0:
+                        active[k] = False
+    while total_now(s, at_round) > 0:
+        best = -1
+        b1 = 0.0
+        b2 = 0.0
+        b3 = 0.0
+        rmin = math.inf
+        if v == 2 or v == 5:
+            for k in range(T):
+                if active[k]:
+                    r = rho_of(charged[k], fair_k[k])
+                    if r < rmin:
+                        rmin = r
+        for k in range(T):
+            if not active[k]:
+                continue
+            r = rho_of(charged[k], fair_k[k])
+            j = head_job(s, p, k, at_round, now, head)
+            ph = head_p(s, p, j)
+            if v == 1:
+                k1 = math.ceil(r / w) if math.isfinite(r) else math.inf
+                k2 = ph
+                k3 = r
+            elif v == 2 or v == 5:
+                if not r <= rmin + w and not r == rmin:
+                    continue
+                k1 = ph * (s.job.gpus[j] if v == 5 else 1.0)
+                k2 = r
+                k3 = 0.0
+            elif v == 3 or v == 6:
+                k1 = r * (ph / lease) ** p.params.power if v == 3 or ph < lease else r
+                k2 = 0.0
+                k3 = 0.0
+            else:
+                x = math.sin(k * 12.9898 + now * 0.0078233) * 43758.5453
+                u = 2.0 * (x - math.floor(x)) - 1.0
+                k1 = r * math.exp(w * u)
+                k2 = 0.0
+                k3 = 0.0
+            if best < 0 or k1 < b1 or (k1 == b1 and (k2 < b2 or (k2 == b2 and k3 < b3))):
+                best = k
+                b1 = k1
+                b2 = k2
+                b3 = k3
+        if best < 0:
+            break
+        k = best
+        in_a = head[k] < p.a_len[k]
+        j = head_job(s, p, k, at_round, now, head)
+        if not attempt(s, j, now, at_round, -1):
+            skipped.append(k)
+            active[k] = False
+            continue
+        if not in_a:
+            heapq.heappop(p.b_heap[k])
+        head[k] += 1
+        chosen.append(j)
+        charged[k] += s.job.gpus[j] * lease
+        if head[k] >= end[k]:
+            active[k] = False
 
 
 def decide(s, p, at_round, now, chosen):
@@ -347,38 +464,41 @@ def decide(s, p, at_round, now, chosen):
     end = np.zeros(s.job.T, np.int64)
     charged = np.zeros(s.job.T)
     fair_k = np.zeros(s.job.T)
-    heap = [(0.0, 0)]
-    heap.clear()
-    for k in range(s.job.T):  # every tenant with a candidate is advanced, as when each ρ_job is read
-        p.b_built[k] = False
-        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
-        if end[k] > 0:
-            advance(s, k, now)
-            charged[k] = s.led.att[k]
-            fair_k[k] = s.led.fair[k]
-            heap.append((rho_of(charged[k], fair_k[k]), k))
-    heapq.heapify(heap)
     skipped = [0]
     skipped.clear()
-    while heap and total_now(s, at_round) > 0:
-        _, k = heapq.heappop(heap)
-        in_a = head[k] < p.a_len[k]
-        if in_a:
-            j = p.a_buf[k][head[k]]
-        else:
-            if not p.b_built[k]:
-                tier_b(s, p, k, at_round, now)
-            j = p.b_heap[k][0][2]
-        if not attempt(s, j, now, at_round, -1):
-            skipped.append(k)
-            continue
-        if not in_a:
-            heapq.heappop(p.b_heap[k])
-        head[k] += 1
-        chosen.append(j)
-        charged[k] += s.job.gpus[j] * s.cfg.lease_s
-        if head[k] < end[k]:
-            heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
+    if p.params.variant > 0:
+        phase1_scan(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped)
+    else:
+        heap = [(0.0, 0)]
+        heap.clear()
+        for k in range(s.job.T):  # every tenant with a candidate is advanced, as when each ρ_job is read
+            p.b_built[k] = False
+            end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+            if end[k] > 0:
+                advance(s, k, now)
+                charged[k] = s.led.att[k]
+                fair_k[k] = s.led.fair[k]
+                heap.append((rho_of(charged[k], fair_k[k]), k))
+        heapq.heapify(heap)
+        while heap and total_now(s, at_round) > 0:
+            _, k = heapq.heappop(heap)
+            in_a = head[k] < p.a_len[k]
+            if in_a:
+                j = p.a_buf[k][head[k]]
+            else:
+                if not p.b_built[k]:
+                    tier_b(s, p, k, at_round, now)
+                j = p.b_heap[k][0][2]
+            if not attempt(s, j, now, at_round, -1):
+                skipped.append(k)
+                continue
+            if not in_a:
+                heapq.heappop(p.b_heap[k])
+            head[k] += 1
+            chosen.append(j)
+            charged[k] += s.job.gpus[j] * s.cfg.lease_s
+            if head[k] < end[k]:
+                heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
         return
     ks = np.sort(np.array(skipped))
