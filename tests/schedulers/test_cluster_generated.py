@@ -20,6 +20,10 @@ from schedulers.policy import get_policy
 
 pytest.importorskip("numba")
 
+# policies whose kernel is their only rule: ASTRAEA-P's fairness band (docs/fairness.md) has no
+# Python rule on the engine (the engine path is being removed), so only Python vs compiled is compared
+KERNEL_ONLY = {"astraea-p"}
+
 
 @st.composite
 def workloads(draw):
@@ -66,10 +70,12 @@ def _run(monkeypatch, setting, name, jobs, kwargs, share, reference=False):
 @given(case=workloads())
 def test_compiled_python_and_engine_runs_are_the_same_on_generated_workloads(monkeypatch, same_run, name, case):
     jobs, kwargs, share = case
-    engine = _run(monkeypatch, "off", name, jobs, kwargs, share, reference=True)
     python = _run(monkeypatch, "off", name, jobs, kwargs, share)
     compiled_run = _run(monkeypatch, "on", name, jobs, kwargs, share)
-    assert (engine.loop, python.loop, compiled_run.loop) == ("engine", "Python", "compiled")
+    assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     assert python.metrics["completed"] == jobs.n
-    same_run(engine, python)
     same_run(python, compiled_run)
+    if name not in KERNEL_ONLY:
+        engine = _run(monkeypatch, "off", name, jobs, kwargs, share, reference=True)
+        assert engine.loop == "engine"
+        same_run(engine, python)
