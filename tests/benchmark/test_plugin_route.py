@@ -286,3 +286,35 @@ def test_a_plugin_taking_a_built_in_name_is_one_line_in_a_fresh_process(tmp_path
     assert done.returncode == 2, done.stderr  # was 1: "internal error" from importing the built-in module
     assert done.stderr.strip() == ("error: --plugins: plugin file 'plug_clash.py' raised ValueError: policy name 'spjf' is "
                                    "already registered for kind 'single' by schedulers.policies.single.SPJF")
+
+
+def test_a_cluster_policy_plugin_runs_from_the_command_line(workdir, capsys):
+    """examples/my_cluster_policy.py, a Python rule, on the cluster simulator: with parameters, by name and
+    by import path; a rule that breaks the simulator's rules is exit 2 with one line naming it."""
+    repo = Path(__file__).resolve().parents[2]
+    plugin = str(repo / "examples" / "my_cluster_policy.py")
+    args = ["run", "--task", "fairness", "--scenario", "venus", "--n", "600", "--nodes", "12", "--output", "o", "--no-mlflow", "--quiet",
+            "--plugins", plugin]
+    assert main(args + ["--policies", "tenant-band-sjf(band=0.5),my_cluster_policy:TenantBandSJF(band=100)"]) == 0
+    doc = json.loads((workdir / "o" / "results.json").read_text())
+    rows = {r["policy"]: r for r in doc["rows"]}
+    assert set(rows) == {"tenant-band-sjf(band=0.5)", "tenant-band-sjf(band=100)"}
+    assert all(r["completed"] == 600 for r in rows.values())
+    assert set(doc["cluster_loops"].values()) == {"Python"}  # a Python rule runs on the simulator's Python loop
+    # a band wider than every ρ is shortest predicted GPU time first over all tenants: another schedule
+    assert rows["tenant-band-sjf(band=0.5)"]["avg_jct"] != rows["tenant-band-sjf(band=100)"]["avg_jct"]
+    capsys.readouterr()
+    _write(workdir / "broken_cluster.py", """
+        from schedulers.cluster.base import ClusterPolicy
+        from schedulers.policy import register
+
+        @register
+        class EveryJob(ClusterPolicy):
+            name = "every-job"
+
+            def order(self, view, candidates):
+                return list(range(view.jobs.n))  # jobs that have not arrived, or are done, too
+    """)
+    assert main(args[:-1] + [str(workdir / "broken_cluster.py"), "--policies", "every-job", "--output", "o2"]) == 2
+    line = _one_error_line(capsys)
+    assert "every-job" in line and "which is neither running nor waiting" in line
