@@ -820,14 +820,21 @@ def place_in_order(s, order, count, now, at_round, chosen):
 
 
 @jitable
-def candidates(s, at_round):
-    """The decision's candidates in job order: the running jobs (at a round) merged with the
-    waiting ones, which are kept in job order."""
-    m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+def count_decision(s, m):
+    """Count a decision (a round or a fill) offered m candidates: every kernel's decision calls it
+    once, directly or through `candidates`."""
     s.counters[DECISIONS] += 1
     s.counters[CANDIDATES] += m
     if m > s.counters[MOST_CANDIDATES]:
         s.counters[MOST_CANDIDATES] = m
+
+
+@jitable
+def candidates(s, at_round):
+    """The decision's candidates in job order: the running jobs (at a round) merged with the
+    waiting ones, which are kept in job order."""
+    m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    count_decision(s, m)
     if not at_round:
         return s.q.ws[:s.q.n_wait[0]].copy()
     running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy())

@@ -53,10 +53,11 @@ def test_the_band_decides_by_hand(monkeypatch, jit):
 
 def test_without_the_band_the_tenant_ahead_jumps_the_queue():
     # the same case with the band wide open: C1 (p̂ 10) goes first at 200 although C is 2.4 fair shares ahead
-    policy = get_policy("astraea-p", "cluster")(**KW)
-    policy.band = 1e12
+    policy = get_policy("astraea-p", "cluster")(band=1e12, **KW)  # the band is a setting: astraea-p(band=...)
     times = _times(simulate_fairness(JOBS, policy))
     assert times["C1"] == (200, 210) and times["A1"] == (210, 240)
+    with pytest.raises(ValueError, match="band must be >= 0"):
+        get_policy("astraea-p", "cluster")(band=-1.0, **KW)
 
 
 def _busy(seed, n=300):

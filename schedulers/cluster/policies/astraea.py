@@ -14,8 +14,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (CANDIDATES, DECISIONS, MOST_CANDIDATES, advance, attempt, bag_add,
-                                     bag_remove, group, job_rho, kernel, may_fit, rho_of, room, total_now)
+from schedulers.cluster.core import (advance, attempt, bag_add, bag_remove, count_decision, group, job_rho, kernel,
+                                     may_fit, rho_of, room, total_now)
 from schedulers.cluster.base import NEW_JOB_BONUS, ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
@@ -71,6 +71,7 @@ class AstraeaP(Astraea):
     name = "astraea-p"
     needs_prediction = True
     description = "ASTRAEA, shortest predicted job first among the tenants within a fairness band"
+
     def __init__(self, *, band: float = 1.0, **kwargs):
         super().__init__(**kwargs)
         if not float(band) >= 0.0:
@@ -211,6 +212,20 @@ def head_job(s, p, k, at_round, now, head):
 
 
 @jitable
+def open_tenants(s, p, at_round, now, end, charged, fair_k):
+    """A decision's start: each tenant's candidate count (end: its waiting jobs, and its running ones
+    at a round), and for every tenant with a candidate its ledgers advanced to now (as when each
+    ρ_job is read), its attained and fair GPU·s read into charged and fair_k."""
+    for k in range(s.job.T):
+        p.b_built[k] = False
+        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+        if end[k] > 0:
+            advance(s, k, now)
+            charged[k] = s.led.att[k]
+            fair_k[k] = s.led.fair[k]
+
+
+@jitable
 def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped):
     """ASTRAEA-P's phase 1 (AstraeaP): among the tenants whose pre-charged ρ_tenant is within
     `band` of the smallest, the one whose best candidate has the smallest p̂; ties ρ_tenant, then
@@ -219,13 +234,9 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
     active = np.zeros(T, np.bool_)
     rho = np.zeros(T)
     key = np.zeros(T)  # p̂ of the tenant's best candidate
-    for k in range(T):  # every tenant with a candidate is advanced, as when each ρ_job is read
-        p.b_built[k] = False
-        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+    open_tenants(s, p, at_round, now, end, charged, fair_k)
+    for k in range(T):
         if end[k] > 0:
-            advance(s, k, now)
-            charged[k] = s.led.att[k]
-            fair_k[k] = s.led.fair[k]
             rho[k] = rho_of(charged[k], fair_k[k])
             key[k] = head_p(s, p, head_job(s, p, k, at_round, now, head))
             active[k] = True
@@ -266,10 +277,7 @@ def decide(s, p, at_round, now, chosen):
     candidate is a plain waiting job, so a tier none of whose gang sizes can be placed is passed
     over unread."""
     m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
-    s.counters[DECISIONS] += 1
-    s.counters[CANDIDATES] += m
-    if m > s.counters[MOST_CANDIDATES]:
-        s.counters[MOST_CANDIDATES] = m
+    count_decision(s, m)
     if at_round:
         p.round_at[0] = now
     quick = not at_round and p.round_at[0] != now
@@ -284,13 +292,9 @@ def decide(s, p, at_round, now, chosen):
     else:
         heap = [(0.0, 0)]
         heap.clear()
-        for k in range(s.job.T):  # every tenant with a candidate is advanced, as when each ρ_job is read
-            p.b_built[k] = False
-            end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+        open_tenants(s, p, at_round, now, end, charged, fair_k)
+        for k in range(s.job.T):
             if end[k] > 0:
-                advance(s, k, now)
-                charged[k] = s.led.att[k]
-                fair_k[k] = s.led.fair[k]
                 heap.append((rho_of(charged[k], fair_k[k]), k))
         heapq.heapify(heap)
         while heap and total_now(s, at_round) > 0:

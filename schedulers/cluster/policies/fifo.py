@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
+from schedulers.cluster.core import count_decision, group, kernel, try_place
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
@@ -61,10 +61,7 @@ def on_unwait(s, p, j):
 def decide(s, p, at_round, now, chosen):
     """Submit order, stopping at the first job that does not fit."""
     m = p.ends[1] - p.ends[0]
-    s.counters[DECISIONS] += 1
-    s.counters[CANDIDATES] += m
-    if m > s.counters[MOST_CANDIDATES]:
-        s.counters[MOST_CANDIDATES] = m
+    count_decision(s, m)
     for i in range(p.ends[0], p.ends[1]):
         j = p.queue[i]
         if s.nodes.free_total[0] == 0 or not try_place(s, j, now, at_round, -1):

@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, attempt, group, kernel, place_in_order
+from schedulers.cluster.core import attempt, count_decision, group, kernel, place_in_order
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
@@ -72,10 +72,7 @@ def decide(s, p, at_round, now, chosen):
     passes are made together in one walk in job order over the running jobs and the waiting
     jobs (kept in job order: a busy HiveD cluster has thousands waiting), which leaves the same
     plan and gives the choices and the second pass's jobs in job order without a sort."""
-    s.counters[DECISIONS] += 1
-    s.counters[CANDIDATES] += (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
-    if (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0] > s.counters[MOST_CANDIDATES]:
-        s.counters[MOST_CANDIDATES] = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    count_decision(s, (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0])
     running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy()) if at_round else np.zeros(0, np.int64)
     blocked, tenant, ws, owner = p.blocked, s.job.tenant, s.q.ws, s.nodes.owner
     pl_len, pl_node = s.plan.pl_len, s.plan.pl_node

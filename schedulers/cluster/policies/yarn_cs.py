@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import CANDIDATES, DECISIONS, MOST_CANDIDATES, group, kernel, try_place
+from schedulers.cluster.core import count_decision, group, kernel, try_place
 from schedulers.cluster.base import _EPS, ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
@@ -75,10 +75,7 @@ def decide(s, p, at_round, now, chosen):
     """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota, each in global submit order,
     each tenant until its first job that does not start."""
     m = s.q.n_wait[0]
-    s.counters[DECISIONS] += 1
-    s.counters[CANDIDATES] += m
-    if m > s.counters[MOST_CANDIDATES]:
-        s.counters[MOST_CANDIDATES] = m
+    count_decision(s, m)
     used = s.led.run_gpus.copy()
     heap = [(0, 0)]
     heap.clear()
