@@ -212,6 +212,22 @@ def head_job(s, p, k, at_round, now, head):
 
 
 @jitable
+def take_head(s, p, k, at_round, now, head, chosen, charged):
+    """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
+    placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease."""
+    in_a = head[k] < p.a_len[k]
+    j = head_job(s, p, k, at_round, now, head)
+    if not attempt(s, j, now, at_round, -1):
+        return False
+    if not in_a:
+        heapq.heappop(p.b_heap[k])
+    head[k] += 1
+    chosen.append(j)
+    charged[k] += s.job.gpus[j] * s.cfg.lease_s
+    return True
+
+
+@jitable
 def open_tenants(s, p, at_round, now, end, charged, fair_k):
     """A decision's start: each tenant's candidate count (end: its waiting jobs, and its running ones
     at a round), and for every tenant with a candidate its ledgers advanced to now (as when each
@@ -253,17 +269,10 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         if best < 0:
             return
         k = best
-        in_a = head[k] < p.a_len[k]
-        j = head_job(s, p, k, at_round, now, head)
-        if not attempt(s, j, now, at_round, -1):
+        if not take_head(s, p, k, at_round, now, head, chosen, charged):
             skipped.append(k)
             active[k] = False
             continue
-        if not in_a:
-            heapq.heappop(p.b_heap[k])
-        head[k] += 1
-        chosen.append(j)
-        charged[k] += s.job.gpus[j] * s.cfg.lease_s
         rho[k] = rho_of(charged[k], fair_k[k])
         if head[k] < end[k]:
             key[k] = head_p(s, p, head_job(s, p, k, at_round, now, head))
@@ -299,21 +308,9 @@ def decide(s, p, at_round, now, chosen):
         heapq.heapify(heap)
         while heap and total_now(s, at_round) > 0:
             _, k = heapq.heappop(heap)
-            in_a = head[k] < p.a_len[k]
-            if in_a:
-                j = p.a_buf[k][head[k]]
-            else:
-                if not p.b_built[k]:
-                    tier_b(s, p, k, at_round, now)
-                j = p.b_heap[k][0][2]
-            if not attempt(s, j, now, at_round, -1):
+            if not take_head(s, p, k, at_round, now, head, chosen, charged):
                 skipped.append(k)
                 continue
-            if not in_a:
-                heapq.heappop(p.b_heap[k])
-            head[k] += 1
-            chosen.append(j)
-            charged[k] += s.job.gpus[j] * s.cfg.lease_s
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
