@@ -108,6 +108,11 @@ def _f(v, digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
 
 
+def _pp(v) -> str:
+    """A difference of two shares, in percentage points."""
+    return "–" if v is None else f"{100 * v:+.2f} pp"
+
+
 @dataclass(frozen=True)
 class Column:
     """One table column: its cell text, its sort value, and (when the entry has one) a 95 % interval."""
@@ -185,8 +190,10 @@ def columns(track: str) -> list[Column]:
             _summary_column("SPRPT max S", sched + ("max_stretch", "sprpt", "ratio"), digits=1),
             _summary_column("EDF-P max S", sched + ("max_stretch", "edf-p", "ratio"), digits=1),
             _summary_column("LPPT C_max", sched + ("makespan", "lppt", "ratio"), digits=4),
-            _summary_column("ASTRAEA-P JCT", sched + ("fairness", "jct_ratio"), digits=4),
-            _summary_column("ASTRAEA-P loss", sched + ("fairness", "sharing_loss_jobs"), fmt=_pct),
+            _summary_column("ASTRAEA-P slowdown", sched + ("fairness", "slowdown_ratio")),
+            _summary_column("ASTRAEA-P JCT", sched + ("fairness", "jct_ratio")),
+            _summary_column("ASTRAEA-P Δ tenant loss", sched + ("fairness", "tenant_loss_delta"), fmt=_pp),
+            _summary_column("ASTRAEA-P Δ sharing loss", sched + ("fairness", "sharing_loss_delta"), fmt=_pp),
             cov25,
         ]
     return head + body + tail
@@ -236,9 +243,15 @@ def _notes(track: str, entries: list[dict]) -> list[str]:
         for count, size in sorted(windows, key=str):
             notes.append(f"{count} seeded windows of {size} consecutive test jobs each. "
                          "'vs blind' columns: that objective's ratio with p̂ / with the blind p̂ (geometric mean over "
-                         "windows). ΣC, max S, C_max columns: the LASched ratios themselves. ASTRAEA-P JCT: average JCT "
-                         "of astraea-p / astraea on the same cluster; ASTRAEA-P loss: share of jobs with ρ_job < 0.95 "
-                         "(neither is part of the score).")
+                         "windows). ΣC, max S, C_max columns: the LASched ratios themselves.")
+        fairness = {(_get(e, "scheduling", "windows"), _get(e, "scheduling", "fairness", "n_jobs"),
+                     _get(e, "scheduling", "fairness", "target_load")) for e in entries if _get(e, "scheduling", "fairness")}
+        for count, size, load in sorted(fairness, key=str):
+            notes.append(f"ASTRAEA-P columns (not part of the score): astraea-p with p̂ beside astraea on {count} "
+                         f"windows of {size} jobs, 8-GPU nodes for an offered load of {_pct(load)}; slowdown and JCT: "
+                         "average of astraea-p / astraea (1 = the constant predictor, lower is better); Δ tenant "
+                         "loss, Δ sharing loss: astraea-p − astraea, in percentage points, of the tenant-intervals "
+                         "below their fair share and of the jobs with ρ_job < 0.95.")
         missing = [e["name"] for e in entries if _get(e, "scheduling", "fairness") is None]
         if missing:
             notes.append(f"astraea-p not scored for: {', '.join(missing)}.")

@@ -202,9 +202,13 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
         if fair:
             body.append("<h3>Fairness (not in the score)</h3>")
             body.append(_table(["metric", "value"], [
+                ["avg slowdown astraea-p / astraea", _with_interval(fair.get("slowdown_ratio"))],
                 ["avg JCT astraea-p / astraea", _with_interval(fair.get("jct_ratio"))],
+                ["tenant-loss intervals astraea-p − astraea", _with_interval(fair.get("tenant_loss_delta"))],
+                ["sharing-loss jobs astraea-p − astraea", _with_interval(fair.get("sharing_loss_delta"))],
                 ["astraea-p sharing-loss jobs", _with_interval(fair.get("sharing_loss_jobs"))],
                 ["jobs per window", fair.get("n_jobs")],
+                ["offered load / capacity", _num(fair.get("target_load"), 2)],
                 ["clusters", ", ".join(sorted({w.get("cluster", "?") for w in fair.get("windows") or []}))],
             ]))
     prov = e.get("provenance") or {}

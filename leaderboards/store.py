@@ -306,8 +306,8 @@ def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
         if entry["track"] != track:
             raise InputError(f"entry of track '{entry['track']}' in the '{track}' folder", path=str(path))
         if entry["schema"] != ENTRY_SCHEMA:
-            raise InputError(f"entry of schema {entry['schema']} (this version scores with schema {ENTRY_SCHEMA}, another "
-                             "score): submit it again", path=str(path))
+            raise InputError(f"entry of schema {entry['schema']} (this version scores with schema {ENTRY_SCHEMA}, other "
+                             "figures): submit it again", path=str(path))
         check_entry(entry, path)
         entries.append(entry)
     return entries

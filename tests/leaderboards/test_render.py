@@ -9,7 +9,7 @@ import pytest
 from atlas_data.errors import InputError
 from benchmark.cli import main
 from leaderboards.render import rank_entries, render_html, render_markdown
-from leaderboards.schema import ENTRY_KEYS
+from leaderboards.schema import ENTRY_KEYS, ENTRY_SCHEMA
 from leaderboards.store import load_entries, write_entry
 
 FP = "ab" * 32
@@ -21,7 +21,7 @@ def _summary(mean, half=0.0):
 
 
 def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, half=0.01, reference=False, fp=FP, url="",
-           sha=None, created="2026-12-01T10:00:00Z", default=True, jct=0.98, spjf=1.25):
+           sha=None, created="2026-12-01T10:00:00Z", default=True, jct=0.98, slowdown=0.95, spjf=1.25):
     sha = sha or hashlib.sha256(name.encode()).hexdigest()  # distinct predictions per entry
     prediction = {"n_jobs": 10, "rmsle": rmsle, "cov25": cov25, "cov50": None, "cov25_recurrent": None,
                   "cov50_recurrent": None, "spearman": 0.5, "interval_coverage": None, "interval_width": None,
@@ -31,9 +31,11 @@ def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, half
         scheduling = {"score": _summary(score, half), "windows": 8, "window_jobs": {"total_completion": 5},
                       "total_completion": {"spjf": {"ratio": _summary(spjf, 0.01)},
                                            "relative": _summary(score, half)},
-                      "fairness": {"jct_ratio": _summary(jct, 0.001), "sharing_loss_jobs": _summary(0.071, 0.0)}}
+                      "fairness": {"n_jobs": 20, "target_load": 1.0, "slowdown_ratio": _summary(slowdown, 0.002),
+                                   "jct_ratio": _summary(jct, 0.001), "tenant_loss_delta": _summary(-0.004, 0.001),
+                                   "sharing_loss_delta": _summary(0.0, 0.0), "sharing_loss_jobs": _summary(0.071, 0.0)}}
     entry = {
-        "schema": 2, "track": track, "name": name, "slug": re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-" + fp[:8],
+        "schema": ENTRY_SCHEMA, "track": track, "name": name, "slug": re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-" + fp[:8],
         "authors": ["Ann", "Bo"], "description": "", "url": url, "builtin": False, "reference": reference,
         "dataset": {"fingerprint": fp, "source": "synthetic", "n_test": 10, "default": default},
         "prediction": prediction, "scheduling": scheduling,
@@ -88,13 +90,17 @@ def test_ranks_within_overlapping_intervals_are_ties():
 def test_columns_that_separate_no_two_entries_are_left_out_and_named():
     md = render_markdown({"scheduling": SCHEDULING})
     header = next(line for line in md.splitlines() if line.startswith("| # |"))
-    # every jct interval overlaps (0.98 ± 0.001 for all): dropped and explained; SPJF ΣC separates s-worse
-    assert "ASTRAEA-P JCT" not in header and "ASTRAEA-P loss" not in header and "SPJF ΣC" in header
+    # every ASTRAEA-P interval overlaps (the same values ± a little for all): dropped and explained; SPJF ΣC separates
+    assert "ASTRAEA-P" not in header and "SPJF ΣC" in header
     assert "Not shown, as they separate no two entries: " in md
-    assert "ASTRAEA-P JCT (0.9800 for every entry)" in md and "ASTRAEA-P loss (7.1 % for every entry)" in md
-    # a fairness value that differs beyond the intervals is shown
-    rows = SCHEDULING[:1] + [_entry("fair", "scheduling", score=0.6, jct=0.90)]
-    assert "ASTRAEA-P JCT" in next(line for line in render_markdown({"scheduling": rows}).splitlines() if line.startswith("| # |"))
+    assert "ASTRAEA-P slowdown (0.950 for every entry)" in md and "ASTRAEA-P JCT (0.980 for every entry)" in md
+    assert "ASTRAEA-P Δ tenant loss (-0.40 pp for every entry)" in md
+    assert "ASTRAEA-P Δ sharing loss (+0.00 pp for every entry)" in md
+    assert "astraea-p with p̂ beside astraea on 8 windows of 20 jobs, 8-GPU nodes for an offered load of 100.0 %" in md
+    # a fairness value that differs beyond the intervals is shown, the others are still left out
+    rows = SCHEDULING[:1] + [_entry("fair", "scheduling", score=0.6, slowdown=0.90)]
+    header = next(line for line in render_markdown({"scheduling": rows}).splitlines() if line.startswith("| # |"))
+    assert "ASTRAEA-P slowdown" in header and "ASTRAEA-P JCT" not in header
 
 
 def test_markdown_prediction_table():

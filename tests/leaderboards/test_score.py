@@ -11,6 +11,7 @@ from schedulers.sampling import sample_window
 from leaderboards.score import (
     OBJECTIVE_POLICIES,
     WINDOWS,
+    capped_gangs,
     fairness_nodes,
     offered_load,
     score_fairness,
@@ -127,35 +128,47 @@ def test_the_blind_predictions_score_exactly_one(dataset, no_cpsat):
 def test_fairness_part(dataset, no_cpsat):
     _, _, test = dataset
     fair = score_fairness(_preds(test, test["p_star"]), test)
-    assert fair["n_jobs"] == 10 and fair["tenant_column"] == "user" and fair["fair_share"] == "eq16"
-    assert len(fair["windows"]) == WINDOWS
+    # half of the 40 test jobs per window; 8-GPU nodes for an offered load of 100 %
+    assert fair["n_jobs"] == 20 and fair["tenant_column"] == "user" and fair["fair_share"] == "eq16"
+    assert fair["target_load"] == 1.0 and len(fair["windows"]) == WINDOWS
     table = pd.DataFrame({"job_id": test["job_id"].astype(str), "submit_time": test["submit_time"], "duration": test["p_star"],
                           "gpus": np.where(test["job_id"].str.slice(1).astype(int) % 7 == 0, 2, 1)})
     for k, window in enumerate(fair["windows"]):
-        jobs = sample_window(table, 10, k)
+        jobs = sample_window(table, 20, k)
         span = jobs["submit_time"].max() - jobs["submit_time"].min()
         load = float((jobs["gpus"] * jobs["duration"]).sum() / span)
         assert window["offered_load_gpus"] == pytest.approx(load)
-        nodes = max(1, min(math.ceil(load / 6.4), math.ceil(jobs["gpus"].sum() / 8)))
-        assert window["cluster"] == f"{nodes} x 8 GPUs"
+        nodes = max(1, min(math.ceil(load / 8), math.ceil(jobs["gpus"].sum() / 8)))
+        assert window["cluster"] == f"{nodes} x 8 GPUs" and window["gpus_capped"] == 0
         for name in ("astraea-p", "astraea"):
             assert 0.0 <= window[name]["sharing_loss_jobs"] <= 1.0 and window[name]["avg_jct"] > 0
-        assert window["jct_ratio"] == pytest.approx(window["astraea-p"]["avg_jct"] / window["astraea"]["avg_jct"])
-    assert fair["jct_ratio"]["values"] == [w["jct_ratio"] for w in fair["windows"]]
+        mine, base = window["astraea-p"], window["astraea"]
+        assert window["jct_ratio"] == pytest.approx(mine["avg_jct"] / base["avg_jct"])
+        assert window["slowdown_ratio"] == pytest.approx(mine["avg_slowdown"] / base["avg_slowdown"])
+        assert window["sharing_loss_delta"] == pytest.approx(mine["sharing_loss_jobs"] - base["sharing_loss_jobs"])
+        assert window["tenant_loss_delta"] == pytest.approx(mine["tenant_loss_intervals"] - base["tenant_loss_intervals"])
+    for key in ("slowdown_ratio", "jct_ratio", "sharing_loss_delta", "tenant_loss_delta"):
+        assert fair[key]["values"] == [w[key] for w in fair["windows"]]
 
 
 def test_fairness_nodes_rule():
-    # 4 jobs, 1 GPU each, 100 s, submitted over 100 s: offered load 4 GPUs -> ⌈4 / 6.4⌉ = 1 node
+    # 4 jobs, 1 GPU each, 100 s, submitted over 100 s: offered load 4 GPUs -> ⌈4 / 8⌉ = 1 node
     jobs = JobSet.from_arrays([0, 10, 50, 100], [100, 100, 100, 100])
     assert offered_load(jobs) == pytest.approx(4.0)
     assert fairness_nodes(jobs) == 1
-    # 80 GPUs of offered load, but only 20 jobs of 1 GPU: more than ⌈20 / 8⌉ = 3 nodes never helps
+    # 80 GPUs of offered load: 10 nodes; but only 20 jobs of 1 GPU: more than ⌈20 / 8⌉ = 3 nodes never helps
+    jobs = JobSet.from_arrays(np.linspace(0, 100, 40), np.full(40, 200.0))
+    assert offered_load(jobs) == pytest.approx(80.0) and fairness_nodes(jobs) == 5
     jobs = JobSet.from_arrays(np.linspace(0, 100, 20), np.full(20, 400.0))
     assert offered_load(jobs) == pytest.approx(80.0)
     assert fairness_nodes(jobs) == 3
-    # a 12-GPU gang needs 2 nodes even when the load is tiny
+    # a 12-GPU gang does not size the cluster: it is capped at the one node the load asks for
     jobs = JobSet.from_arrays([0, 1000], [1, 1], gpus=[12, 1])
-    assert fairness_nodes(jobs) == 2
+    assert fairness_nodes(jobs) == 1
+    capped, count = capped_gangs(jobs, 1)
+    assert count == 1 and capped.gpus.tolist() == [8, 1] and jobs.gpus.tolist() == [12, 1]
+    again, none = capped_gangs(jobs, 2)
+    assert again is jobs and none == 0
 
 
 def test_one_window_score_is_the_geometric_mean_over_objectives():
