@@ -193,7 +193,6 @@ def columns(track: str) -> list[Column]:
             _summary_column("ASTRAEA-P slowdown", sched + ("fairness", "slowdown_ratio")),
             _summary_column("ASTRAEA-P JCT", sched + ("fairness", "jct_ratio")),
             _summary_column("ASTRAEA-P Δ tenant loss", sched + ("fairness", "tenant_loss_delta"), fmt=_pp),
-            _summary_column("ASTRAEA-P Δ sharing loss", sched + ("fairness", "sharing_loss_delta"), fmt=_pp),
             cov25,
         ]
     return head + body + tail
@@ -250,8 +249,8 @@ def _notes(track: str, entries: list[dict]) -> list[str]:
             notes.append(f"ASTRAEA-P columns (not part of the score): astraea-p with p̂ beside astraea on {count} "
                          f"windows of {size} jobs, 8-GPU nodes for an offered load of {_pct(load)}; slowdown and JCT: "
                          "average of astraea-p / astraea (1 = the constant predictor, lower is better); Δ tenant "
-                         "loss, Δ sharing loss: astraea-p − astraea, in percentage points, of the tenant-intervals "
-                         "below their fair share and of the jobs with ρ_job < 0.95.")
+                         "loss: astraea-p − astraea, in percentage points, of the tenant-intervals served below their "
+                         "fair share (lower is fairer).")
         missing = [e["name"] for e in entries if _get(e, "scheduling", "fairness") is None]
         if missing:
             notes.append(f"astraea-p not scored for: {', '.join(missing)}.")

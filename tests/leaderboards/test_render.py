@@ -95,7 +95,6 @@ def test_columns_that_separate_no_two_entries_are_left_out_and_named():
     assert "Not shown, as they separate no two entries: " in md
     assert "ASTRAEA-P slowdown (0.950 for every entry)" in md and "ASTRAEA-P JCT (0.980 for every entry)" in md
     assert "ASTRAEA-P Δ tenant loss (-0.40 pp for every entry)" in md
-    assert "ASTRAEA-P Δ sharing loss (+0.00 pp for every entry)" in md
     assert "astraea-p with p̂ beside astraea on 8 windows of 20 jobs, 8-GPU nodes for an offered load of 100.0 %" in md
     # a fairness value that differs beyond the intervals is shown, the others are still left out
     rows = SCHEDULING[:1] + [_entry("fair", "scheduling", score=0.6, slowdown=0.90)]
