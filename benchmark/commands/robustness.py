@@ -207,7 +207,7 @@ def _check_traces(args) -> tuple[list[str], str | None]:
     the shipped trace's table (cached) — the predictor is fitted later, in `prepare`."""
     from atlas_data.adapters import is_shipped_trace_name, shipped_trace
     from benchmark.tasks.inputs import DEFAULT_PREDICTOR, csv_list
-    from predictors.methods import check_method_name
+    from predictors.methods import REFERENCE_METHODS, check_method_name
 
     traces = _none_or_list(args.jobs, "jobs")
     for spec in traces:
@@ -226,6 +226,9 @@ def _check_traces(args) -> tuple[list[str], str | None]:
     if len(predictors) != 1:
         raise InputError(f"one predictor per run, got {len(predictors)} ({args.predictor!r})", where="--predictor")
     check_method_name(predictors[0], where="--predictor")
+    if predictors[0] in REFERENCE_METHODS:
+        raise InputError(f"'{predictors[0]}' reads the true sizes (p̂ = p): that is the σ = 0 point, not a learned p̂",
+                         where="--predictor")
     return traces, predictors[0]
 
 
