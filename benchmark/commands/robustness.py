@@ -26,8 +26,9 @@ new p̂ policy joins by itself) is run under each p̂ source:
 
 A policy uses p̂ only if exact p̂ beats the controls: a gain that random p̂ produces as well is not a
 gain from the prediction. Where learned p̂ exists, the tables place it between the two: the share of
-exact p̂'s gain it realises, (best control − learned) / (best control − exact), per policy and metric. `astraea` and `srtf-oracle` (`--references`), which read no p̂, run once per
-scenario and are drawn as flat lines. Metrics per (policy, source): avg JCT, avg slowdown, p90 JCT of
+exact p̂'s gain it realises, (best control − learned) / (best control − exact), per policy and metric.
+`astraea` and `srtf-oracle` (`--references`), which read no p̂, run once per workload and are drawn
+as flat lines. Metrics per (policy, source): avg JCT, avg slowdown, p90 JCT of
 the jobs shorter than one lease, sharing_loss_jobs and tenant_loss_intervals (the fairness task's
 default definitions; docs/fairness.md#metrics).
 
@@ -106,7 +107,8 @@ def register(subparsers) -> None:
                         help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}: the published trace contends there, "
                              "not on the paper's 210)")
     parser.add_argument("--jobs-nodes", type=int, default=DEFAULT_JOBS_NODES,
-                        help=f"cluster of the --jobs traces, nodes of 8 GPUs (default {DEFAULT_JOBS_NODES}, as `benchmark demo`)")
+                        help=f"cluster of the --jobs traces, nodes of 8 GPUs (default {DEFAULT_JOBS_NODES}, as "
+                             "`benchmark demo`)")
     from benchmark.options import integer, job_count
     from benchmark.options import seed as seed_type
 
@@ -400,7 +402,8 @@ def run(args) -> int:
     frame = aggregate(runs)
     workloads = [name for name, *_ in prepared]
     summary = {"task": args.task, "date": time.strftime("%Y-%m-%d"), "seed": args.seed, "n": args.n, "repeats": args.repeats,
-               "scenarios": workloads, "jobs": traces, "predictor": predictor, "jobs_nodes": args.jobs_nodes if traces else None,
+               "scenarios": workloads, "jobs": traces, "predictor": predictor,
+               "jobs_nodes": args.jobs_nodes if traces else None,
                "noise": sigmas, "controls": controls, "policies": policies,
                "references": references, "random_sigma": RANDOM_SIGMA, "beat_margin": BEAT_MARGIN,
                "lease_s": prepared[0][1].lease if prepared else None,
@@ -558,13 +561,13 @@ def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_j
            "p̂ = p·exp(σZ) per σ; controls carry no information about which job is longer: `constant` = the median "
            f"true size for every job, `random` = median·exp({summary['random_sigma']:g}Z') drawn without p, "
            "`permuted` = the true sizes shuffled across jobs. A policy uses p̂ only where σ = 0 (exact p̂) beats every "
-           "control: the last column is σ = 0 against the lowest single control run (any control, any draw), "
+           "control: the column \"σ=0 vs best control run\" is σ = 0 against the lowest single control run (any control, any draw), "
            f"\"beats\" when lower by more than {100 * summary['beat_margin']:g} %. "
            "Policies marked (no p̂) read none: the same value in every column."]
     if summary.get("learned"):
         out[0] += (" On a real trace (`jobs:NAME`, its test part), `learned:NAME` is the predictor's p̂ fitted on the "
-                   "trace's train/validation part; the column \"learned: share of σ=0's gain\" places it: (best control run − learned) / "
-                   "(best control run − σ = 0), the share of exact p̂'s gain it realises (100 % = as good as exact p̂, "
+                   "trace's train/validation part; the column \"learned: share of σ=0's gain\" places it: (best "
+                   "control run − learned) / (best control run − σ = 0), the share of exact p̂'s gain it realises (100 % = as good as exact p̂, "
                    "0 % = no better than a control, negative = worse), where σ = 0 beats the controls.")
     for note in summary["notes"]:
         out += ["", f"- {note}"]
