@@ -112,7 +112,8 @@ def register(subparsers) -> None:
     from benchmark.options import integer, job_count
     from benchmark.options import seed as seed_type
 
-    parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all)")
+    parser.add_argument("--n", type=job_count, help="jobs per workload: N consecutive jobs from a seeded start (of a "
+                                                    "trace: of its test part; default all)")
     parser.add_argument("--repeats", type=integer(1, MAX_REPEATS, "a repeat count"), default=DEFAULT_REPEATS,
                         help=f"independent draws of the noise and of the random and permuted controls, averaged "
                              f"(default {DEFAULT_REPEATS}; at most {MAX_REPEATS})")
