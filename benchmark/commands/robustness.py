@@ -498,11 +498,12 @@ def realised_table(runs: pd.DataFrame) -> list[dict]:
                 continue
             value = float(row[metric])
             share = None
-            if v["beats"]:
+            if v["beats"] and math.isfinite(value):
                 share = (v["best_control"] - value) / (v["best_control"] - v["exact"])
+            finite = {k: (x if x is not None and math.isfinite(x) else None)  # robustness.json: null, never NaN
+                      for k, x in (("exact", v["exact"]), ("learned", value), ("best_control", v["best_control"]))}
             out.append({"scenario": row["scenario"], "policy": row["policy"], "metric": metric, "source": row["source"],
-                        "exact": v["exact"], "learned": value, "best_control": v["best_control"], "beats": v["beats"],
-                        "share": share})
+                        **finite, "beats": v["beats"], "share": share})
     return out
 
 
