@@ -371,9 +371,11 @@ def fairness_robustness_figure(frame: pd.DataFrame, *, title: str,
     the policy's controls as horizontal lines (CONTROL_STYLES) and the policies that read no p̂ as
     grey dashed lines (blind style), so each panel shows whether exact p̂ beats its controls. With
     `<metric>_std` columns (several draws) the curve gets error bars and each control a faint ± std band.
+    A learned p̂ (kind `learned`, a real trace) is a star in the policy's colour at its σ-equivalent
+    (its `sigma`: the rms of log(p̂/p)), so it reads against the noise curve at the same error size.
 
     `frame` has the columns of robustness.csv: scenario, policy, uses_p_hat, source, kind
-    (noise / control / reference), sigma and the metrics.
+    (noise / learned / control / reference), sigma and the metrics.
     """
     policies = list(dict.fromkeys(frame.loc[frame["uses_p_hat"].astype(bool), "policy"]))
     scenarios = list(dict.fromkeys(frame["scenario"]))
@@ -400,6 +402,12 @@ def fairness_robustness_figure(frame: pd.DataFrame, *, title: str,
                                label=f"{policy}: p̂ = p·exp(σZ)")
             handles.setdefault(line.get_label(), line)
             values = list(noisy[metric] * scale)
+            for _, row in mine[mine["kind"] == "learned"].iterrows():
+                h, = ax.plot([row["sigma"]], [row[metric] * scale], marker="*", markersize=13, color=colour,
+                             markeredgecolor="black", linestyle="none", zorder=5,
+                             label="learned p̂ (real trace), at its σ-equivalent = rms log(p̂/p)")
+                handles.setdefault(h.get_label(), h)
+                values.append(row[metric] * scale)
             for _, row in mine[mine["kind"] == "control"].iterrows():
                 c, dash = CONTROL_STYLES.get(row["source"], _CONTROL_FALLBACK)
                 y = row[metric] * scale

@@ -1,26 +1,38 @@
 """`benchmark robustness --task fairness`: do the GPU-cluster policies that read p̂ gain anything from it?
 
-For each scenario (`--scenario`, default `venus,philly`: the Venus-like workload on 100 × 8 GPUs and
-the Philly snapshot on a contended 64 × 8) every cluster policy whose class says `needs_prediction`
-(the registry's flag, so a new p̂ policy joins by itself) is run under each p̂ source:
+Workloads: each scenario of `--scenario` (default `venus,philly`: the Venus-like workload on 100 × 8
+GPUs and the Philly snapshot on a contended 64 × 8), and each real trace of `--jobs` (default
+`philly`, labelled `jobs:philly`: the test part of the shipped Philly trace — 12,338 jobs of 13 VCs,
+their real arrivals — on `--jobs-nodes` × 8 GPUs, exactly the jobs of `benchmark run --task fairness
+--jobs philly --predictor lgbm-meta --nodes 64`). `--jobs` mirrors `run`'s own option (a shipped trace
+by name or a jobs file with feature columns), because a trace is not a scenario: it is the only
+workload with features to learn p̂ from, it is read and split by the fairness task's own loader
+(benchmark.tasks.fairness.prepare → benchmark.tasks.traces), and `--predictor` applies to it alone.
+On each workload every cluster policy whose class says `needs_prediction` (the registry's flag, so a
+new p̂ policy joins by itself) is run under each p̂ source:
 
 - `noise:σ` for σ in `--noise` (default 0,0.25,0.5,1,2,4): p̂ = p·exp(σZ), the seeded noise model
   of every task (benchmark.tasks.inputs.noise_predictions); σ = 0 is the exact size;
-- learned p̂, where the task has one for the scenario: the fairness task learns p̂ only for `--jobs`
-  and `--data` (a scenario brings its own synthetic p̂), so for a scenario the output says so and
-  leaves the source out;
+- `learned:NAME` (kind `learned`), on a `--jobs` trace only: the p̂ of `--predictor` (default
+  lgbm-meta) fitted on the trace's train/validation part — the very numbers `run --task fairness
+  --jobs TRACE --predictor NAME` schedules with. Its `sigma` is not a noise level but its measured
+  σ-equivalent, the root mean square of log(p̂/p) over the scheduled jobs (the σ at which the noise
+  model errs as much), where the figure draws it. A scenario has no features to learn from (it
+  brings its own synthetic p̂), so for a scenario the output says so and leaves the source out;
 - three controls that carry no information about which job is longer (`--controls`, default all):
   `constant` (every p̂ = the median true size of the scheduled jobs: the scenarios have no train
-  split), `random` (p̂ = median·exp(2Z'), Z' drawn from the seed and the job count only, never from
-  p), `permuted` (the true sizes shuffled across the jobs, seeded).
+  split, and the traces use the same definition), `random` (p̂ = median·exp(2Z'), Z' drawn from the
+  seed and the job count only, never from p), `permuted` (the true sizes shuffled across the jobs, seeded).
 
 A policy uses p̂ only if exact p̂ beats the controls: a gain that random p̂ produces as well is not a
-gain from the prediction. `astraea` and `srtf-oracle` (`--references`), which read no p̂, run once per
-scenario and are drawn as flat lines. Metrics per (policy, source): avg JCT, avg slowdown, p90 JCT of
+gain from the prediction. Where learned p̂ exists, the tables place it between the two: the share of
+exact p̂'s gain it realises, (best control − learned) / (best control − exact), per policy and metric.
+`astraea` and `srtf-oracle` (`--references`), which read no p̂, run once per workload and are drawn
+as flat lines. Metrics per (policy, source): avg JCT, avg slowdown, p90 JCT of
 the jobs shorter than one lease, sharing_loss_jobs and tenant_loss_intervals (the fairness task's
 default definitions; docs/fairness.md#metrics).
 
-Writes OUT/robustness.csv (one row per scenario × policy × source), robustness.md, robustness.json
+Writes OUT/robustness.csv (one row per workload × policy × source), robustness.md, robustness.json
 and robustness.png (+ .svg), and with `--readme FILE` the block between `<!-- robustness:start -->`
 and `<!-- robustness:end -->`. See docs/fairness.md "Do predictions help? Robustness curves".
 May import benchmark.*, and through it atlas_data and schedulers.
@@ -51,6 +63,10 @@ BEAT_MARGIN = 0.05
 DEFAULT_SCENARIOS = "venus,philly"
 DEFAULT_REPEATS, MAX_REPEATS = 3, 100
 DEFAULT_PHILLY_NODES = 64  # the paper's 210 × 8 never fills on the published Philly list: 64 × 8 contends
+#: the real traces run by default (`--jobs`): Philly's test part, as in `benchmark demo`, on DEFAULT_JOBS_NODES × 8
+DEFAULT_JOBS = "philly"
+DEFAULT_JOBS_NODES = 64
+JOBS_PREFIX = "jobs:"  # a trace's workload label, `jobs:philly`: the `run --jobs` it is, never a scenario name
 #: the columns of robustness.csv, in order
 METRICS = ("avg_jct", "avg_slowdown", "p90_short_jct", "sharing_loss_jobs", "tenant_loss_intervals")
 KEYS = ("scenario", "cluster", "n_jobs", "policy", "uses_p_hat", "source", "kind", "sigma")
@@ -63,6 +79,7 @@ METRIC_LABELS = {"avg_slowdown": "avg slowdown", "sharing_loss_jobs": "sharing-l
                  "p90_short_jct": "p90 JCT of jobs < 1 lease (s)", "tenant_loss_intervals": "tenant-loss intervals"}
 NO_LEARNED = ("no learned p̂ for a scenario: the fairness task learns p̂ only on --data or --jobs (a scenario brings "
               "its own synthetic p̂ = p·exp(0.9Z)); left out, not imitated")
+LEARNED = "learned"  # the kind of a learned p̂ source, named `learned:<predictor>`
 
 
 def register(subparsers) -> None:
@@ -71,7 +88,14 @@ def register(subparsers) -> None:
                         help="the task (default fairness; the scheduling task draws its curve with "
                              "`run --task scheduling --noise σ1,σ2,...`)")
     parser.add_argument("--scenario", default=DEFAULT_SCENARIOS,
-                        help=f"scenarios, comma-separated: venus, philly (default {DEFAULT_SCENARIOS})")
+                        help=f"scenarios, comma-separated: venus, philly (default {DEFAULT_SCENARIOS}; none: no scenario)")
+    parser.add_argument("--jobs", default=DEFAULT_JOBS,
+                        help=f"real traces, comma-separated, as `run --task fairness --jobs`: a shipped trace name "
+                             f"(philly, philly:<vc>, elasticflow:<cluster>) or a jobs file with feature columns; its "
+                             f"test part is scheduled, with learned p̂ beside the noise and the controls (default "
+                             f"{DEFAULT_JOBS}; none: no trace)")
+    parser.add_argument("--predictor", help="the predictor of the learned p̂ on the --jobs traces, fitted on their "
+                                            "train/validation part (default lgbm-meta)")
     parser.add_argument("--noise", default=DEFAULT_NOISE, help=f"noise levels σ, p̂ = p·exp(σZ) (default {DEFAULT_NOISE})")
     parser.add_argument("--controls", default=",".join(CONTROLS),
                         help=f"no-information p̂ controls, comma-separated: {', '.join(CONTROLS)} (default all)")
@@ -82,14 +106,19 @@ def register(subparsers) -> None:
     parser.add_argument("--philly-nodes", type=int, default=DEFAULT_PHILLY_NODES,
                         help=f"Philly cluster, nodes of 8 GPUs (default {DEFAULT_PHILLY_NODES}: the published trace contends there, "
                              "not on the paper's 210)")
+    parser.add_argument("--jobs-nodes", type=int, default=DEFAULT_JOBS_NODES,
+                        help=f"cluster of the --jobs traces, nodes of 8 GPUs (default {DEFAULT_JOBS_NODES}, as "
+                             "`benchmark demo`)")
     from benchmark.options import integer, job_count
     from benchmark.options import seed as seed_type
 
-    parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all)")
+    parser.add_argument("--n", type=job_count, help="jobs per workload: N consecutive jobs from a seeded start (of a "
+                                                    "trace: of its test part; default all)")
     parser.add_argument("--repeats", type=integer(1, MAX_REPEATS, "a repeat count"), default=DEFAULT_REPEATS,
                         help=f"independent draws of the noise and of the random and permuted controls, averaged "
                              f"(default {DEFAULT_REPEATS}; at most {MAX_REPEATS})")
-    parser.add_argument("--seed", type=seed_type, default=0, help="scenario, noise, control and sample seed (default 0)")
+    parser.add_argument("--seed", type=seed_type, default=0,
+                        help="scenario, noise, control, sample and predictor-fit seed (default 0)")
     parser.add_argument("--output", default="results/robustness-fairness",
                         help="output folder (default results/robustness-fairness)")
     parser.add_argument("--readme", help="rewrite the robustness block of this README")
@@ -123,18 +152,27 @@ def control_predictions(size: np.ndarray, controls, seed: int, draw: int = 0) ->
     return out
 
 
-def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int,
-                  draw: int = 0) -> dict[str, tuple[str, float | None, np.ndarray]]:
-    """{source: (kind, σ or None, p̂)}: `noise:σ` for each σ, then each control; draw 0 is the noise
-    of `benchmark run --noise σ` with the same seed, a draw > 0 an independent repeat. A draw > 0
-    leaves out the sources that do not depend on it (σ = 0 and `constant`: `drawn`)."""
+def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int, draw: int = 0,
+                  learned: tuple[str, np.ndarray] | None = None) -> dict[str, tuple[str, float | None, np.ndarray]]:
+    """{source: (kind, σ or None, p̂)}: `noise:σ` for each σ, then `learned:NAME` if `learned` =
+    (predictor, its p̂ of the same jobs) is given, then each control; draw 0 is the noise of
+    `benchmark run --noise σ` with the same seed, a draw > 0 an independent repeat. A draw > 0 leaves
+    out the sources that do not depend on it (σ = 0, learned p̂ and `constant`: `drawn`). The σ of a
+    learned source is its measured σ-equivalent (`sigma_equivalent`)."""
     from benchmark.tasks.inputs import noise_predictions
 
     out = {}
-    noisy = noise_predictions(np.asarray(size, np.float64), list(sigmas), seed, draw)
+    size = np.asarray(size, np.float64)
+    noisy = noise_predictions(size, list(sigmas), seed, draw)
     for (name, p_hat), sigma in zip(noisy.items(), sigmas):
         if drawn("noise", sigma, name) or not draw:
             out[name] = ("noise", float(sigma), p_hat)
+    if learned is not None and not draw:
+        predictor, p_hat = learned
+        p_hat = np.asarray(p_hat, np.float64)
+        if p_hat.shape != size.shape:
+            raise ValueError(f"learned p̂ has {p_hat.shape} values for {size.shape} jobs")
+        out[f"{LEARNED}:{predictor}"] = (LEARNED, sigma_equivalent(size, p_hat), p_hat)
     for name, p_hat in control_predictions(size, controls, seed, draw).items():
         if drawn("control", None, name) or not draw:
             out[name] = ("control", None, p_hat)
@@ -142,8 +180,16 @@ def p_hat_sources(size: np.ndarray, sigmas, controls, seed: int,
 
 
 def drawn(kind: str, sigma, name: str) -> bool:
-    """Whether a source's p̂ depends on the random draw (so `--repeats` runs it again): not σ = 0, not `constant`."""
-    return not ((kind == "noise" and sigma == 0) or (kind == "control" and name == "constant"))
+    """Whether a source's p̂ depends on the random draw (so `--repeats` runs it again): not σ = 0, not
+    learned p̂ (one fit, one p̂), not `constant`."""
+    return not ((kind == "noise" and sigma == 0) or kind == LEARNED or (kind == "control" and name == "constant"))
+
+
+def sigma_equivalent(size: np.ndarray, p_hat: np.ndarray) -> float:
+    """The root mean square of log(p̂/p): the σ at which the noise model p·exp(σZ) errs as much
+    (E[(σZ)²] = σ²). Bias counts as error, as it does for the noise model's spread."""
+    ratio = np.log(np.asarray(p_hat, np.float64) / np.asarray(size, np.float64))
+    return float(np.sqrt(np.mean(ratio ** 2))) if len(ratio) else math.nan
 
 
 def short_job_p90(table: pd.DataFrame, lease_s: float) -> tuple[float, int]:
@@ -153,17 +199,54 @@ def short_job_p90(table: pd.DataFrame, lease_s: float) -> tuple[float, int]:
 
 
 # ----- options ----------------------------------------------------------------------------------
+def _none_or_list(text: str, what: str) -> list[str]:
+    from benchmark.tasks.inputs import csv_list
+
+    return [] if str(text).strip().lower() == "none" else csv_list(text, what)
+
+
+def _check_traces(args) -> tuple[list[str], str | None]:
+    """(--jobs traces, the predictor of their learned p̂ or None): names checked, nothing read beyond
+    the shipped trace's table (cached) — the predictor is fitted later, in `prepare`."""
+    from atlas_data.adapters import is_shipped_trace_name, shipped_trace
+    from benchmark.tasks.inputs import DEFAULT_PREDICTOR, csv_list
+    from predictors.methods import REFERENCE_METHODS, check_method_name
+
+    traces = _none_or_list(args.jobs, "jobs")
+    for spec in traces:
+        if Path(spec).exists():
+            continue  # a jobs file: read, with its feature columns, by the fairness task's loader
+        if not is_shipped_trace_name(spec):
+            raise InputError(f"unknown trace '{spec}': neither a shipped trace (philly, philly:<vc>, elasticflow, "
+                             "elasticflow:<cluster>, openb) nor an existing jobs file", where="--jobs")
+        shipped_trace(spec)  # an unknown VC or cluster: its own message, listing the valid ones
+    if args.predictor is not None and not traces:
+        raise InputError("applies to the --jobs traces only: a scenario has no features to learn p̂ from (it brings "
+                         "its own synthetic p̂); give --jobs TRACE", where="--predictor")
+    if not traces:
+        return traces, None
+    predictors = csv_list(args.predictor, "predictor") if args.predictor is not None else [DEFAULT_PREDICTOR]
+    if len(predictors) != 1:
+        raise InputError(f"one predictor per run, got {len(predictors)} ({args.predictor!r})", where="--predictor")
+    check_method_name(predictors[0], where="--predictor")
+    if predictors[0] in REFERENCE_METHODS:
+        raise InputError(f"'{predictors[0]}' reads the true sizes (p̂ = p): that is the σ = 0 point, not a learned p̂",
+                         where="--predictor")
+    return traces, predictors[0]
+
+
 def _check(args):
-    """Every option, before any work: (scenarios, σs, controls, p̂ policies, references)."""
+    """Every option, before any work: (scenarios, traces, predictor, σs, controls, p̂ policies, references)."""
     from benchmark.tasks.fairness import MAX_NODES
     from benchmark.tasks.inputs import csv_list, noise_level, policy_items
     from schedulers.cluster.scenarios import SCENARIOS
     from schedulers.policy import get_policy, policy_names, resolve_policy
 
-    scenarios = csv_list(args.scenario, "scenario")
+    scenarios = _none_or_list(args.scenario, "scenario")
     for name in scenarios:
         if name not in SCENARIOS:
-            raise InputError(f"unknown scenario '{name}' (choose from {', '.join(sorted(SCENARIOS))})", where="--scenario")
+            raise InputError(f"unknown scenario '{name}' (choose from {', '.join(sorted(SCENARIOS))}, or none)",
+                             where="--scenario")
     sigmas = csv_list(args.noise, "noise", noise_level)
     controls = csv_list(args.controls, "controls")
     for name in controls:
@@ -171,7 +254,8 @@ def _check(args):
             raise InputError(f"unknown control '{name}' (choose from {', '.join(CONTROLS)})", where="--controls")
     if not sigmas:
         raise InputError("give at least one noise level", where="--noise")
-    for option, value in (("--venus-nodes", args.venus_nodes), ("--philly-nodes", args.philly_nodes)):
+    for option, value in (("--venus-nodes", args.venus_nodes), ("--philly-nodes", args.philly_nodes),
+                          ("--jobs-nodes", args.jobs_nodes)):
         if value is not None and not (1 <= value <= MAX_NODES):
             raise InputError(f"must be from 1 to {MAX_NODES:,} nodes, got {value}", where=option)
 
@@ -197,15 +281,28 @@ def _check(args):
     both = [p for p in references if p in policies]
     if both:
         raise InputError(f"policy '{both[0]}' is in --policies and --references", where="--references")
-    return scenarios, sigmas, controls, policies, references
+    traces, predictor = _check_traces(args)
+    if not scenarios and not traces:
+        raise InputError("no workload: give a scenario (--scenario) or a trace (--jobs)", where="--scenario")
+    return scenarios, traces, predictor, sigmas, controls, policies, references
 
 
 def scenario_args(args, scenario: str):
     """The `benchmark run --task fairness --scenario ...` options of one scenario (the run parser's defaults)."""
+    nodes = args.venus_nodes if scenario == "venus" else args.philly_nodes if scenario == "philly" else None
+    return _run_args(args, ["--scenario", scenario], nodes)
+
+
+def trace_args(args, trace: str, predictor: str):
+    """The `benchmark run --task fairness --jobs TRACE --predictor NAME --nodes N` options of one trace:
+    `prepare` then reads its test part and learns p̂ on its train/validation part, as `run` does."""
+    return _run_args(args, ["--jobs", trace, "--predictor", predictor], args.jobs_nodes)
+
+
+def _run_args(args, source: list[str], nodes: int | None):
     from benchmark.cli import build_parser
 
-    argv = ["run", "--task", "fairness", "--scenario", scenario, "--seed", str(args.seed), "--quiet", "--no-mlflow"]
-    nodes = args.venus_nodes if scenario == "venus" else args.philly_nodes if scenario == "philly" else None
+    argv = ["run", "--task", "fairness", *source, "--seed", str(args.seed), "--quiet", "--no-mlflow"]
     if nodes is not None:
         argv += ["--nodes", str(nodes)]
     if args.n is not None:
@@ -257,18 +354,23 @@ def run(args) -> int:
     started = time.perf_counter()
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
-    scenarios, sigmas, controls, policies, references = _check(args)
+    scenarios, traces, predictor, sigmas, controls, policies, references = _check(args)
     out = Path(args.output)
     check_output_folder(out, "robustness")  # before any simulation
-    prepared = []
-    for scenario in scenarios:  # every scenario read and checked before the first simulation
+    prepared = []  # (workload, run options, Prepared, learned predictor or None)
+    for scenario in scenarios:  # every workload read and checked before the first simulation
         run_args = scenario_args(args, scenario)
-        prepared.append((scenario, run_args, prepare(run_args)))
+        prepared.append((scenario, run_args, prepare(run_args), None))
+    for trace in traces:  # the fairness task's own loader: test part, p̂ fitted on train/validation only
+        say(f"robustness {JOBS_PREFIX}{trace}: its test part, p̂ = {predictor} fitted on its train/validation part",
+            args.quiet)
+        run_args = trace_args(args, trace, predictor)
+        prepared.append((f"{JOBS_PREFIX}{trace}", run_args, prepare(run_args), predictor))
     once = sum(not drawn("noise", s, "") for s in sigmas) + sum(not drawn("control", None, c) for c in controls)
     per_scenario = len(policies) * (len(sigmas) + len(controls) + (args.repeats - 1) * (len(sigmas) + len(controls) - once))
     per_scenario += len(references)
-    total, done = per_scenario * len(scenarios), [0]
-    rows, notes = [], []
+    total, done = per_scenario * len(prepared) + len(policies) * len(traces), [0]
+    rows, notes, learned = [], [], []
 
     def progress(row):
         done[0] += 1
@@ -279,11 +381,19 @@ def run(args) -> int:
     def notice(text):
         say(f"robustness: {text}", args.quiet)
 
-    for scenario, run_args, prep in prepared:
-        notes.append(f"{scenario}: {NO_LEARNED}")
-        say(f"robustness {scenario}: {prep.jobs.n} jobs on {prep.cluster_text}; {NO_LEARNED}", args.quiet)
+    for scenario, run_args, prep, fitted in prepared:
+        if fitted is None:
+            notes.append(f"{scenario}: {NO_LEARNED}")
+            say(f"robustness {scenario}: {prep.jobs.n} jobs on {prep.cluster_text}; {NO_LEARNED}", args.quiet)
+            own = None
+        else:
+            own = (fitted, prep.jobs.predicted)
+            info = learned_info(scenario, fitted, prep)
+            learned.append(info)
+            notes.append(info["note"])
+            say(f"robustness {scenario}: {prep.jobs.n} jobs on {prep.cluster_text}; {info['note']}", args.quiet)
         for draw in range(args.repeats):
-            sources = p_hat_sources(prep.jobs.size, sigmas, controls, args.seed, draw)
+            sources = p_hat_sources(prep.jobs.size, sigmas, controls, args.seed, draw, learned=own)
             rows += simulate_sources(run_args, prep, policies, sources, scenario=scenario, draw=draw, on_run=progress,
                                      notice=notice)
         # a reference reads no p̂ (its class says so): one run, labelled with no source
@@ -291,11 +401,15 @@ def run(args) -> int:
                                  on_run=progress, notice=notice)
     runs = pd.DataFrame(rows, columns=list(RUN_COLUMNS))
     frame = aggregate(runs)
+    workloads = [name for name, *_ in prepared]
     summary = {"task": args.task, "date": time.strftime("%Y-%m-%d"), "seed": args.seed, "n": args.n, "repeats": args.repeats,
-               "scenarios": scenarios, "noise": sigmas, "controls": controls, "policies": policies,
+               "scenarios": workloads, "jobs": traces, "predictor": predictor,
+               "jobs_nodes": args.jobs_nodes if traces else None,
+               "noise": sigmas, "controls": controls, "policies": policies,
                "references": references, "random_sigma": RANDOM_SIGMA, "beat_margin": BEAT_MARGIN,
                "lease_s": prepared[0][1].lease if prepared else None,
-               "notes": notes, "rows": json.loads(frame.to_json(orient="records")),
+               "notes": notes, "learned": learned, "realised": realised_table(runs),
+               "rows": json.loads(frame.to_json(orient="records")),
                "runs": json.loads(runs.to_json(orient="records")),
                "elapsed_s": round(time.perf_counter() - started, 1), "argv": command_line()}
     text = markdown(summary)
@@ -310,6 +424,27 @@ def run(args) -> int:
     print(text)
     say(f"robustness: {time.perf_counter() - started:.0f} s; written {out / 'robustness.csv'}, .md, .json, .png", args.quiet)
     return 0
+
+
+def learned_info(workload: str, predictor: str, prep) -> dict:
+    """What a trace's learned p̂ is, for robustness.json `learned` and its note: where it was fitted and
+    how far it is from the true sizes of the scheduled jobs (measured after the fit, never fed to it)."""
+    size, p_hat = prep.jobs.size.astype(np.float64), np.asarray(prep.jobs.predicted, np.float64)
+    log_ratio = np.log(p_hat / size)
+    rank = float(pd.Series(p_hat).rank().corr(pd.Series(size).rank())) if len(size) > 1 else math.nan
+    counts = dict(prep.card.get("counts") or {})
+    info = {"scenario": workload, "predictor": predictor, "source": f"{LEARNED}:{predictor}", "n_jobs": int(prep.jobs.n),
+            "fit_jobs": {k: counts.get(k) for k in ("train", "val")}, "test_jobs": counts.get("test"),
+            "sigma_equivalent": sigma_equivalent(size, p_hat), "mean_log_ratio": float(log_ratio.mean()),
+            "rank_correlation": rank}
+    fit = " + ".join(f"{counts[k]:,} {k}" for k in ("train", "val") if counts.get(k) is not None)
+    info["note"] = (f"{workload}: the test part of the real trace ({prep.jobs.n:,} jobs, their real arrivals, "
+                    f"{prep.cluster_text}); {info['source']} = p̂ of {predictor} fitted on its train/validation part "
+                    f"only ({fit} jobs, none of the scheduled ones), as `benchmark run --task fairness --jobs "
+                    f"{workload[len(JOBS_PREFIX):]} --predictor {predictor}`; its error on the scheduled jobs: rms "
+                    f"log(p̂/p) = {info['sigma_equivalent']:.2f} (its σ-equivalent, where the figure draws it), mean "
+                    f"log(p̂/p) = {info['mean_log_ratio']:+.2f}, rank correlation with p = {rank:.2f}")
+    return info
 
 
 # ----- reading the rows ---------------------------------------------------------------------------
@@ -345,6 +480,41 @@ def verdicts(runs: pd.DataFrame, metric: str) -> dict[tuple[str, str], dict]:
     return out
 
 
+def realised_table(runs: pd.DataFrame) -> list[dict]:
+    """Where learned p̂ lands, per workload × p̂ policy × metric: {scenario, policy, metric, source,
+    exact, learned, best_control, beats, share}. `share` = (best control − learned) / (best control −
+    exact), the share of exact p̂'s gain over the controls that learned p̂ realises (1 = as good as
+    exact, 0 = no better than the best control run, < 0 worse), against the same best control run as
+    `verdicts`; None where exact p̂ does not beat the controls (no gain to realise)."""
+    out = []
+    mine = runs[runs["kind"] == LEARNED]
+    if mine.empty:
+        return out
+    for metric in METRICS:
+        judged = verdicts(runs, metric)
+        for _, row in mine.iterrows():
+            v = judged.get((row["scenario"], row["policy"]))
+            if v is None or v["exact"] is None:
+                continue
+            value = float(row[metric])
+            share = None
+            if v["beats"] and math.isfinite(value):
+                share = (v["best_control"] - value) / (v["best_control"] - v["exact"])
+            finite = {k: (x if x is not None and math.isfinite(x) else None)  # robustness.json: null, never NaN
+                      for k, x in (("exact", v["exact"]), ("learned", value), ("best_control", v["best_control"]))}
+            out.append({"scenario": row["scenario"], "policy": row["policy"], "metric": metric, "source": row["source"],
+                        **finite, "beats": v["beats"], "share": share})
+    return out
+
+
+def _share_cell(item: dict | None) -> str:
+    if item is None:
+        return "–"
+    if item["share"] is None:
+        return "– (σ=0 does not beat)"
+    return f"{100 * item['share']:.0f} %"
+
+
 def _cell(metric: str, value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -361,17 +531,23 @@ def metric_table(frame: pd.DataFrame, runs: pd.DataFrame, scenario: str, metric:
     part = frame[frame["scenario"] == scenario]
     sources = list(dict.fromkeys(part.loc[part["uses_p_hat"], "source"]))
     judged = verdicts(runs, metric)
+    learned = (part["kind"] == LEARNED).any()  # a trace: the learned p̂ placed between exact and the controls
+    shares = {(r["policy"]): r for r in realised_table(runs[runs["scenario"] == scenario]) if r["metric"] == metric}
     head = ["policy", *[s.replace("noise:", "σ=") for s in sources], "σ=0 vs best control run"]
-    lines = ["| " + " | ".join(head) + " |", "| --- | " + " | ".join("---:" for _ in sources) + " | --- |"]
+    head += ["learned: share of σ=0's gain"] if learned else []
+    lines = ["| " + " | ".join(head) + " |",
+             "| --- | " + " | ".join("---:" for _ in sources) + " | --- |" + (" ---: |" if learned else "")]
     for policy, rows in part.groupby("policy", sort=False):
         by = dict(zip(rows["source"], rows[metric]))
         if not rows["uses_p_hat"].iloc[0]:
             value = _cell(metric, by.get("none"))
-            lines.append(f"| {policy} (no p̂) | " + " | ".join(value for _ in sources) + " | reference |")
+            lines.append(f"| {policy} (no p̂) | " + " | ".join(value for _ in sources) + " | reference |"
+                         + (" – |" if learned else ""))
             continue
         v = judged[(scenario, policy)]
         verdict = "–" if v["beats"] is None else f"{100 * v['gap']:+.1f} % " + ("beats" if v["beats"] else "**does not beat**")
-        lines.append(f"| {policy} | " + " | ".join(_cell(metric, by.get(s)) for s in sources) + f" | {verdict} |")
+        lines.append(f"| {policy} | " + " | ".join(_cell(metric, by.get(s)) for s in sources) + f" | {verdict} |"
+                     + (f" {_share_cell(shares.get(policy))} |" if learned else ""))
     return lines
 
 
@@ -387,9 +563,14 @@ def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_j
            "p̂ = p·exp(σZ) per σ; controls carry no information about which job is longer: `constant` = the median "
            f"true size for every job, `random` = median·exp({summary['random_sigma']:g}Z') drawn without p, "
            "`permuted` = the true sizes shuffled across jobs. A policy uses p̂ only where σ = 0 (exact p̂) beats every "
-           "control: the last column is σ = 0 against the lowest single control run (any control, any draw), "
+           "control: the column \"σ=0 vs best control run\" is σ = 0 against the lowest single control run (any control, any draw), "
            f"\"beats\" when lower by more than {100 * summary['beat_margin']:g} %. "
            "Policies marked (no p̂) read none: the same value in every column."]
+    if summary.get("learned"):
+        out[0] += (" On a real trace (`jobs:NAME`, its test part), `learned:NAME` is the predictor's p̂ fitted on the "
+                   "trace's train/validation part; the column \"learned: share of σ=0's gain\" places it: (best "
+                   "control run − learned) / (best control run − σ = 0), the share of exact p̂'s gain it realises (100 % = as good as exact p̂, "
+                   "0 % = no better than a control, negative = worse), where σ = 0 beats the controls.")
     for note in summary["notes"]:
         out += ["", f"- {note}"]
     for scenario in summary["scenarios"]:

@@ -14,7 +14,7 @@ from benchmark.commands import robustness as rb
 from cli_checks import exit_2_one_line
 from schedulers.policy import get_policy, policy_names
 
-SMALL = ["--scenario", "venus", "--n", "200", "--venus-nodes", "8"]  # 200 Venus-like jobs on 64 GPUs: Python, < 1 s a run
+SMALL = ["--scenario", "venus", "--n", "200", "--venus-nodes", "8", "--jobs", "none"]  # 200 Venus-like jobs on 64 GPUs: Python, < 1 s a run; no trace (test_robustness_learned.py)
 METRICS = ("avg_jct", "avg_slowdown", "p90_short_jct", "sharing_loss_jobs", "tenant_loss_intervals")
 
 
