@@ -364,19 +364,24 @@ def _sync(node, fr2, tot, held):
 
 
 @jitable
-def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, tot, held, plan_len, plan_node,
-              plan_k, planned, cap, node_order, maxcap, used, found_node, found_k, owner, restrict):
+def place_job(s, j, hold, preempted_now, at_round, g, restrict):
     """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
     cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
-    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k."""
+    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k.
+    Each array is read from the state only on the path that needs it (every read of the state in
+    the compiled loop takes and drops reference counts, and most attempts fail at the first test)."""
     row = 1 if at_round else 0
-    if (hold or preempted_now) and pl_len[j] > 0:
+    nodes, plan = s.nodes, s.plan
+    fr2, tot = nodes.fr2, nodes.tot
+    if (hold or preempted_now) and plan.pl_len[j] > 0:
+        pl_len, pl_node, pl_k, owner = plan.pl_len, plan.pl_node, plan.pl_k, nodes.owner
         ok = True
         for i in range(pl_len[j]):
             if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
                 ok = False
                 break
         if ok:
+            held = nodes.held
             for i in range(pl_len[j]):
                 node, k = pl_node[j, i], pl_k[j, i]
                 fr2[row, node] -= k
@@ -386,35 +391,41 @@ def place_job(j, hold, preempted_now, at_round, g, pl_len, pl_node, pl_k, fr2, t
                         held[node] -= k
                     else:
                         _sync(node, fr2, tot, held)
-            if plan_len[j] == 0:
-                planned.append(j)
-            plan_len[j] = pl_len[j]
+            if plan.plan_len[j] == 0:
+                plan.planned.append(j)
+            plan.plan_len[j] = pl_len[j]
+            plan_node, plan_k = plan.plan_node, plan.plan_k
             for i in range(pl_len[j]):
                 plan_node[j, i] = pl_node[j, i]
                 plan_k[j, i] = pl_k[j, i]
             return True
     if g > tot[row]:
         return False
+    found_node, found_k = nodes.found_node, nodes.found_k
     parts = 0
     if at_round:
-        parts = find_placement(fr2[2], tot[2], g, cap, node_order, maxcap, used, found_node, found_k, owner, restrict)
+        parts = find_placement(fr2[2], tot[2], g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, found_node,
+                               found_k, nodes.owner, restrict)
     if parts == 0:
-        parts = find_placement(fr2[row], tot[row], g, cap, node_order, maxcap, used, found_node, found_k, owner,
-                               restrict)
+        parts = find_placement(fr2[row], tot[row], g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used,
+                               found_node, found_k, nodes.owner, restrict)
     if parts == 0:
         return False
+    held = nodes.held
     for i in range(parts):
         fr2[row, found_node[i]] -= found_k[i]
         tot[row] -= found_k[i]
         if at_round:
             _sync(found_node[i], fr2, tot, held)
     if at_round and hold:  # RoundPlan.decided: the GPUs it held are no longer held
+        pl_len, pl_node, pl_k = plan.pl_len, plan.pl_node, plan.pl_k
         for i in range(pl_len[j]):
             held[pl_node[j, i]] -= pl_k[j, i]
             _sync(pl_node[j, i], fr2, tot, held)
-    if plan_len[j] == 0:
-        planned.append(j)
-    plan_len[j] = parts
+    if plan.plan_len[j] == 0:
+        plan.planned.append(j)
+    plan.plan_len[j] = parts
+    plan_node, plan_k = plan.plan_node, plan.plan_k
     for i in range(parts):
         plan_node[j, i] = found_node[i]
         plan_k[j, i] = found_k[i]
@@ -474,6 +485,8 @@ def find(s, fr, total, g, restrict):
 def advance(s, k, t):
     """Tenant k's ledgers up to t."""
     led = s.led
+    if t - led.t_last[k] <= 0.0:  # nothing to integrate (advance_tenant would return at once): most calls
+        return
     advance_tenant(k, t, led.t_last, led.run_gpus, led.demand, led.active_w, led.quota, s.cfg.eq16, led.att, led.fair,
                    led.fair8, led.G, led.G_ref, s.job.xval, led.win_att[k], led.win_fair8[k], s.cfg.window_s)
 
@@ -526,12 +539,13 @@ def ledger_complete(s, j, t):
 @jitable
 def job_rho(s, j, t):
     """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
-    h = s.led.hold_since[j]
-    attained = s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (t - h))
+    led, job = s.led, s.job  # each read through `s` costs reference counts (see place_in_order)
+    h = led.hold_since[j]
+    attained = led.job_att[j] + (0.0 if math.isnan(h) else job.gpus[j] * (t - h))
     if attained <= 0.0:
         return 0.0
-    k = s.job.tenant[j]
-    f = s.job.weight[j] * (s.led.G[k, s.job.xid[j]] - s.led.job_base[j])
+    k = job.tenant[j]
+    f = job.weight[j] * (led.G[k, job.xid[j]] - led.job_base[j])
     return attained / f if f > 0.0 else math.inf
 
 
@@ -592,8 +606,9 @@ def hold_remove(s, p, j):
 
 @jitable
 def ledger_attained(s, j, t):
-    h = s.led.hold_since[j]
-    return s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (t - h))
+    led = s.led
+    h = led.hold_since[j]
+    return led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (t - h))
 
 
 @jitable
@@ -608,17 +623,19 @@ def wait_add(s, p, j, now):
 @jitable
 def job_order_add(s, j):
     """j into the waiting jobs kept in job order (`s.q.ws`): what every decision but ASTRAEA's reads."""
-    pos = np.searchsorted(s.q.ws[:s.q.n_wait[0]], j)
-    for i in range(s.q.n_wait[0], pos, -1):
-        s.q.ws[i] = s.q.ws[i - 1]
-    s.q.ws[pos] = j
+    ws, n = s.q.ws, s.q.n_wait[0]  # read once (see place_in_order): thousands may wait
+    pos = np.searchsorted(ws[:n], j)
+    for i in range(n, pos, -1):
+        ws[i] = ws[i - 1]
+    ws[pos] = j
 
 
 @jitable
 def job_order_remove(s, j):
-    pos = np.searchsorted(s.q.ws[:s.q.n_wait[0]], j)
-    for i in range(pos, s.q.n_wait[0] - 1):
-        s.q.ws[i] = s.q.ws[i + 1]
+    ws, n = s.q.ws, s.q.n_wait[0]
+    pos = np.searchsorted(ws[:n], j)
+    for i in range(pos, n - 1):
+        ws[i] = ws[i + 1]
 
 
 @jitable
@@ -638,18 +655,23 @@ def release_placement(s, j):
 
 @jitable
 def plan_fits_on(s, fr, j):
-    for i in range(s.plan.plan_len[j]):
-        if fr[s.plan.plan_node[j, i]] < s.plan.plan_k[j, i]:
+    plan = s.plan
+    plan_node, plan_k = plan.plan_node, plan.plan_k
+    for i in range(plan.plan_len[j]):
+        if fr[plan_node[j, i]] < plan_k[j, i]:
             return False
     return True
 
 
 @jitable
 def plan_equals_placement(s, j):
-    if s.plan.plan_len[j] != s.plan.pl_len[j]:
+    plan = s.plan
+    n = plan.pl_len[j]
+    if plan.plan_len[j] != n:
         return False
-    for i in range(s.plan.pl_len[j]):
-        if s.plan.plan_node[j, i] != s.plan.pl_node[j, i] or s.plan.plan_k[j, i] != s.plan.pl_k[j, i]:
+    plan_node, plan_k, pl_node, pl_k = plan.plan_node, plan.plan_k, plan.pl_node, plan.pl_k
+    for i in range(n):
+        if plan_node[j, i] != pl_node[j, i] or plan_k[j, i] != pl_k[j, i]:
             return False
     return True
 
@@ -776,11 +798,7 @@ def preempt(s, p, j, now):
 @jitable(inline=True)
 def try_place(s, j, now, at_round, restrict):
     """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
-    plan, nodes = s.plan, s.nodes
-    ok = place_job(j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], plan.pl_len, plan.pl_node,
-                   plan.pl_k, nodes.fr2, nodes.tot, nodes.held, plan.plan_len, plan.plan_node, plan.plan_k,
-                   plan.planned, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, nodes.found_node,
-                   nodes.found_k, nodes.owner, restrict)
+    ok = place_job(s, j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], restrict)
     if ok:
         s.plan.plan_restrict[j] = restrict
     return ok
@@ -810,12 +828,24 @@ def attempt(s, j, now, at_round, restrict):
 @jitable
 def place_in_order(s, order, count, now, at_round, chosen):
     """place_leftovers: each job of order[:count] that fits, in order."""
+    # The state's arrays are read into locals once: a decision may read thousands of waiting jobs
+    # here, most of them refused at once (too large, or a gang size that already missed), and in the
+    # compiled loop every `s.group.array` read is a reference count taken and dropped (an atomic
+    # operation each), which costs more than the test itself.
+    gpus = s.job.gpus
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total
+    missed = s.plan.missed
+    holding = s.q.holding
+    preempted_at = s.q.preempted_at
     for i in range(count):
-        total = s.nodes.plan_total[0] if at_round else s.nodes.free_total[0]
+        total = totals[0]
         if total == 0:
             break
         j = order[i]
-        if s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+        g = gpus[j]
+        if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):  # attempt() would refuse it
+            continue
+        if attempt(s, j, now, at_round, -1):
             chosen.append(j)
 
 
@@ -833,20 +863,21 @@ def count_decision(s, m):
 def candidates(s, at_round):
     """The decision's candidates in job order: the running jobs (at a round) merged with the
     waiting ones, which are kept in job order."""
-    m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
+    ws, n_wait = s.q.ws, s.q.n_wait[0]
+    m = (s.q.n_hold[0] if at_round else 0) + n_wait
     count_decision(s, m)
     if not at_round:
-        return s.q.ws[:s.q.n_wait[0]].copy()
+        return ws[:n_wait].copy()
     running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy())
     out = np.empty(m, np.int64)
     r = 0
     w = 0
     for c in range(m):
-        if w >= s.q.n_wait[0] or (r < len(running) and running[r] < s.q.ws[w]):
+        if w >= n_wait or (r < len(running) and running[r] < ws[w]):
             out[c] = running[r]
             r += 1
         else:
-            out[c] = s.q.ws[w]
+            out[c] = ws[w]
             w += 1
     return out
 
@@ -869,61 +900,66 @@ def may_fit(s, counts, k, total):
     size of them fits in `total` and has not missed since the last choice (else attempt refuses
     every one of them, with nothing changed)."""
     top = total if total < s.job.maxg else s.job.maxg
+    missed = s.plan.missed
     for g in range(1, top + 1):
-        if counts[k, g] > 0 and not s.plan.missed[g]:
+        if counts[k, g] > 0 and not missed[g]:
             return True
     return False
 
 
 @jitable
 def compact(s, chosen):
+    nodes, plan, holding = s.nodes, s.plan, s.q.holding
     same = True
     for j in chosen:
-        if s.q.holding[j] and not plan_equals_placement(s, j):
+        if holding[j] and not plan_equals_placement(s, j):
             same = False
             break
     if same:
         return
-    for i in range(s.nodes.N):
-        s.nodes.packed[i] = s.nodes.cap[i]
-    s.nodes.packed_total[0] = s.nodes.M
+    packed, pl_len, pl_node, pl_k = nodes.packed, plan.pl_len, plan.pl_node, plan.pl_k
+    plan_len, plan_node, plan_k = plan.plan_len, plan.plan_node, plan.plan_k
+    for i in range(nodes.N):
+        packed[i] = nodes.cap[i]
+    packed_total = nodes.M
     for j in chosen:
-        if s.q.holding[j]:
-            for i in range(s.plan.pl_len[j]):
-                s.nodes.packed[s.plan.pl_node[j, i]] -= s.plan.pl_k[j, i]
-                s.nodes.packed_total[0] -= s.plan.pl_k[j, i]
+        if holding[j]:
+            for i in range(pl_len[j]):
+                packed[pl_node[j, i]] -= pl_k[j, i]
+                packed_total -= pl_k[j, i]
+    nodes.packed_total[0] = packed_total
     new_len = np.zeros(len(chosen), np.int64)
     new_node = np.zeros((len(chosen), s.cfg.P), np.int64)
     new_k = np.zeros((len(chosen), s.cfg.P), np.int64)
     for c in range(len(chosen)):
         j = chosen[c]
-        if s.q.holding[j]:
+        if holding[j]:
             continue
-        if plan_fits_on(s, s.nodes.packed, j):
-            new_len[c] = s.plan.plan_len[j]
-            for i in range(s.plan.plan_len[j]):
-                new_node[c, i] = s.plan.plan_node[j, i]
-                new_k[c, i] = s.plan.plan_k[j, i]
+        if plan_fits_on(s, packed, j):
+            new_len[c] = plan_len[j]
+            for i in range(plan_len[j]):
+                new_node[c, i] = plan_node[j, i]
+                new_k[c, i] = plan_k[j, i]
         else:
-            parts = find(s, s.nodes.packed, s.nodes.packed_total[0], s.job.gpus[j], s.plan.plan_restrict[j])
+            parts = find(s, packed, nodes.packed_total[0], s.job.gpus[j], plan.plan_restrict[j])
             if parts == 0:
                 return
             new_len[c] = parts
             for i in range(parts):
-                new_node[c, i] = s.nodes.found_node[i]
-                new_k[c, i] = s.nodes.found_k[i]
+                new_node[c, i] = nodes.found_node[i]
+                new_k[c, i] = nodes.found_k[i]
         for i in range(new_len[c]):
-            s.nodes.packed[new_node[c, i]] -= new_k[c, i]
-            s.nodes.packed_total[0] -= new_k[c, i]
+            packed[new_node[c, i]] -= new_k[c, i]
+            nodes.packed_total[0] -= new_k[c, i]
     for c in range(len(chosen)):
         j = chosen[c]
-        if s.q.holding[j]:
+        if holding[j]:
             set_plan_from_placement(s, j)
         else:
-            s.plan.plan_len[j] = new_len[c]
+            plan_len[j] = new_len[c]
             for i in range(new_len[c]):
-                s.plan.plan_node[j, i] = new_node[c, i]
-                s.plan.plan_k[j, i] = new_k[c, i]
+                plan_node[j, i] = new_node[c, i]
+                plan_k[j, i] = new_k[c, i]
 
 
 @jitable
@@ -933,19 +969,23 @@ def prepare_round(s):
     for j in s.q.undo_list:
         s.q.undo_until[j] = math.nan
     s.q.undo_list.clear()
-    for i in range(s.nodes.N):
-        s.nodes.plan_free[i] = s.nodes.cap[i]
-        s.nodes.held[i] = 0
-    s.nodes.plan_total[0] = s.nodes.M
+    nodes, plan = s.nodes, s.plan
+    cap, held, unclaimed, pl_len, pl_node, pl_k = nodes.cap, nodes.held, nodes.unclaimed, plan.pl_len, plan.pl_node, plan.pl_k
+    for i in range(nodes.N):
+        nodes.plan_free[i] = cap[i]
+        held[i] = 0
+    nodes.plan_total[0] = nodes.M
+    hold_list = s.q.hold_list
     for h in range(s.q.n_hold[0]):
-        j = s.q.hold_list[h]
-        for i in range(s.plan.pl_len[j]):
-            s.nodes.held[s.plan.pl_node[j, i]] += s.plan.pl_k[j, i]
-    s.nodes.unclaimed_total[0] = 0
-    for i in range(s.nodes.N):
-        v = s.nodes.cap[i] - s.nodes.held[i]
-        s.nodes.unclaimed[i] = v if v > 0 else 0
-        s.nodes.unclaimed_total[0] += s.nodes.unclaimed[i]
+        j = hold_list[h]
+        for i in range(pl_len[j]):
+            held[pl_node[j, i]] += pl_k[j, i]
+    total = 0
+    for i in range(nodes.N):
+        v = cap[i] - held[i]
+        unclaimed[i] = v if v > 0 else 0
+        total += unclaimed[i]
+    nodes.unclaimed_total[0] = total
 
 
 @jitable
@@ -1055,8 +1095,9 @@ def check_nodes(s, now):
 @jitable
 def may_place(s):
     total = s.nodes.free_total[0]
+    wait_demand = s.q.wait_demand
     for g in range(1, s.job.maxg + 1):
-        if s.q.wait_demand[g] > 0 and g <= total and find(s, s.nodes.free, total, g, -1) > 0:
+        if wait_demand[g] > 0 and g <= total and find(s, s.nodes.free, total, g, -1) > 0:
             return True
     return False
 

@@ -319,18 +319,20 @@ def decide(s, p, at_round, now, chosen):
     r = np.empty(len(ks))
     for i in range(len(ks)):
         r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
+    gpus = s.job.gpus
     for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
         i = head[k]
         if i < p.a_len[k]:  # tier A: plain waiting jobs
             buf = p.a_buf[k]
+            a_len = p.a_len[k]
             fits = may_fit(s, p.a_count, k, total_now(s, at_round))
-            while i < p.a_len[k] and fits:
+            while i < a_len and fits:
                 total = total_now(s, at_round)
                 if total == 0:
                     return
                 j = buf[i]
                 i += 1
-                if s.job.gpus[j] <= total:
+                if gpus[j] <= total:
                     misses = len(s.plan.missed_list)
                     if attempt(s, j, now, at_round, -1):
                         chosen.append(j)
@@ -351,7 +353,7 @@ def decide(s, p, at_round, now, chosen):
             if total == 0:
                 return
             j = heapq.heappop(h)[2]
-            if s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            if gpus[j] <= total and attempt(s, j, now, at_round, -1):
                 chosen.append(j)
 
 

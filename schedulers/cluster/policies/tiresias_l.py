@@ -57,6 +57,9 @@ def setup(s, params):
     return group(TiresiasState, params, np.zeros(s.job.n), np.full(s.job.n, -1, np.int64), starving)
 
 
+LEVELS = len(TiresiasL.THRESHOLDS_GPU_S) + 1  # queues: thresholds passed, 0 to 2
+
+
 @jitable
 def level_of(s, p, j, a):
     """TiresiasL.level: thresholds passed by the attained GPU·s since the job's offset."""
@@ -95,12 +98,24 @@ def decide(s, p, at_round, now, chosen):
     """TiresiasL: every candidate in (queue, job) order, each that fits."""
     promote(s, p, now)
     cand = candidates(s, at_round)
-    lev = np.empty(len(cand), np.int64)
-    for i in range(len(cand)):
+    m = len(cand)
+    lev = np.empty(m, np.int64)
+    holding = s.q.holding
+    queue_of = p.queue_of
+    per_level = np.zeros(LEVELS + 1, np.int64)
+    for i in range(m):
         j = cand[i]
-        lev[i] = level_of(s, p, j, ledger_attained(s, j, now)) if s.q.holding[j] else p.queue_of[j]
-    order = cand[np.argsort(lev, kind="mergesort")]
-    place_in_order(s, order, len(order), now, at_round, chosen)
+        lev[i] = level_of(s, p, j, ledger_attained(s, j, now)) if holding[j] else queue_of[j]
+        per_level[lev[i] + 1] += 1
+    # a stable sort by level (the candidates are in job order): three levels, so counting
+    for q in range(LEVELS):
+        per_level[q + 1] += per_level[q]
+    order = np.empty(m, np.int64)
+    for i in range(m):
+        q = lev[i]
+        order[per_level[q]] = cand[i]
+        per_level[q] += 1
+    place_in_order(s, order, m, now, at_round, chosen)
 
 
 @jitable
