@@ -33,15 +33,25 @@ class YarnCS(ClusterPolicy):
     # a queue. The rule reads them in global submit order and stops reading a tenant at its first job
     # that cannot start, so a fill merges the tenants' queues (a heap over their heads) and costs the
     # jobs it reads, not every waiting job (the queues grow without bound on an overloaded cluster).
+    def __init__(self, *, lend: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(lend, (bool, np.bool_)):
+            raise ValueError(f"yarn-cs lend must be True or False, got {lend!r}")
+        # lend=False: hard quotas (maximum capacity = capacity), the static quota the ASTRAEA paper
+        # names YARN-CS for; an ablation (`benchmark reproduce astraea`), not YARN's default. A gang
+        # larger than its tenant's whole quota may then start when the tenant runs nothing else
+        # (else it could never start and the run would not end)
+        self.lend = bool(lend)
+
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return YarnParams()
+        return YarnParams(lend=self.lend)
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
 # Each tenant's waiting jobs in submit order are a linked list (first[k], then nxt[j] until -1): a
 # job waits once (no preemption), and the jobs a fill starts are a prefix of each tenant's list.
-YarnParams = namedtuple("YarnParams", "")
+YarnParams = namedtuple("YarnParams", "lend")
 YarnState = namedtuple("YarnState", "params first last nxt")
 
 
@@ -72,8 +82,8 @@ def on_unwait(s, p, j):
 
 @jitable
 def decide(s, p, at_round, now, chosen):
-    """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota, each in global submit order,
-    each tenant until its first job that does not start."""
+    """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota (unless `lend` is off), each
+    in global submit order, each tenant until its first job that does not start."""
     m = s.q.n_wait[0]
     count_decision(s, m)
     used = s.led.run_gpus.copy()
@@ -88,13 +98,18 @@ def decide(s, p, at_round, now, chosen):
     while len(heap) > 0:
         j, k = heapq.heappop(heap)
         g = s.job.gpus[j]
-        if used[k] + g <= s.led.quota[k] + _EPS and try_place(s, j, now, at_round, -1):
+        within = used[k] + g <= s.led.quota[k] + _EPS
+        if not p.params.lend and used[k] <= _EPS:
+            within = True  # hard quotas: a gang larger than its tenant's quota still runs, alone
+        if within and try_place(s, j, now, at_round, -1):
             used[k] += g
             chosen.append(j)
             if p.nxt[j] >= 0:
                 heapq.heappush(heap, (p.nxt[j], k))
         else:
             lent.append((j, k))
+    if not p.params.lend:
+        return
     heapq.heapify(lent)
     while len(lent) > 0:
         j, k = heapq.heappop(lent)
