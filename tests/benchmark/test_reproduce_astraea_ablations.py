@@ -26,7 +26,7 @@ def _starts(run) -> dict[str, float]:
     return dict(zip(run.jobs["job_id"], run.jobs["start_time"]))
 
 
-# ----- YARN-CS: lend --------------------------------------------------------------------------------
+# ----- YARN-CS: max_capacity --------------------------------------------------------------------------------
 def _borrower():
     """Tenants a and b, quota 4 GPUs each on one 8-GPU node; b is idle. a submits two 4-GPU jobs at 0
     and an 8-GPU gang (more than its quota) at 5,000 s."""
@@ -34,15 +34,18 @@ def _borrower():
                               gpus=[4, 4, 8, 1], tenant=["a", "a", "a", "b"], job_id=["a1", "a2", "a3", "b1"])
 
 
-def test_yarn_cs_lends_idle_quota_by_default_and_not_with_lend_off():
+def test_yarn_cs_lends_idle_quota_up_to_its_max_capacity():
     lent = simulate_fairness(_borrower(), YarnCS(**ONE_NODE))
-    hard = simulate_fairness(_borrower(), YarnCS(lend=False, **ONE_NODE))
+    hard = simulate_fairness(_borrower(), YarnCS(max_capacity=1, **ONE_NODE))
     # by default a2 runs at once on b's idle quota; with hard quotas it waits for a1 to finish
     assert _starts(lent)["a2"] == 0.0
     assert _starts(hard)["a2"] == 3000.0
     # a gang larger than the tenant's whole quota still starts, alone: when a runs nothing else
     assert _starts(lent)["a3"] == 5000.0 and _starts(hard)["a3"] == 6000.0
     assert hard.metrics["completed"] == 4 and hard.metrics["preemptions"] == 0
+    # a cap of 1.5 quotas (6 GPUs) still keeps a2 (4 + 4 GPUs) waiting; 2 quotas let it borrow
+    assert _starts(simulate_fairness(_borrower(), YarnCS(max_capacity=1.5, **ONE_NODE)))["a2"] == 3000.0
+    assert _starts(simulate_fairness(_borrower(), YarnCS(max_capacity=2, **ONE_NODE)))["a2"] == 0.0
     # the sharing loss that costs: a's fair share is its quota, 2 GPUs per job while both are active;
     # lent, a2 gets 4 (ρ 2); hard, it waits for a1 (3,000 s), runs 3,000 s, a3 active from 5,000 s:
     # 12,000 / (2·3,000 + 4·2,000 + 2·1,000)
@@ -50,11 +53,11 @@ def test_yarn_cs_lends_idle_quota_by_default_and_not_with_lend_off():
     assert rho["lent"]["a2"] == pytest.approx(2.0) and rho["hard"]["a2"] == pytest.approx(0.75)
 
 
-def test_yarn_cs_default_is_lend_on():
+def test_yarn_cs_default_lends_without_limit():
     base = simulate_fairness(_borrower(), YarnCS(**ONE_NODE))
-    same = simulate_fairness(_borrower(), YarnCS(lend=True, **ONE_NODE))
+    same = simulate_fairness(_borrower(), YarnCS(max_capacity=float("inf"), **ONE_NODE))
     assert base.jobs.equals(same.jobs) and base.allocations.equals(same.allocations)
-    assert YarnCS(**ONE_NODE).kernel_params().lend is True
+    assert YarnCS(**ONE_NODE).kernel_params().max_capacity == float("inf")
 
 
 # ----- Themis: size_blind, reauction ----------------------------------------------------------------
@@ -97,8 +100,11 @@ def test_themis_defaults_are_unchanged():
     assert base.jobs.equals(same.jobs) and base.allocations.equals(same.allocations)
 
 
-@pytest.mark.parametrize("spec", ["yarn-cs(lend=1)", "themis(size_blind='yes')", "themis(reauction=None)"])
-def test_a_setting_that_is_not_true_or_false_is_refused(spec):
+@pytest.mark.parametrize("spec,problem", [("yarn-cs(max_capacity=0.5)", "a number >= 1"),
+                                          ("yarn-cs(max_capacity=nan)", "a number >= 1"),
+                                          ("themis(size_blind='yes')", "must be True or False"),
+                                          ("themis(reauction=None)", "must be True or False")])
+def test_a_setting_out_of_its_range_is_refused(spec, problem):
     cls = get_policy(resolve_policy(spec, "cluster"), "cluster")
-    with pytest.raises(InputError, match="must be True or False"):
+    with pytest.raises(InputError, match=problem):
         build_policy(cls, **ONE_NODE)

@@ -9,6 +9,7 @@ May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.polic
 from __future__ import annotations
 
 import heapq
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -33,25 +34,30 @@ class YarnCS(ClusterPolicy):
     # a queue. The rule reads them in global submit order and stops reading a tenant at its first job
     # that cannot start, so a fill merges the tenants' queues (a heap over their heads) and costs the
     # jobs it reads, not every waiting job (the queues grow without bound on an overloaded cluster).
-    def __init__(self, *, lend: bool = True, **kwargs):
+    def __init__(self, *, max_capacity: float = math.inf, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(lend, (bool, np.bool_)):
-            raise ValueError(f"yarn-cs lend must be True or False, got {lend!r}")
-        # lend=False: hard quotas (maximum capacity = capacity), the static quota the ASTRAEA paper
-        # names YARN-CS for; an ablation (`benchmark reproduce astraea`), not YARN's default. A gang
-        # larger than its tenant's whole quota may then start when the tenant runs nothing else
-        # (else it could never start and the run would not end)
-        self.lend = bool(lend)
+        try:
+            cap = float(max_capacity)
+        except (TypeError, ValueError):
+            cap = math.nan
+        if not cap >= 1.0:
+            raise ValueError(f"yarn-cs max_capacity must be a number >= 1 (a multiple of the quota), got {max_capacity!r}")
+        # YARN's maximum-capacity, as a multiple of the tenant's quota (its guaranteed capacity): how
+        # far a tenant may borrow idle quota. inf (default) lends without limit; 1 is hard quotas, the
+        # static quota the ASTRAEA paper names YARN-CS for: an ablation (`benchmark reproduce
+        # astraea`). With a finite cap a gang larger than the cap may still start when its tenant
+        # runs nothing else (else it could never start and the run would not end)
+        self.max_capacity = cap
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return YarnParams(lend=self.lend)
+        return YarnParams(max_capacity=self.max_capacity)
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
 # Each tenant's waiting jobs in submit order are a linked list (first[k], then nxt[j] until -1): a
 # job waits once (no preemption), and the jobs a fill starts are a prefix of each tenant's list.
-YarnParams = namedtuple("YarnParams", "lend")
+YarnParams = namedtuple("YarnParams", "max_capacity")
 YarnState = namedtuple("YarnState", "params first last nxt")
 
 
@@ -82,8 +88,8 @@ def on_unwait(s, p, j):
 
 @jitable
 def decide(s, p, at_round, now, chosen):
-    """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota (unless `lend` is off), each
-    in global submit order, each tenant until its first job that does not start."""
+    """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota up to `max_capacity` × quota,
+    each in global submit order, each tenant until its first job that does not start."""
     m = s.q.n_wait[0]
     count_decision(s, m)
     used = s.led.run_gpus.copy()
@@ -98,22 +104,21 @@ def decide(s, p, at_round, now, chosen):
     while len(heap) > 0:
         j, k = heapq.heappop(heap)
         g = s.job.gpus[j]
-        within = used[k] + g <= s.led.quota[k] + _EPS
-        if not p.params.lend and used[k] <= _EPS:
-            within = True  # hard quotas: a gang larger than its tenant's quota still runs, alone
-        if within and try_place(s, j, now, at_round, -1):
+        if used[k] + g <= s.led.quota[k] + _EPS and try_place(s, j, now, at_round, -1):
             used[k] += g
             chosen.append(j)
             if p.nxt[j] >= 0:
                 heapq.heappush(heap, (p.nxt[j], k))
         else:
             lent.append((j, k))
-    if not p.params.lend:
-        return
+    cap = p.params.max_capacity
     heapq.heapify(lent)
     while len(lent) > 0:
         j, k = heapq.heappop(lent)
-        if try_place(s, j, now, at_round, -1):
+        g = s.job.gpus[j]
+        # within the maximum capacity (always, at the default inf), or alone
+        if (used[k] + g <= cap * s.led.quota[k] + _EPS or used[k] <= _EPS) and try_place(s, j, now, at_round, -1):
+            used[k] += g
             chosen.append(j)
             if p.nxt[j] >= 0:
                 heapq.heappush(lent, (p.nxt[j], k))
