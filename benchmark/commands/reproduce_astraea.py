@@ -12,7 +12,10 @@ dask`):
 - `variants.yaml`: the Venus-like main run again under the other metric definitions, those of the
   paper's simulator (ρ_job from the submit time, tenant-loss windows on the quota, eq16; the
   defaults are the first tick and the demand-aware eq8 share), to show how much of each difference
-  is the definition rather than the schedule.
+  is the definition rather than the schedule;
+- `ablations.yaml`, `ablation-noise.yaml`, `ablation-load.yaml`, `ablation-draws.yaml`: the runs
+  behind "Why the ranking differs" (YARN-CS's maximum capacity, a heavier load, Themis's p̂ and
+  settings, ASTRAEA given p̂, two more draws of the scenario; `ablation_table`).
 
 All cells run together on one executor (local worker processes by default). The table puts each
 figure of the paper beside ours, with a verdict and one line saying why they differ; every verdict
@@ -147,7 +150,7 @@ def _numbers(text: str, what: str, convert, low) -> list:
 
 
 def sweep_configs(args) -> dict[str, dict]:
-    """The four sweep configs (as YAML mappings) behind the table, in the order their cells run."""
+    """The sweep configs (as YAML mappings) behind the table and its ablations, in the order their cells run."""
     common = {"task": "fairness", "seeds": [args.seed], "mlflow": False}
     if args.n is not None:
         common["n"] = [args.n]
@@ -202,7 +205,7 @@ def run_sweeps(args, out: Path) -> dict[str, list]:
         path = folder / f"{name}.yaml"
         write_text_atomic(path, yaml.safe_dump(config, sort_keys=False))
         for cell in cells(load_config(path)):
-            # one executor for all four sweeps, so both cores stay busy; ids stay unique under OUT/cells
+            # one executor for all the sweeps, so both cores stay busy; ids stay unique under OUT/cells
             cell = replace(cell, index=len(plan), id=f"{name}-{cell.id}")
             plan.append(cell)
             owner[cell.index] = name
