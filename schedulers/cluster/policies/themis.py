@@ -72,7 +72,8 @@ class Themis(ClusterPolicy):
         self.f = float(f)
         self.size_blind = bool(size_blind)
         self.reauction = bool(reauction)
-        self.preemptive = self.reauction
+        if not self.reauction:  # only then: a subclass's own class flag stays what it says
+            self.preemptive = False
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
