@@ -113,6 +113,11 @@ NOISE_POLICIES = ("themis", "astraea-p")
 LOAD_FACTOR = 0.6  # the load run: this fraction of --venus-nodes, the same jobs (offered load / 0.6)
 LOAD_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs")
 DRAWS = 2  # more draws of the scenario: --seed + 1, --seed + 2
+# the same settings on Philly, on the smallest --philly-nodes cluster (the contended one; the paper
+# gives no Philly percentages, so this says only whether the explanations carry over)
+PHILLY_ABLATIONS = ("themis(size_blind=True)", "yarn-cs(preempt=True)", "yarn-cs(max_capacity=1.5)",
+                    "yarn-cs(max_capacity=1)")
+PHILLY_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs")
 DRAW_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs", "themis(size_blind=True)", "yarn-cs(max_capacity=1.5)")
 
 
@@ -172,6 +177,8 @@ def sweep_configs(args) -> dict[str, dict]:
                           "nodes": [load_nodes(args.venus_nodes)]},
         "ablation-draws": {**common, "seeds": draw_seeds(args.seed), "options": venus,
                            "policies": list(DRAW_POLICIES), "nodes": [args.venus_nodes]},
+        "ablation-philly": {**common, "options": philly, "policies": list(PHILLY_ABLATIONS),
+                            "nodes": [min(args.philly_nodes)]},
     }
 
 
@@ -590,7 +597,8 @@ METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_slowdown")
 
 
 def _record(run: Run, policy: str, group: str, label: str, **extra) -> dict:
-    paper = PAPER_VENUS.get(policy.split("(")[0], {}) if "(" not in policy or group == "YARN-CS" else {}
+    paper = {} if extra.get("philly") else (
+        PAPER_VENUS.get(policy.split("(")[0], {}) if "(" not in policy or group == "YARN-CS" else {})
     return {"group": group, "run": label, "policy": policy, "gpus": run.gpus, "seed": run.doc["options"].get("seed"),
             "offered_load": run.load.get("load"), **{m: run.metric(policy, m) for m in METRICS},
             "paper_sharing_loss_jobs": paper.get("sharing_loss_jobs"),
@@ -632,6 +640,14 @@ def ablation_table(runs: dict[str, list]) -> list[dict]:
     for item in runs.get("ablation-noise", []):
         if item["cell"].noise == 0:
             out.append(_record(Run(item["dir"], item["doc"]), "astraea-p", "ASTRAEA", "ASTRAEA-P, exact p̂", noise=0.0))
+    for item in runs.get("ablation-philly", []):
+        nodes = item["cell"].nodes
+        group = f"Philly {nodes} × 8"
+        main_philly = next((Run(i["dir"], i["doc"]) for i in runs.get("philly", []) if i["cell"].nodes == nodes), None)
+        if main_philly is not None:
+            out += [_record(main_philly, p, group, f"{p} (ours)", philly=True) for p in PHILLY_POLICIES]
+        abl_philly = Run(item["dir"], item["doc"])
+        out += [_record(abl_philly, p, group, p, philly=True) for p in PHILLY_ABLATIONS]
     for item in sorted(runs.get("ablation-draws", []), key=lambda i: i["cell"].seed):
         draw = Run(item["dir"], item["doc"])
         for policy in DRAW_POLICIES:
@@ -730,6 +746,19 @@ def ablation_answers(table: list[dict]) -> list[str]:
                         if blind["sharing_loss_jobs"] <= a["sharing_loss_jobs"] else
                         "ours is behind ASTRAEA even with per-job sizes"))
         out.append(text + ".")
+    philly = [r for r in table if r.get("philly")]
+    if philly:
+        at = {r["policy"]: r for r in philly}
+        fig = lambda p: f"{_pct(at[p]['sharing_loss_jobs'])} / {_pct(at[p]['tenant_loss_intervals'])}"  # noqa: E731
+        text = (f"**On {philly[0]['group']}** (offered load {philly[0]['offered_load']:.2f}; the paper gives no Philly "
+                "percentages): " + ", ".join(f"{p} {fig(p)}" for p in PHILLY_POLICIES if p in at) + ".")
+        if "themis(size_blind=True)" in at and "themis" in at:
+            text += f" Themis with one p̂ for every job: {fig('themis(size_blind=True)')}."
+        if "yarn-cs" in at:
+            text += (" YARN-CS " + "; ".join(f"{what} {fig(p)}" for p, what in (
+                ("yarn-cs(preempt=True)", "with preemption"), ("yarn-cs(max_capacity=1.5)", "capped at 1.5 × quota"),
+                ("yarn-cs(max_capacity=1)", "with hard quotas")) if p in at) + ".")
+        out.append(text)
     draws = sorted({r["seed"] for r in table if r["group"].startswith("draw ")})
     if draws:
         order = []

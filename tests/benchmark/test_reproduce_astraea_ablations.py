@@ -156,8 +156,15 @@ def _runs(tmp_path, *, cap15=(0.60, 0.40), blind=0.190, themis=0.031) -> dict:
                          "yarn-cs": (0.44, 0.19, 493.0), "themis(size_blind=True)": (0.238, 0.23, 66.0),
                          "yarn-cs(max_capacity=1.5)": (0.50, 0.51, 4605.0)}, seed=seed), tmp_path, seed=seed)
              for k, seed in ((0.0, 1), (0.01, 2))]
+    philly = _doc({"astraea": (0.040, 0.051, 1.1), "themis": (0.038, 0.056, 1.1), "gandiva-fair": (0.059, 0.046, 1.2),
+                   "yarn-cs": (0.432, 0.079, 8.4)}, gpus=512, load=1.07)
+    philly_abl = _doc({"themis(size_blind=True)": (0.496, 0.093, 8.7), "yarn-cs(preempt=True)": (0.273, 0.053, 3.8),
+                       "yarn-cs(max_capacity=1.5)": (0.131, 0.231, 205.0), "yarn-cs(max_capacity=1)": (0.331, 0.767, 356.0)},
+                      gpus=512, load=1.07)
     return {"venus": [_item(main, tmp_path)], "ablations": [_item(abl, tmp_path)], "ablation-noise": noise,
-            "ablation-load": [_item(load, tmp_path, nodes=60)], "ablation-draws": draws}
+            "ablation-load": [_item(load, tmp_path, nodes=60)], "ablation-draws": draws,
+            "philly": [_item(_doc({}), tmp_path, nodes=210), _item(philly, tmp_path, nodes=64)],
+            "ablation-philly": [_item(philly_abl, tmp_path, nodes=64)]}
 
 
 def _section(runs) -> str:
@@ -174,6 +181,13 @@ def test_the_section_quotes_the_ablation_runs(tmp_path):
     assert "| heavier load | yarn-cs, 60 nodes (offered load 1.72) | 68.6 % [73.6 %] | 43.2 % [44.6 %] |" in text
     assert "| Themis | one p̂ for every job (their median): no size information | 19.0 % [19.7 %] | 20.8 % |" in text
     assert "| Themis | p̂ = p·exp(4 Z) | 4.3 % [19.7 %] |" in text
+    # Philly rows: its own runs, no paper figure (the paper gives none)
+    assert "| Philly 64 × 8 | yarn-cs (ours) | 43.2 % | 7.9 % | 8.40 |" in text
+    assert "| Philly 64 × 8 | yarn-cs(preempt=True) | 27.3 % | 5.3 % | 3.80 |" in text
+    assert ("**On Philly 64 × 8** (offered load 1.07; the paper gives no Philly percentages): astraea 4.0 % / 5.1 %, "
+            "themis 3.8 % / 5.6 %, gandiva-fair 5.9 % / 4.6 %, yarn-cs 43.2 % / 7.9 %. Themis with one p̂ for every job: "
+            "49.6 % / 9.3 %. YARN-CS with preemption 27.3 % / 5.3 %; capped at 1.5 × quota 13.1 % / 23.1 %; with hard "
+            "quotas 33.1 % / 76.7 %.") in text
     # the answers are computed: the cap at which both YARN-CS figures agree, the verdict on one p̂
     assert "| YARN-CS | ours with YARN's optional preemption at lease rounds | 31.8 % [73.6 %] | 12.3 % [44.6 %] |" in text
     assert "from borrowers at lease rounds) it scores 31.8 % / 12.3 %: preemption is not the difference." in text
@@ -213,4 +227,6 @@ def test_the_command_runs_the_ablation_cells():
     assert configs["ablation-noise"]["noise"] == [0.0, 2.0, 4.0]
     assert configs["ablation-load"]["nodes"] == [60]
     assert configs["ablation-draws"]["seeds"] == [4, 5]
+    args.philly_nodes = [210, 64]
+    assert ra.sweep_configs(args)["ablation-philly"]["nodes"] == [64]  # the contended Philly cluster
     assert ra.draw_seeds(2**31 - 1) == [0, 1]  # past the largest seed it wraps
