@@ -635,11 +635,11 @@ def ablation_table(runs: dict[str, list]) -> list[dict]:
         out.append({**_record(abl, policy, "Themis", label), "paper_sharing_loss_jobs":
                     PAPER_VENUS["themis"].get("sharing_loss_jobs") if policy == "themis(size_blind=True)" else None})
     out.append(_record(main, "astraea", "ASTRAEA", "ASTRAEA (no p̂)"))
-    out.append(_record(main, "gandiva-fair", "Gandiva_fair", "ours: stride over tenants, least-attained job first"))
     out.append(_record(abl, "astraea-p", "ASTRAEA", f"ASTRAEA-P: ASTRAEA given the same p̂ (σ = {PREDICTION_SIGMA:g})"))
     for item in runs.get("ablation-noise", []):
         if item["cell"].noise == 0:
             out.append(_record(Run(item["dir"], item["doc"]), "astraea-p", "ASTRAEA", "ASTRAEA-P, exact p̂", noise=0.0))
+    out.append(_record(main, "gandiva-fair", "Gandiva_fair", "ours: stride over tenants, least-attained job first"))
     for item in runs.get("ablation-philly", []):
         nodes = item["cell"].nodes
         group = f"Philly {nodes} × 8"
@@ -794,8 +794,8 @@ def ablation_markdown(ablations: dict) -> list[str]:
     table = ablations.get("table") or []
     if not table:
         return []
-    out = ["**Why the ranking differs** (ablations: each row is a run of this command on the Venus-like scenario; "
-           "the paper's figure where the run stands for its baseline)", "",
+    out = ["**Why the ranking differs** (ablations: each row is a run of this command, on the Venus-like scenario "
+           "unless it says Philly; in brackets the paper's figure where the run stands for its baseline)", "",
            "| baseline | run | sharing-loss jobs | tenant-loss intervals | avg slowdown |", "| --- | --- | ---: | ---: | ---: |"]
     for r in table:
         if r["group"].startswith("draw "):
