@@ -1,5 +1,9 @@
 """YARN capacity scheduler: per-tenant FIFO within quota, idle quota lendable, no preemption.
 
+Two settings are ablations for `benchmark reproduce astraea` (docs/fairness.md "Why the ranking
+differs from the paper's"), not the default: `max_capacity` (how far a tenant may borrow) and
+`preempt` (YARN's optional preemption, on a second kernel below).
+
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
