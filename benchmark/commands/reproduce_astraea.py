@@ -12,7 +12,10 @@ dask`):
 - `variants.yaml`: the Venus-like main run again under the other metric definitions, those of the
   paper's simulator (ρ_job from the submit time, tenant-loss windows on the quota, eq16; the
   defaults are the first tick and the demand-aware eq8 share), to show how much of each difference
-  is the definition rather than the schedule.
+  is the definition rather than the schedule;
+- `ablations.yaml`, `ablation-noise.yaml`, `ablation-load.yaml`, `ablation-draws.yaml`: the runs
+  behind "Why the ranking differs" (YARN-CS's maximum capacity, a heavier load, Themis's p̂ and
+  settings, ASTRAEA given p̂, two more draws of the scenario; `ablation_table`).
 
 All cells run together on one executor (local worker processes by default). The table puts each
 figure of the paper beside ours, with a verdict and one line saying why they differ; every verdict
@@ -37,12 +40,13 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
-from benchmark.options import MAX_SECONDS, job_count, read_float, workers
+from benchmark.options import MAX_SECONDS, MAX_SEED, job_count, read_float, workers
 from benchmark.progress import Progress, say
 from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
 # Cluster-side names, imported in this one place only (the simulator's layout may move under them).
 from benchmark.tasks.fairness import LEASE_S, philly_claims
-from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, PHILLY_NODES, SCENARIOS, VENUS_NODES
+from schedulers.cluster.scenarios import (PAPER_PHILLY_CLAIMS, PAPER_VENUS, PHILLY_NODES, PREDICTION_SIGMA, SCENARIOS,
+                                         VENUS_NODES)
 from benchmark.options import seed as seed_type
 
 START, END = "<!-- reproduce-astraea:start -->", "<!-- reproduce-astraea:end -->"
@@ -94,6 +98,29 @@ MECHANISM = {
 }
 
 
+# The ablations behind "Why the ranking differs" (docs/fairness.md): the settings that decide why our
+# ranking (Themis, then Gandiva_fair, then ASTRAEA) is not the paper's, each a run of the command.
+# YARN-CS: how far a tenant may borrow (YARN's maximum-capacity, a multiple of the quota; ours lends
+# without limit, the paper calls YARN-CS static quota), YARN's optional preemption, and a heavier
+# load. Themis: the p̂ its ρ reads
+# (the scenario's σ = 0.9, exact, σ = 2 and 4, one p̂ for every job), the lease re-auction, its knob f;
+# ASTRAEA given the same p̂ (astraea-p). Then the same ranking on more draws of the scenario.
+YARN_CAPS = (2.0, 1.5, 1.0)
+ABLATION_POLICIES = ("astraea-p", "themis(size_blind=True)", "themis(reauction=False)", "themis(f=0.0)",
+                     "themis(f=0.95)", "yarn-cs(preempt=True)", *(f"yarn-cs(max_capacity={c:g})" for c in YARN_CAPS))
+ABLATION_NOISE = (0.0, 2.0, 4.0)
+NOISE_POLICIES = ("themis", "astraea-p")
+LOAD_FACTOR = 0.6  # the load run: this fraction of --venus-nodes, the same jobs (offered load / 0.6)
+LOAD_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs")
+DRAWS = 2  # more draws of the scenario: --seed + 1, --seed + 2
+# the same settings on Philly, on the smallest --philly-nodes cluster (the contended one; the paper
+# gives no Philly percentages, so this says only whether the explanations carry over)
+PHILLY_ABLATIONS = ("themis(size_blind=True)", "yarn-cs(preempt=True)", "yarn-cs(max_capacity=1.5)",
+                    "yarn-cs(max_capacity=1)")
+PHILLY_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs")
+DRAW_POLICIES = ("astraea", "themis", "gandiva-fair", "yarn-cs", "themis(size_blind=True)", "yarn-cs(max_capacity=1.5)")
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=job_count, help="jobs per scenario: N consecutive jobs from a seeded start (default all; "
                         "for quick checks, the paper's figures are for all jobs)")
@@ -129,7 +156,7 @@ def _numbers(text: str, what: str, convert, low) -> list:
 
 
 def sweep_configs(args) -> dict[str, dict]:
-    """The four sweep configs (as YAML mappings) behind the table, in the order their cells run."""
+    """The sweep configs (as YAML mappings) behind the table and its ablations, in the order their cells run."""
     common = {"task": "fairness", "seeds": [args.seed], "mlflow": False}
     if args.n is not None:
         common["n"] = [args.n]
@@ -142,7 +169,27 @@ def sweep_configs(args) -> dict[str, dict]:
                   "lease": args.leases},
         "variants": {**common, "options": {**venus, **VARIANT_OPTIONS}, "policies": list(MAIN_POLICIES),
                      "nodes": [args.venus_nodes]},
+        # the ablations ("Why the ranking differs"); the defaults' figures are the venus run's
+        "ablations": {**common, "options": venus, "policies": list(ABLATION_POLICIES), "nodes": [args.venus_nodes]},
+        "ablation-noise": {**common, "options": venus, "policies": list(NOISE_POLICIES), "nodes": [args.venus_nodes],
+                           "noise": list(ABLATION_NOISE)},
+        "ablation-load": {**common, "options": venus, "policies": list(LOAD_POLICIES),
+                          "nodes": [load_nodes(args.venus_nodes)]},
+        "ablation-draws": {**common, "seeds": draw_seeds(args.seed), "options": venus,
+                           "policies": list(DRAW_POLICIES), "nodes": [args.venus_nodes]},
+        "ablation-philly": {**common, "options": philly, "policies": list(PHILLY_ABLATIONS),
+                            "nodes": [min(args.philly_nodes)]},
     }
+
+
+def draw_seeds(seed: int) -> list[int]:
+    """The other draws of the scenario: the next DRAWS seeds (wrapping past the largest seed)."""
+    return [(seed + 1 + i) % (MAX_SEED + 1) for i in range(DRAWS)]
+
+
+def load_nodes(venus_nodes: int) -> int:
+    """The Venus-like cluster of the load ablation: LOAD_FACTOR of the main one, at least one node."""
+    return max(1, round(LOAD_FACTOR * venus_nodes))
 
 
 class CellsFailed(Exception):
@@ -166,7 +213,7 @@ def run_sweeps(args, out: Path) -> dict[str, list]:
         path = folder / f"{name}.yaml"
         write_text_atomic(path, yaml.safe_dump(config, sort_keys=False))
         for cell in cells(load_config(path)):
-            # one executor for all four sweeps, so both cores stay busy; ids stay unique under OUT/cells
+            # one executor for all the sweeps, so both cores stay busy; ids stay unique under OUT/cells
             cell = replace(cell, index=len(plan), id=f"{name}-{cell.id}")
             plan.append(cell)
             owner[cell.index] = name
@@ -250,6 +297,16 @@ def tenant_loss_rule(doc: dict) -> str:
     opts = doc.get("options", {})
     share = opts.get("tenant_loss_share") or opts.get("tenant_loss_denominator") or "eq8 (demand-aware)"
     return f"{opts.get('fair_window_s', 0):,g} s windows, denominator {share}"
+
+
+def noisy_rank_correlation(sigma: float, seed: int) -> float:
+    """Spearman correlation with the true sizes of p̂ = p·exp(σZ), the `--noise σ` model, on the
+    Venus-like scenario's sizes (does that p̂ still rank sizes?)."""
+    from benchmark.tasks.inputs import noise_predictions
+
+    size = SCENARIOS["venus"](seed=seed).jobs["duration"].to_numpy(float)
+    (p_hat,) = noise_predictions(size, [sigma], seed).values()
+    return float(pd.Series(p_hat).rank().corr(pd.Series(size).rank()))
 
 
 def p_hat_rank_correlation(scenario: str, seed: int) -> float:
@@ -535,6 +592,224 @@ def _curve(items: list[dict], axis: str, policies) -> pd.DataFrame:
     return pd.DataFrame.from_records(records).sort_values([axis, "policy"]).reset_index(drop=True)
 
 
+# ----- why the ranking differs: the ablations ----------------------------------------------------
+METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_slowdown")
+
+
+def _record(run: Run, policy: str, group: str, label: str, **extra) -> dict:
+    paper = {} if extra.get("philly") else (
+        PAPER_VENUS.get(policy.split("(")[0], {}) if "(" not in policy or group == "YARN-CS" else {})
+    return {"group": group, "run": label, "policy": policy, "gpus": run.gpus, "seed": run.doc["options"].get("seed"),
+            "offered_load": run.load.get("load"), **{m: run.metric(policy, m) for m in METRICS},
+            "paper_sharing_loss_jobs": paper.get("sharing_loss_jobs"),
+            "paper_tenant_loss_intervals": paper.get("tenant_loss_intervals"), **extra}
+
+
+def ablation_table(runs: dict[str, list]) -> list[dict]:
+    """The ablation runs as records (group, run, policy, the three metrics, the paper's figures for the
+    policy's figures where the run stands for that baseline), in the order of the section."""
+    if not runs.get("ablations"):
+        return []
+    main = Run(runs["venus"][0]["dir"], runs["venus"][0]["doc"])
+    abl = Run(runs["ablations"][0]["dir"], runs["ablations"][0]["doc"])
+    out = [_record(main, "yarn-cs", "YARN-CS", "ours: idle quota lent without limit (YARN's elasticity)", cap=math.inf)]
+    for cap in YARN_CAPS:
+        what = "hard quotas (the paper: a static-quota baseline)" if cap == 1 else f"borrows up to {cap:g} × its quota"
+        out.append(_record(abl, f"yarn-cs(max_capacity={cap:g})", "YARN-CS", what, cap=cap))
+    out.append(_record(abl, "yarn-cs(preempt=True)", "YARN-CS", "ours with YARN's optional preemption at lease rounds"))
+    for item in runs.get("ablation-load", []):
+        load = Run(item["dir"], item["doc"])
+        for policy in ("yarn-cs", "astraea"):
+            out.append(_record(load, policy, "heavier load", f"{policy}, {item['cell'].nodes} nodes (offered load "
+                                                        f"{load.load.get('load') or 0:.2f})", nodes=item["cell"].nodes))
+    out.append(_record(main, "themis", "Themis", f"ours: the scenario's p̂ (σ = {PREDICTION_SIGMA:g})", noise=None))
+    for item in sorted(runs.get("ablation-noise", []), key=lambda i: i["cell"].noise):
+        noisy = Run(item["dir"], item["doc"])
+        sigma = item["cell"].noise
+        out.append(_record(noisy, "themis", "Themis", "exact p̂" if sigma == 0 else f"p̂ = p·exp({sigma:g} Z)",
+                           noise=sigma, rank_corr=noisy_rank_correlation(sigma, item["cell"].seed)))
+    labels = {"themis(size_blind=True)": "one p̂ for every job (their median): no size information",
+              "themis(reauction=False)": "no lease re-auction (a job keeps its GPUs)",
+              "themis(f=0.0)": "f = 0: every job bids", "themis(f=0.95)": "f = 0.95: the worst 5 % bid"}
+    for policy, label in labels.items():
+        out.append({**_record(abl, policy, "Themis", label), "paper_sharing_loss_jobs":
+                    PAPER_VENUS["themis"].get("sharing_loss_jobs") if policy == "themis(size_blind=True)" else None})
+    out.append(_record(main, "astraea", "ASTRAEA", "ASTRAEA (no p̂)"))
+    out.append(_record(abl, "astraea-p", "ASTRAEA", f"ASTRAEA-P: ASTRAEA given the same p̂ (σ = {PREDICTION_SIGMA:g})"))
+    for item in runs.get("ablation-noise", []):
+        if item["cell"].noise == 0:
+            out.append(_record(Run(item["dir"], item["doc"]), "astraea-p", "ASTRAEA", "ASTRAEA-P, exact p̂", noise=0.0))
+    out.append(_record(main, "gandiva-fair", "Gandiva_fair", "ours: stride over tenants, least-attained job first"))
+    for item in runs.get("ablation-philly", []):
+        nodes = item["cell"].nodes
+        group = f"Philly {nodes} × 8"
+        main_philly = next((Run(i["dir"], i["doc"]) for i in runs.get("philly", []) if i["cell"].nodes == nodes), None)
+        if main_philly is not None:
+            out += [_record(main_philly, p, group, f"{p} (ours)", philly=True) for p in PHILLY_POLICIES]
+        abl_philly = Run(item["dir"], item["doc"])
+        out += [_record(abl_philly, p, group, p, philly=True) for p in PHILLY_ABLATIONS]
+    for item in sorted(runs.get("ablation-draws", []), key=lambda i: i["cell"].seed):
+        draw = Run(item["dir"], item["doc"])
+        for policy in DRAW_POLICIES:
+            out.append(_record(draw, policy, f"draw {item['cell'].seed}", f"{policy}, --seed {item['cell'].seed}"))
+    return out
+
+
+def _find(table: list[dict], policy: str, group: str | None = None, **where) -> dict | None:
+    for r in table:
+        if r["policy"] == policy and (group is None or r["group"] == group) and all(r.get(k) == v for k, v in where.items()):
+            return r
+    return None
+
+
+def _noise_name(sigma: float) -> str:
+    return "exact p̂" if sigma == 0 else f"σ = {sigma:g}"
+
+
+def _both_agree(r: dict) -> bool:
+    return (verdict(r["paper_sharing_loss_jobs"], r["sharing_loss_jobs"]) == "agrees"
+            and verdict(r["paper_tenant_loss_intervals"], r["tenant_loss_intervals"]) == "agrees")
+
+
+def ablation_answers(table: list[dict]) -> list[str]:
+    """The section's answers, one paragraph per question, every number read from `table`."""
+    if not table:
+        return []
+    out = []
+    yarn = {r["cap"]: r for r in table if r["group"] == "YARN-CS" and "cap" in r}
+    paper_y = PAPER_VENUS["yarn-cs"]
+    if yarn:
+        ours, hard = yarn.get(math.inf), yarn.get(1.0)
+        preempt = _find(table, "yarn-cs(preempt=True)", "YARN-CS")
+        preempted = ("" if preempt is None else
+                     f" With YARN's optional preemption (each tenant's quota taken back from borrowers at lease rounds) "
+                     f"it scores {_pct(preempt['sharing_loss_jobs'])} / {_pct(preempt['tenant_loss_intervals'])}: "
+                     + ("it brings both figures to the paper's." if _both_agree(preempt) else
+                        "preemption is not the difference."))
+        agree = sorted((c for c, r in yarn.items() if _both_agree(r)), reverse=True)
+        text = (f"**YARN-CS at {_pct(ours['sharing_loss_jobs'])}, not {_pct(paper_y['sharing_loss_jobs'])}.** Ours lends "
+                f"idle quota without limit (YARN's default elasticity): at an offered load of "
+                f"{ours['offered_load']:.2f}, {_pct(ours['sharing_loss_jobs'])} sharing-loss jobs, "
+                f"{_pct(ours['tenant_loss_intervals'])} tenant-loss intervals.{preempted} The paper counts YARN-CS among its "
+                "static-quota baselines; capping what a tenant may borrow (YARN's maximum-capacity) moves ours to its "
+                "figures: " + "; ".join(f"{'hard quotas' if c == 1 else f'{c:g} × quota'} {_pct(r['sharing_loss_jobs'])} / "
+                                         f"{_pct(r['tenant_loss_intervals'])}" for c, r in sorted(yarn.items(), reverse=True)
+                                         if c != math.inf)
+                + f" (paper {_pct(paper_y['sharing_loss_jobs'])} / {_pct(paper_y['tenant_loss_intervals'])}). ")
+        text += (f"Both figures agree ({AGREE_TEXT}) at a cap of {', '.join(f'{c:g}' for c in agree)} × quota"
+                 if agree else "No cap makes both figures agree")
+        if hard is not None:
+            text += (f"; hard quotas overshoot the tenant-loss figure ({_pct(hard['tenant_loss_intervals'])}: a tenant "
+                     "at its cap cannot fill a fractional quota with whole gangs, so nearly every window with "
+                     "demand loses)")
+        loaded = [r for r in table if r["group"] == "heavier load"]
+        if loaded:
+            y, a = _find(loaded, "yarn-cs"), _find(loaded, "astraea")
+            text += (f". A heavier load alone does it too — on {y['nodes']} nodes (offered load {y['offered_load']:.2f}) "
+                     f"our YARN-CS scores {_pct(y['sharing_loss_jobs'])} / {_pct(y['tenant_loss_intervals'])} — but "
+                     f"there ASTRAEA scores {_pct(a['sharing_loss_jobs'])} / {_pct(a['tenant_loss_intervals'])} against "
+                     f"its {_pct(PAPER_VENUS['astraea']['sharing_loss_jobs'])} / "
+                     f"{_pct(PAPER_VENUS['astraea']['tenant_loss_intervals'])}, "
+                     + ("which agrees too" if _both_agree(a) else "which no longer agrees: the load is not the difference"))
+        out.append(text + ".")
+    themis = [r for r in table if r["group"] == "Themis"]
+    if themis:
+        ours = _find(themis, "themis", noise=None)
+        blind = _find(themis, "themis(size_blind=True)")
+        noisy = [r for r in themis if r["policy"] == "themis" and r.get("noise") is not None]
+        paper_t = PAPER_VENUS["themis"]["sharing_loss_jobs"]
+        text = (f"**What makes our Themis strong ({_pct(ours['sharing_loss_jobs'])} sharing-loss jobs, "
+                f"{_pct(ours['tenant_loss_intervals'])} tenant-loss intervals).** It serves the worst "
+                "(wait + remaining p̂) / p̂ first, re-auctioned every lease: with p̂ that ranks sizes this is the "
+                "slowdown so far, nearly the ρ_job that sharing loss counts. Given one p̂ for every job it scores "
+                f"{_pct(blind['sharing_loss_jobs'])} / {_pct(blind['tenant_loss_intervals'])} "
+                f"({verdict(paper_t, blind['sharing_loss_jobs'])} with the paper's {_pct(paper_t)}). p̂'s error hardly "
+                "matters while p̂ still ranks sizes: " + ", ".join(
+                    f"{_noise_name(r['noise'])} {_pct(r['sharing_loss_jobs'])}"
+                    + ("" if r.get("rank_corr") is None else f" (Spearman ≈ {r['rank_corr']:.2f})") for r in noisy) + ". ")
+        others = [(_find(themis, p), what) for p, what in (("themis(reauction=False)", "without the lease re-auction"),
+                                                            ("themis(f=0.0)", "f = 0"), ("themis(f=0.95)", "f = 0.95"))]
+        others = [(r, what) for r, what in others if r is not None]
+        size_effect = abs(blind["sharing_loss_jobs"] - ours["sharing_loss_jobs"])
+        less = all(abs(r["sharing_loss_jobs"] - ours["sharing_loss_jobs"]) < size_effect for r, _ in others)
+        text += ("The lease re-auction and the knob f move it less than p̂ does: " if less else
+                 "The lease re-auction and the knob f move it as much as p̂ does or more: ") + "; ".join(
+            f"{what} {_pct(r['sharing_loss_jobs'])} / {_pct(r['tenant_loss_intervals'])}" for r, what in others)
+        a, ap = _find(table, "astraea", "ASTRAEA"), _find(table, "astraea-p", "ASTRAEA", noise=None)
+        if a is not None and ap is not None:
+            text += (f". ASTRAEA reads no p̂ ({_pct(a['sharing_loss_jobs'])} / {_pct(a['tenant_loss_intervals'])}); "
+                     f"given the same p̂ (ASTRAEA-P) it scores {_pct(ap['sharing_loss_jobs'])} / "
+                     f"{_pct(ap['tenant_loss_intervals'])}. The paper does not give its Themis's p̂ error; "
+                     + ("ours is strong because it is given per-job sizes that ASTRAEA does not read"
+                        if blind["sharing_loss_jobs"] > a["sharing_loss_jobs"] > ours["sharing_loss_jobs"] else
+                        "even without per-job sizes ours is not behind ASTRAEA"
+                        if blind["sharing_loss_jobs"] <= a["sharing_loss_jobs"] else
+                        "ours is behind ASTRAEA even with per-job sizes"))
+        out.append(text + ".")
+    philly = [r for r in table if r.get("philly")]
+    if philly:
+        at = {r["policy"]: r for r in philly}
+        fig = lambda p: f"{_pct(at[p]['sharing_loss_jobs'])} / {_pct(at[p]['tenant_loss_intervals'])}"  # noqa: E731
+        text = (f"**On {philly[0]['group']}** (offered load {philly[0]['offered_load']:.2f}; the paper gives no Philly "
+                "percentages): " + ", ".join(f"{p} {fig(p)}" for p in PHILLY_POLICIES if p in at) + ".")
+        if "themis(size_blind=True)" in at and "themis" in at:
+            text += f" Themis with one p̂ for every job: {fig('themis(size_blind=True)')}."
+        if "yarn-cs" in at:
+            text += (" YARN-CS " + "; ".join(f"{what} {fig(p)}" for p, what in (
+                ("yarn-cs(preempt=True)", "with preemption"), ("yarn-cs(max_capacity=1.5)", "capped at 1.5 × quota"),
+                ("yarn-cs(max_capacity=1)", "with hard quotas")) if p in at) + ".")
+        out.append(text)
+    draws = sorted({r["seed"] for r in table if r["group"].startswith("draw ")})
+    if draws:
+        order = []
+        for seed in draws:
+            rows = rows_of(table, seed)
+            ranked = sorted(("astraea", "themis", "gandiva-fair"), key=lambda p: (rows[p]["sharing_loss_jobs"], p))
+            order.append(f"--seed {seed}: " + " < ".join(f"{p} {_pct(rows[p]['sharing_loss_jobs'])}" for p in ranked)
+                         + f"; themis with one p̂ {_pct(rows['themis(size_blind=True)']['sharing_loss_jobs'])}, "
+                         f"yarn-cs {_pct(rows['yarn-cs']['sharing_loss_jobs'])}, capped at 1.5 × quota "
+                         f"{_pct(rows['yarn-cs(max_capacity=1.5)']['sharing_loss_jobs'])}")
+        text = "**Other draws of the scenario** (sharing-loss jobs): " + "; ".join(order) + "."
+        gaps = [(rows_of(table, seed)["gandiva-fair"], rows_of(table, seed)["astraea"]) for seed in draws]
+        first = (_find(table, "gandiva-fair", "Gandiva_fair"), _find(table, "astraea", "ASTRAEA"))
+        if None not in first:
+            gaps.insert(0, first)  # the main draw
+        for m, what in (("sharing_loss_jobs", "sharing-loss jobs"), ("tenant_loss_intervals", "tenant-loss intervals")):
+            d = [100 * (g[m] - a[m]) for g, a in gaps]
+            text += (f" Gandiva_fair − ASTRAEA in {what} over the {len(d)} draws: {min(d):+.1f} … {max(d):+.1f} points"
+                     + (" (either way: a tie within the draws' spread)" if min(d) <= 0 <= max(d) else
+                        " (Gandiva_fair lower in every draw)" if max(d) < 0 else " (Gandiva_fair higher in every draw)")
+                     + ".")
+        out.append(text)
+    return out
+
+
+def rows_of(table: list[dict], seed: int) -> dict[str, dict]:
+    """The records of one extra draw, by policy."""
+    return {r["policy"]: r for r in table if r["group"] == f"draw {seed}"}
+
+
+def ablation_markdown(ablations: dict) -> list[str]:
+    """The "Why the ranking differs" section (markdown lines) from the summary's `ablations`."""
+    table = ablations.get("table") or []
+    if not table:
+        return []
+    out = ["**Why the ranking differs** (ablations: each row is a run of this command, on the Venus-like scenario "
+           "unless it says Philly; in brackets the paper's figure where the run stands for its baseline)", "",
+           "| baseline | run | sharing-loss jobs | tenant-loss intervals | avg slowdown |", "| --- | --- | ---: | ---: | ---: |"]
+    for r in table:
+        if r["group"].startswith("draw "):
+            continue
+        paper = lambda m: "" if r.get(f"paper_{m}") is None else f" [{_pct(r[f'paper_{m}'])}]"  # noqa: E731
+        slow = "–" if r["avg_slowdown"] is None else f"{r['avg_slowdown']:,.2f}"
+        out.append(f"| {r['group']} | {r['run']} | {_pct(r['sharing_loss_jobs'])}{paper('sharing_loss_jobs')} | "
+                   f"{_pct(r['tenant_loss_intervals'])}{paper('tenant_loss_intervals')} | {slow} |")
+    out.append("")
+    for line in ablations.get("answers") or []:
+        out += [line, ""]
+    return out
+
+
 # ----- outputs ----------------------------------------------------------------------------------
 def markdown(summary: dict) -> str:
     """The table and the two curves as markdown, from the JSON summary alone (also the README block)."""
@@ -556,6 +831,7 @@ def markdown(summary: dict) -> str:
         out += [f"| {r['figure']} | {r['paper']} | {r['ours']} | {r['verdict']} | {r['why']} |"
                 for r in summary["rows"] if r["section"] == section]
         out.append("")
+    out += ablation_markdown(summary.get("ablations") or {})
     out += ["**Lease sensitivity** (Venus-like, astraea)", "",
             "| lease (s) | avg JCT (s) | sharing-loss jobs | tenant-loss intervals | preemptions | overhead % |",
             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -675,6 +951,7 @@ class _Failed(Exception):
 
 def _write(args, out: Path, runs: dict, started: float, load_average) -> str:
     lines, curves = build_table(runs, args.seed)
+    table = ablation_table(runs)
     elapsed = time.perf_counter() - started
     summary = {
         "paper": PAPER, "date": time.strftime("%Y-%m-%d"), "elapsed_s": elapsed, "load_average": list(load_average),
@@ -682,6 +959,7 @@ def _write(args, out: Path, runs: dict, started: float, load_average) -> str:
         "workers": args.workers or os.cpu_count(), "seed": args.seed, "n": args.n, "rows": lines, "curves": curves,
         "venus_rows": [{"policy": r["policy"], "avg_jct": r["avg_jct"]} for r in runs["venus"][0]["doc"]["rows"]],
         "policies": {"main": list(MAIN_POLICIES), "lease": list(LEASE_POLICIES), "nodes": list(SIZE_POLICIES)},
+        "ablations": {"table": table, "answers": ablation_answers(table)},
         "agree_rel": AGREE_REL, "sweeps": {name: str(out / "sweeps" / f"{name}.yaml") for name in runs},
         "runs": {name: [str(item["dir"]) for item in items] for name, items in runs.items()},
         "dropped_choices": sum(r.get("dropped_choices") or 0 for items in runs.values() for item in items

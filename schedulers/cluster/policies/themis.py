@@ -55,29 +55,45 @@ class Themis(ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return ThemisParams(f=self.f)
+        return ThemisParams(f=self.f, blind=self.size_blind)
 
-    def __init__(self, *, f: float = THEMIS_F, **kwargs):
+    # size_blind and reauction are ablations (`benchmark reproduce astraea`, docs/fairness.md "Why
+    # the ranking differs"), not Themis: size_blind=True reads one p̂ for every job (the median of
+    # the jobs' p̂), so ρ keeps its form but carries no information about which job is longer;
+    # reauction=False runs no lease rounds (a job keeps its GPUs to completion, the auction only
+    # hands out GPUs that free up)
+    def __init__(self, *, f: float = THEMIS_F, size_blind: bool = False, reauction: bool = True, **kwargs):
         super().__init__(**kwargs)
         if not 0.0 <= float(f) < 1.0:
             raise ValueError("themis f must be in [0, 1)")
+        for what, value in (("size_blind", size_blind), ("reauction", reauction)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"themis {what} must be True or False, got {value!r}")
         self.f = float(f)
+        self.size_blind = bool(size_blind)
+        self.reauction = bool(reauction)
+        if not self.reauction:  # only then: a subclass's own class flag stays what it says
+            self.preemptive = False
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
-ThemisParams = namedtuple("ThemisParams", "f")
-ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t")
+ThemisParams = namedtuple("ThemisParams", "f blind")
+ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t p_hat")
 
 
 def setup(s, params):
     n = s.job.n
-    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n))
+    # the p̂ that ρ reads: the jobs' own, or (size_blind) their median for every job
+    p_hat = s.job.predicted.copy()
+    if params.blind and n > 0:
+        p_hat[:] = np.median(s.job.predicted)
+    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n), p_hat)
 
 
 @jitable
 def themis_rho(s, p, j, now, n_now):
     """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j."""
-    pj = s.job.predicted[j]
+    pj = p.p_hat[j]
     r = pj - attained_engine(s, j)
     rem = r if r >= 1.0 else 1.0
     if p.seen[j]:
