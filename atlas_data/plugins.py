@@ -140,11 +140,13 @@ def is_plugin(obj) -> bool:
 _may_be_signal: Callable[[], bool] | None = None
 
 
-def judge_interrupts_with(test: Callable[[], bool] | None) -> None:
+def judge_interrupts_with(test: Callable[[], bool] | None) -> Callable[[], bool] | None:
     """`test()`: whether a KeyboardInterrupt seen now may have been raised by a signal (False: nothing
-    was received, so the code that raised it did so itself). None: every one is taken for a signal's."""
+    was received, so the code that raised it did so itself). None: every one is taken for a signal's.
+    Returns the test it replaces, which a command puts back when it ends (the Python API after it)."""
     global _may_be_signal
-    _may_be_signal = test
+    previous, _may_be_signal = _may_be_signal, test
+    return previous
 
 
 @contextlib.contextmanager

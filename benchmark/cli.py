@@ -100,16 +100,27 @@ def entry() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from atlas_data.plugins import judge_interrupts_with
+    from benchmark.interrupts import may_be_signal, one_command
+
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    # one command, one interrupt state: none of an earlier command's counts against this one, and the
+    # signal handlers and the plugins' interrupt judge are left as found (the API and notebooks run many)
+    with one_command():
+        # a KeyboardInterrupt a plugin raises itself is its error (exit 2); one a signal raised is an interrupt
+        judge = judge_interrupts_with(may_be_signal)
+        try:
+            return _interruptible(argv)
+        finally:
+            judge_interrupts_with(judge)
+
+
+def _interruptible(argv: list[str]) -> int:
+    """The command, with Ctrl-C, SIGTERM and SIGHUP turned into one line and exit 130."""
     import gc
 
-    from atlas_data.plugins import judge_interrupts_with
-    from benchmark.interrupts import (after_interrupt, begin_command, deferred_signals, mark_interrupted,
-                                      may_be_signal, quiet_exit, terminate_as_interrupt)
+    from benchmark.interrupts import after_interrupt, deferred_signals, mark_interrupted, quiet_exit, terminate_as_interrupt
 
-    begin_command()  # no interrupt of earlier work in this process counts against this command
-    # a KeyboardInterrupt a plugin raises itself is its error (exit 2); one a signal raised is an interrupt
-    judge_interrupts_with(may_be_signal)
-    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     how = None
     with after_interrupt():  # the interrupted work's finalizers run in here: their noise is dropped
         try:

@@ -1,6 +1,7 @@
 """How every command reacts to Ctrl-C (SIGINT), SIGTERM and SIGHUP: stop, clean up, one line, exit 130.
 
-`benchmark.cli.main` wraps a command in `terminate_as_interrupt()`, so SIGTERM and SIGHUP (the
+`benchmark.cli.main` runs each command in `one_command()` (its own interrupt state; the signal
+handlers it found are the ones it leaves) and wraps it in `terminate_as_interrupt()`, so SIGTERM and SIGHUP (the
 terminal or SSH session that started the command closed) raise KeyboardInterrupt just as SIGINT does, every `finally` and cleanup runs, and the CLI prints one
 line. An interrupt that lands in a weakref callback or `__del__` (SQLAlchemy and pandas run many)
 would be printed as "Exception ignored" and lost; inside the context it is delivered again to the
@@ -123,9 +124,29 @@ def begin_command() -> None:
     """A new command starts with no interrupt on record: a signal that interrupted code outside a
     command (a host program's own work, a test) or an earlier command must not make this one's
     errors look like an interrupt (exit 130 instead of 2)."""
-    global _interrupted, _signal_name
+    global _interrupted, _signal_name, _exiting_interrupted
     _interrupted = False
     _signal_name = None
+    _exiting_interrupted = False  # an earlier command's interrupt is over: its teardown ran (gc.collect)
+
+
+@contextlib.contextmanager
+def one_command():
+    """The interrupt state of one command (`benchmark.cli.main`), for a process that runs many (the
+    Python API, a notebook, a test): it starts with no interrupt on record (`begin_command`) and
+    leaves the SIGINT, SIGTERM and SIGHUP handlers and `sys.unraisablehook` as it found them, however
+    it ended — unless the process ends with the command (`exit_after_command`)."""
+    begin_command()
+    found = {sig: signal.getsignal(sig) for sig in _HANDLED} if _main_thread() else {}
+    hook = sys.unraisablehook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = hook
+        if not _process_exits_after:
+            for sig, handler in found.items():
+                if handler is not None and signal.getsignal(sig) is not handler:  # None: set outside Python
+                    signal.signal(sig, handler)
 
 
 def interrupting_signal() -> str | None:

@@ -46,7 +46,7 @@ from atlas_data.errors import InputError
 from atlas_data.plugins import load_entry_points, user_code
 from predictors.data import SplitData
 from predictors.framework import Prediction, ThreeStage
-from predictors.plugins import looks_like_import_path, plugin_method
+from predictors.plugins import check_plugin, looks_like_import_path, plugin_method
 from predictors.stage1 import (
     ConstantLearner,
     FeatureLearner,
@@ -235,9 +235,13 @@ def method_names() -> list[str]:
 
 
 def check_method_name(name: str, where: str | None = None) -> None:
-    """InputError for a name that is neither registered nor an import path."""
+    """The one check of a method name, made before any data is read: InputError unless it is
+    registered or the import path of a usable plugin (imported and checked here, not fitted)."""
     load_entry_points()
-    if name in METHODS or looks_like_import_path(name):
+    if name in METHODS:
+        return
+    if looks_like_import_path(name):
+        check_plugin(name, where)
         return
     raise InputError(f"unknown prediction method '{name}' (choose from {', '.join(METHODS)}, or package.module:Object)",
                      where=where)

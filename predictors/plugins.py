@@ -1,5 +1,8 @@
 """A user's predictor named by import path, as a prediction method (docs/plugins.md).
 
+`check_plugin("package.module:Obj")` imports the object and checks that it is one of the three
+kinds below, without fitting anything: what `predictors.methods.check_method_name` does for an
+import path, so a wrong name fails before any data is read or any method fitted.
 `plugin_method("package.module:Obj", features, config)` resolves the object through the one
 plugin route (`atlas_data.plugins.import_object`: working folder first, then installed packages)
 and makes a ThreeStage of it:
@@ -19,22 +22,34 @@ import inspect
 from atlas_data.errors import InputError
 from atlas_data.plugins import import_object, looks_like_import_path, user_code
 
-__all__ = ["looks_like_import_path", "resolve_estimator", "plugin_method"]
+__all__ = ["looks_like_import_path", "resolve_estimator", "check_plugin", "plugin_method"]
 
 
-def resolve_estimator(path: str):
+def resolve_estimator(path: str, where: str | None = None):
     """The estimator instance named by `path`; InputError if it cannot be imported or is no regressor."""
-    obj = import_object(path, what="estimator")
+    obj = import_object(path, what="estimator", where=where)
     if isinstance(obj, type):
         try:
-            with user_code(f"estimator '{path}'"):
+            with user_code(f"estimator '{path}'", where=where):
                 obj = obj()
         except TypeError as exc:
-            raise InputError(f"estimator '{path}': cannot be constructed without arguments ({exc})") from None
+            raise InputError(f"estimator '{path}': cannot be constructed without arguments ({exc})",
+                             where=where) from None
     if not (hasattr(obj, "fit") and hasattr(obj, "predict")):
         raise InputError(f"estimator '{path}': not an estimator (needs fit and predict), nor a ThreeStage or a "
-                         "build(features, config) function")
+                         "build(features, config) function", where=where)
     return obj
+
+
+def check_plugin(path: str, where: str | None = None) -> None:
+    """InputError unless `path` names a usable method (see the module docstring); nothing is fitted
+    and a build function is not called (it needs the data's features)."""
+    from predictors.framework import ThreeStage
+
+    obj = import_object(path, what="method", where=where)
+    if isinstance(obj, ThreeStage) or inspect.isfunction(obj):
+        return
+    resolve_estimator(path, where)
 
 
 def plugin_method(path: str, features=(), config=None):

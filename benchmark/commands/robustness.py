@@ -238,9 +238,9 @@ def _check_traces(args) -> tuple[list[str], str | None]:
 def _check(args):
     """Every option, before any work: (scenarios, traces, predictor, σs, controls, p̂ policies, references)."""
     from benchmark.tasks.fairness import MAX_NODES
-    from benchmark.tasks.inputs import csv_list, noise_level, policy_items
+    from benchmark.tasks.inputs import csv_list, noise_level, resolve_policies
     from schedulers.cluster.scenarios import SCENARIOS
-    from schedulers.policy import get_policy, policy_names, resolve_policy
+    from schedulers.policy import get_policy, policy_names
 
     scenarios = _none_or_list(args.scenario, "scenario")
     for name in scenarios:
@@ -260,11 +260,7 @@ def _check(args):
             raise InputError(f"must be from 1 to {MAX_NODES:,} nodes, got {value}", where=option)
 
     def resolve(text, option):
-        names = [resolve_policy(item, "cluster") for item in policy_items(text, option)]
-        for i, name in enumerate(names):
-            if name in names[:i]:
-                raise InputError(f"policy '{name}' is given twice in {text!r}", where=option)
-        return names
+        return resolve_policies(text, "cluster", option)
 
     if args.policies is not None:
         policies = resolve(args.policies, "--policies")

@@ -58,7 +58,7 @@ from benchmark.options import seconds, seconds_or_zero
 from benchmark.progress import Progress, say
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    noise_predictions)
+                                    noise_predictions, resolve_names)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
@@ -428,6 +428,8 @@ def prepare(args) -> Prepared:
         raise InputError(f"--cold-start must be >= 0, got {args.cold_start!r}", where="--cold-start")
     check_cluster_size(args.nodes, args.gpus_per_node)  # the options as given, before reading any jobs
     check_noise_levels(csv_list(getattr(args, "noise", None), "noise", noise_level))
+    # every predictor and policy name (a plugin's imported) before a job is read or a model fitted
+    resolve_names(predictors=args.predictor, policies=args.policies, kind="cluster", one_predictor=True)
     table, card, scenario_weights, shape, label, p_hat_source = _load(args)
     window = sample_window(table, args.n, args.seed, args.sample)
     jobs = JobSet.from_frame(window)

@@ -2,7 +2,9 @@
 
 One rule each, so that the scheduling and fairness tasks (and the leaderboards) cannot drift
 apart: the same seeded noise draw, the same sample, the same learned-p̂ lookup, the same
-refusal of a predictive policy without p̂. May import atlas_data, predictors and schedulers.
+refusal of a predictive policy without p̂, and one resolution of every name a run is given
+(`resolve_names`: predictors and policies, built-in or a plugin's `package.module:Obj`), made before
+any data is read or any model fitted. May import atlas_data, predictors and schedulers.
 """
 
 from __future__ import annotations
@@ -180,20 +182,46 @@ def learned_predictions(ds_dir: str | Path, method: str, job_ids, *, seed: int, 
     return predicted
 
 
+def resolve_policies(text: str, kind: str, option: str = "--policies") -> list[str]:
+    """The registered names of a `--policies` value's items (`schedulers.policy.resolve_policy`: a
+    name, a plugin's `package.module:Class`, either with `(param=value, ...)`); an item that
+    resolves to a name given before is an InputError naming `option`."""
+    items = policy_items(text, option)
+    chosen = [resolve_policy(item, kind) for item in items]
+    for i, name in enumerate(chosen):
+        if name in chosen[:i]:
+            raise InputError(f"policy '{items[i]}' is given twice in {text!r}", where=option)
+    return chosen
+
+
+def resolve_names(*, predictors: str | None = None, policies: str | None = None, kind: str | None = None,
+                  one_predictor: bool = False) -> tuple[list[str], list[str] | None]:
+    """(predictor names, policy names or None = the task's defaults): every name a run is given,
+    resolved — a plugin imported and checked — before any data is read or any model fitted, for
+    every data source (a dataset, --jobs, a scenario). The first bad name is an InputError naming
+    its option, so `--predictor lgbm-meta,typo` fails before lgbm-meta is fitted.
+
+    `one_predictor`: the task takes one predictor (fairness)."""
+    from predictors.methods import check_method_name
+
+    methods = csv_list(predictors, "predictor")
+    if one_predictor and len(methods) > 1:
+        raise InputError("the fairness task takes one predictor", where="--predictor")
+    for method in methods:
+        check_method_name(method, where="--predictor")
+    return methods, (resolve_policies(policies, kind) if policies is not None else None)
+
+
 def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,
                     task: str, quiet: bool) -> list[str]:
     """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.
 
     Named predictive policies without p̂ are refused (exit 2); default ones are skipped with a note.
-    Each requested item goes through `schedulers.policy.resolve_policy`: a name, a plugin's
-    `package.module:Class`, either with `(param=value, ...)`.
+    The requested items go through `resolve_policies` (the task resolved them once already, with
+    `resolve_names`, before reading any data: resolving a name again gives the same name).
     """
     if requested is not None:
-        items = policy_items(requested)
-        chosen = [resolve_policy(item, kind) for item in items]
-        for i, name in enumerate(chosen):
-            if name in chosen[:i]:
-                raise InputError(f"policy '{items[i]}' is given twice in {requested!r}", where="--policies")
+        chosen = resolve_policies(requested, kind)
         needing = [p for p in chosen if get_policy(p, kind).needs_prediction]
         if needing and not have_predictions:
             raise InputError(

@@ -50,7 +50,7 @@ from benchmark.options import seed as seed_type
 from benchmark.progress import Progress
 from benchmark.results import default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    noise_predictions)
+                                    noise_predictions, resolve_names)
 from benchmark.timings import Timings
 from schedulers import jit
 from schedulers.jobs import JobSet
@@ -195,6 +195,8 @@ def execute(args) -> tuple[Path, dict]:
     if args.objective is None:
         raise InputError("--objective is required for --task scheduling (total_completion, max_stretch or makespan)", where="--objective")
     objective = args.objective
+    # every predictor and policy name (a plugin's imported) before a job is read or a model fitted
+    resolve_names(predictors=args.predictor, policies=args.policies, kind=task_kind("scheduling", objective))
     if args.output:
         check_output_folder(args.output, "run")  # a bad --output fails before any computation
     machines = csv_list(args.machines, "machines", machine_count) or list(DEFAULT_MACHINES)

@@ -193,12 +193,12 @@ def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool 
 
 def trace_predictions(ts: TraceSplit, methods, job_ids, *, seed: int = 0, quiet: bool = True) -> dict[str, np.ndarray]:
     """p̂ (seconds) of each method for `job_ids` (jobs of the target's test part), in that order."""
-    from predictors.methods import method_names
+    from predictors.methods import check_method_name
 
+    for method in methods:  # every name before the first fit (the tasks checked them before reading, too)
+        check_method_name(method, where="--predictor")
     out = {}
     for method in methods:
-        if method not in method_names():
-            raise InputError(f"unknown predictor '{method}' (choose from {', '.join(method_names())})", where="--predictor")
         frame = fit_trace_method(ts, method, seed=seed, quiet=quiet).to_frame()
         lookup = frame.set_index(frame["job_id"].astype(str))["p_hat"]
         predicted = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
