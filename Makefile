@@ -1,15 +1,20 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
+# The packages are installed at the exact versions of constraints.txt (docs/install.md); `make lock` refreshes it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK_VENV := .lock-venv
+EXTRAS := test,fast
 
-.PHONY: demo test install perf clean
+.PHONY: demo test install perf lock clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,fast]'
+	@echo "Installing atlas-bench and $$(grep -c '==' constraints.txt) packages at the versions of constraints.txt" \
+	      "(a few minutes on a fresh machine; pip lists each one)"
+	$(BIN)/pip install --progress-bar on -c constraints.txt -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,6 +27,18 @@ test: $(STAMP)
 
 perf: $(STAMP)
 	$(BIN)/benchmark perf
+
+# Re-resolve every dependency at its newest version allowed by pyproject.toml in a throwaway venv
+# and pin what got installed; the header comment of constraints.txt is kept.
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/pip install -e '.[$(EXTRAS)]'
+	{ grep '^#' constraints.txt; $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf $(LOCK_VENV)
+	@echo "constraints.txt rewritten: review 'git diff constraints.txt', run 'make test', regenerate the figures"
 
 clean:
 	rm -rf $(VENV) results .pytest_cache

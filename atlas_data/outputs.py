@@ -102,6 +102,19 @@ def _in_progress(folder: Path) -> bool:
     return marker is not None and marker.get("complete") is False
 
 
+def final_place(path: Path | str) -> Path:
+    """`path` with the temporary folder of an output being written inside it (`.NAME.tmp-<pid>-<hex>`)
+    named NAME: where it will be once that output is put in place. For what a command prints: a
+    step of demo, reproduce or sweep writes inside their temporary folder, gone when they finish."""
+    path = Path(path)
+    parts = list(path.parts)
+    for i, part in enumerate(parts):
+        match = _LEFTOVER.match(part)
+        if match and ".tmp-" in part and _in_progress(Path(*parts[: i + 1])):
+            parts[i] = match["name"]
+    return Path(*parts) if parts else path
+
+
 def _enclosing(path: Path) -> tuple[Path, str] | None:
     """(folder, what) of the nearest finished output or dataset folder above `path`, or None.
 

@@ -20,7 +20,11 @@ import pandas as pd
 from atlas_data.io import json_safe, write_text_atomic
 from atlas_data.outputs import command_line
 
-__all__ = ["default_output_dir", "json_safe", "write_results", "write_text_atomic"]
+__all__ = ["default_output_dir", "json_safe", "package_versions", "write_results", "write_text_atomic"]
+
+#: the installed packages whose version can move a result's numbers (their fits, solvers, float
+#: paths); every results.json records them under `versions`, so two runs that differ can be told apart
+RESULT_PACKAGES = ("numpy", "pandas", "scikit-learn", "lightgbm", "scipy", "numba", "ortools", "pyarrow")
 
 
 def default_output_dir(task: str, objective: str | None = None) -> Path:
@@ -82,6 +86,22 @@ def replace_readme_block(readme: Path, start: str, end: str, body: str) -> None:
     write_text_atomic(Path(readme), f"{head}{start}{newline}{body}{newline}{end}{tail}")
 
 
+def package_versions() -> dict[str, str | None]:
+    """results.json `versions`: Python's and each RESULT_PACKAGES' installed version (null: not installed).
+
+    Read from the installed distributions' metadata, so nothing is imported for it."""
+    import platform
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in RESULT_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # numba is optional: the loops then run as Python
+            versions[name] = None
+    return versions
+
+
 def write_results(
     out_dir: Path,
     *,
@@ -99,7 +119,7 @@ def write_results(
     if extra:
         doc.update(extra)
     # the folder is renamed into place only once complete, so a visible results.json is complete
-    doc.update(complete=True, argv=command_line())
+    doc.update(complete=True, argv=command_line(), versions=package_versions())
     doc = json_safe(doc)
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n")
     pd.DataFrame(doc["rows"]).to_csv(out_dir / "results.csv", index=False)

@@ -532,7 +532,9 @@ def run(args) -> int:
     args.output = str(out)  # the run command logs this folder to MLflow
     if not args.quiet:
         print(render(doc))
-        print(f"\nresults: {out}")
+        from atlas_data.outputs import final_place
+
+        print(f"\nresults: {final_place(out)}")  # inside the demo's temporary folder: its final name
     return 0
 
 

@@ -101,7 +101,9 @@ def run(args) -> int:
         if trace is not None:
             print(trace_header(dataset, args.jobs))
         print(paper_table(rows))
-        say(f"wrote {out_dir}", quiet)
+        from atlas_data.outputs import final_place
+
+        say(f"wrote {final_place(out_dir)}", quiet)  # inside the demo's temporary folder: its final name
     return 0
 
 

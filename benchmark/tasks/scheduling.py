@@ -332,7 +332,9 @@ def run(args) -> int:
     args._timings_recorded = doc.get("timings")  # `run --profile` prints them once tracking is done
     if not args.quiet:
         print(render(doc))
-        print(f"\nresults: {out}")
+        from atlas_data.outputs import final_place
+
+        print(f"\nresults: {final_place(out)}")  # inside the demo's temporary folder: its final name
     return 0
 
 

@@ -1,5 +1,7 @@
 """`benchmark demo`: its steps are valid command lines and its README block is regenerated from results."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -58,8 +60,33 @@ def test_readme_without_markers_is_refused(tmp_path, capsys):
 
 
 def test_the_committed_readme_has_a_generated_block():
-    from pathlib import Path
-
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     block = text.split(START, 1)[1].split(END, 1)[0]
     assert "Produced by `benchmark demo`" in block and "| lgbm-meta |" in block and "| astraea |" in block
+
+
+def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, capsys):
+    """Each step writes inside the demo's temporary folder; what it prints names where its output ends up."""
+    import benchmark.commands.demo as demo
+
+    jobs = tmp_path / "jobs.csv"
+    pd.DataFrame({"job_id": ["a", "b", "c"], "submit_time": [0, 0, 1], "duration": [3, 1, 2]}).to_csv(jobs, index=False)
+    monkeypatch.setattr(demo, "demo_steps", lambda out: [
+        ("scheduling", ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
+                        "--policies", "fifo,srpt", "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
+        ("fairness", ["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--policies", "fifo",
+                      "--output", str(out / "fairness-venus")]),
+        ("prediction", ["run", "--task", "prediction", "--jobs", "openb", "--methods", "constant",
+                        "--output", str(out / "prediction-openb")]),
+    ])
+    out = tmp_path / "demo"
+    assert main(["demo", "--output", str(out), "--no-mlflow"]) == 0
+    captured = capsys.readouterr()
+    printed = captured.out + captured.err  # `wrote FOLDER` of the prediction task is on stderr
+    assert ".tmp-" not in printed
+    named = [line.split(" ", 1)[1] for line in printed.splitlines() if line.startswith(("results: ", "wrote "))]
+    assert sorted(named) == sorted([str(out / "trace-elasticflow-cluster05-total_completion"),
+                                    str(out / "fairness-venus"), str(out / "prediction-openb")])
+    for folder in named:
+        assert (Path(folder) / "results.json").is_file()
+    assert f"Results and plots: {out.resolve()}/*/" in printed and (out / "SUMMARY.md").is_file()
