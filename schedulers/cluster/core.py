@@ -367,14 +367,20 @@ def _sync(node, fr2, tot, held):
 def place_job(s, j, hold, preempted_now, at_round, g, restrict):
     """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
     cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
-    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k.
+    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k (and
+    `restrict` into plan_restrict).
     Each array is read from the state only on the path that needs it (every read of the state in
     the compiled loop takes and drops reference counts, and most attempts fail at the first test)."""
     row = 1 if at_round else 0
-    nodes, plan = s.nodes, s.plan
-    fr2, tot = nodes.fr2, nodes.tot
+    nodes = s.nodes
+    plan = s.plan
+    fr2 = nodes.fr2
+    tot = nodes.tot
     if (hold or preempted_now) and plan.pl_len[j] > 0:
-        pl_len, pl_node, pl_k, owner = plan.pl_len, plan.pl_node, plan.pl_k, nodes.owner
+        pl_len = plan.pl_len
+        pl_node = plan.pl_node
+        pl_k = plan.pl_k
+        owner = nodes.owner
         ok = True
         for i in range(pl_len[j]):
             if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
@@ -394,14 +400,17 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
             if plan.plan_len[j] == 0:
                 plan.planned.append(j)
             plan.plan_len[j] = pl_len[j]
-            plan_node, plan_k = plan.plan_node, plan.plan_k
+            plan_node = plan.plan_node
+            plan_k = plan.plan_k
             for i in range(pl_len[j]):
                 plan_node[j, i] = pl_node[j, i]
                 plan_k[j, i] = pl_k[j, i]
+            plan.plan_restrict[j] = restrict
             return True
     if g > tot[row]:
         return False
-    found_node, found_k = nodes.found_node, nodes.found_k
+    found_node = nodes.found_node
+    found_k = nodes.found_k
     parts = 0
     if at_round:
         parts = find_placement(fr2[2], tot[2], g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, found_node,
@@ -418,17 +427,21 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
         if at_round:
             _sync(found_node[i], fr2, tot, held)
     if at_round and hold:  # RoundPlan.decided: the GPUs it held are no longer held
-        pl_len, pl_node, pl_k = plan.pl_len, plan.pl_node, plan.pl_k
+        pl_len = plan.pl_len
+        pl_node = plan.pl_node
+        pl_k = plan.pl_k
         for i in range(pl_len[j]):
             held[pl_node[j, i]] -= pl_k[j, i]
             _sync(pl_node[j, i], fr2, tot, held)
     if plan.plan_len[j] == 0:
         plan.planned.append(j)
     plan.plan_len[j] = parts
-    plan_node, plan_k = plan.plan_node, plan.plan_k
+    plan_node = plan.plan_node
+    plan_k = plan.plan_k
     for i in range(parts):
         plan_node[j, i] = found_node[i]
         plan_k[j, i] = found_k[i]
+    plan.plan_restrict[j] = restrict
     return True
 
 
@@ -539,7 +552,8 @@ def ledger_complete(s, j, t):
 @jitable
 def job_rho(s, j, t):
     """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
-    led, job = s.led, s.job  # each read through `s` costs reference counts (see place_in_order)
+    led = s.led
+    job = s.job
     h = led.hold_since[j]
     attained = led.job_att[j] + (0.0 if math.isnan(h) else job.gpus[j] * (t - h))
     if attained <= 0.0:
@@ -623,7 +637,8 @@ def wait_add(s, p, j, now):
 @jitable
 def job_order_add(s, j):
     """j into the waiting jobs kept in job order (`s.q.ws`): what every decision but ASTRAEA's reads."""
-    ws, n = s.q.ws, s.q.n_wait[0]  # read once (see place_in_order): thousands may wait
+    ws = s.q.ws  # read once (see place_in_order): thousands may wait
+    n = s.q.n_wait[0]
     pos = np.searchsorted(ws[:n], j)
     for i in range(n, pos, -1):
         ws[i] = ws[i - 1]
@@ -632,7 +647,8 @@ def job_order_add(s, j):
 
 @jitable
 def job_order_remove(s, j):
-    ws, n = s.q.ws, s.q.n_wait[0]
+    ws = s.q.ws
+    n = s.q.n_wait[0]
     pos = np.searchsorted(ws[:n], j)
     for i in range(pos, n - 1):
         ws[i] = ws[i + 1]
@@ -656,7 +672,8 @@ def release_placement(s, j):
 @jitable
 def plan_fits_on(s, fr, j):
     plan = s.plan
-    plan_node, plan_k = plan.plan_node, plan.plan_k
+    plan_node = plan.plan_node
+    plan_k = plan.plan_k
     for i in range(plan.plan_len[j]):
         if fr[plan_node[j, i]] < plan_k[j, i]:
             return False
@@ -669,7 +686,10 @@ def plan_equals_placement(s, j):
     n = plan.pl_len[j]
     if plan.plan_len[j] != n:
         return False
-    plan_node, plan_k, pl_node, pl_k = plan.plan_node, plan.plan_k, plan.pl_node, plan.pl_k
+    plan_node = plan.plan_node
+    plan_k = plan.plan_k
+    pl_node = plan.pl_node
+    pl_k = plan.pl_k
     for i in range(n):
         if plan_node[j, i] != pl_node[j, i] or plan_k[j, i] != pl_k[j, i]:
             return False
@@ -798,10 +818,8 @@ def preempt(s, p, j, now):
 @jitable(inline=True)
 def try_place(s, j, now, at_round, restrict):
     """ClusterPolicy.try_place (restrict >= 0: allowed = that tenant's HiveD cells)."""
-    ok = place_job(s, j, s.q.holding[j], s.q.preempted_at[j] == now, at_round, s.job.gpus[j], restrict)
-    if ok:
-        s.plan.plan_restrict[j] = restrict
-    return ok
+    q = s.q
+    return place_job(s, j, q.holding[j], q.preempted_at[j] == now, at_round, s.job.gpus[j], restrict)
 
 
 @jitable(inline=True)
@@ -809,19 +827,25 @@ def attempt(s, j, now, at_round, restrict):
     """try_place, without the placement search for a waiting job whose gang size already found
     none in this decision since the last choice: the free GPUs (the plan's, at a round) change
     only when a job is placed, and a waiting job's placement is a function of them alone (the
-    Python rules call try_place, which fails again; place_leftovers skips it the same way)."""
-    plain = restrict < 0 and not s.q.holding[j] and s.q.preempted_at[j] != now
+    Python rules call try_place, which fails again; place_leftovers skips it the same way).
+    Each of the state's arrays is read once (a decision may make thousands of attempts)."""
+    q = s.q
+    hold = q.holding[j]
+    preempted_now = q.preempted_at[j] == now
     g = s.job.gpus[j]
-    if plain and s.plan.missed[g]:
+    plan = s.plan
+    missed = plan.missed
+    plain = restrict < 0 and not hold and not preempted_now
+    if plain and missed[g]:
         return False
-    if try_place(s, j, now, at_round, restrict):
-        for m in s.plan.missed_list:
-            s.plan.missed[m] = False
-        s.plan.missed_list.clear()
+    if place_job(s, j, hold, preempted_now, at_round, g, restrict):
+        for m in plan.missed_list:
+            missed[m] = False
+        plan.missed_list.clear()
         return True
     if plain:
-        s.plan.missed[g] = True
-        s.plan.missed_list.append(g)
+        missed[g] = True
+        plan.missed_list.append(g)
     return False
 
 
@@ -863,7 +887,8 @@ def count_decision(s, m):
 def candidates(s, at_round):
     """The decision's candidates in job order: the running jobs (at a round) merged with the
     waiting ones, which are kept in job order."""
-    ws, n_wait = s.q.ws, s.q.n_wait[0]
+    ws = s.q.ws
+    n_wait = s.q.n_wait[0]
     m = (s.q.n_hold[0] if at_round else 0) + n_wait
     count_decision(s, m)
     if not at_round:
@@ -909,7 +934,9 @@ def may_fit(s, counts, k, total):
 
 @jitable
 def compact(s, chosen):
-    nodes, plan, holding = s.nodes, s.plan, s.q.holding
+    nodes = s.nodes
+    plan = s.plan
+    holding = s.q.holding
     same = True
     for j in chosen:
         if holding[j] and not plan_equals_placement(s, j):
@@ -917,8 +944,13 @@ def compact(s, chosen):
             break
     if same:
         return
-    packed, pl_len, pl_node, pl_k = nodes.packed, plan.pl_len, plan.pl_node, plan.pl_k
-    plan_len, plan_node, plan_k = plan.plan_len, plan.plan_node, plan.plan_k
+    packed = nodes.packed
+    pl_len = plan.pl_len
+    pl_node = plan.pl_node
+    pl_k = plan.pl_k
+    plan_len = plan.plan_len
+    plan_node = plan.plan_node
+    plan_k = plan.plan_k
     for i in range(nodes.N):
         packed[i] = nodes.cap[i]
     packed_total = nodes.M
@@ -969,8 +1001,14 @@ def prepare_round(s):
     for j in s.q.undo_list:
         s.q.undo_until[j] = math.nan
     s.q.undo_list.clear()
-    nodes, plan = s.nodes, s.plan
-    cap, held, unclaimed, pl_len, pl_node, pl_k = nodes.cap, nodes.held, nodes.unclaimed, plan.pl_len, plan.pl_node, plan.pl_k
+    nodes = s.nodes
+    plan = s.plan
+    cap = nodes.cap
+    held = nodes.held
+    unclaimed = nodes.unclaimed
+    pl_len = plan.pl_len
+    pl_node = plan.pl_node
+    pl_k = plan.pl_k
     for i in range(nodes.N):
         nodes.plan_free[i] = cap[i]
         held[i] = 0
@@ -1189,25 +1227,50 @@ def _make_loop(sources: str):
         completed.clear()
         arrived = [0]
         arrived.clear()
-        while finished < s.job.n:
+        # the state's arrays and lists read once (they are never replaced, only written): in the
+        # compiled loop each read through `s` takes and drops reference counts, atomic operations
+        # that cost more than most of an event's work. One name per line: a tuple assignment of four
+        # state groups (`a, b, c, d = s.seg, s.plan, s.q, s.cfg` in start_job) compiled to a loop
+        # that left jobs unserved while the Python run was right (numba 0.68.1), so the simulator's
+        # jitable code never unpacks state reads from a tuple (tests/schedulers/test_cluster_speed.py)
+        eng = s.eng
+        g_count = eng.g_count
+        run_heap = eng.run_heap
+        stamp = eng.stamp
+        group_of = eng.group_of
+        g_V = eng.g_V
+        g_rate = eng.g_rate
+        wakes = eng.wakes
+        base = eng.base
+        completion = eng.completion
+        moves_j = eng.moves_j
+        moves_g = eng.moves_g
+        wake_req = eng.wake_req
+        start = eng.start
+        submit = s.job.submit
+        size = s.job.size
+        n_jobs = s.job.n
+        n_wait = s.q.n_wait
+        counters = s.counters
+        while finished < n_jobs:
             if events & 0xFFFF == 0:
                 poll()
-            t_next = s.job.submit[next_arrival] if next_arrival < s.job.n else math.inf
-            if len(s.eng.wakes) > 0 and s.eng.wakes[0] < t_next:
-                t_next = s.eng.wakes[0]
+            t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
+            if len(wakes) > 0 and wakes[0] < t_next:
+                t_next = wakes[0]
             best = False
             has_due = False
             due_t = 0.0
             best_finish = 0.0
-            if s.eng.g_count[_RUN] > 0:
-                while len(s.eng.run_heap) > 0:
-                    fin, j, st = s.eng.run_heap[0]
-                    if st == s.eng.stamp[j] and s.eng.group_of[j] == _RUN:
+            if g_count[_RUN] > 0:
+                while len(run_heap) > 0:
+                    fin, j, st = run_heap[0]
+                    if st == stamp[j] and group_of[j] == _RUN:
                         break
-                    heapq.heappop(s.eng.run_heap)
-                if len(s.eng.run_heap) > 0:
-                    fin = s.eng.run_heap[0][0]
-                    due_t = now + (fin - s.eng.g_V[_RUN]) / s.eng.g_rate[_RUN]
+                    heapq.heappop(run_heap)
+                if len(run_heap) > 0:
+                    fin = run_heap[0][0]
+                    due_t = now + (fin - g_V[_RUN]) / g_rate[_RUN]
                     has_due = True
                     if due_t <= t_next:
                         t_next = due_t
@@ -1219,61 +1282,61 @@ def _make_loop(sources: str):
                 t_next = now
             dt = t_next - now
             if dt > 0.0 and has_due:
-                s.eng.g_V[_RUN] += s.eng.g_rate[_RUN] * dt
+                g_V[_RUN] += g_rate[_RUN] * dt
             if best:
-                if best_finish > s.eng.g_V[_RUN]:
-                    s.eng.g_V[_RUN] = best_finish
+                if best_finish > g_V[_RUN]:
+                    g_V[_RUN] = best_finish
             now = t_next
             events += 1
             completed.clear()
             horizon = t_next + _REL_TOL * max(1.0, t_next)
             if has_due and due_t <= horizon:
-                V = s.eng.g_V[_RUN]
+                V = g_V[_RUN]
                 tol = _REL_TOL * max(1.0, abs(V))
-                while len(s.eng.run_heap) > 0:
-                    fin, j, st = s.eng.run_heap[0]
-                    if not (st == s.eng.stamp[j] and s.eng.group_of[j] == _RUN):
-                        heapq.heappop(s.eng.run_heap)
+                while len(run_heap) > 0:
+                    fin, j, st = run_heap[0]
+                    if not (st == stamp[j] and group_of[j] == _RUN):
+                        heapq.heappop(run_heap)
                         continue
                     if fin > V + tol:
                         break
-                    heapq.heappop(s.eng.run_heap)
-                    s.eng.base[j] = s.job.size[j]
-                    s.eng.group_of[j] = _IDLE
-                    s.eng.stamp[j] += 1
-                    s.eng.g_count[_RUN] -= 1
-                    s.eng.completion[j] = t_next
+                    heapq.heappop(run_heap)
+                    base[j] = size[j]
+                    group_of[j] = _IDLE
+                    stamp[j] += 1
+                    g_count[_RUN] -= 1
+                    completion[j] = t_next
                     completed.append(j)
             finished += len(completed)
             arrived.clear()
-            while next_arrival < s.job.n and s.job.submit[next_arrival] <= t_next:
+            while next_arrival < n_jobs and submit[next_arrival] <= t_next:
                 arrived.append(next_arrival)
                 next_arrival += 1
             woken = False
-            while len(s.eng.wakes) > 0 and s.eng.wakes[0] <= t_next:
-                heapq.heappop(s.eng.wakes)
+            while len(wakes) > 0 and wakes[0] <= t_next:
+                heapq.heappop(wakes)
                 woken = True
             if not (len(completed) > 0 or len(arrived) > 0 or woken):
                 continue
-            s.eng.moves_j.clear()
-            s.eng.moves_g.clear()
-            s.eng.wake_req[0] = math.inf
+            moves_j.clear()
+            moves_g.clear()
+            wake_req[0] = math.inf
             allocate(s, p, now, completed, arrived)
-            for i in range(len(s.eng.moves_j)):
-                j = s.eng.moves_j[i]
-                g = s.eng.moves_g[i]
+            for i in range(len(moves_j)):
+                j = moves_j[i]
+                g = moves_g[i]
                 move(s, j, g)
-                if g != _IDLE and s.eng.g_rate[g] > 0.0 and math.isnan(s.eng.start[j]):
-                    s.eng.start[j] = now
-            if s.eng.wake_req[0] < math.inf:
-                heapq.heappush(s.eng.wakes, s.eng.wake_req[0])
-            if s.eng.g_count[_RUN] + s.eng.g_count[_COLD] > 0:
+                if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
+                    start[j] = now
+            if wake_req[0] < math.inf:
+                heapq.heappush(wakes, wake_req[0])
+            if g_count[_RUN] + g_count[_COLD] > 0:
                 idle = 0
-            elif s.q.n_wait[0] > 0 and len(arrived) == 0:
+            elif n_wait[0] > 0 and len(arrived) == 0:
                 idle += 1
                 if idle >= STUCK_AFTER:
                     violation(s, 8, -1, now)
-            if s.counters[VIOLATION] != 0:
+            if counters[VIOLATION] != 0:
                 break
         s.counters[EVENTS] = events
         # the ledgers' end of the run (LTGF.window_table advances every tenant to the makespan)

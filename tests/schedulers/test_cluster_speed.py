@@ -235,3 +235,29 @@ def test_tiresias_order_is_the_plain_rule():
         assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 300
         assert (run.jobs["preemptions"] > 0).sum() > 10
         assert sum(o > 0 for o in plain.offset) > 5  # starving jobs were promoted
+
+
+def _tuple_unpacked_reads(path):
+    """Lines of `path` that unpack reads of attributes from a tuple (`a, b = s.x, s.y`)."""
+    import ast  # noqa: PLC0415
+
+    tree = ast.parse(path.read_text())
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Tuple) and any(isinstance(e, ast.Attribute) for e in node.value.elts)]
+
+
+def test_the_simulator_never_unpacks_state_reads_from_a_tuple(tmp_path):
+    """numba 0.68.1 compiled `seg, plan, q, cfg = s.seg, s.plan, s.q, s.cfg` (start_job) into a loop
+    that left jobs unserved while the Python run was right: the simulator and the built-in kernels
+    read the state one name per line (core.py's event loop says why)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    import schedulers.cluster.policies as policies  # noqa: PLC0415
+
+    files = [Path(core.__file__), *sorted(Path(policies.__file__).parent.glob("*.py"))]
+    found = {f.name: lines for f in files if (lines := _tuple_unpacked_reads(f))}
+    assert found == {}
+    probe = tmp_path / "probe.py"  # the check itself finds them
+    probe.write_text("def f(s):\n    a, b = s.x, s.y\n    c, d = 1, 2\n    return a, b, c, d\n")
+    assert _tuple_unpacked_reads(probe) == [2]

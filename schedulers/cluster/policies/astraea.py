@@ -97,7 +97,9 @@ AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_
 
 
 def setup(s, params):
-    T, n, maxg = s.job.T, s.job.n, s.job.maxg
+    T = s.job.T
+    n = s.job.n
+    maxg = s.job.maxg
     b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
     for k in range(T):
         b_heap[k].clear()
@@ -183,11 +185,13 @@ def tier_b(s, p, k, at_round, now):
     (ρ_job, [p̂ for ASTRAEA-P,] j): popped in the order of the sorted keys."""
     h = p.b_heap[k]
     h.clear()
+    by_prediction = p.params.by_prediction
+    predicted = s.job.predicted
     for part in range(2 if at_round else 1):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
             j = buf[i]
-            h.append((job_rho(s, j, now), head_p(s, p, j), j))
+            h.append((job_rho(s, j, now), p_key(by_prediction, predicted, j), j))
     heapq.heapify(h)
     p.b_built[k] = True
 
@@ -195,9 +199,15 @@ def tier_b(s, p, k, at_round, now):
 @jitable
 def head_p(s, p, j):
     """ASTRAEA-P's p̂ key of job j (NaN last); 0 for ASTRAEA, which has none."""
-    if not p.params.by_prediction:
+    return p_key(p.params.by_prediction, s.job.predicted, j)
+
+
+@jitable(inline=True)
+def p_key(by_prediction, predicted, j):
+    """head_p over arrays already read from the state (tier_b reads them once per tenant)."""
+    if not by_prediction:
         return 0.0
-    v = s.job.predicted[j]
+    v = predicted[j]
     return math.inf if math.isnan(v) else v
 
 
@@ -232,13 +242,18 @@ def open_tenants(s, p, at_round, now, end, charged, fair_k):
     """A decision's start: each tenant's candidate count (end: its waiting jobs, and its running ones
     at a round), and for every tenant with a candidate its ledgers advanced to now (as when each
     ρ_job is read), its attained and fair GPU·s read into charged and fair_k."""
+    b_built = p.b_built  # read once, not per tenant (each read through the state costs reference counts)
+    w_count = p.w_count
+    hb_len = p.hb_len
+    att = s.led.att
+    fair = s.led.fair
     for k in range(s.job.T):
-        p.b_built[k] = False
-        end[k] = p.w_count[k] + (p.hb_len[k] if at_round else 0)
+        b_built[k] = False
+        end[k] = w_count[k] + (hb_len[k] if at_round else 0)
         if end[k] > 0:
             advance(s, k, now)
-            charged[k] = s.led.att[k]
-            fair_k[k] = s.led.fair[k]
+            charged[k] = att[k]
+            fair_k[k] = fair[k]
 
 
 @jitable

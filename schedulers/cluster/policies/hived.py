@@ -74,8 +74,12 @@ def decide(s, p, at_round, now, chosen):
     plan and gives the choices and the second pass's jobs in job order without a sort."""
     count_decision(s, (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0])
     running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy()) if at_round else np.zeros(0, np.int64)
-    blocked, tenant, ws, owner = p.blocked, s.job.tenant, s.q.ws, s.nodes.owner
-    pl_len, pl_node = s.plan.pl_len, s.plan.pl_node
+    blocked = p.blocked
+    tenant = s.job.tenant
+    ws = s.q.ws
+    owner = s.nodes.owner
+    pl_len = s.plan.pl_len
+    pl_node = s.plan.pl_node
     for k in range(s.job.T):
         blocked[k] = False
     rest = [0]
