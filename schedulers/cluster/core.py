@@ -328,32 +328,6 @@ def _windows(t0, t1, run, share8, wa, wf, W):
 
 
 @jitable
-def advance_tenant(k, t, t_last, run_gpus, demand, active_w, quota, eq16, att, fair, fair8, G, G_ref, xval, wa, wf,
-                   window_s):
-    """LTGF._advance: tenant k's integrals up to t."""
-    t0 = t_last[k]
-    dt = t - t0
-    if dt <= 0.0:
-        return
-    t_last[k] = t
-    run = run_gpus[k]
-    share8 = demand[k] if demand[k] <= quota[k] else quota[k]
-    share = quota[k] if eq16 else share8
-    att[k] += run * dt
-    fair[k] += share * dt
-    fair8[k] += share8 * dt
-    if active_w[k] > 0.0:
-        c = share / active_w[k]
-        for x in range(xval.shape[0]):
-            if G_ref[k, x] > 0:
-                v = xval[x]
-                G[k, x] += (v if v < c else c) * dt
-    if run != 0 or share8 != 0:
-        _windows(t0, t, float(run), float(share8), wa, wf, window_s)
-
-
-
-@jitable
 def _sync(node, fr2, tot, held):
     """RoundPlan._sync: a node's unclaimed GPUs = planned free minus held by undecided running jobs."""
     v = fr2[1, node] - held[node]
@@ -496,12 +470,36 @@ def find(s, fr, total, g, restrict):
 
 @jitable
 def advance(s, k, t):
-    """Tenant k's ledgers up to t."""
+    """Tenant k's ledgers up to t (LTGF._advance: its integrals). Each array is read from the state
+    only where it is used: every decision of ASTRAEA, Themis and Gandiva_fair advances each tenant
+    with candidates, and each read through the state costs reference counts."""
     led = s.led
-    if t - led.t_last[k] <= 0.0:  # nothing to integrate (advance_tenant would return at once): most calls
+    t_last = led.t_last
+    t0 = t_last[k]
+    dt = t - t0
+    if dt <= 0.0:  # nothing to integrate: most calls
         return
-    advance_tenant(k, t, led.t_last, led.run_gpus, led.demand, led.active_w, led.quota, s.cfg.eq16, led.att, led.fair,
-                   led.fair8, led.G, led.G_ref, s.job.xval, led.win_att[k], led.win_fair8[k], s.cfg.window_s)
+    t_last[k] = t
+    run = led.run_gpus[k]
+    demand = led.demand[k]
+    quota = led.quota[k]
+    share8 = demand if demand <= quota else quota
+    share = quota if s.cfg.eq16 else share8
+    led.att[k] += run * dt
+    led.fair[k] += share * dt
+    led.fair8[k] += share8 * dt
+    active_w = led.active_w[k]
+    if active_w > 0.0:
+        c = share / active_w
+        G = led.G
+        G_ref = led.G_ref
+        xval = s.job.xval
+        for x in range(xval.shape[0]):
+            if G_ref[k, x] > 0:
+                v = xval[x]
+                G[k, x] += (v if v < c else c) * dt
+    if run != 0 or share8 != 0:
+        _windows(t0, t, float(run), float(share8), led.win_att[k], led.win_fair8[k], s.cfg.window_s)
 
 
 @jitable
