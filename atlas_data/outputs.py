@@ -115,6 +115,13 @@ def final_place(path: Path | str) -> Path:
     return Path(*parts) if parts else path
 
 
+def final_text(text) -> str:
+    """`text` as a command prints it: a path inside such a temporary folder as `final_place` names it,
+    anything else unchanged (a label such as "shipped trace philly" is not touched)."""
+    text = str(text)
+    return str(final_place(text)) if ".tmp-" in text else text
+
+
 def _enclosing(path: Path) -> tuple[Path, str] | None:
     """(folder, what) of the nearest finished output or dataset folder above `path`, or None.
 

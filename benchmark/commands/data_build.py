@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from atlas_data.errors import InputError
+from atlas_data.outputs import final_text
 from benchmark.options import seed as seed_type
 from benchmark.options import synthetic_jobs
 from benchmark.progress import say
@@ -88,7 +89,7 @@ def _build(args) -> int:
     c = card["counts"]
     dropped = ", ".join(f"{k} {v:,}" for k, v in c["dropped"].items()) or "none"
     if not args.quiet:
-        print(f"{args.out}: kept {c['kept']:,} jobs (train {c['train']:,}, val {c['val']:,}, test {c['test']:,}); "
+        print(f"{final_text(args.out)}: kept {c['kept']:,} jobs (train {c['train']:,}, val {c['val']:,}, test {c['test']:,}); "
               f"dropped {dropped}; {len(card['features'])} features; fingerprint {card['fingerprint'][:16]}; "
               f"{time.perf_counter() - t:.1f}s")
     return 0
@@ -99,5 +100,5 @@ def _describe(args) -> int:
 
     text, png, _ = describe(args.dataset, args.output)
     print(text)
-    print(f"plot: {png}")
+    print(f"plot: {final_text(png)}")
     return 0

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.errors import InputError
-from atlas_data.outputs import check_output_folder, output_folder
+from atlas_data.outputs import check_output_folder, final_text, output_folder
 from benchmark.options import machine_count, number
 from benchmark.options import seed as seed_type
 from benchmark.progress import Progress
@@ -248,7 +248,8 @@ def execute(args) -> tuple[Path, dict]:
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
         robustness = len([k for k in predictions if k.startswith("noise:")]) > 1
-        _write_tables_and_plots(folder, timings, per_job, rows, objective, f"{objective} — {jobs.n} jobs ({source})",
+        title = f"{objective} — {jobs.n} jobs ({final_text(source)})"
+        _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
                                 reference.get("s_star"), robustness)
         doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
@@ -316,7 +317,8 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner, t
     dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(args, machines), "sample_seed": sample_seed}
     with output_folder(out, "run") as folder:
-        _write_tables_and_plots(folder, timings, per_job, rows, objective, f"{objective} — paper protocol ({source})",
+        title = f"{objective} — paper protocol ({final_text(source)})"
+        _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
                                 reference.get("s_emp"), robustness=False)
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,

@@ -228,7 +228,9 @@ def describe_data(card: dict) -> str:
     elif card.get("trace"):
         text = f"shipped trace {card['trace']}"
     else:
-        text = str(card.get("path") or card.get("source") or "jobs table")
+        from atlas_data.outputs import final_text  # noqa: PLC0415
+
+        text = final_text(card.get("path") or card.get("source") or "jobs table")
     if card.get("scheduled"):
         text += f", {card['scheduled']}"
     if card.get("transfer"):

@@ -72,6 +72,10 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
     jobs = tmp_path / "jobs.csv"
     pd.DataFrame({"job_id": ["a", "b", "c"], "submit_time": [0, 0, 1], "duration": [3, 1, 2]}).to_csv(jobs, index=False)
     monkeypatch.setattr(demo, "demo_steps", lambda out: [
+        ("dataset", ["data", "build", "--source", "synthetic", "--jobs", "3000", "--seed", "0", "--out",
+                     str(out / "dataset")]),
+        ("scheduling on it", ["run", "--task", "scheduling", "--objective", "makespan", "--data", str(out / "dataset"),
+                              "--policies", "lpt", "--noise", "0", "--output", str(out / "atlas-makespan")]),
         ("scheduling", ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
                         "--policies", "fifo,srpt", "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
         ("fairness", ["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--policies", "fifo",
@@ -85,8 +89,11 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
     printed = captured.out + captured.err  # `wrote FOLDER` of the prediction task is on stderr
     assert ".tmp-" not in printed
     named = [line.split(" ", 1)[1] for line in printed.splitlines() if line.startswith(("results: ", "wrote "))]
-    assert sorted(named) == sorted([str(out / "trace-elasticflow-cluster05-total_completion"),
+    assert sorted(named) == sorted([str(out / "trace-elasticflow-cluster05-total_completion"), str(out / "atlas-makespan"),
                                     str(out / "fairness-venus"), str(out / "prediction-openb")])
+    assert f"{out / 'dataset'}: kept " in printed and f"data: {out / 'dataset'}" in printed  # the dataset's own lines
+    plot = (out / "atlas-makespan" / "ratios.svg").read_text()
+    assert ".tmp-" not in plot and f"({out / 'dataset'})" in plot  # the plot's title names the dataset's final place
     for folder in named:
         assert (Path(folder) / "results.json").is_file()
     assert f"Results and plots: {out.resolve()}/*/" in printed and (out / "SUMMARY.md").is_file()
