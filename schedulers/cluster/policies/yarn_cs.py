@@ -100,6 +100,19 @@ def on_unwait(s, p, j):
         p.last[k] = -1
 
 
+@jitable(inline=True)
+def within(used, g, quota):
+    """Pass 1: a g-GPU job of a tenant using `used` GPUs fits in its quota (its guaranteed capacity)."""
+    return used + g <= quota + _EPS
+
+
+@jitable(inline=True)
+def may_borrow(used, g, quota, cap):
+    """Pass 2: within the maximum capacity cap × quota (always, at the default inf), or alone (a gang
+    larger than the cap still starts when its tenant runs nothing else, else it never could)."""
+    return used + g <= cap * quota + _EPS or used <= _EPS
+
+
 @jitable
 def decide(s, p, at_round, now, chosen):
     """YarnCS.select: pass 1 within the quotas, pass 2 on idle quota up to `max_capacity` × quota,
@@ -118,7 +131,7 @@ def decide(s, p, at_round, now, chosen):
     while len(heap) > 0:
         j, k = heapq.heappop(heap)
         g = s.job.gpus[j]
-        if used[k] + g <= s.led.quota[k] + _EPS and try_place(s, j, now, at_round, -1):
+        if within(used[k], g, s.led.quota[k]) and try_place(s, j, now, at_round, -1):
             used[k] += g
             chosen.append(j)
             if p.nxt[j] >= 0:
@@ -130,8 +143,7 @@ def decide(s, p, at_round, now, chosen):
     while len(lent) > 0:
         j, k = heapq.heappop(lent)
         g = s.job.gpus[j]
-        # within the maximum capacity (always, at the default inf), or alone
-        if (used[k] + g <= cap * s.led.quota[k] + _EPS or used[k] <= _EPS) and try_place(s, j, now, at_round, -1):
+        if may_borrow(used[k], g, s.led.quota[k], cap) and try_place(s, j, now, at_round, -1):
             used[k] += g
             chosen.append(j)
             if p.nxt[j] >= 0:
@@ -169,7 +181,7 @@ def decide_preempt(s, p, at_round, now, chosen):
     for j in cand:
         k = s.job.tenant[j]
         g = s.job.gpus[j]
-        if not blocked[k] and used[k] + g <= s.led.quota[k] + _EPS and try_place(s, j, now, at_round, -1):
+        if not blocked[k] and within(used[k], g, s.led.quota[k]) and try_place(s, j, now, at_round, -1):
             used[k] += g
             chosen.append(j)
         else:
@@ -185,7 +197,7 @@ def decide_preempt(s, p, at_round, now, chosen):
             g = s.job.gpus[j]
             if stopped[k] and not running:
                 continue
-            if (used[k] + g <= cap * s.led.quota[k] + _EPS or used[k] <= _EPS) and try_place(s, j, now, at_round, -1):
+            if may_borrow(used[k], g, s.led.quota[k], cap) and try_place(s, j, now, at_round, -1):
                 used[k] += g
                 chosen.append(j)
             elif not running:
