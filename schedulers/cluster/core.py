@@ -387,11 +387,9 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
     found_k = nodes.found_k
     parts = 0
     if at_round:
-        parts = find_placement(fr2[2], tot[2], g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used, found_node,
-                               found_k, nodes.owner, restrict)
+        parts = find(s, fr2[2], tot[2], g, restrict)
     if parts == 0:
-        parts = find_placement(fr2[row], tot[row], g, nodes.cap, nodes.node_order, nodes.maxcap, nodes.used,
-                               found_node, found_k, nodes.owner, restrict)
+        parts = find(s, fr2[row], tot[row], g, restrict)
     if parts == 0:
         return False
     held = nodes.held
