@@ -1538,34 +1538,10 @@ class RunState:
         self.fair_window_s = policy.fair_window_s
         self.rho_from = policy.rho_from
         self.ltgf = LedgerReadings(job_att, job_fair, w_att, w_fair8, quota, window_s)
-        self._segments = (s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k)
+        # the executed stretches (schedulers.cluster.metrics.allocation_table reads them)
+        self.segments = (s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k)
         self.completion = completion
         self.start = start
-
-    def allocation_text(self):
-        """As ClusterPolicy.allocation_arrays, with each placement as its text
-        "node:gpus[,node:gpus]" (one text object per distinct placement; most are one node: coded by
-        node and GPUs)."""
-        s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = self._segments
-        rows = np.flatnonzero(s_end > s_start)
-        offsets, parts = s_pl[rows], s_pn[rows]
-        nodes = np.empty(len(rows), dtype=object)
-        one = parts == 1
-        if one.any():
-            width = int(flat_k.max()) + 1
-            code = flat_node[offsets[one]] * width + flat_k[offsets[one]]
-            values, inverse = np.unique(code, return_inverse=True)
-            text = np.array([f"{v // width}:{v % width}" for v in values.tolist()], dtype=object)
-            nodes[one] = text[inverse]
-        if (~one).any():
-            node_list, k_list = flat_node.tolist(), flat_k.tolist()
-            made: dict[tuple, str] = {}
-            many = []
-            for o, m in zip(offsets[~one].tolist(), parts[~one].tolist()):
-                key = tuple(zip(node_list[o:o + m], k_list[o:o + m]))
-                many.append(made.get(key) or made.setdefault(key, ",".join(f"{n}:{k}" for n, k in key)))
-            nodes[~one] = np.array(many, dtype=object)
-        return s_job[rows], s_start[rows], s_end[rows], nodes, s_kind[rows]
 
 
 class LedgerReadings:

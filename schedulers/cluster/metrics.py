@@ -212,21 +212,81 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     """The executed allocations of a finished run (a core.RunState): one row per stretch a job held GPUs.
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
-    list), `kind` is "run" or "cold-start" (GPUs held, no progress)."""
-    # one text object per job id, tenant, placement and kind, shared by its rows: a long run has
-    # millions of rows and mostly repeats them (the placements' text is made per distinct placement)
-    idx, start, end, nodes, kind = state.allocation_text()
-    ids = np.array([str(j) for j in jobs.job_id], dtype=object)
-    names = np.asarray(jobs.tenant_names, dtype=object)
+    list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
+    `tenant`, `nodes`, `kind`) are categorical: a run of 10⁶ jobs has tens of millions of rows over
+    a million job ids and a few thousand placements, and text per row would take most of the time
+    and memory of the run."""
+    idx, start, end, code, texts, kind = _allocation_codes(state.segments)
     return pd.DataFrame({
-        "job_id": pd.Series(ids[idx], dtype=str),
-        "tenant": pd.Series(names[jobs.tenant[idx]], dtype=str),
+        "job_id": _categorical(idx, [str(j) for j in jobs.job_id]),
+        "tenant": _categorical(jobs.tenant[idx], list(jobs.tenant_names)),
         "start": start,
         "end": end,
-        "nodes": pd.Series(nodes, dtype=str),
+        "nodes": _categorical(code, texts),
         "gpus": jobs.gpus.astype(np.int64)[idx],
-        "kind": pd.Series(np.array(["run", "cold-start"], dtype=object)[kind], dtype=str),
+        "kind": _categorical(kind, ["run", "cold-start"]),
     }, columns=list(ALLOCATION_COLUMNS))
+
+
+def _allocation_codes(segments):
+    """The executed stretches as codes: (job index, start, end, placement code, the placements'
+    texts "node:gpus[,node:gpus]" indexed by the code, kind code 0 = run / 1 = cold start).
+    A run of 10⁶ jobs has ~17 million stretches over ~65,000 distinct placements, so a text is
+    made once per distinct placement and the stretches are coded without sorting them: one-node
+    placements by their (node, GPUs), gangs by the parts of their placement record."""
+    s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = segments
+    rows = np.flatnonzero(s_end > s_start)
+    offsets, parts = s_pl[rows], s_pn[rows]
+    code = np.empty(len(rows), dtype=np.int32)
+    texts: list[str] = []
+    if not len(rows):
+        return s_job[rows], s_start[rows], s_end[rows], code, texts, s_kind[rows]
+    width = int(flat_k.max()) + 1
+    part = flat_node * width + flat_k  # one number per (node, GPUs) part
+    one = parts == 1
+    if one.any():
+        placed = part[offsets[one]]
+        seen = np.zeros(int(part.max()) + 1, dtype=bool)
+        seen[placed] = True
+        texts = [f"{v // width}:{v % width}" for v in np.flatnonzero(seen).tolist()]
+        code[one] = (np.cumsum(seen, dtype=np.int32) - 1)[placed]
+    if not one.all():
+        many = ~one
+        # the gangs' placement records (a job's stretches of one start share its record) ...
+        placed = offsets[many]
+        used = np.zeros(len(part) + 1, dtype=bool)
+        used[placed] = True
+        records = np.flatnonzero(used)
+        record_of = (np.cumsum(used, dtype=np.int64) - 1)[placed]
+        size = np.zeros(len(records), dtype=np.int64)
+        size[record_of] = parts[many]
+        # ... as rows of their parts (padded with -1), and the distinct rows among them
+        table = np.full((len(records), int(size.max())), -1, dtype=np.int64)
+        which = np.repeat(np.arange(len(records)), size)
+        at = np.arange(len(which)) - np.repeat(np.cumsum(size) - size, size)
+        table[which, at] = part[np.repeat(records, size) + at]
+        record_code, first = _distinct_rows(table, int(part.max()) + 2)
+        code[many] = len(texts) + record_code[record_of]
+        texts += [",".join(f"{v // width}:{v % width}" for v in row if v >= 0) for row in table[first].tolist()]
+    return s_job[rows], s_start[rows], s_end[rows], code, texts, s_kind[rows]
+
+
+def _distinct_rows(table: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a code per row of `table`, equal for equal rows, numbered in order of first appearance; the
+    index of each code's first row), for entries in [-1, base - 2]: the columns are folded in one at
+    a time by hashing (np.unique(axis=0) sorts the rows as bytes, several times slower)."""
+    code = np.zeros(len(table), dtype=np.int64)
+    for column in table.T:
+        code, _ = pd.factorize(code * base + column + 1)
+    first = np.empty(int(code.max()) + 1 if len(code) else 0, dtype=np.int64)
+    first[code[::-1]] = np.arange(len(code) - 1, -1, -1)
+    return code.astype(np.int32), first
+
+
+def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+    """The texts names[codes] as a categorical column (names that repeat are one category)."""
+    which, categories = pd.factorize(pd.Index(names, dtype=str))
+    return pd.Categorical.from_codes(which.astype(np.int32)[codes], categories, validate=False)
 
 
 def _cumulative_rho(win: pd.DataFrame) -> np.ndarray:
