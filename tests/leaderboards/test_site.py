@@ -51,7 +51,7 @@ def site(tmp_path_factory):
 def test_site_files_links_and_escaping(site):
     index = (site / "index.html").read_text()
     assert index.startswith("<!DOCTYPE html>") and 'class="sortable"' in index and "sort.js" in index
-    assert "<img src=x" not in index and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in index
+    assert "<img src=x" not in index and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in index
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     assert "index.html" in pages and len([p for p in pages if p.startswith("entries/scheduling/")]) == 4
     assert len([p for p in pages if p.startswith("entries/prediction/")]) == 2
