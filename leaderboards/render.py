@@ -15,7 +15,13 @@ metrics, the date and the first 12 hex digits of the predictions' sha256. A metr
 separates no two rows of a table (every pair of 95 % intervals overlaps, or, without intervals,
 every cell reads the same) is left out and named in the notes under the table.
 
-May import the standard library only (entries are plain dicts).
+Every format is a Jinja2 template of leaderboards/templates rendered from `sections` (the boards);
+`board_rows` is the one place the formats take a row's rank, score and interval from (its order,
+rank label, and the figure of the site: leaderboards.figures). Escaping is
+the environments' (HTML: autoescape; Markdown: `md_escape` on every printed value), not each
+template's.
+
+May import the standard library, jinja2 and markupsafe (entries are plain dicts).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ The pages are the templates of leaderboards/templates (site_index, entry), rende
 autoescape: every text from an entry is HTML-escaped. Nothing is fetched from the network. The
 files are written into DIR as given (the command line decides where DIR is).
 
-May import the standard library, leaderboards.{render, schema, figures}.
+May import the standard library, markupsafe (to mark the figures' SVG as markup: matplotlib escaped its
+texts) and leaderboards.{render, schema, figures}.
 """
 
 from __future__ import annotations
