@@ -17,6 +17,7 @@ May import matplotlib, atlas_data.outputs and the standard library.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 SCORE_COLOUR = "#1f77b4"  # tab10 blue, as the bars of an entry page
@@ -69,12 +70,14 @@ def forest_figure(rows: list, track: str):
 
 def forest_svg(fig, salt: str) -> tuple[str, str]:
     """(the SVG file's text, the <svg> element to put inside an HTML page) of a forest plot: labels
-    as text (a browser draws and finds them), element ids salted per figure (no clash between the
-    figures of one page); the element without the XML declaration and DOCTYPE of a standalone file."""
+    as text (a browser draws and finds them), the ids of markers and clip paths salted per figure;
+    the element without the XML declaration and DOCTYPE of a standalone file, and without the ids
+    matplotlib numbers its groups with ('figure_1', 'axes_1', …: nothing refers to them, and two
+    figures of one page would repeat them), so every id of the page is unique."""
     from atlas_data.outputs import svg_text
 
     text = svg_text(fig, text_as_text=True, salt=salt)
-    return text, text[text.index("<svg"):].strip()
+    return text, re.sub(r'<g id="[^"]*">', "<g>", text[text.index("<svg"):].strip())
 
 
 # ----- an entry's page ---------------------------------------------------------------------------

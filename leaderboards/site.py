@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from markupsafe import Markup
+
 from leaderboards import figures
 from leaderboards.render import TITLES, environment, sections
 from leaderboards.schema import slugify
@@ -64,6 +66,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
+
 def entry_file(entry: dict) -> str:
     """The entry's page name: its slug, made file-safe again (an edited entry file could hold anything)."""
     return slugify(str(entry.get("slug") or entry.get("name") or "entry"))
@@ -75,9 +78,7 @@ def write_site(entries_by_track: dict[str, list[dict]], out_dir: Path | str) -> 
     out.mkdir(parents=True, exist_ok=True)
     (out / "style.css").write_text(STYLE, encoding="utf-8")
     (out / "sort.js").write_text(SORT_JS, encoding="utf-8")
-    from markupsafe import Markup
-
-    pages, plots = {}, {}
+    plots = {}
     board_sections = sections(entries_by_track)
     for section in board_sections:
         for board in section.boards:
@@ -90,12 +91,11 @@ def write_site(entries_by_track: dict[str, list[dict]], out_dir: Path | str) -> 
                 plots[board.key] = {"svg": Markup(element), "file": name,  # matplotlib escaped its texts
                                     "unscored": sum(row.score is None for row in board.rows)}
             for row in board.rows:
-                pages[id(row)] = f"entries/{board.track}/{entry_file(row.entry)}.html"
                 _write_entry_page(out / "entries" / board.track, row.entry, board.track)
     index = out / "index.html"
     index.write_text(environment("html").get_template("site_index.html.j2").render(
         title="ATLAS-Bench leaderboards", up="", script=True, sections=board_sections, figures=plots,
-        page=lambda row: pages[id(row)]), encoding="utf-8")
+        page=lambda track, row: f"entries/{track}/{entry_file(row.entry)}.html"), encoding="utf-8")
     return index
 
 

@@ -141,6 +141,8 @@ def test_site_pages_show_hostile_texts_as_text(tmp_path):
                        tmp_path / "site")
     parsed = _Page(index.read_text())
     _no_markup_from_texts(parsed, scripts=1)
+    ids = [v for _, k, v in parsed.attrs if k == "id"]
+    assert len(ids) == len(set(ids)) and len(ids) > 10  # the two inline figures repeat no id
     assert ("script", "src", "sort.js") in parsed.attrs
     for name in HOSTILE:
         assert parsed.texts["td"].count(name) == 2
