@@ -337,7 +337,10 @@ def sections(entries_by_track: dict[str, list[dict]]) -> list[Section]:
         for ds, group in _groups(entries):
             cols, dropped = visible_columns(track, group)
             fingerprint = re.sub(r"[^0-9A-Za-z]", "", str(ds.get("fingerprint") or ""))[:12] or "unknown"
-            boards.append(Board(track=track, key=f"{track}-{fingerprint}", line=_dataset_line(ds, len(group)),
+            key = f"{track}-{fingerprint}"
+            while key in {b.key for b in boards}:  # two fingerprints alike in their first 12 characters
+                key += "-2"
+            boards.append(Board(track=track, key=key, line=_dataset_line(ds, len(group)),
                                 columns=cols, rows=board_rows(group, track, cols), notes=_notes(track, group) + dropped))
         out.append(Section(track=track, title=TITLES[track].capitalize(), boards=boards))
     return out

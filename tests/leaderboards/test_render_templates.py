@@ -224,3 +224,15 @@ def test_templates_ship_with_the_package():
     assert {d.split(">")[0] for d in config["project"]["dependencies"]} >= {"jinja2", "markupsafe"}
     for t in templates:
         environment("md" if t.name.endswith(".md.j2") else "html").get_template(t.name)  # each one parses
+
+
+def test_each_dataset_has_its_own_figure(tmp_path):
+    """One forest plot per board, even for two fingerprints alike in the characters a file name keeps."""
+    a = _entry("on-a", cov25=0.4, rmsle=1.0)
+    b = _entry("on-b", cov25=0.5, rmsle=1.0, fp="ab" * 6 + "cd" * 26, default=False)
+    index = write_site({"prediction": [a, b]}, tmp_path / "site").read_text()
+    boards = re.findall(r'<figure class="forest" data-board="([^"]+)">', index)
+    assert boards == ["prediction-abababababab", "prediction-abababababab-2"]
+    files = [tmp_path / "site" / "figures" / f"forest-{b}.svg" for b in boards]
+    assert sorted((tmp_path / "site" / "figures").iterdir()) == sorted(files)
+    assert "on-a</text>" in files[0].read_text() and "on-b</text>" in files[1].read_text()
