@@ -494,20 +494,24 @@ def png_metadata(command: str) -> dict[str, str]:
     return {SIGNATURE_KEY: command}
 
 
-def svg_text(fig, command: str | None = None, *, text_as_text: bool = False) -> str:
+def svg_text(fig, command: str | None = None, *, text_as_text: bool = False, salt: str = "atlas-bench") -> str:
     """A matplotlib figure as SVG text, signed by `command` (when given) like a markdown/HTML file.
 
     No date and fixed element ids (a salt instead of random ones), so a rerun on the same data
-    writes the same file. `text_as_text`: labels stay text (drawn by the viewer's fonts), not paths. The XML declaration must stay first, so the signature comment is the
+    writes the same file; figures inlined in one HTML page each need their own `salt`, or two could
+    share an id. `text_as_text`: labels stay text (drawn by the viewer's fonts), not paths. The XML declaration must stay first, so the signature comment is the
     second line (where `file_signature` looks).
     """
     import io
+    import warnings
 
     from matplotlib import rc_context
 
     buffer = io.StringIO()
-    params = {"svg.hashsalt": "atlas-bench", **({"svg.fonttype": "none"} if text_as_text else {})}
-    with rc_context(params):  # restored on exit: no lasting global state
+    params = {"svg.hashsalt": salt, **({"svg.fonttype": "none"} if text_as_text else {})}
+    with rc_context(params), warnings.catch_warnings():  # restored on exit: no lasting global state
+        if text_as_text:  # the viewer draws the text with its fonts: a glyph matplotlib's font lacks is no loss
+            warnings.filterwarnings("ignore", message=".*missing from font", category=UserWarning)
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     if command:

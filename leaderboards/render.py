@@ -15,15 +15,21 @@ metrics, the date and the first 12 hex digits of the predictions' sha256. A metr
 separates no two rows of a table (every pair of 95 % intervals overlaps, or, without intervals,
 every cell reads the same) is left out and named in the notes under the table.
 
-May import the standard library only (entries are plain dicts).
+Every format is a Jinja2 template of leaderboards/templates rendered from `sections` (the boards);
+`board_rows` is the one place the formats take a row's rank, score and interval from (its order,
+rank label, and the figure of the site: leaderboards.figures). Escaping is
+the environments' (HTML: autoescape; Markdown: `md_escape` on every printed value), not each
+template's.
+
+May import the standard library, jinja2 and markupsafe (entries are plain dicts).
 """
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 TITLES = {"prediction": "prediction track", "scheduling": "scheduling track"}
@@ -259,66 +265,122 @@ def _notes(track: str, entries: list[dict]) -> list[str]:
     return notes
 
 
-# ----- formats -----------------------------------------------------------------------------------
-def render_markdown(entries_by_track: dict[str, list[dict]]) -> str:
-    out = ["# ATLAS-Bench leaderboards", ""]
+# ----- what every format shows ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    """One row of a board: everything a format (table or figure) shows of an entry.
+
+    `board_rows` is the one place that reads an entry's rank, score and interval; every format
+    reads them from here.
+    """
+
+    rank: str  # '1', '=2', '–' (no score) or 'ref' (a reference entry, not ranked)
+    entry: dict
+    name: str
+    url: str  # the entry's url when it is http(s), else ''
+    score: float | None
+    interval: tuple[float, float] | None  # the score's 95 % interval (the score twice when it has none)
+    reference: bool
+    cells: tuple  # one Cell per column after Name, in the board's column order
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    numeric: bool
+    sort: str  # the value a sortable table sorts by ('' = no value, sorted last)
+
+
+@dataclass(frozen=True)
+class Board:
+    """One table: the entries of one track on one dataset, in rank order."""
+
+    track: str
+    key: str  # file-safe: track and the first 12 characters of the dataset fingerprint
+    line: str  # the dataset, its fingerprint, test jobs and entries
+    columns: list
+    rows: list
+    notes: list
+
+
+@dataclass(frozen=True)
+class Section:
+    track: str
+    title: str
+    boards: list
+
+
+def _sort_value(column: Column, entry: dict) -> str:
+    value = column.value(entry)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return repr(float(value))
+    return "" if value is None and column.numeric else column.text(entry)
+
+
+def board_rows(entries: list[dict], track: str, cols: list[Column] | None = None) -> list[Row]:
+    """The rows of one board in table order (ranked entries, then '–', then references)."""
+    cols = cols if cols is not None else columns(track)
+    rows = []
+    for rank, e in rank_entries(entries, track):
+        url = str(e.get("url") or "")
+        rows.append(Row(rank=rank, entry=e, name=e["name"], url=url if url.startswith(("http://", "https://")) else "",
+                        score=e.get("score"), interval=_interval(e), reference=rank == "ref",
+                        cells=tuple(Cell(c.text(e), c.numeric, _sort_value(c, e)) for c in cols[2:])))
+    return rows
+
+
+def sections(entries_by_track: dict[str, list[dict]]) -> list[Section]:
+    """Every board of every track, in page order (the default dataset first)."""
+    out = []
     for track, entries in entries_by_track.items():
-        out += [f"## {TITLES[track].capitalize()}", ""]
-        if not entries:
-            out += ["_No entries yet._", ""]
-            continue
+        boards = []
         for ds, group in _groups(entries):
             cols, dropped = visible_columns(track, group)
-            out += [f"_{_dataset_line(ds, len(group))}_", ""]
-            out.append("| " + " | ".join(c.title for c in cols) + " |")
-            out.append("|" + "|".join("---:" if c.numeric else "---" for c in cols) + "|")
-            for rank, e in rank_entries(group, track):
-                name = _md_escape(e["name"])
-                if str(e.get("url") or "").startswith(("http://", "https://")):
-                    name = f"[{name}]({_md_url(e['url'])})"
-                cells = [rank, name] + [_md_escape(c.text(e)) for c in cols[2:]]
-                out.append("| " + " | ".join(cells) + " |")
-            out.append("")
-            out += [f"- {_md_escape(n)}" for n in _notes(track, group) + dropped]
-            out.append("")
-    return "\n".join(out).rstrip() + "\n"
+            fingerprint = re.sub(r"[^0-9A-Za-z]", "", str(ds.get("fingerprint") or ""))[:12] or "unknown"
+            key = f"{track}-{fingerprint}"
+            while key in {b.key for b in boards}:  # two fingerprints alike in their first 12 characters
+                key += "-2"
+            boards.append(Board(track=track, key=key, line=_dataset_line(ds, len(group)),
+                                columns=cols, rows=board_rows(group, track, cols), notes=_notes(track, group) + dropped))
+        out.append(Section(track=track, title=TITLES[track].capitalize(), boards=boards))
+    return out
+
+
+# ----- formats -----------------------------------------------------------------------------------
+# Every format is a template of leaderboards/templates, rendered from `sections`. HTML templates
+# escape every value (autoescape); the Markdown one escapes every value with `md_escape`, so a
+# template can only show a text unescaped by marking it (`Markup`: the column titles, the links).
+def environment(kind: str):
+    """The Jinja2 environment of a format: 'html' (autoescape) or 'md' (every value through md_escape)."""
+    return _environments()[kind]
+
+
+@lru_cache(maxsize=None)
+def _environments() -> dict:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    common = dict(loader=PackageLoader("leaderboards", "templates"), trim_blocks=True, lstrip_blocks=True,
+                  keep_trailing_newline=True, undefined=StrictUndefined)
+    md = Environment(autoescape=False, finalize=lambda v: v if hasattr(v, "__html__") else md_escape(v), **common)
+    md.filters["md_url"] = md_url
+    md.filters["trusted"] = _trusted
+    return {"html": Environment(autoescape=True, **common), "md": md}
+
+
+def _trusted(text: str):
+    """A text of this module (a column title), shown as written."""
+    from markupsafe import Markup
+
+    return Markup(text)
+
+
+def render_markdown(entries_by_track: dict[str, list[dict]]) -> str:
+    text = environment("md").get_template("board.md.j2").render(sections=sections(entries_by_track))
+    return text.rstrip() + "\n"
 
 
 def render_html(entries_by_track: dict[str, list[dict]]) -> str:
-    esc = html.escape
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>ATLAS-Bench leaderboards</title>',
-        "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
-        "th,td{border:1px solid #ccc;padding:.3em .6em}td.num{text-align:right;font-variant-numeric:tabular-nums}"
-        "tr.ref{color:#666;font-style:italic}th{background:#f3f3f3}</style></head><body>",
-        "<h1>ATLAS-Bench leaderboards</h1>",
-    ]
-    for track, entries in entries_by_track.items():
-        out.append(f'<section id="{esc(track)}"><h2>{esc(TITLES[track].capitalize())}</h2>')
-        if not entries:
-            out.append("<p><em>No entries yet.</em></p></section>")
-            continue
-        for ds, group in _groups(entries):
-            cols, dropped = visible_columns(track, group)
-            out.append(f"<p><em>{esc(_dataset_line(ds, len(group)))}</em></p>")
-            out.append("<table><thead><tr>" + "".join(f"<th>{esc(c.title)}</th>" for c in cols) + "</tr></thead><tbody>")
-            for rank, e in rank_entries(group, track):
-                name = esc(e["name"])
-                url = e.get("url") or ""
-                if url.startswith(("http://", "https://")):
-                    name = f'<a href="{esc(url, quote=True)}">{name}</a>'
-                cells = [f'<td class="num">{esc(rank)}</td>', f"<td>{name}</td>"]
-                for c in cols[2:]:
-                    cls = ' class="num"' if c.numeric else ""
-                    cells.append(f"<td{cls}>{esc(c.text(e))}</td>")
-                row_cls = ' class="ref"' if rank == "ref" else ""
-                out.append(f"<tr{row_cls}>" + "".join(cells) + "</tr>")
-            out.append("</tbody></table>")
-            out.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(track, group) + dropped) + "</ul>")
-        out.append("</section>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return environment("html").get_template("board.html.j2").render(sections=sections(entries_by_track))
 
 
 def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:
@@ -333,16 +395,19 @@ def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
-def _md_escape(text: str) -> str:
-    """Text as literal Markdown: HTML-significant characters as entities (no raw tag survives),
-    Markdown punctuation backslash-escaped, whitespace runs (newlines included) as one space."""
+def md_escape(text) -> str:
+    """Text as literal Markdown, safe in a table cell: HTML-significant characters as entities (no
+    raw tag survives), Markdown punctuation backslash-escaped (`|` cannot end the cell, a backtick
+    cannot open code), whitespace runs (newlines included) as one space."""
     text = " ".join(str(text).split())
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-def _md_url(url: str) -> str:
+def md_url(url: str):
     """A URL safe inside `[..](..)`: characters that could end the link or open HTML percent-encoded."""
     from urllib.parse import quote
 
-    return quote(url, safe=":/?#@!$&*+,;=%~-._")
+    from markupsafe import Markup
+
+    return Markup(quote(str(url), safe=":/?#@!$&*+,;=%~-._"))

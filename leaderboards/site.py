@@ -1,6 +1,8 @@
 """The leaderboard as a static HTML site (`benchmark leaderboard --format site --output DIR`).
 
-DIR/index.html       one section per track, one table per dataset (the columns and ranks of
+DIR/index.html       one section per track; per dataset a forest plot of the scores with their 95 %
+                     intervals in rank order (inline SVG, also DIR/figures/forest-<track>-<fp>.svg;
+                     leaderboards.figures) and the table (the columns and ranks of
                      leaderboards.render), sortable by clicking a column header (DIR/sort.js);
 DIR/entries/<track>/<slug>.html
                      one page per entry: description, dataset, every metric with its 95 %
@@ -10,21 +12,23 @@ DIR/entries/<track>/<slug>.html
                      provenance (sha256 of the predictions and of the submitted file, package
                      version, time, seed, dataset fingerprint) with a link to the entry's JSON;
 DIR/entries/<track>/<slug>.json, <slug>-*.png (each with its .svg), DIR/style.css.
-Nothing is fetched from the network; every text from an entry is HTML-escaped. The files are
-written into DIR as given (the command line decides where DIR is).
+The pages are the templates of leaderboards/templates (site_index, entry), rendered with
+autoescape: every text from an entry is HTML-escaped. Nothing is fetched from the network. The
+files are written into DIR as given (the command line decides where DIR is).
 
-May import the standard library, matplotlib, atlas_data.outputs (`write_figure`: PNG and SVG) and
-leaderboards.{render, schema}.
+May import the standard library, markupsafe (to mark the figures' SVG as markup: matplotlib escaped its
+texts) and leaderboards.{render, schema, figures}.
 """
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from pathlib import Path
 
-from leaderboards.render import TITLES, _dataset_line, _get, _groups, _notes, rank_entries, visible_columns
+from markupsafe import Markup
+
+from leaderboards import figures
+from leaderboards.render import TITLES, environment, sections
 from leaderboards.schema import slugify
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:90em}
@@ -33,6 +37,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}tr.ref{color:#666;font
 th{background:#f3f3f3}th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999}
 th[aria-sort=ascending]:after{content:" \\2191"}th[aria-sort=descending]:after{content:" \\2193"}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}code{font-size:90%}
+figure.forest{margin:1em 0}figure.forest svg{max-width:100%;height:auto}figcaption{font-size:90%;color:#444}
 """
 
 # Sort a table by the clicked column: numbers by value (data-sort), text alphabetically; a second
@@ -61,30 +66,6 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 });
 """
 
-esc = html.escape
-
-
-def _page(title: str, body: list[str], depth: int) -> str:
-    up = "../" * depth
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<link rel="icon" href="data:,">',  # no favicon request
-        f"<title>{esc(title)}</title>",
-        f'<link rel="stylesheet" href="{up}style.css"></head><body>',
-        *body,
-        f'<script src="{up}sort.js"></script>' if depth == 0 else "",
-        "</body></html>",
-    ]) + "\n"
-
-
-def _sort_value(column, entry) -> str:
-    value = column.value(entry)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return repr(float(value))
-    return "" if value is None and column.numeric else column.text(entry)
-
 
 def entry_file(entry: dict) -> str:
     """The entry's page name: its slug, made file-safe again (an edited entry file could hold anything)."""
@@ -97,35 +78,24 @@ def write_site(entries_by_track: dict[str, list[dict]], out_dir: Path | str) -> 
     out.mkdir(parents=True, exist_ok=True)
     (out / "style.css").write_text(STYLE, encoding="utf-8")
     (out / "sort.js").write_text(SORT_JS, encoding="utf-8")
-    body = ["<h1>ATLAS-Bench leaderboards</h1>",
-            "<p>Click a column header to sort; click a name for the entry's page (metrics, intervals, plots, "
-            "provenance).</p>"]
-    for track, entries in entries_by_track.items():
-        body.append(f'<section id="{esc(track)}"><h2>{esc(TITLES[track].capitalize())}</h2>')
-        if not entries:
-            body.append("<p><em>No entries yet.</em></p></section>")
-            continue
-        for ds, group in _groups(entries):
-            cols, dropped = visible_columns(track, group)
-            body.append(f"<p><em>{esc(_dataset_line(ds, len(group)))}</em></p>")
-            body.append(f'<table class="sortable" data-track="{esc(track)}"><thead><tr>'
-                        + "".join(f"<th>{esc(c.title)}</th>" for c in cols) + "</tr></thead><tbody>")
-            for position, (rank, e) in enumerate(rank_entries(group, track)):
-                page = f"entries/{track}/{entry_file(e)}.html"
-                cells = [f'<td class="num" data-sort="{position}">{esc(rank)}</td>',
-                         f'<td data-sort="{esc(e["name"].lower(), quote=True)}"><a href="{esc(page, quote=True)}">'
-                         f'{esc(e["name"])}</a></td>']
-                for c in cols[2:]:
-                    cls = ' class="num"' if c.numeric else ""
-                    cells.append(f'<td{cls} data-sort="{esc(_sort_value(c, e), quote=True)}">{esc(c.text(e))}</td>')
-                row_cls = ' class="ref"' if rank == "ref" else ""
-                body.append(f"<tr{row_cls}>" + "".join(cells) + "</tr>")
-                _write_entry_page(out / "entries" / track, e, track)
-            body.append("</tbody></table>")
-            body.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in _notes(track, group) + dropped) + "</ul>")
-        body.append("</section>")
+    plots = {}
+    board_sections = sections(entries_by_track)
+    for section in board_sections:
+        for board in section.boards:
+            fig = figures.forest_figure(board.rows, board.track)
+            if fig is not None:
+                text, element = figures.forest_svg(fig, salt=f"atlas-bench-{board.key}")
+                name = f"figures/forest-{board.key}.svg"
+                (out / "figures").mkdir(exist_ok=True)
+                (out / name).write_text(text, encoding="utf-8")
+                plots[board.key] = {"svg": Markup(element), "file": name,  # matplotlib escaped its texts
+                                    "unscored": sum(row.score is None for row in board.rows)}
+            for row in board.rows:
+                _write_entry_page(out / "entries" / board.track, row.entry, board.track)
     index = out / "index.html"
-    index.write_text(_page("ATLAS-Bench leaderboards", body, 0), encoding="utf-8")
+    index.write_text(environment("html").get_template("site_index.html.j2").render(
+        title="ATLAS-Bench leaderboards", up="", script=True, sections=board_sections, figures=plots,
+        page=lambda track, row: f"entries/{track}/{entry_file(row.entry)}.html"), encoding="utf-8")
     return index
 
 
@@ -143,50 +113,27 @@ def _with_interval(summary: dict | None, digits: int = 4) -> str:
     return text
 
 
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    return ("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-            + "</tbody></table>")
-
-
 def _write_entry_page(folder: Path, e: dict, track: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     stem = entry_file(e)
     (folder / f"{stem}.json").write_text(json.dumps(e, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    body = ['<p><a href="../../index.html">← all entries</a></p>', f"<h1>{esc(e['name'])}</h1>",
-            f"<p>{esc(', '.join(e.get('authors') or []))} — {esc(TITLES[track])}"
-            + (" — built-in" if e.get("builtin") else "") + (" — reference (not ranked)" if e.get("reference") else "")
-            + "</p>"]
-    if e.get("description"):
-        body.append(f"<p>{esc(e['description'])}</p>")
     url = str(e.get("url") or "")
-    if url.startswith(("http://", "https://")):
-        body.append(f'<p>Project: <a href="{esc(url, quote=True)}">{esc(url)}</a></p>')
     lo, hi = (e.get("score_interval") or [None, None])[:2]
-    score_name = "Scheduling score" if track == "scheduling" else "Cov@25"
-    body.append(f"<p><strong>{score_name}: {esc(_num(e.get('score')))}</strong>"
-                + (f" (95 % interval {esc(_num(lo))}–{esc(_num(hi))})" if lo is not None and hi is not None else "")
-                + "</p>")
     p = e.get("prediction") or {}
     intervals = p.get("intervals") or {}
-    rows = []
+    metrics = []
     for key, label in (("cov25", "Cov@25"), ("cov50", "Cov@50"), ("cov25_recurrent", "Cov@25 recurrent"),
                        ("cov50_recurrent", "Cov@50 recurrent"), ("rmsle", "RMSLE"), ("spearman", "Spearman ρ"),
                        ("interval_coverage", "interval coverage"), ("interval_width", "interval log-width")):
         span = intervals.get(key)
-        rows.append([label, _num(p.get(key)), f"{_num(span[0])}–{_num(span[1])}" if span and span[0] is not None else "–"])
-    body += ["<h2>Prediction metrics</h2>", f"<p>{esc(str(p.get('n_jobs', '?')))} test jobs; intervals: 95 % bootstrap over test jobs.</p>",
-             _table(["metric", "value", "95 % interval"], rows)]
+        metrics.append([label, _num(p.get(key)), f"{_num(span[0])}–{_num(span[1])}" if span and span[0] is not None else "–"])
+    calibration = None
     if p.get("calibration"):
-        _plot_calibration(p["calibration"], folder / f"{stem}-p-hat-vs-p.png", e["name"])
-        body.append(f'<img src="{esc(stem)}-p-hat-vs-p.png" alt="p-hat against p">')
+        calibration = f"{stem}-p-hat-vs-p.png"
+        figures.calibration_figure(p["calibration"], folder / calibration, e["name"])
     s = e.get("scheduling")
+    scheduling = None
     if s:
-        body.append("<h2>Scheduling</h2>")
-        body.append(f"<p>{esc(str(s.get('windows')))} seeded windows (seeds {esc(str(s.get('window_seeds')))}), "
-                    f"{esc(str((s.get('window_jobs') or {}).get('total_completion')))} consecutive test jobs each; blind p̂ = "
-                    f"{esc(_num(s.get('blind_p_hat')))} s for every job. Values: geometric mean over windows (95 % "
-                    "bootstrap interval).</p>")
         rows = []
         for objective, policies in (("total_completion", ("spjf", "sprpt")), ("max_stretch", ("sprpt", "edf-p")),
                                     ("makespan", ("lppt",))):
@@ -195,13 +142,13 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
                 part = block.get(policy) or {}
                 rows.append([objective, policy, _with_interval(part.get("ratio")), _with_interval(part.get("blind_ratio"))])
             rows.append([objective, "p̂ / blind", _with_interval(block.get("relative")), ""])
-        body.append(_table(["objective", "policy", "ratio with p̂", "ratio with the blind p̂"], rows))
-        _plot_ratios(s, folder / f"{stem}-ratios.png", e["name"])
-        body.append(f'<img src="{esc(stem)}-ratios.png" alt="ratio bars">')
+        figures.ratios_figure(s, folder / f"{stem}-ratios.png", e["name"])
         fair = s.get("fairness")
-        if fair:
-            body.append("<h3>Fairness (not in the score)</h3>")
-            body.append(_table(["metric", "value"], [
+        scheduling = {
+            "windows": s.get("windows"), "seeds": s.get("window_seeds"),
+            "jobs": (s.get("window_jobs") or {}).get("total_completion"), "blind": _num(s.get("blind_p_hat")),
+            "rows": rows, "figure": f"{stem}-ratios.png",
+            "fairness": [
                 ["avg slowdown astraea-p / astraea", _with_interval(fair.get("slowdown_ratio"))],
                 ["avg JCT astraea-p / astraea", _with_interval(fair.get("jct_ratio"))],
                 ["tenant-loss intervals astraea-p − astraea", _with_interval(fair.get("tenant_loss_delta"))],
@@ -210,74 +157,23 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
                 ["jobs per window", fair.get("n_jobs")],
                 ["offered load / capacity", _num(fair.get("target_load"), 2)],
                 ["clusters", ", ".join(sorted({w.get("cluster", "?") for w in fair.get("windows") or []}))],
-            ]))
+            ] if fair else None,
+        }
     prov = e.get("provenance") or {}
     ds = e.get("dataset") or {}
-    body += ["<h2>Provenance</h2>", _table(["field", "value"], [
+    provenance = [
         ["predictions sha256 (canonical CSV)", prov.get("predictions_sha256") or "–"],
         ["predictions.parquet sha256", prov.get("predictions_file_sha256") or "– (built-in)"],
         ["package version", prov.get("package_version") or "–"],
         ["created (UTC)", prov.get("created") or "–"],
         ["seed", prov.get("seed")],
         ["dataset", f"{ds.get('source')} — fingerprint {ds.get('fingerprint')}"],
-    ]), f'<p><a href="{esc(stem)}.json">the entry as JSON</a></p>']
-    (folder / f"{stem}.html").write_text(_page(f"{e['name']} — ATLAS-Bench", body, 2), encoding="utf-8")
-
-
-def _figure(width: float = 5.5):
-    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
-
-    return Figure(figsize=(width, 3.6), dpi=90, layout="constrained")
-
-
-def _save(fig, path: Path) -> None:
-    from atlas_data.outputs import write_figure  # PNG for the page, SVG beside it
-
-    write_figure(fig, path, dpi=90)
-
-
-def _plot_calibration(cal: dict, path: Path, name: str) -> None:
-    fig = _figure(7.0)
-    ax = fig.add_subplot()
-    x = [v for v in cal.get("p_median") or []]
-    q10, q50, q90 = cal.get("p_hat_q10") or [], cal.get("p_hat_q50") or [], cal.get("p_hat_q90") or []
-    ax.fill_between(x, q10, q90, alpha=0.3, label="p̂ 10–90 %")
-    ax.plot(x, q50, "o-", label="median p̂")
-    if x:
-        lo, hi = max(min(x + q10), 1e-3), max(x + q90)
-        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="p̂ = p")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("true p (s), median of each tenth of the test jobs")
-    ax.set_ylabel("predicted p̂ (s)")
-    ax.set_title(f"p̂ against p — {name}"[:70], fontsize=9)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=7, frameon=False)
-    _save(fig, path)
-
-
-def _plot_ratios(s: dict, path: Path, name: str) -> None:
-    labels, means, errs = [], [], [[], []]
-    for objective, title in (("total_completion", "ΣC_j"), ("max_stretch", "max S_j"), ("makespan", "C_max")):
-        summary = _get(s, objective, "relative") or {}
-        if summary.get("mean") is None:
-            continue
-        labels.append(title)
-        means.append(summary["mean"])
-        errs[0].append(summary["mean"] - (summary.get("lo") or summary["mean"]))
-        errs[1].append((summary.get("hi") or summary["mean"]) - summary["mean"])
-    score = s.get("score") or {}
-    if score.get("mean") is not None:
-        labels.append("score")
-        means.append(score["mean"])
-        errs[0].append(score["mean"] - (score.get("lo") or score["mean"]))
-        errs[1].append((score.get("hi") or score["mean"]) - score["mean"])
-    fig = _figure()
-    ax = fig.add_subplot()
-    has_score = score.get("mean") is not None
-    ax.bar(range(len(means)), means, yerr=errs, capsize=4,
-           color=["#1f77b4"] * (len(means) - has_score) + ["#ff7f0e"] * has_score)
-    ax.axhline(1.0, color="k", lw=0.8, ls="--")
-    ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel("ratio with p̂ / with the blind p̂")
-    ax.set_title(f"lower is better, 1 = blind — {name}"[:70], fontsize=9)
-    _save(fig, path)
+    ]
+    page = environment("html").get_template("entry.html.j2").render(
+        title=f"{e['name']} — ATLAS-Bench", up="../../", script=False, e=e, track_title=TITLES[track],
+        authors=", ".join(e.get("authors") or []), url=url if url.startswith(("http://", "https://")) else "",
+        score_name="Scheduling score" if track == "scheduling" else "Cov@25", score=_num(e.get("score")),
+        interval=(_num(lo), _num(hi)) if lo is not None and hi is not None else None,
+        n_jobs=p.get("n_jobs", "?"), metrics=metrics, calibration=calibration, scheduling=scheduling,
+        provenance=provenance, json=f"{stem}.json")
+    (folder / f"{stem}.html").write_text(page, encoding="utf-8")

@@ -43,7 +43,8 @@ def register(subparsers) -> None:
     board = subparsers.add_parser("leaderboard", help="render the leaderboard ranking(s)")
     board.add_argument("--track", choices=TRACKS, help="one track (default: both)")
     board.add_argument("--format", choices=("md", "html", "site"), default="md",
-                       help="md, html (one page) or site (a static site: index, one page per entry; needs --output DIR)")
+                       help="md, html (one page) or site (a static site: index with a forest plot of the scores, one page per "
+                            "entry; needs --output DIR)")
     board.add_argument("--output", help="write to this file instead of stdout (the folder, with --format site)")
     board.add_argument("--entries-dir", help="entries folder (default: the package's leaderboards/entries)")
     board.add_argument("--rebuild-builtin", action="store_true",

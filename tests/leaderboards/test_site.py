@@ -51,7 +51,7 @@ def site(tmp_path_factory):
 def test_site_files_links_and_escaping(site):
     index = (site / "index.html").read_text()
     assert index.startswith("<!DOCTYPE html>") and 'class="sortable"' in index and "sort.js" in index
-    assert "<img src=x" not in index and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in index
+    assert "<img src=x" not in index and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in index
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     assert "index.html" in pages and len([p for p in pages if p.startswith("entries/scheduling/")]) == 4
     assert len([p for p in pages if p.startswith("entries/prediction/")]) == 2
@@ -117,6 +117,21 @@ def test_site_in_a_real_browser(site, tmp_path):
                           for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
         before = names()
         assert before[-1] == "oracle" and scores() != sorted(scores())  # the reference row comes last in rank order
+        # the forest plot above each table: drawn, one label per entry, in the table's rank order, top to bottom
+        ranks = [r.find_elements(By.TAG_NAME, "td")[0].text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.forest svg")) == 2  # one per track
+        figure = driver.find_element(By.CSS_SELECTOR, 'figure.forest[data-board^="scheduling-"]')
+        svg = figure.find_element(By.TAG_NAME, "svg")
+        assert svg.size["width"] > 300 and svg.size["height"] > 100 and svg.is_displayed()
+        texts = figure.find_elements(By.CSS_SELECTOR, "svg text")
+        labels = [t for t in texts if t.get_attribute("textContent") in {f"{r}  {n}" for r, n in zip(ranks, before)}]
+        assert [t.get_attribute("textContent") for t in labels] == [f"{r}  {n}" for r, n in zip(ranks, before)]
+        tops = [t.rect["y"] for t in labels]
+        assert tops == sorted(tops) and len(set(tops)) == len(tops)  # rank 1 on top, each on its own line
+        assert figure.find_elements(By.TAG_NAME, "img") == [] and figure.find_elements(By.TAG_NAME, "script") == []
+        assert any(HOSTILE in t.get_attribute("textContent") for t in labels)  # the hostile name is a label's text
+        link = figure.find_element(By.LINK_TEXT, "the figure as SVG").get_attribute("href")
+        assert link.startswith("file://") and Path(link.removeprefix("file://")).read_text().startswith("<?xml")
         score_head = table.find_elements(By.TAG_NAME, "th")[heads.index("Score")]
         score_head.click()
         assert scores() == sorted(scores()) and names() != before and sorted(names()) == sorted(before)

@@ -87,7 +87,7 @@ def test_names_are_escaped_in_every_output_format(dataset, submission_writer, tm
     assert "(https://example.org/x%29%3Cscript%3E)" in md
     assert main(["leaderboard", "--track", "prediction", "--format", "html", "--entries-dir", str(entries)]) == 0
     page = capsys.readouterr().out
-    assert "<img" not in page and "<b>Mallory" not in page and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in page
+    assert "<img" not in page and "<b>Mallory" not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in page
 
 
 @pytest.mark.parametrize("key, value", [("name", "evil\x1b[31mred"), ("name", "zero\u200bwidth"),
