@@ -187,3 +187,18 @@ def test_the_comparison_ignores_only_the_first_line():
                              [(start, end)]) == []
     assert _differing_blocks(committed, with_block(first + "\n" + rest.replace("| cluster01 | 241 |", "| cluster01 | 242 |")),
                              [(start, end)]) == [start]
+
+
+def test_the_slow_checks_run_valid_command_lines_on_blocks_that_exist():
+    """What the slow tests run parses, and each committed block they compare starts with its provenance line."""
+    from benchmark.cli import build_parser
+
+    parser = build_parser()
+    for block, (argv, files) in SLOW_BLOCKS.items():
+        readmes = [arg for name in files for arg in ("--readme", name)]
+        args = parser.parse_args(argv + ["--output", "OUT"] + readmes)  # SystemExit on a bad option
+        assert args.readme in (list(files), *files), block  # demo takes --readme once per file
+        for name, blocks in files.items():
+            text = (ROOT / name).read_text(encoding="utf-8")
+            for start, end in blocks:
+                assert _without_first_line(_block(text, start, end)).strip(), (name, start)
