@@ -6,7 +6,9 @@ the last step is done (atlas_data.outputs) —, then each run is logged to the p
 store (benchmark.tracking) from its final place. Besides the ATLAS dataset, the demo predicts durations on
 the shipped real traces (PREDICTION_TRACES) and schedules their test parts with the learned p̂
 (SCHEDULING_TRACES, FAIRNESS_TRACE); all steps run in one process, so a trace's lgbm-meta fit is
-made once and reused (benchmark.tasks.traces).
+made once and reused (benchmark.tasks.traces). `--readme FILE`, once per file, rewrites the demo's
+blocks that FILE holds: the full tables (`demo-results`, in docs/results.md) and the headline
+(`demo-headline`, a few rows in README.md); a file with neither is exit 2 before any work.
 """
 
 from __future__ import annotations
