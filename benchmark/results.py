@@ -44,6 +44,30 @@ def check_readme_block(readme: Path, start: str, end: str) -> str:
 
     from atlas_data.errors import InputError
 
+    readme, where = Path(readme), "--readme"
+    text = readme_text(readme)
+    starts, ends = text.count(start), text.count(end)
+    if starts == 0 or ends == 0:
+        raise InputError(f"no {start} ... {end} block to replace", path=str(readme), where=where)
+    if starts > 1 or ends > 1:
+        raise InputError(f"{starts} {start} and {ends} {end} markers: which block to replace is ambiguous; keep one "
+                         "of each", path=str(readme), where=where)
+    if text.index(end) < text.index(start):
+        raise InputError(f"{end} stands before {start}: no block to replace", path=str(readme), where=where)
+    # rewritten through a temporary file in its folder and a rename: both must be writable
+    target = Path(os.path.realpath(readme))
+    for need, what in ((target, "the file"), (target.parent, "its folder")):
+        if not os.access(need, os.W_OK | (os.X_OK if need.is_dir() else 0)):
+            raise InputError(f"cannot rewrite it: {what} {need} is not writable", path=str(readme), where=where)
+    return text
+
+
+def readme_text(readme: Path) -> str:
+    """The text of a file given to `--readme` (through a symbolic link), refused unless it is readable UTF-8."""
+    import os
+
+    from atlas_data.errors import InputError
+
     readme = Path(readme)
     where = "--readme"
     if not readme.is_file():
@@ -58,18 +82,6 @@ def check_readme_block(readme: Path, start: str, end: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}): refusing to edit it",
                          path=str(readme), where=where) from None
-    starts, ends = text.count(start), text.count(end)
-    if starts == 0 or ends == 0:
-        raise InputError(f"no {start} ... {end} block to replace", path=str(readme), where=where)
-    if starts > 1 or ends > 1:
-        raise InputError(f"{starts} {start} and {ends} {end} markers: which block to replace is ambiguous; keep one "
-                         "of each", path=str(readme), where=where)
-    if text.index(end) < text.index(start):
-        raise InputError(f"{end} stands before {start}: no block to replace", path=str(readme), where=where)
-    # rewritten through a temporary file in its folder and a rename: both must be writable
-    for need, what in ((target, "the file"), (target.parent, "its folder")):
-        if not os.access(need, os.W_OK | (os.X_OK if need.is_dir() else 0)):
-            raise InputError(f"cannot rewrite it: {what} {need} is not writable", path=str(readme), where=where)
     return text
 
 

@@ -5,6 +5,8 @@
 (b) every registered policy name is documented in docs/policies.md;
 (c) every relative Markdown link points to an existing file (and heading anchor).
 
+The project README, the landing page, is checked like the pages of docs/.
+
 Options, values and pages that colleagues are adding on other branches are allowed while they
 do not exist yet; once they exist they are checked like everything else.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / "README.md"]
 
 # Options of other programs quoted in the docs, allowed only on a line that names that program.
 OTHER_TOOLS = {"--nthreads": "dask worker", "--nworkers": "dask worker", "--backend-store-uri": "mlflow ui"}

@@ -6,7 +6,9 @@ the last step is done (atlas_data.outputs) —, then each run is logged to the p
 store (benchmark.tracking) from its final place. Besides the ATLAS dataset, the demo predicts durations on
 the shipped real traces (PREDICTION_TRACES) and schedules their test parts with the learned p̂
 (SCHEDULING_TRACES, FAIRNESS_TRACE); all steps run in one process, so a trace's lgbm-meta fit is
-made once and reused (benchmark.tasks.traces).
+made once and reused (benchmark.tasks.traces). `--readme FILE`, once per file, rewrites the demo's
+blocks that FILE holds: the full tables (`demo-results`, in docs/results.md) and the headline
+(`demo-headline`, a few rows in README.md); a file with neither is exit 2 before any work.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ def register(subparsers) -> None:
     parser.add_argument("--output", default="results/demo", help="output folder (default results/demo)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log the runs to MLflow")
     parser.add_argument("--quiet", action="store_true", help="only the final summary")
-    parser.add_argument("--readme", help="rewrite the demo-results block of this README from the results")
+    parser.add_argument("--readme", action="append", metavar="FILE",
+                        help="rewrite the demo's blocks in this Markdown file from the results: the full tables "
+                             "(demo-results, docs/results.md) and/or the headline table (demo-headline, README.md); "
+                             "repeat for several files")
     parser.add_argument("--summary-only", action="store_true", help="do not run; summarise an existing --output")
     parser.set_defaults(handler=_demo)
 
@@ -93,12 +98,12 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
 def _demo(args) -> int:
     from atlas_data.outputs import check_output_folder, output_folder, read_marker
     from benchmark.cli import main
-    from benchmark.results import check_readme_block, write_text_atomic
+    from benchmark.results import write_text_atomic
 
     out = Path(args.output)
     started = time.perf_counter()
-    if args.readme:
-        check_readme_block(Path(args.readme), START, END)
+    for readme in args.readme or []:  # every file refused now, before any work, not after the runs
+        blocks_in(Path(readme))
     if args.summary_only:
         if (read_marker(out) or {}).get("command") != "demo":
             from atlas_data.errors import InputError
@@ -127,8 +132,8 @@ def _demo(args) -> int:
                 if argv[0] == "run":
                     log_to_mlflow(argv)
     elapsed = time.perf_counter() - started
-    if args.readme:
-        replace_block(Path(args.readme), summary)
+    for readme in args.readme or []:
+        write_blocks(Path(readme), out, summary)
     print("\n" + summary)
     if not args.summary_only:
         print(f"Demo finished in {elapsed:.0f} s.")
@@ -167,14 +172,76 @@ def _run_steps(args, out: Path, folder: Path, main) -> str:
     return summary
 
 
-# ----- the summary (also the README block) --------------------------------------------------------
+# ----- the summary (docs/results.md) and the headline (README.md) ---------------------------------------
 START, END = "<!-- demo-results:start -->", "<!-- demo-results:end -->"
+HEADLINE_START, HEADLINE_END = "<!-- demo-headline:start -->", "<!-- demo-headline:end -->"
+
+
+def blocks_in(readme: Path) -> list[tuple[str, str]]:
+    """The demo's blocks that `readme` holds, each checked editable (exit 2 on none, or on a damaged one)."""
+    from atlas_data.errors import InputError
+    from benchmark.results import check_readme_block, readme_text
+
+    text = readme_text(readme)
+    present = [(start, end) for start, end in ((START, END), (HEADLINE_START, HEADLINE_END)) if start in text or end in text]
+    if not present:
+        raise InputError(f"no {START} ... {END} block to replace (nor a {HEADLINE_START} ... {HEADLINE_END} one)",
+                         path=str(readme), where="--readme")
+    for start, end in present:
+        check_readme_block(readme, start, end)
+    return present
+
+
+def write_blocks(readme: Path, out: Path, summary: str) -> None:
+    """Rewrite each of the demo's blocks `readme` holds: the full summary, the headline read from `out`."""
+    from benchmark.results import replace_readme_block
+
+    for start, end in blocks_in(readme):
+        replace_readme_block(readme, start, end, summary if start == START else headline_markdown(out))
 
 
 def replace_block(readme: Path, summary: str) -> None:
     from benchmark.results import replace_readme_block
 
     replace_readme_block(readme, START, END, summary)
+
+
+# the README's headline: total completion with and without p̂ on the synthetic ATLAS data and on a real trace
+HEADLINE_ROWS = (("fifo", None), ("rr", None), ("spjf", TRACE_PREDICTOR), ("prr", TRACE_PREDICTOR), ("srpt", None))
+HEADLINE_FAIRNESS = (("fifo", None), ("yarn-cs", None), ("themis", TRACE_PREDICTOR), ("astraea", None),
+                     ("astraea-p", TRACE_PREDICTOR))
+
+
+def _ratio(rows: list[dict] | None, policy: str, predictor: str | None) -> float | None:
+    return next((r["ratio"] for r in rows or [] if r["policy"] == policy and r.get("predictor") == predictor), None)
+
+
+def headline_markdown(out: Path, shown: Path | None = None) -> str:
+    """The README's headline table, read from the demo's results like the full summary (summary_markdown)."""
+    docs = {}
+    for name in ("atlas-total_completion", "trace-philly-total_completion"):
+        path = out / name / "results.json"
+        docs[name] = json.loads(path.read_text()) if path.exists() else {}
+    parts = [f"Produced by `benchmark demo` ({time.strftime('%Y-%m-%d')}) from `{shown or out}`. Total completion "
+             "time ΣC_j / ΣC_j(SRPT) on one machine, online and preemptive (1 = optimal; SRPT knows the true sizes, "
+             f"the other policies do not); `{TRACE_PREDICTOR}` p̂ is learned on the train/validation part only, never "
+             "on the scheduled jobs.\n"]
+    header = ["policy", "p̂"]
+    for name, label in (("atlas-total_completion", "ATLAS default (synthetic PAI-2020), test split"),
+                        ("trace-philly-total_completion", "real Philly trace, test part with its real arrivals")):
+        n = docs[name].get("n_jobs")
+        header.append(label if n is None else f"{label} ({n:,} jobs)")
+    lines = [[policy, predictor or "–"] + [_fmt(_ratio(doc.get("rows"), policy, predictor)) for doc in docs.values()]
+             for policy, predictor in HEADLINE_ROWS]
+    parts.append(_md(header, lines))
+    fair = _rows(out / "fairness-trace")
+    if fair:
+        cells = [f"{policy}{'' if predictor is None else f' ({predictor} p̂)'} "
+                 f"{next((r['sharing_loss_jobs'] for r in fair if r['policy'] == policy), float('nan')):.1%}"
+                 for policy, predictor in HEADLINE_FAIRNESS if any(r["policy"] == policy for r in fair)]
+        parts.append(f"GPU cluster, the same Philly test part on {PHILLY_SMALL_NODES} × 8 GPUs: sharing-loss jobs "
+                     "(long-term fairness, ρ_job < 0.95): " + ", ".join(cells) + ".")
+    return "\n\n".join(parts) + "\n"
 
 
 def _rows(folder: Path) -> list[dict] | None:

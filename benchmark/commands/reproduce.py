@@ -93,7 +93,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor fit and noise seed (default 0)")
     parser.add_argument("--sample-seed", type=seed_type, default=42, help="paper-protocol sample seed (default 42, the paper's)")
     parser.add_argument("--output", default="results/reproduce-atlas", help="output folder (default results/reproduce-atlas)")
-    parser.add_argument("--readme", help="rewrite the reproduce-atlas block of this README")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the reproduce-atlas block of this Markdown file (docs/results.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
     parser.set_defaults(handler=_reproduce)
 

@@ -141,7 +141,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workers", type=workers, help="worker processes (default: CPU count)")
     parser.add_argument("--output", default="results/reproduce-astraea",
                         help="output folder (default results/reproduce-astraea)")
-    parser.add_argument("--readme", help="rewrite the reproduce-astraea block of this README")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the reproduce-astraea block of this Markdown file (docs/results.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
 
 
@@ -812,7 +812,7 @@ def ablation_markdown(ablations: dict) -> list[str]:
 
 # ----- outputs ----------------------------------------------------------------------------------
 def markdown(summary: dict) -> str:
-    """The table and the two curves as markdown, from the JSON summary alone (also the README block)."""
+    """The table and the two curves as markdown, from the JSON summary alone (also the block of docs/results.md)."""
     policies = summary["policies"]
     head = (f"Produced by `benchmark reproduce astraea` ({summary['date']}, {summary['elapsed_s']:.0f} s on the "
             f"{summary['executor']} executor with {summary['workers']} workers; load average "
@@ -846,12 +846,12 @@ def markdown(summary: dict) -> str:
 
 
 def readme_block(summary_json: Path | str) -> str:
-    """The README block, regenerated from a saved OUT/reproduce-astraea.json (no simulation)."""
+    """The block of docs/results.md (`--readme`), regenerated from a saved OUT/reproduce-astraea.json (no simulation)."""
     return markdown(json.loads(Path(summary_json).read_text()))
 
 
 def write_readme(readme: Path | str, summary_json: Path | str) -> None:
-    """Rewrite the README's reproduce-astraea block from a saved OUT/reproduce-astraea.json."""
+    """Rewrite the reproduce-astraea block of a Markdown file (docs/results.md) from a saved OUT/reproduce-astraea.json."""
     replace_readme_block(Path(readme), START, END, readme_block(summary_json))
 
 

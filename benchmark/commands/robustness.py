@@ -121,7 +121,7 @@ def register(subparsers) -> None:
                         help="scenario, noise, control, sample and predictor-fit seed (default 0)")
     parser.add_argument("--output", default="results/robustness-fairness",
                         help="output folder (default results/robustness-fairness)")
-    parser.add_argument("--readme", help="rewrite the robustness block of this README")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the robustness block of this Markdown file (docs/results.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
     parser.set_defaults(handler=run)
 
@@ -549,7 +549,7 @@ def metric_table(frame: pd.DataFrame, runs: pd.DataFrame, scenario: str, metric:
 
 def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_jct", "p90_short_jct",
                                      "tenant_loss_intervals")) -> str:
-    """The tables of robustness.md (all metrics) or of the README block (`metrics` = the headline two)."""
+    """The tables of robustness.md (all metrics) or of the results block (docs/results.md) (`metrics` = the headline two)."""
     frame = pd.DataFrame(summary["rows"], columns=list(COLUMNS))
     runs = pd.DataFrame(summary["runs"], columns=list(RUN_COLUMNS))
     out = [f"Produced by `benchmark robustness --task {summary['task']}` (seed {summary['seed']}"
@@ -582,7 +582,7 @@ def markdown(summary: dict, metrics=("avg_slowdown", "sharing_loss_jobs", "avg_j
 
 
 def readme_block(summary_json: Path | str) -> str:
-    """The README block (avg slowdown and sharing-loss jobs), regenerated from a saved robustness.json."""
+    """The results block (docs/results.md) (avg slowdown and sharing-loss jobs), regenerated from a saved robustness.json."""
     return markdown(json.loads(Path(summary_json).read_text()), metrics=("avg_slowdown", "sharing_loss_jobs"))
 
 

@@ -53,7 +53,7 @@ def register(subparsers) -> None:
                              "with --clusters, a named cluster with fewer jobs is an error")
     parser.add_argument("--seed", type=seed_type, default=0, help="predictor seed (default 0)")
     parser.add_argument("--output", default="results/transfer", help="output folder (default results/transfer)")
-    parser.add_argument("--readme", help="rewrite the transfer block of this README")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the transfer block of this Markdown file (docs/results.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
     parser.set_defaults(handler=_transfer)
 
@@ -166,7 +166,7 @@ def _f(value, spec: str = "{:.3f}") -> str:
 
 
 def markdown(doc: dict) -> str:
-    """The transfer table as Markdown (also the README block)."""
+    """The transfer table as Markdown (also the block of docs/results.md)."""
     head = (f"Cross-cluster transfer on `{doc['trace']}` with `{doc['method']}` (`benchmark transfer`): each cluster's "
             "test part (latest 15 % of its jobs) predicted by a model fitted on its own train/validation part (own) "
             "and by one fitted on the other clusters (transfer); ΣC_j / ΣC_j(SRPT) of SPJF and SPRPT with that p̂ "

@@ -6,7 +6,9 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import build_parser, main
-from benchmark.commands.demo import END, START, demo_steps, replace_block, summary_markdown
+from atlas_data.outputs import output_folder
+from benchmark.commands.demo import (END, HEADLINE_END, HEADLINE_START, START, demo_steps, replace_block,
+                                     summary_markdown)
 
 
 def test_every_demo_step_is_a_valid_command_line(tmp_path):
@@ -59,10 +61,61 @@ def test_readme_without_markers_is_refused(tmp_path, capsys):
     assert readme.read_text() == "no block here\n"
 
 
-def test_the_committed_readme_has_a_generated_block():
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = text.split(START, 1)[1].split(END, 1)[0]
+def test_the_committed_results_page_has_the_generated_block_and_the_readme_its_headline():
+    root = Path(__file__).resolve().parents[2]
+    block = (root / "docs" / "results.md").read_text().split(START, 1)[1].split(END, 1)[0]
     assert "Produced by `benchmark demo`" in block and "| lgbm-meta |" in block and "| astraea |" in block
+    readme = (root / "README.md").read_text()
+    assert START not in readme  # the full tables live in docs/results.md only
+    headline = readme.split(HEADLINE_START, 1)[1].split(HEADLINE_END, 1)[0]
+    assert "Produced by `benchmark demo`" in headline and "| spjf | lgbm-meta |" in headline
+
+
+def test_one_run_writes_the_headline_and_the_full_block_into_their_files(tmp_path, capsys):
+    """`--readme` once per file; each file gets the demo's blocks it holds, the headline read from the results."""
+    out = tmp_path / "demo"
+    with output_folder(out, "demo") as folder:
+        _fake_run(folder / "atlas-total_completion", [("fifo", None, 3.25), ("rr", None, 1.5), ("spjf", "lgbm-meta", 1.125),
+                                                      ("srpt", None, 1.0)], n_jobs=40)
+        _fake_run(folder / "trace-philly-total_completion", [("fifo", None, 9.5), ("spjf", "lgbm-meta", 4.0),
+                                                             ("srpt", None, 1.0)], n_jobs=1234)
+    readme, results = tmp_path / "README.md", tmp_path / "results.md"
+    readme.write_text(f"# landing\n{HEADLINE_START}\nold\n{HEADLINE_END}\nmore\n")
+    results.write_text(f"# results\n{START}\nold\n{END}\n")
+    assert main(["demo", "--summary-only", "--no-mlflow", "--output", str(out), "--readme", str(readme),
+                 "--readme", str(results)]) == 0
+    head = readme.read_text()
+    assert head.startswith(f"# landing\n{HEADLINE_START}\nProduced by `benchmark demo`") and head.endswith(f"{HEADLINE_END}\nmore\n")
+    assert "test split (40 jobs) | real Philly trace, test part with its real arrivals (1,234 jobs) |" in head
+    assert "| fifo | – | 3.250 | 9.500 |" in head and "| spjf | lgbm-meta | 1.125 | 4.000 |" in head
+    assert "| prr | lgbm-meta | – | – |" in head and "| rr | – | 1.500 | – |" in head  # a missing row is a dash
+    assert "\nold\n" not in head and START not in head
+    full = results.read_text()
+    assert "| fifo | – | 3.250 | – | – |" in full and HEADLINE_START not in full
+
+
+def test_a_file_without_either_block_is_refused_before_the_other_is_written(tmp_path, capsys):
+    out = tmp_path / "demo"
+    with output_folder(out, "demo"):
+        pass
+    good, bad = tmp_path / "README.md", tmp_path / "other.md"
+    good.write_text(f"{HEADLINE_START}\nold\n{HEADLINE_END}\n")
+    bad.write_text("# no block\n")
+    assert main(["demo", "--summary-only", "--no-mlflow", "--output", str(out), "--readme", str(good),
+                 "--readme", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {bad}: --readme: no {START} ... {END} block to replace (nor a {HEADLINE_START} ... "
+                   f"{HEADLINE_END} one)"]
+    assert good.read_text() == f"{HEADLINE_START}\nold\n{HEADLINE_END}\n" and bad.read_text() == "# no block\n"
+
+
+def _fake_run(folder: Path, rows, n_jobs: int) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    doc = {"task": "scheduling", "objective": "total_completion", "n_jobs": n_jobs,
+           "rows": [{"policy": p, "predictor": pred, "ratio": ratio} for p, pred, ratio in rows]}
+    (folder / "results.json").write_text(json.dumps(doc))
 
 
 def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, capsys):
