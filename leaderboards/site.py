@@ -183,7 +183,7 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
     s = e.get("scheduling")
     if s:
         body.append("<h2>Scheduling</h2>")
-        body.append(f"<p>{esc(str(s.get('windows')))} seeded windows (seeds {esc(str(s.get('window_seeds')))}), "
+        body.append(f"<p>{esc(str(s.get('windows')))} disjoint windows of at most "
                     f"{esc(str((s.get('window_jobs') or {}).get('total_completion')))} consecutive test jobs each; blind p̂ = "
                     f"{esc(_num(s.get('blind_p_hat')))} s for every job. Values: geometric mean over windows (95 % "
                     "bootstrap interval).</p>")
