@@ -113,6 +113,12 @@ def test_identical_entries_tie_and_a_noisy_copy_never_ranks_above():
     twin = next(p for p in paired_ranking(entries, "scheduling").pairs if {p["a"], p["b"]} == {"base", "twin"})
     assert twin["p"] == 1.0 and twin["estimate"] == 0.0 and twin["verdict"] == "tie"
     assert ranks["noisy"] in ("=1", "3", "=3")  # ties the original or below it, never alone above
+    # the interval shown is at the Bonferroni level of the table's 6 pairs, wider than a 95 % one
+    noisy = next(p for p in paired_ranking(entries, "scheduling").pairs if (p["a"], p["b"]) == ("base", "noisy"))
+    d = -np.log(entries[2]["scheduling"]["score"]["values"]) + np.log(entries[0]["scheduling"]["score"]["values"])
+    wide, narrow = paired_test(-d, ALPHA / 6), paired_test(-d, ALPHA)
+    assert (noisy["lo"], noisy["hi"]) == pytest.approx((wide["lo"], wide["hi"]))
+    assert wide["lo"] < narrow["lo"] < narrow["hi"] < wide["hi"] and noisy["estimate"] == pytest.approx(wide["estimate"])
     # many noisy copies: none is ever separated above the original
     for k in range(20):
         noisy = base + 0.1 + np.random.default_rng(k).normal(0, 0.3, WINDOWS)
