@@ -33,7 +33,7 @@ RANK_RULE = {
                    "'=k': tied"),
     "scheduling": ("ranked by the score (lower is better; 1 = the blind p̂, every job predicted as the train median): "
                    "per window exp(⅓ Σ_objectives mean_policies log(ratio with p̂ / ratio with the blind p̂)), "
-                   "geometric mean over the seeded windows of the test split (95 % bootstrap interval); objectives "
+                   "geometric mean over the disjoint windows of the test split (95 % bootstrap interval); objectives "
                    "ΣC_j (SPJF, SPRPT; ratio to SRPT), max S_j (SPRPT, EDF-P; ratio to S*), C_max (LPPT; ratio to the "
                    "McNaughton bound, mean over m = 5, 10, 20, 50, 100); rank = 1 + the entries better on the paired "
                    "test over the windows (Wilcoxon signed-rank on per-window log scores, Holm-corrected over the "
