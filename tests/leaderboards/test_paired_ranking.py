@@ -201,3 +201,20 @@ def test_old_schema_and_missing_window_values_are_named_errors(tmp_path, capsys,
     path.write_text(json.dumps(dict(old, schema=entry["schema"])))
     with pytest.raises(InputError, match=r"key 'prediction.windows'"):
         load_entries(tmp_path, "prediction")
+
+
+def _number(label):
+    return int(label.lstrip("="))
+
+
+@pytest.mark.parametrize("track", ["scheduling", "prediction"])
+def test_the_committed_builtin_board_gives_verdicts(track):
+    """The built-in entries: the oracle (competing) alone first, the constant predictor alone last,
+    and on the scheduling board lgbm-meta strictly above single-stage and crr++."""
+    from leaderboards.store import default_entries_dir
+
+    entries = [dict(e, reference=False) for e in load_entries(default_entries_dir(), track)]
+    ranks = {e["name"]: r for r, e in paired_ranking(entries, track).rows}
+    assert ranks["oracle"] == "1" and ranks["constant"] == str(len(entries))
+    if track == "scheduling":
+        assert _number(ranks["lgbm-meta"]) < min(_number(ranks["single-stage"]), _number(ranks["crr++"]))
