@@ -4,10 +4,9 @@ Ranking (one table per dataset fingerprint, the default dataset first):
 - prediction track: Cov@25 descending (95 % bootstrap interval over test jobs), then RMSLE, then name;
 - scheduling track: the score (leaderboards.score: the ratios of p̂ over those of the blind p̂,
   geometric mean over objectives and seeded windows, 95 % bootstrap interval) ascending, then name.
-Ranks with ties: an entry's rank is 1 + the number of entries whose interval lies entirely on the
-better side of its own, so entries whose intervals overlap share a rank, shown as "=k".
-The order and the ranks both come from the entry's `score` and `score_interval` (Cov@25 and its
-interval on the prediction track; leaderboards.store checks they agree with the metric); entries
+Ranks (leaderboards.ranking): paired over the scoring windows every entry shares — signed-rank
+test per pair, Holm's correction over the table's pairs; rank = 1 + the number of entries separated
+from it and better, shared ranks shown as "=k"; the table is in (rank, score, name) order. Entries
 without a score are ranked '–' at the end of the ranking.
 Reference entries (the `oracle` method, p̂ = p) are listed after the ranking, unranked: they show
 the ceiling, they do not compete. Every row shows name (linked to its url), authors, the key
@@ -35,12 +34,16 @@ from typing import Callable
 TITLES = {"prediction": "prediction track", "scheduling": "scheduling track"}
 RANK_RULE = {
     "prediction": ("ranked by Cov@25 (higher is better; 95 % bootstrap interval over test jobs), then RMSLE (lower "
-                   "is better); '=k': tied, the Cov@25 intervals overlap"),
+                   "is better); rank = 1 + the entries better on the paired test over the scoring windows "
+                   "(Wilcoxon signed-rank on per-window Cov@25, Holm-corrected over the table's pairs, 5 %); "
+                   "'=k': tied"),
     "scheduling": ("ranked by the score (lower is better; 1 = the blind p̂, every job predicted as the train median): "
                    "per window exp(⅓ Σ_objectives mean_policies log(ratio with p̂ / ratio with the blind p̂)), "
-                   "geometric mean over the seeded windows of the test split (95 % bootstrap interval); objectives "
+                   "geometric mean over the disjoint windows of the test split (95 % bootstrap interval); objectives "
                    "ΣC_j (SPJF, SPRPT; ratio to SRPT), max S_j (SPRPT, EDF-P; ratio to S*), C_max (LPPT; ratio to the "
-                   "McNaughton bound, mean over m = 5, 10, 20, 50, 100); '=k': tied, the score intervals overlap"),
+                   "McNaughton bound, mean over m = 5, 10, 20, 50, 100); rank = 1 + the entries better on the paired "
+                   "test over the windows (Wilcoxon signed-rank on per-window log scores, Holm-corrected over the "
+                   "table's pairs, 5 %); '=k': tied"),
 }
 
 
@@ -53,16 +56,6 @@ def _get(d: dict | None, *path):
 
 
 # ----- ranking ---------------------------------------------------------------------------------
-def _key(entry: dict, track: str) -> tuple:
-    """Table order, on the same value the ranks come from (`score`, `score_interval`): on the
-    prediction track the score is Cov@25 (higher first), then RMSLE; entries without a score last."""
-    score = entry.get("score")
-    if track == "prediction":
-        rmsle = (entry.get("prediction") or {}).get("rmsle")
-        return (score is None, -(score or 0.0), rmsle if rmsle is not None else math.inf, entry["name"].lower())
-    return (score is None, score if score is not None else math.inf, entry["name"].lower())
-
-
 def _interval(entry: dict) -> tuple[float, float] | None:
     """The ranking key's 95 % interval (the point value twice if the entry has none)."""
     lo, hi = (entry.get("score_interval") or [None, None])[:2]
@@ -74,25 +67,11 @@ def _interval(entry: dict) -> tuple[float, float] | None:
 def rank_entries(entries: list[dict], track: str) -> list[tuple[str, dict]]:
     """[(rank label, entry)] in table order: ranked entries, then reference entries ('ref').
 
-    Rank = 1 + the number of ranked entries whose interval is entirely better; a rank shared by
-    several entries is shown as '=k'; entries without a score are ranked '–' at the end.
-    """
-    ranked = sorted((e for e in entries if not e.get("reference")), key=lambda e: _key(e, track))
-    refs = sorted((e for e in entries if e.get("reference")), key=lambda e: _key(e, track))
-    spans = [_interval(e) for e in ranked]
-    numbers = []
-    for span in spans:
-        if span is None:
-            numbers.append(None)
-            continue
-        lo, hi = span
-        better = (sum(1 for o in spans if o is not None and o[1] < lo) if track == "scheduling"
-                  else sum(1 for o in spans if o is not None and o[0] > hi))
-        numbers.append(1 + better)
-    labels = []
-    for n in numbers:
-        labels.append("–" if n is None else (f"={n}" if numbers.count(n) > 1 else str(n)))
-    return list(zip(labels, ranked)) + [("ref", e) for e in refs]
+    The paired rule of leaderboards.ranking (`paired_ranking(...).rows`; its `pairs` hold every
+    pairwise comparison for a renderer to show)."""
+    from leaderboards.ranking import paired_ranking
+
+    return paired_ranking(entries, track).rows
 
 
 def _groups(entries: list[dict]) -> list[tuple[dict, list[dict]]]:
@@ -246,10 +225,11 @@ def _notes(track: str, entries: list[dict]) -> list[str]:
         windows = {(_get(e, "scheduling", "windows"), str(_get(e, "scheduling", "window_jobs", "total_completion")))
                    for e in entries if e.get("scheduling")}
         for count, size in sorted(windows, key=str):
-            notes.append(f"{count} seeded windows of {size} consecutive test jobs each. "
+            notes.append(f"{count} disjoint windows of at most {size} consecutive test jobs each. "
                          "'vs blind' columns: that objective's ratio with p̂ / with the blind p̂ (geometric mean over "
                          "windows). ΣC, max S, C_max columns: the LASched ratios themselves.")
-        fairness = {(_get(e, "scheduling", "windows"), _get(e, "scheduling", "fairness", "n_jobs"),
+        # the fairness windows are their own (seeded, fewer than the scoring windows)
+        fairness = {(len(_get(e, "scheduling", "fairness", "windows") or []) or None, _get(e, "scheduling", "fairness", "n_jobs"),
                      _get(e, "scheduling", "fairness", "target_load")) for e in entries if _get(e, "scheduling", "fairness")}
         for count, size, load in sorted(fairness, key=str):
             notes.append(f"ASTRAEA-P columns (not part of the score): astraea-p with p̂ beside astraea on {count} "

@@ -30,8 +30,10 @@ MAX_AUTHORS, MAX_AUTHOR_CHARS = 100, 200
 MAX_URL_CHARS, MAX_DESCRIPTION_CHARS = 2_000, 10_000
 BUILTIN_AUTHORS = ("ATLAS-Bench (built-in)",)  # the built-in methods' authors: reserved, no submission may use it
 # 2: windowed scheduling score relative to the blind p̂, with intervals; 3: the same score, the fairness block
-# re-scored (load 1.0, gangs capped, half-split windows; slowdown ratio and paired loss differences)
-ENTRY_SCHEMA = 3
+# re-scored (load 1.0, gangs capped, half-split windows; slowdown ratio and paired loss differences); 4: the
+# score on 32 disjoint windows (was 8 overlapping seeded ones), per-window Cov@25 (`prediction.windows`): the
+# per-window values the paired ranking (leaderboards.ranking) compares
+ENTRY_SCHEMA = 4
 # Every entry has these keys; `scheduling` is null on the prediction track.
 ENTRY_KEYS = ("schema", "track", "name", "slug", "authors", "description", "url", "builtin", "reference",
               "dataset", "prediction", "scheduling", "score", "score_interval", "provenance")

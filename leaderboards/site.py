@@ -145,7 +145,7 @@ def _write_entry_page(folder: Path, e: dict, track: str) -> None:
         figures.ratios_figure(s, folder / f"{stem}-ratios.png", e["name"])
         fair = s.get("fairness")
         scheduling = {
-            "windows": s.get("windows"), "seeds": s.get("window_seeds"),
+            "windows": s.get("windows"),
             "jobs": (s.get("window_jobs") or {}).get("total_completion"), "blind": _num(s.get("blind_p_hat")),
             "rows": rows, "figure": f"{stem}-ratios.png",
             "fairness": [

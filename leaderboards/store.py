@@ -306,8 +306,11 @@ def load_entries(entries_dir: Path | str, track: str) -> list[dict]:
         if entry["track"] != track:
             raise InputError(f"entry of track '{entry['track']}' in the '{track}' folder", path=str(path))
         if entry["schema"] != ENTRY_SCHEMA:
-            raise InputError(f"entry of schema {entry['schema']} (this version scores with schema {ENTRY_SCHEMA}, other "
-                             "figures): submit it again", path=str(path))
+            # an older entry lacks the per-window values the paired ranking compares (schema 3: 8 overlapping
+            # windows, no per-window Cov@25): it cannot be ranked beside the others, only scored again
+            raise InputError(f"entry of schema {entry['schema']} (this version ranks schema {ENTRY_SCHEMA} entries, scored "
+                             "on other windows): submit it again (built-in entries: leaderboard --rebuild-builtin)",
+                             path=str(path))
         check_entry(entry, path)
         entries.append(entry)
     return entries
@@ -396,9 +399,19 @@ def check_entry(entry: dict, path: Path) -> None:
                          "prediction.")
     for key in calibration or {}:
         _check(calibration, key, _numbers, "a list of numbers", path, "prediction.calibration.")
+    windows = _check(prediction, "windows", lambda v: isinstance(v, dict), "an object (per-window Cov@25)", path,
+                     "prediction.")
+    _check(windows, "jobs", lambda v: isinstance(v, list) and all(_is_int(x) for x in v), "a list of integers", path,
+           "prediction.windows.")
+    _check(windows, "cov25", lambda v: _numbers(v) and len(v) == len(windows["jobs"]),
+           "a list of numbers, one per window", path, "prediction.windows.")
     if entry["track"] == "scheduling":
         scheduling = _check(entry, "scheduling", lambda v: isinstance(v, dict), "an object on the scheduling track", path)
         _check_summaries(scheduling, "scheduling", path)
+        _check(scheduling, "windows", _is_int, "an integer", path, "scheduling.")
+        if scheduling.get("score") is not None:  # null: an unscored entry, ranked '–'
+            _check(scheduling["score"], "values", lambda v: _numbers(v) and len(v) == scheduling["windows"],
+                   "a list of numbers, one per window", path, "scheduling.score.")
         _check(scheduling, "blind_p_hat", _is_num, "a number or null", path, "scheduling.")
         fairness = _check(scheduling, "fairness", _opt(lambda v: isinstance(v, dict)), "an object or null", path,
                           "scheduling.")

@@ -16,8 +16,23 @@ FP = "ab" * 32
 OTHER_FP = "cd" * 32
 
 
-def _summary(mean, half=0.0):
-    return None if mean is None else {"values": [mean], "mean": mean, "lo": mean - half, "hi": mean + half}
+# How hard each of the 32 scoring windows is, the same for every entry (log units, mean 0): entries with
+# different means differ by the same amount on every window, so the paired rule separates them.
+DIFFICULTY = [0.3 * ((7 * k) % 11 - 5) / 5 for k in range(32)]
+DIFFICULTY = [d - sum(DIFFICULTY) / 32 for d in DIFFICULTY]
+
+
+def _summary(mean, half=0.0, values=None):
+    return None if mean is None else {"values": values or [mean], "mean": mean, "lo": mean - half, "hi": mean + half}
+
+
+def _windows(mean, *, log=True):
+    """Per-window values with this (geometric, for log) mean."""
+    import math
+
+    if mean is None:
+        return [None] * 32
+    return [mean * math.exp(d) for d in DIFFICULTY] if log else [mean + 0.1 * d for d in DIFFICULTY]
 
 
 def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, half=0.01, reference=False, fp=FP, url="",
@@ -25,15 +40,17 @@ def _entry(name, track="prediction", *, cov25=None, rmsle=None, score=None, half
     sha = sha or hashlib.sha256(name.encode()).hexdigest()  # distinct predictions per entry
     prediction = {"n_jobs": 10, "rmsle": rmsle, "cov25": cov25, "cov50": None, "cov25_recurrent": None,
                   "cov50_recurrent": None, "spearman": 0.5, "interval_coverage": None, "interval_width": None,
-                  "intervals": {"cov25": None if cov25 is None else [cov25 - half, cov25 + half], "rmsle": None}}
+                  "intervals": {"cov25": None if cov25 is None else [cov25 - half, cov25 + half], "rmsle": None},
+                  "windows": {"jobs": [5] * 32, "cov25": _windows(cov25, log=False)}}
     scheduling = None
     if track == "scheduling":
-        scheduling = {"score": _summary(score, half), "windows": 8, "window_jobs": {"total_completion": 5},
+        scheduling = {"score": _summary(score, half, _windows(score)), "windows": 32, "window_jobs": {"total_completion": 5},
                       "total_completion": {"spjf": {"ratio": _summary(spjf, 0.01)},
                                            "relative": _summary(score, half)},
                       "fairness": {"n_jobs": 20, "target_load": 1.0, "slowdown_ratio": _summary(slowdown, 0.002),
                                    "jct_ratio": _summary(jct, 0.001), "tenant_loss_delta": _summary(-0.004, 0.001),
-                                   "sharing_loss_delta": _summary(0.0, 0.0), "sharing_loss_jobs": _summary(0.071, 0.0)}}
+                                   "sharing_loss_delta": _summary(0.0, 0.0), "sharing_loss_jobs": _summary(0.071, 0.0),
+                                   "windows": [{}] * 8}}
     entry = {
         "schema": ENTRY_SCHEMA, "track": track, "name": name, "slug": re.sub(r"[^a-z0-9]+", "-", name.lower()) + "-" + fp[:8],
         "authors": ["Ann", "Bo"], "description": "", "url": url, "builtin": False, "reference": reference,
@@ -76,15 +93,13 @@ def test_rank_order():
         ("1", "s-better"), ("2", "s-worse"), ("–", "s-none"), ("ref", "s-oracle")]
 
 
-def test_ranks_within_overlapping_intervals_are_ties():
-    """rank = 1 + the number of entries whose interval lies entirely on the better side."""
-    entries = [_entry("a", "scheduling", score=0.50, half=0.01), _entry("b", "scheduling", score=0.515, half=0.01),
-               _entry("c", "scheduling", score=0.535, half=0.01), _entry("d", "scheduling", score=0.70, half=0.01)]
-    # a [.49,.51] and b [.505,.525] overlap; c [.525,.545] overlaps b but not a; d is clear of all
-    assert [(r, e["name"]) for r, e in rank_entries(entries, "scheduling")] == [("=1", "a"), ("=1", "b"), ("2", "c"), ("4", "d")]
-    # narrower intervals: no ties
-    entries = [_entry(n, "scheduling", score=v, half=0.001) for n, v in (("a", 0.5), ("b", 0.515), ("c", 0.535))]
-    assert [r for r, _ in rank_entries(entries, "scheduling")] == ["1", "2", "3"]
+def test_ranks_come_from_the_windows_not_from_overlapping_intervals():
+    """Paired rule (leaderboards.ranking; its own tests: test_paired_ranking.py): better on every window
+    ranks above, however much the marginal intervals overlap; the same values on every window tie."""
+    entries = [_entry("a", "scheduling", score=0.50, half=0.2), _entry("b", "scheduling", score=0.515, half=0.2),
+               _entry("b-twin", "scheduling", score=0.515, half=0.2), _entry("c", "scheduling", score=0.70, half=0.2)]
+    assert [(r, e["name"]) for r, e in rank_entries(entries, "scheduling")] == [
+        ("1", "a"), ("=2", "b"), ("=2", "b-twin"), ("4", "c")]
 
 
 def test_columns_that_separate_no_two_entries_are_left_out_and_named():
@@ -125,7 +140,7 @@ def test_markdown_scheduling_table_and_empty_track():
     header = next(line for line in md.splitlines() if line.startswith("| # |")).split(" | ")
     cells = dict(zip(header, rows[0].split(" | ")))
     assert cells["Score"] == "0.400 (0.390–0.410)" and cells["ΣC_j vs blind"] == "0.400" and cells["SPJF ΣC"] == "1.2500"
-    assert "log(ratio with p̂ / ratio with the blind p̂)" in md and "8 seeded windows of 5 consecutive test jobs" in md
+    assert "log(ratio with p̂ / ratio with the blind p̂)" in md and "32 disjoint windows of at most 5 consecutive test jobs" in md
 
 
 def test_datasets_are_separate_tables_default_first():

@@ -10,6 +10,8 @@ import pytest
 from schedulers.sampling import sample_window
 from leaderboards.score import (
     OBJECTIVE_POLICIES,
+    MIN_WINDOW_JOBS,
+    SCORE_WINDOWS,
     WINDOWS,
     capped_gangs,
     fairness_nodes,
@@ -19,7 +21,6 @@ from leaderboards.score import (
     score_scheduling,
     scheduling_score,
     summary,
-    window_jobs,
 )
 from schedulers.jobs import JobSet
 from schedulers.objectives import run_objective
@@ -66,12 +67,16 @@ def test_prediction_metrics_by_hand(dataset):
 BLIND = 100.0
 
 
-def _window_rows(objective, test, seed, p_hat, policies, machines=(5, 10, 20, 50, 100)):
-    """run_objective on scoring window `seed` of the test split, recomputed here from its definition."""
-    n = window_jobs(objective, len(test))
+SCORE_WINDOW_JOBS = 5  # 40 test jobs: 8 disjoint windows of MIN_WINDOW_JOBS
+
+
+def _window_rows(objective, test, k, p_hat, policies, machines=(5, 10, 20, 50, 100)):
+    """run_objective on scoring window k of the test split, recomputed here from its definition:
+    jobs 5k … 5k + 4 in submit order."""
     table = pd.DataFrame({"job_id": test["job_id"].astype(str), "submit_time": test["submit_time"],
                           "duration": test["p_star"], "p_hat": p_hat})
-    window = sample_window(table, n, seed)
+    ordered = table.sort_values(["submit_time", "job_id"], kind="mergesort")
+    window = ordered.iloc[SCORE_WINDOW_JOBS * k:SCORE_WINDOW_JOBS * (k + 1)]
     jobs = JobSet.from_frame(window[["job_id", "submit_time", "duration"]])
     preds = {"x": window.set_index("job_id")["p_hat"].reindex(jobs.job_id).to_numpy()}
     rows, _, _ = run_objective(objective, jobs, list(policies), preds, machines=machines)
@@ -82,10 +87,12 @@ def test_scheduling_windows_and_score_by_hand(dataset, no_cpsat):
     _, _, test = dataset
     p = test["p_star"].to_numpy()
     result = score_scheduling(_preds(test, p * 1.3), test, blind_p_hat=BLIND, seed=0, fairness=False)
-    assert result["windows"] == WINDOWS >= 5 and result["window_seeds"] == list(range(WINDOWS))
-    assert result["window_jobs"] == {o: 10 for o in ("total_completion", "max_stretch", "makespan")}  # ⌈40 / 4⌉
+    windows = len(test) // MIN_WINDOW_JOBS
+    assert result["windows"] == windows == 8 < SCORE_WINDOWS
+    assert result["window_bounds"] == [[5 * k, 5 * k + 5] for k in range(windows)]  # disjoint, covering the split
+    assert result["window_jobs"] == {o: 5 for o in ("total_completion", "max_stretch", "makespan")}
     logs = {o: [] for o in ("total_completion", "max_stretch", "makespan")}
-    for k in range(WINDOWS):
+    for k in range(windows):
         for objective, policies in OBJECTIVE_POLICIES:
             mine = _window_rows(objective, test, k, p * 1.3, policies)
             blind = _window_rows(objective, test, k, np.full(len(p), BLIND), policies)
@@ -98,7 +105,7 @@ def test_scheduling_windows_and_score_by_hand(dataset, no_cpsat):
                 parts.append(math.log(r / b))
             logs[objective].append(np.mean(parts))
             assert result[objective]["relative"]["values"][k] == pytest.approx(math.exp(np.mean(parts)), rel=1e-12)
-    window_scores = [math.exp(np.mean([logs[o][k] for o in logs])) for k in range(WINDOWS)]
+    window_scores = [math.exp(np.mean([logs[o][k] for o in logs])) for k in range(windows)]
     assert result["score"]["values"] == pytest.approx(window_scores, rel=1e-12)
     assert result["score"]["mean"] == pytest.approx(math.exp(np.mean(np.log(window_scores))), rel=1e-12)
     assert result["score"]["lo"] <= result["score"]["mean"] <= result["score"]["hi"]
@@ -110,7 +117,7 @@ def test_exact_predictions_beat_the_blind_reference(dataset, no_cpsat):
     _, _, test = dataset
     result = score_scheduling(_preds(test, test["p_star"]), test, blind_p_hat=BLIND, fairness=False)
     # p̂ = p: SPRPT is SRPT on every window
-    assert result["total_completion"]["sprpt"]["ratio"]["values"] == pytest.approx([1.0] * WINDOWS, rel=1e-12)
+    assert result["total_completion"]["sprpt"]["ratio"]["values"] == pytest.approx([1.0] * result["windows"], rel=1e-12)
     assert result["score"]["hi"] < 1.0
 
 
@@ -118,7 +125,7 @@ def test_the_blind_predictions_score_exactly_one(dataset, no_cpsat):
     """All p̂ equal (the blind reference itself): every ratio equals its blind ratio; SPJF is FIFO."""
     _, _, test = dataset
     result = score_scheduling(_preds(test, np.full(len(test), BLIND)), test, blind_p_hat=BLIND, fairness=False)
-    assert result["score"]["values"] == [1.0] * WINDOWS and result["score"]["mean"] == 1.0
+    assert result["score"]["values"] == [1.0] * result["windows"] and result["score"]["mean"] == 1.0
     assert result["score"]["lo"] == result["score"]["hi"] == 1.0
     fifo = _window_rows("total_completion", test, 3, np.ones(len(test)), ["fifo"])[0]
     assert result["total_completion"]["spjf"]["ratio"]["values"][3] == pytest.approx(fifo["ratio"], rel=1e-12)
