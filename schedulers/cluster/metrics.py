@@ -214,18 +214,19 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
     `tenant`, `nodes`, `kind`) are categorical: a run of 10⁶ jobs has tens of millions of rows over
-    a million job ids and a few thousand placements, and text per row would take most of the time
+    a million job ids and tens of thousands of placements, and text per row would take most of the time
     and memory of the run."""
     idx, start, end, code, texts, kind = _allocation_codes(state.segments)
+    # copy=False: every array here is new, and float columns kept apart are not copied into one block
     return pd.DataFrame({
         "job_id": _categorical(idx, [str(j) for j in jobs.job_id]),
-        "tenant": _categorical(jobs.tenant[idx], list(jobs.tenant_names)),
+        "tenant": _categorical(jobs.tenant.astype(np.int32)[idx], list(jobs.tenant_names)),
         "start": start,
         "end": end,
         "nodes": _categorical(code, texts),
         "gpus": jobs.gpus.astype(np.int64)[idx],
         "kind": _categorical(kind, ["run", "cold-start"]),
-    }, columns=list(ALLOCATION_COLUMNS))
+    }, columns=list(ALLOCATION_COLUMNS), copy=False)
 
 
 def _allocation_codes(segments):
