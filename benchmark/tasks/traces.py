@@ -208,15 +208,14 @@ def trace_predictions(ts: TraceSplit, methods, job_ids, *, seed: int = 0, quiet:
     return out
 
 
-def check_trace_options(args, *, needs_predictor: bool) -> None:
+def check_trace_options(config, *, needs_predictor: bool) -> None:
     """--feature-columns and --train-jobs need --jobs (and, where p̂ is their only use, --predictor)."""
-    for option, value in (("--feature-columns", getattr(args, "feature_columns", None)),
-                          ("--train-jobs", getattr(args, "train_jobs", None))):
+    for option, value in (("--feature-columns", config.feature_columns), ("--train-jobs", config.train_jobs)):
         if value is None:
             continue
-        if not getattr(args, "jobs", None):
+        if not config.jobs:
             raise InputError(f"{option} applies to --jobs TRACE|FILE (the jobs table to predict)", where=option)
-        if needs_predictor and not getattr(args, "predictor", None):
+        if needs_predictor and not config.predictor:
             raise InputError(f"{option} only shapes learned p̂: give --predictor NAME too", where=option)
 
 
