@@ -37,7 +37,7 @@ unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as 
 not start 100,000 runs. The file must be a regular UTF-8 file within the YAML limits of
 atlas_data.yamlio (docs/data-formats.md#limits).
 
-May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), schedulers.objectives,
+May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), benchmark.tasks.config (a cell's configuration), schedulers.objectives,
 schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
