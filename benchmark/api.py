@@ -646,59 +646,25 @@ def run(task: str, **options) -> pd.DataFrame:
 
 
 def _perform(task: str, options: dict, function: str):
-    """`benchmark.commands.run.perform` of the configuration built from keyword `options` (a
-    `benchmark.commands.run.Run`); a DataFrame given as `jobs` is read from a temporary file of ours,
-    which neither an error nor results.json names."""
+    """`benchmark.commands.run.perform` of the configuration built from keyword `options`: a
+    `benchmark.results.Run`. A DataFrame given as `jobs` is read as a file would be, named
+    `<DataFrame>` in messages and in results.json."""
     import tempfile
+    from dataclasses import replace
 
-    from atlas_data.errors import InputError
     from benchmark.commands.run import perform
-    from benchmark.tasks.config import from_options
+    from benchmark.tasks.config import FRAME_LABEL, from_options
 
     options = dict(options)
-    jobs = options.get("jobs")
-    if jobs is not None and not isinstance(jobs, pd.DataFrame):
-        _check_jobs_spec(jobs)
-    output = options.get("output")
-    frame_path = None
+    frame = options.get("jobs")
+    if isinstance(frame, pd.DataFrame):
+        options["jobs"] = FRAME_LABEL
+    else:
+        frame = None
+        if options.get("jobs") is not None:
+            _check_jobs_spec(options["jobs"])
     with tempfile.TemporaryDirectory(prefix=f"atlas-{task}-") as tmp:
-        if isinstance(jobs, pd.DataFrame):
-            frame_path = Path(tmp) / "jobs.parquet"
-            try:  # every column, as a file would hold them: --columns and --feature-columns apply alike
-                jobs.to_parquet(frame_path, index=False)
-            except (ValueError, TypeError, ImportError) as exc:  # pyarrow's errors derive from these
-                raise InputError(f"cannot be read as a jobs table: {type(exc).__name__}: {exc}",
-                                 path="<DataFrame>", where="jobs") from None
-            options["jobs"] = frame_path
-        if output is None:
+        if options.get("output") is None:
             options["output"] = Path(tmp) / "run"
         config = from_options(task, options, function=function, defaults=API_DEFAULTS)
-        try:
-            done = perform(config)
-        except InputError as exc:
-            if frame_path is None or exc.path != str(frame_path):
-                raise
-            # the task read the frame from a temporary file of ours: name what the user gave
-            raise InputError(exc.problem, path="<DataFrame>", where=exc.where) from None
-        if frame_path is not None and output is not None:
-            _unname_temporary(Path(output) / "results.json", str(frame_path))
-    return done
-
-
-def _unname_temporary(results: Path, temporary: str) -> None:
-    """The run read the user's DataFrame from a temporary file of ours, deleted by now: the results
-    name what the user gave, `<DataFrame>`, not that file."""
-    import json
-
-    from atlas_data.io import write_text_atomic
-
-    def swap(value):
-        if isinstance(value, dict):
-            return {k: swap(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [swap(v) for v in value]
-        return "<DataFrame>" if value == temporary else value
-
-    if results.is_file():
-        doc = json.loads(results.read_text(encoding="utf-8"))
-        write_text_atomic(results, json.dumps(swap(doc), indent=2) + "\n")
+        return perform(config if frame is None else replace(config, frame=frame))

@@ -31,7 +31,7 @@ MAX_JOBS = 10**9
 MAX_SYNTH_JOBS = 2_000_000
 #: machines of a makespan run: each machine is simulator state (100,000 machines: 0.4 GB and half a
 #: minute on the default data); the paper's largest is 100. The fairness cluster has its own bounds
-#: (benchmark.tasks.fairness.MAX_NODES, MAX_GPUS)
+#: (benchmark.tasks.config.MAX_NODES, MAX_GPUS)
 MAX_MACHINES = 100_000
 #: any time span of the fairness simulator, s (--lease, --interval, --fair-window, --cold-start): the
 #: bound of every time in a jobs table (atlas_data.jobs_table.MAX_SECONDS, ~31,700 years)

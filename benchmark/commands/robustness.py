@@ -237,7 +237,7 @@ def _check_traces(args) -> tuple[list[str], str | None]:
 
 def _check(args):
     """Every option, before any work: (scenarios, traces, predictor, σs, controls, p̂ policies, references)."""
-    from benchmark.tasks.fairness import MAX_NODES
+    from benchmark.tasks.config import MAX_NODES
     from benchmark.tasks.inputs import csv_list, noise_level, resolve_policies
     from schedulers.cluster.scenarios import SCENARIOS
     from schedulers.policy import get_policy, policy_names

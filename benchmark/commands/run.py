@@ -9,7 +9,6 @@ configuration (`config.from_namespace`: an option of another task is exit 2) and
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from pathlib import Path
 
 TASKS = {
@@ -28,17 +27,6 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=_run)
 
 
-@dataclass(frozen=True)
-class Run:
-    """A finished run: its output folder, results.json (`doc`), the configuration as run (a dataset
-    resolved, the default predictor filled in) and, for fairness, the per-policy simulations."""
-
-    output: Path
-    doc: dict
-    config: object
-    runs: dict | None = None
-
-
 def _run(args) -> int:
     from benchmark.tasks.config import from_namespace
 
@@ -46,10 +34,11 @@ def _run(args) -> int:
     return 0
 
 
-def perform(config) -> Run:
+def perform(config):
     """Run a validated configuration as `benchmark run` does: output folder checked, plugins loaded and
     the MLflow store checked before the work; the task (which prints its report unless quiet); the
-    folder logged to MLflow unless no_mlflow; the time report with profile."""
+    folder logged to MLflow unless no_mlflow; the time report with profile. Returns the task's
+    benchmark.results.Run."""
     if config.output:
         from atlas_data.outputs import check_output_folder
 

@@ -172,7 +172,7 @@ def load_config(path: str | Path) -> SweepConfig:
     n = positive("n", scalars("n", "int"))
     nodes = positive("nodes", scalars("nodes", "int"))
     if nodes:
-        from benchmark.tasks.fairness import MAX_NODES
+        from benchmark.tasks.config import MAX_NODES
 
         if max(nodes) > MAX_NODES:
             fail("nodes", f"at most {MAX_NODES:,} nodes (docs/fairness.md#the-cluster-model), got {max(nodes):,}")

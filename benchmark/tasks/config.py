@@ -36,7 +36,13 @@ from schedulers.objectives import OBJECTIVES
 TASKS = ("fairness", "prediction", "scheduling")
 #: the fairness cluster's default shape (benchmark.tasks.fairness reads them from here)
 DEFAULT_NODES, DEFAULT_GPUS_PER_NODE = 8, 8
+# The openb pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
+# default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
 EMBEDDED_TRACE_SHAPE = (4, 8)
+#: the largest cluster the simulator accepts (docs/fairness.md#the-cluster-model): 50x the largest real
+#: node list shipped (PAI, 1,814 nodes, 6,742 GPUs) and beyond any public GPU trace; every node and
+#: every GPU has simulator state, so a typo such as --nodes 100000000 would take GBs and hours
+MAX_NODES, MAX_GPUS = 100_000, 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +158,20 @@ def _opt(dest: str):
     return field(default=OPTIONS[dest].default, metadata={"option": OPTIONS[dest]})
 
 
+#: what `jobs` says when the jobs table is the configuration's `frame` (benchmark.api.run(jobs=DataFrame))
+FRAME_LABEL = "<DataFrame>"
+
+
+def _frame():
+    """The one field that is not an option: a jobs table in memory, read in place of the --jobs file
+    when `jobs` is FRAME_LABEL (the API's `jobs=DataFrame`); `jobs` names it in messages and results."""
+    return field(default=None, compare=False, repr=False)
+
+
+def _option_fields(config) -> list:
+    return [f for f in fields(config) if "option" in f.metadata]
+
+
 # ----- the configurations ------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class PredictionConfig:
@@ -171,6 +191,7 @@ class PredictionConfig:
     no_mlflow: bool = _opt("no_mlflow")
     quiet: bool = _opt("quiet")
     plugins: str | None = _opt("plugins")
+    frame: object = _frame()
 
     task = "prediction"
 
@@ -204,6 +225,7 @@ class SchedulingConfig:
     quiet: bool = _opt("quiet")
     plugins: str | None = _opt("plugins")
     profile: bool = _opt("profile")
+    frame: object = _frame()
 
     task = "scheduling"
 
@@ -262,30 +284,50 @@ class FairnessConfig:
     no_mlflow: bool = _opt("no_mlflow")
     quiet: bool = _opt("quiet")
     plugins: str | None = _opt("plugins")
+    frame: object = _frame()
 
     task = "fairness"
 
     def validate(self, given=None) -> None:
-        from benchmark.tasks.fairness import check_cluster_size
+        from benchmark.tasks.inputs import csv_list, noise_level
 
         _validate(self, given)
         check_cluster_size(self.nodes, self.gpus_per_node)  # before reading any jobs
+        sigmas = csv_list(self.noise, "noise", noise_level)
+        if len(sigmas) > 1:
+            raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
+        if sigmas and self.predictor:
+            raise InputError("give --noise or --predictor, not both (the fairness task takes one p̂)", where="--noise")
+
+
+def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
+    """--nodes and --gpus-per-node (None = not given) are >= 1 and within MAX_NODES and MAX_GPUS."""
+    for option, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node)):
+        if value is not None and value < 1:
+            raise InputError(f"{option} must be >= 1, got {value}", where=option)
+    if nodes is not None and nodes > MAX_NODES:
+        raise InputError(f"{nodes:,} nodes is more than the simulator's bound of {MAX_NODES:,} "
+                         "(docs/fairness.md#the-cluster-model)", where="--nodes")
+    gpus = (nodes or 1) * (gpus_per_node or 1)
+    if gpus > MAX_GPUS:
+        option = "--gpus-per-node" if nodes is None or (gpus_per_node or 1) > MAX_GPUS // max(nodes, 1) else "--nodes"
+        raise InputError(f"{gpus:,} GPUs ({nodes or 1:,} x {gpus_per_node or 1:,}) is more than the simulator's bound "
+                         f"of {MAX_GPUS:,} (docs/fairness.md#the-cluster-model)", where=option)
 
 
 CONFIGS = {"fairness": FairnessConfig, "prediction": PredictionConfig, "scheduling": SchedulingConfig}
-Config = PredictionConfig | SchedulingConfig | FairnessConfig
 
 
 def option_names(task: str) -> tuple[str, ...]:
     """The options (dests) of `--task TASK`, in the configuration's order."""
-    return tuple(f.name for f in fields(CONFIGS[task]))
+    return tuple(f.name for f in _option_fields(CONFIGS[task]))
 
 
 def _given(config, given) -> frozenset:
     """The options given: `given` when the caller knows them, else those that differ from their defaults."""
     if given is not None:
         return frozenset(given)
-    return frozenset(f.name for f in fields(config) if getattr(config, f.name) != f.default)
+    return frozenset(f.name for f in _option_fields(config) if getattr(config, f.name) != f.default)
 
 
 def _validate(config, given) -> None:
@@ -295,15 +337,18 @@ def _validate(config, given) -> None:
 
     from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
 
-    for f in fields(config):
+    for f in _option_fields(config):
         value = getattr(config, f.name)
         if value is not None and value != f.default:
             try:
                 check_value(OPTIONS[f.name], value, config.task)
             except (TypeError, ValueError) as exc:  # a configuration built by hand, not by from_options
-                raise InputError(str(exc).split(": ", 1)[-1], where=OPTIONS[f.name].flag) from None
+                problem = str(exc).removeprefix(f"{config.task}(): {f.name}").lstrip(": ")
+                raise InputError(problem, where=OPTIONS[f.name].flag) from None
     if getattr(config, "noise", None) is not None:
         check_noise_levels(csv_list(config.noise, "noise", noise_level))
+    if config.frame is not None and config.jobs != FRAME_LABEL:
+        raise InputError(f"a jobs table in memory goes with jobs={FRAME_LABEL!r}", where="--jobs")
     if config.columns is not None:
         if not config.jobs:
             raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
@@ -439,9 +484,9 @@ def add_run_arguments(parser) -> None:
 
 def defaults(task: str) -> dict:
     """{option: default} of `--task TASK`."""
-    return {f.name: (f.default if f.default is not MISSING else None) for f in fields(CONFIGS[task])}
+    return {f.name: (f.default if f.default is not MISSING else None) for f in _option_fields(CONFIGS[task])}
 
 
 def as_options(config) -> dict:
     """The configuration as {option: value}, what MLflow logs as the run's parameters."""
-    return {f.name: getattr(config, f.name) for f in fields(config)}
+    return {f.name: getattr(config, f.name) for f in _option_fields(config)}

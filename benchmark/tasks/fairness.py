@@ -55,8 +55,8 @@ import pandas as pd
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
-from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE
+from benchmark.results import Run, default_output_dir, format_table, write_results
+from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions, resolve_names)
 from schedulers.sampling import sample_window
@@ -66,13 +66,8 @@ from schedulers.cluster.base import LEASE_S  # noqa: F401 - benchmark.commands.r
 from schedulers.policy import PluginPolicyError, PolicyError, build_policy, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
-# The openb pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
-# default cluster (EMBEDDED_TRACE_SHAPE, benchmark.tasks.config) is 4 × 8 = 32 GPUs, where the policies
-# differ; --nodes overrides it.
-#: the largest cluster the simulator accepts (docs/fairness.md#the-cluster-model): 50x the largest real
-#: node list shipped (PAI, 1,814 nodes, 6,742 GPUs) and beyond any public GPU trace; every node and
-#: every GPU has simulator state, so a typo such as --nodes 100000000 would take GBs and hours
-MAX_NODES, MAX_GPUS = 100_000, 10_000_000
+# The cluster's default shape and bounds (DEFAULT_NODES, EMBEDDED_TRACE_SHAPE for the openb pod trace,
+# MAX_NODES, MAX_GPUS) and check_cluster_size are benchmark.tasks.config's: options checked before any work.
 # What one run may ask of the simulator (check_simulated_span): about a gigabyte of window records
 # and minutes of lease renewals per policy at most; the shipped traces stay over ten times below.
 MAX_TENANT_WINDOWS = 5_000_000
@@ -109,13 +104,14 @@ def _load(config) -> tuple[object, pd.DataFrame, dict, dict | None, tuple[int, i
     if config.jobs:
         if config.tenant_column:
             raise InputError("--tenant-column applies to --data, not to --jobs", where="--tenant-column")
-        shape = EMBEDDED_TRACE_SHAPE if config.jobs == POD_TRACE and not Path(config.jobs).exists() else None
+        shape = (EMBEDDED_TRACE_SHAPE if config.frame is None and config.jobs == POD_TRACE and not Path(config.jobs).exists()
+                 else None)
         if config.predictor:
             return (config, *_load_trace_learned(config), shape, config.predictor,
                     TRANSFER_SOURCE if config.train_jobs else LEARNED_SOURCE)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet)
+        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
         label = "column" if "predicted_duration" in table.columns else None
         return config, table, card, None, shape, label, COLUMN_SOURCE if label else None
     from atlas_data.named import resolve_dataset
@@ -137,7 +133,7 @@ def _load_trace_learned(config) -> tuple[pd.DataFrame, dict, None]:
         raise InputError("the fairness task takes one predictor", where="--predictor")
     trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs, seed=config.seed,
                         columns=config.columns, train_columns=config.train_columns,
-                        quiet=config.quiet)
+                        quiet=config.quiet, frame=config.frame)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=config.seed, quiet=config.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
@@ -277,12 +273,8 @@ def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
     from benchmark.tasks.traces import NOISE_SOURCE
 
-    sigmas = csv_list(config.noise, "noise", noise_level)
+    sigmas = csv_list(config.noise, "noise", noise_level)  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
-        if len(sigmas) != 1:
-            raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
-        if config.predictor:
-            raise InputError("give --noise or --predictor, not both (the fairness task takes one p̂)", where="--noise")
         (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
         return jobs.with_predictions(p_hat), name, NOISE_SOURCE
     if jobs.predicted is None:
@@ -330,21 +322,6 @@ def _capacities(config, default_shape) -> tuple[list[int], str]:
     return [gpn] * nodes, f"{nodes} x {gpn} GPUs"
 
 
-def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
-    """--nodes and --gpus-per-node (None = not given) are >= 1 and within MAX_NODES and MAX_GPUS."""
-    for option, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node)):
-        if value is not None and value < 1:
-            raise InputError(f"{option} must be >= 1, got {value}", where=option)
-    if nodes is not None and nodes > MAX_NODES:
-        raise InputError(f"{nodes:,} nodes is more than the simulator's bound of {MAX_NODES:,} "
-                         "(docs/fairness.md#the-cluster-model)", where="--nodes")
-    gpus = (nodes or 1) * (gpus_per_node or 1)
-    if gpus > MAX_GPUS:
-        option = "--gpus-per-node" if nodes is None or (gpus_per_node or 1) > MAX_GPUS // max(nodes, 1) else "--nodes"
-        raise InputError(f"{gpus:,} GPUs ({nodes or 1:,} x {gpus_per_node or 1:,}) is more than the simulator's bound "
-                         f"of {MAX_GPUS:,} (docs/fairness.md#the-cluster-model)", where=option)
-
-
 # ----- the task ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Prepared:
@@ -365,8 +342,6 @@ class Prepared:
 def execute(config, timings=None):
     """Simulate and write the run of a validated FairnessConfig (benchmark.tasks.config): a Run whose
     `runs` are the simulations ({policy: FairnessRun})."""
-    from benchmark.commands.run import Run
-
     if config.output:
         check_output_folder(config.output, "run")  # a bad --output fails before any computation
     prep = prepare(config)

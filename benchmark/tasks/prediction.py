@@ -28,7 +28,7 @@ import numpy as np
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
-from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.results import Run, default_output_dir, format_table, write_results
 
 DEFAULT_METHODS = (
     "constant",
@@ -62,7 +62,6 @@ def execute(config, timings=None):
     """Fit, score and write the run of a PredictionConfig (benchmark.tasks.config): a Run."""
     from predictors.data import SplitData, default_dataset_dir
 
-    from benchmark.commands.run import Run
     from benchmark.tasks.traces import check_trace_options, trace_split
 
     methods = _method_list(config)  # validate names before any expensive work
@@ -79,7 +78,7 @@ def execute(config, timings=None):
     if config.jobs:
         trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs,
                             n=config.n, seed=seed, columns=config.columns, train_columns=config.train_columns,
-                            quiet=quiet)
+                            quiet=quiet, frame=config.frame)
         split, card = trace.split, trace.card
     else:
         ds_dir = Path(config.data) if config.data else default_dataset_dir(quiet=quiet)

@@ -46,10 +46,9 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, final_text, output_folder
-from benchmark.commands.run import Run
 from benchmark.options import machine_count
 from benchmark.progress import Progress
-from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions, resolve_names)
 from benchmark.timings import Timings
@@ -77,7 +76,7 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
             trace = trace_split(config.jobs, feature_columns=config.feature_columns,
                                 train_spec=config.train_jobs, seed=config.seed,
                                 columns=config.columns,
-                                train_columns=config.train_columns, quiet=config.quiet)
+                                train_columns=config.train_columns, quiet=config.quiet, frame=config.frame)
 
             def learner(methods, job_ids):
                 return trace_predictions(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
@@ -86,7 +85,7 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
             return trace.test_jobs, card, f"{config.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet)
+        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
         return table, card, str(config.jobs), None
     from atlas_data.build import load_dataset, test_jobs
 

@@ -76,6 +76,18 @@ def test_feature_columns_reach_the_predictor_through_the_api(prediction_runs, jo
     assert with_app.loc[1, "rmsle"] < 0.5 * without.loc[0, "rmsle"]
 
 
+def test_a_dataframe_is_read_as_its_file_would_be_feature_columns_included(prediction_runs, jobs_file, tmp_path):
+    cli, _, _ = prediction_runs
+    frame = pd.read_csv(jobs_file)
+    mine = api.run("prediction", jobs=frame, columns=COLUMNS, feature_columns="app,role",
+                   methods="constant,single-stage", output=tmp_path / "out")
+    _same_rows(cli, mine)
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["dataset"]["path"] == "<DataFrame>" and doc["dataset"]["feature_columns"]["categorical"][1:] == ["app", "role"]
+    with pytest.raises(InputError, match="^<DataFrame>: row 1: duration must be > 0, got -1"):
+        api.run("prediction", jobs=frame.assign(runtime=-1.0), columns=COLUMNS, methods="constant")
+
+
 def test_scheduling_rows_are_the_command_lines(tmp_path, jobs_file):
     argv = ["--jobs", str(jobs_file), "--columns", COLUMNS, "--objective", "max_stretch",
             "--policies", "fifo,srpt,spjf", "--noise", "0.5,1", "--n", "120", "--seed", "3", "--sample", "random"]
@@ -156,9 +168,11 @@ def test_command_line_api_and_sweep_cells_build_the_same_configuration():
 def test_validate_names_the_option_of_a_configuration_built_by_hand():
     with pytest.raises(InputError, match="--nodes: 100,001 nodes is more than the simulator's bound"):
         cfg.FairnessConfig(nodes=100_001).validate()
-    with pytest.raises(InputError, match="--lease: .*must be > 0"):
+    with pytest.raises(InputError, match="^--lease: a time span in seconds must be > 0, got '-5.0'$"):
         cfg.FairnessConfig(lease=-5.0).validate()
     with pytest.raises(InputError, match="--machines applies to --objective makespan only"):
         cfg.SchedulingConfig(objective="max_stretch", machines="4").validate()
+    with pytest.raises(InputError, match="--noise: the fairness task takes one finite noise level"):
+        cfg.FairnessConfig(noise="0,1").validate()  # was found only after the jobs were read
     with pytest.raises(InputError, match="--columns maps the columns of a --jobs FILE"):
         cfg.PredictionConfig(columns="duration=runtime").validate()
