@@ -10,10 +10,14 @@ the same configuration with the same defaults and the same checks:
 - the command line parses text (`from_namespace`: the parser keeps only the options given);
 - the API gives Python values (`from_options`: a list for a comma list, a dict for `--columns`,
   numbers for numbers), converted by the same converters as the command line's text;
-- `Config.validate(given)` checks what needs no data (options of another task, option pairs that
-  do not go together, cluster bounds) and raises InputError naming the option.
+- `validate(given)` checks what needs no data (each value's range, options of another task, option
+  pairs that do not go together, the cluster's bounds) and raises InputError naming the option.
 
-May import the standard library, atlas_data, schedulers and benchmark (options, tasks).
+A configuration's one field that is not an option is `frame`: the jobs table in memory that the API
+was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>`.
+
+May import the standard library, numpy, atlas_data, schedulers and benchmark (options, tasks.inputs,
+cli for `from_argv`).
 """
 
 from __future__ import annotations
