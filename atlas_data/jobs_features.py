@@ -191,13 +191,15 @@ def check_feature_columns(source: pd.DataFrame, jobs: pd.DataFrame, names, path:
 
 
 def read_jobs_with_features(path: str | os.PathLike, names, columns: dict[str, str] | None = None,
-                            option: str = "--columns") -> tuple[pd.DataFrame, FeatureColumns]:
-    """A jobs-table file with the user's feature columns kept beside the jobs-table columns.
+                            option: str = "--columns", frame: pd.DataFrame | None = None
+                            ) -> tuple[pd.DataFrame, FeatureColumns]:
+    """A jobs-table file (or `frame`, a table in memory that `path` names) with the user's feature
+    columns kept beside the jobs-table columns.
 
     `columns` maps jobs-table columns to the file's own names (given by the command-line `option`,
     `--columns` or `--train-columns`); feature columns are named as in the file.
     """
-    df, places = read_jobs_source(path, columns, option)
+    df, places = read_jobs_source(path, columns, option, frame=frame)
     jobs = validate_jobs(df, str(path), places=places)
     columns, values = check_feature_columns(df, jobs, names, str(path))
     return pd.concat([jobs, values], axis=1), columns

@@ -586,13 +586,18 @@ def _importer_hint(columns) -> str | None:
     return None
 
 
-def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None, option: str = "--columns"):
+def read_jobs_source(path: str | os.PathLike, columns: dict[str, str] | None = None, option: str = "--columns",
+                     frame: pd.DataFrame | None = None):
     """A jobs-table file as read, its columns renamed by `columns` ({jobs column: file column}, given by
     the command-line `option`): (frame, Places). A missing required column is an InputError that
-    suggests the `option` to give."""
+    suggests the `option` to give. `frame` is a table in memory read in place of the file (`path`
+    then only names it in messages, e.g. `<DataFrame>`)."""
     mapping = dict(columns or {})
     text_columns = (mapping.get("job_id", "job_id"), mapping.get("tenant", "tenant"))
-    df, kind = read_table(path, string_columns=text_columns)
+    if frame is not None:
+        df, kind = frame.copy(), "frame"  # its rows are numbered from 1, as a parquet file's
+    else:
+        df, kind = read_table(path, string_columns=text_columns)
     df = apply_column_map(df, mapping, str(path), option)
     for column in REQUIRED_COLUMNS:
         if column not in df.columns:

@@ -14,7 +14,8 @@ objectives and fairness task — so a number computed here is the number a comma
 | `test_jobs(data, predictor)` | the test split as a jobs table, with learned p̂ | `atlas_data.build.test_jobs` |
 | `simulate(jobs, policy)` | one policy on the engine: per-job start and completion | `schedulers.engine.simulate` |
 | `score(jobs, objective)` | ratio to the optimum / bound per policy and p̂ | `schedulers.objectives.run_objective` |
-| `fairness(...)` | the fairness task: metrics per policy, per-job and per-tenant tables | `benchmark.tasks.fairness.execute` |
+| `fairness(...)` | the fairness task: metrics per policy, per-job and per-tenant tables | `run("fairness", ...)` |
+| `run(task, **options)` | any task, every option of `benchmark run --task TASK`: the results rows | `benchmark.commands.run.perform` |
 
 Bad input raises `atlas_data.errors.InputError` with the same one-line message the command line
 prints; an argument of the wrong kind (an array where a DataFrame goes, …) a TypeError or ValueError. Nothing here writes outside the folders it is given, except that a dataset's
@@ -36,7 +37,7 @@ import pandas as pd
 
 __all__ = [
     "Dataset", "FairnessResult", "build_dataset", "fairness", "import_trace", "load_dataset", "load_jobs",
-    "method_names", "policy_names", "predict", "prediction_scores", "score", "simulate", "test_jobs",
+    "method_names", "policy_names", "predict", "prediction_scores", "run", "score", "simulate", "test_jobs",
 ]
 
 PathLike = str | os.PathLike
@@ -567,7 +568,8 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
              gpus_per_node: int | None = None, n: int | None = None, predictor: str | None = None,
              noise: float | None = None, seed: int = 0, output: PathLike | None = None, quiet: bool = True,
              **options) -> FairnessResult:
-    """The fairness task (`benchmark run --task fairness`) on a multi-tenant GPU cluster.
+    """The fairness task (`benchmark run --task fairness`) on a multi-tenant GPU cluster: `run("fairness", ...)`
+    with the per-job and per-tenant tables of every policy beside the metrics.
 
     Jobs from one of: `jobs` (a jobs table — DataFrame, file or shipped trace name; its `gpus`,
     `tenant`, `weight`, `predicted_duration` are used), `scenario` (`venus`, `philly`), `data`
@@ -576,7 +578,7 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     `noise` = σ of p̂ = p·exp(σZ). Further task options by their command-line names with `_`:
     `lease`, `interval`, `cold_start`, `fair_share`, `fair_window`, `tenant_weights`,
     `tenant_column`, `node_list`, `tenant_loss_share` (default `eq8`), `job_rho_from` (default
-    `tick`), `sample`; every default is the command line's. With `output`
+    `tick`), `sample`, `feature_columns`, `columns`, `train_jobs`; every default is the command line's. With `output`
     the task's folder (results.json, per-job parquet files, plots) is written there too.
 
     >>> jobs = pd.DataFrame({"job_id": [f"j{i}" for i in range(8)], "submit_time": [0.0, 0, 0, 0, 60, 60, 120, 120],
@@ -595,123 +597,74 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
     >>> result.options["cluster"]
     '1 x 8 GPUs'
     """
-    import tempfile
-
-    from atlas_data.errors import InputError
-    from benchmark.tasks import fairness as task
-
-    args = _run_defaults("fairness")
-    unknown = sorted(set(options) - task.READS)
-    if unknown:
-        raise InputError(f"fairness() has no option {unknown[0]!r}")
-    options = _typed_options("fairness", {"scenario": scenario, "nodes": nodes, "gpus_per_node": gpus_per_node,
-                                          "n": n, "seed": seed, **options})
-    scenario, nodes, gpus_per_node, n, seed = (options.pop(k) for k in ("scenario", "nodes", "gpus_per_node", "n", "seed"))
-    if jobs is not None and not isinstance(jobs, pd.DataFrame):
-        _check_jobs_spec(jobs)
     if data is not None and not isinstance(data, (str, os.PathLike, Dataset)):
         raise TypeError(f"data must be a dataset (folder, name or Dataset), got {type(data).__name__}"
                         + (" (a jobs table goes in the first argument, jobs)" if isinstance(data, pd.DataFrame) else ""))
-    frame_path = None
-    with tempfile.TemporaryDirectory(prefix="atlas-fairness-") as tmp:
-        if isinstance(jobs, pd.DataFrame):
-            frame_path = Path(tmp) / "jobs.parquet"
-            load_jobs(jobs).to_parquet(frame_path, index=False)
-            jobs = frame_path
-        values = {"jobs": None if jobs is None else str(jobs), "scenario": scenario,
-                  "data": None if data is None else str(data.path if isinstance(data, Dataset) else data),
-                  "policies": None if policies is None else (policies if isinstance(policies, str) else ",".join(policies)),
-                  "nodes": nodes, "gpus_per_node": gpus_per_node, "n": n, "predictor": predictor,
-                  "noise": None if noise is None else str(noise), "seed": seed, "quiet": quiet,
-                  "output": str(output) if output is not None else str(Path(tmp) / "run"), **options}
-        for key, value in values.items():
-            setattr(args, key, value)
-        try:
-            _, doc, runs = task.execute(args)
-        except InputError as exc:
-            if frame_path is None or exc.path != str(frame_path):
-                raise
-            # the task read the frame from a temporary file of ours: name what the user gave
-            raise InputError(exc.problem, path="<DataFrame>", where=exc.where) from None
-        if frame_path is not None and output is not None:
-            _unname_temporary(Path(output) / "results.json", str(frame_path))
+    given = {"jobs": jobs, "scenario": scenario, "data": data.path if isinstance(data, Dataset) else data,
+             "policies": policies, "nodes": nodes, "gpus_per_node": gpus_per_node, "n": n, "predictor": predictor,
+             "noise": noise, "seed": seed, "output": output, "quiet": quiet, **options}
+    done = _perform("fairness", given, "fairness")
+    doc, runs = done.doc, done.runs
     # value / reference / ratio repeat sharing_loss_jobs in the task's common row schema: left out here
     metrics = pd.DataFrame(doc["rows"]).set_index("policy").drop(columns=["value", "reference", "ratio"])
     return FairnessResult(metrics, {name: run.jobs for name, run in runs.items()},
                           {name: run.tenant_intervals for name, run in runs.items()}, dict(doc.get("options") or {}))
 
 
-def _unname_temporary(results: Path, temporary: str) -> None:
-    """The run read the user's DataFrame from a temporary file of ours, deleted by now: the results
-    name what the user gave, `<DataFrame>`, not that file."""
-    import json
-
-    from atlas_data.io import write_text_atomic
-
-    def swap(value):
-        if isinstance(value, dict):
-            return {k: swap(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [swap(v) for v in value]
-        return "<DataFrame>" if value == temporary else value
-
-    if results.is_file():
-        doc = json.loads(results.read_text(encoding="utf-8"))
-        write_text_atomic(results, json.dumps(swap(doc), indent=2) + "\n")
+# ----- any task, as `benchmark run` ------------------------------------------------------------------
+#: the two defaults of the API that are not the command line's: nothing on stdout, no MLflow run
+API_DEFAULTS = {"quiet": True, "no_mlflow": True}
 
 
-def _typed_options(function: str, given: dict) -> dict:
-    """Options given by keyword, checked and converted as `benchmark run` parses its command line: the
-    command line's values are text that argparse converts, a keyword's may be anything (nodes=1.5,
-    lease="900", scenario="bogus" went on to fail deep inside the task, or not at all)."""
-    import argparse
+def run(task: str, **options) -> pd.DataFrame:
+    """`benchmark run --task TASK` with every option by its long name with `_` (`jobs=`, `feature_columns=`,
+    `columns=`, `train_jobs=`, `predictor=`, `policies=`, `objective=`, `nodes=`, …): the results rows —
+    the rows of results.json, one per method (prediction), per policy and p̂ (scheduling) or per
+    policy (fairness) — as a DataFrame, computed by the code the command line runs with the same
+    configuration (benchmark.tasks.config), so its numbers are the command line's.
 
-    from benchmark.cli import build_parser
+    Values are Python values: a list for a comma-separated option (`policies=["srpt", "fifo"]`, or
+    the text `"srpt,fifo"`), a dict for `columns=`, numbers for numbers, True for a flag; a DataFrame
+    is a jobs table too (`jobs=frame`). None means "not given". Every default is the command line's,
+    except `quiet=True` and `no_mlflow=True`. Without `output` the run's folder is a temporary one,
+    deleted on return. An option that is not one of `benchmark run` is an InputError naming it and
+    its close matches; an option of another task is the command line's error.
 
-    run = next(a for a in build_parser(["run"])._actions if isinstance(a, argparse._SubParsersAction)).choices["run"]
-    actions = {a.dest: a for a in run._actions}
-    out = {}
-    for key, value in given.items():
-        action = actions.get(key)
-        if value is None or action is None:
-            out[key] = value
-            continue
-        if action.choices is not None and value not in action.choices:
-            raise ValueError(f"{function}(): {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
-        real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-        kind = getattr(action.type, "kind", action.type)  # a bounded type of benchmark.options: int or float
-        if kind is int:
-            if not (isinstance(value, (int, np.integer)) and real or real and float(value).is_integer()):
-                raise TypeError(f"{function}(): {key} must be a whole number, got {value!r}")
-            value = int(value)
-        elif kind is float:
-            if not real:
-                raise TypeError(f"{function}(): {key} must be a number, got {value!r}")
-            value = float(value)
-        if kind in (int, float) and action.type is not kind:  # its range, as the command line checks it
-            try:
-                value = action.type(repr(value))
-            except argparse.ArgumentTypeError as exc:
-                raise ValueError(f"{function}(): {key}: {exc}") from None
-        elif kind in (int, float):
-            pass  # a plain int or float option
-        elif action.type is None:
-            if not isinstance(value, (str, os.PathLike)):
-                raise TypeError(f"{function}(): {key} must be text (as --{key.replace('_', '-')} takes it), got "
-                                f"{type(value).__name__}")
-            value = str(value)
-        else:  # a converting function of the command line's (--seed): it reads text
-            try:
-                value = action.type(str(value))
-            except (argparse.ArgumentTypeError, ValueError) as exc:
-                raise ValueError(f"{function}(): {key}: {exc}") from None
-        out[key] = value
-    return out
+    >>> _ = (folder / "jobs.csv").write_text("id,submit,runtime,est\\n" + "".join(
+    ...     f"j{i},{i},{10 + (7 * i) % 50},{12 + (7 * i) % 50}\\n" for i in range(40)))
+    >>> rows = run("scheduling", jobs=folder / "jobs.csv", objective="total_completion", policies=["fifo", "srpt"],
+    ...            columns={"job_id": "id", "submit_time": "submit", "duration": "runtime"})
+    >>> rows[["policy", "value", "reference", "ratio"]].round(3)
+      policy    value  reference  ratio
+    0   fifo  27820.0    21203.0  1.312
+    1   srpt  21203.0    21203.0  1.000
+    >>> run("scheduling", jobs=folder / "jobs.csv", objectve="makespan")
+    Traceback (most recent call last):
+    atlas_data.errors.InputError: objectve: run() has no option 'objectve' (did you mean objective?)
+    """
+    return pd.DataFrame(_perform(task, options, "run").doc["rows"])
 
 
-def _run_defaults(task: str):
-    """The parsed defaults of `benchmark run --task TASK`: one source of every option's default."""
-    from benchmark.cli import build_parser
+def _perform(task: str, options: dict, function: str):
+    """`benchmark.commands.run.perform` of the configuration built from keyword `options`: a
+    `benchmark.results.Run`. A DataFrame given as `jobs` is read as a file would be, named
+    `<DataFrame>` in messages and in results.json."""
+    import tempfile
+    from dataclasses import replace
 
-    args = build_parser().parse_args(["run", "--task", task, "--no-mlflow", "--quiet"])
-    return args
+    from benchmark.commands.run import perform
+    from benchmark.tasks.config import FRAME_LABEL, from_options
+
+    options = dict(options)
+    frame = options.get("jobs")
+    if isinstance(frame, pd.DataFrame):
+        options["jobs"] = FRAME_LABEL
+    else:
+        frame = None
+        if options.get("jobs") is not None:
+            _check_jobs_spec(options["jobs"])
+    with tempfile.TemporaryDirectory(prefix=f"atlas-{task}-") as tmp:
+        if options.get("output") is None:
+            options["output"] = Path(tmp) / "run"
+        config = from_options(task, options, function=function, defaults=API_DEFAULTS)
+        return perform(config if frame is None else replace(config, frame=frame))

@@ -6,7 +6,7 @@ and `read_int` / `read_float` for the items of a comma-separated option (`--mach
 `--noise 0,0.5`), which benchmark.tasks.inputs.csv_list converts with them. A sweep config's
 values reach the same types: every cell's argv is parsed by the `run` parser before any cell runs
 (benchmark.sweeps.config), and the Python API converts its keywords with them too
-(benchmark.api._typed_options). A bad value is exit 2 with one line that quotes the value as the
+(benchmark.tasks.config.check_value, which also knows each option's Python type). A bad value is exit 2 with one line that quotes the value as the
 user wrote it (not `1e+12` for 1.0000001e12, nor `inf` for 1e400, which is "too large").
 
 `seed` is the type of every `--seed` (and `--sample-seed`, `--pipeline-seed`): an integer from 0 to
@@ -31,7 +31,7 @@ MAX_JOBS = 10**9
 MAX_SYNTH_JOBS = 2_000_000
 #: machines of a makespan run: each machine is simulator state (100,000 machines: 0.4 GB and half a
 #: minute on the default data); the paper's largest is 100. The fairness cluster has its own bounds
-#: (benchmark.tasks.fairness.MAX_NODES, MAX_GPUS)
+#: (benchmark.tasks.config.MAX_NODES, MAX_GPUS)
 MAX_MACHINES = 100_000
 #: any time span of the fairness simulator, s (--lease, --interval, --fair-window, --cold-start): the
 #: bound of every time in a jobs table (atlas_data.jobs_table.MAX_SECONDS, ~31,700 years)
@@ -95,7 +95,6 @@ def integer(low: int, high: int, what: str):
     def convert(text: str) -> int:
         return read_int(text, low, high, what)
 
-    convert.kind = int  # benchmark.api checks a keyword's type as the command line's would be
     convert.__name__ = "integer"
     return convert
 
@@ -105,13 +104,11 @@ def number(low: float, high: float, what: str, *, above_low: bool = False):
     def convert(text: str) -> float:
         return read_float(text, low, high, what, above_low=above_low)
 
-    convert.kind = float
     convert.__name__ = "number"
     return convert
 
 
 seed = integer(0, MAX_SEED, "a seed")
-del seed.kind  # benchmark.api gives a seed keyword to it as text, as the command line does ("x" is not an integer)
 job_count = integer(1, MAX_JOBS, "a number of jobs")
 synthetic_jobs = integer(1, MAX_SYNTH_JOBS, "a number of synthetic jobs")
 workers = integer(1, MAX_WORKERS, "a number of workers")

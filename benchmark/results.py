@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,18 @@ def package_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:  # numba is optional: the loops then run as Python
             versions[name] = None
     return versions
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished `benchmark run`: its output folder, results.json (`doc`), the configuration as run
+    (benchmark.tasks.config: a dataset resolved, the default predictor filled in) and, for fairness,
+    the per-policy simulations ({policy: FairnessRun})."""
+
+    output: Path
+    doc: dict
+    config: object
+    runs: dict | None = None
 
 
 def write_results(

@@ -21,7 +21,6 @@ it atlas_data and schedulers.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -98,18 +97,19 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=_reproduce)
 
 
-def _run_args(ns, objective: str, protocol: str, out: Path) -> argparse.Namespace:
+def _run_args(ns, objective: str, protocol: str, out: Path):
+    """The SchedulingConfig of one of the six runs (the `run` defaults for every option not named here)."""
+    from benchmark.tasks.config import make
+
     predictors = None
     if ns.data_dir is not None:
         predictors = ",".join(dict.fromkeys([ns.predictor, ns.iso_predictor]))
-    return argparse.Namespace(
-        task="scheduling", objective=objective, protocol=protocol, jobs=ns.jobs,
-        data=None if ns.data_dir is None else str(ns.data_dir), predictor=predictors,
-        noise=None if ns.noise is None else str(ns.noise), policies=POLICIES[(objective, protocol)],
-        n=None, seed=ns.seed, sample_seed=ns.sample_seed if protocol == "paper" else None,
-        machines=None, prr_lambda=0.7, sample="window", output=str(out / f"{protocol}-{objective}"),
-        quiet=True, no_mlflow=True, plugins=None,
-    )
+    options = {"objective": objective, "protocol": protocol, "jobs": ns.jobs,
+               "data": None if ns.data_dir is None else str(ns.data_dir), "predictor": predictors,
+               "noise": None if ns.noise is None else str(ns.noise), "policies": POLICIES[(objective, protocol)],
+               "seed": ns.seed, "sample_seed": ns.sample_seed if protocol == "paper" else None,
+               "output": str(out / f"{protocol}-{objective}"), "quiet": True, "no_mlflow": True}
+    return make("scheduling", {k: v for k, v in options.items() if v is not None})
 
 
 def _pick(doc: dict, selector, metric: str, roles: dict) -> float | None:
@@ -286,8 +286,7 @@ def _reproduce(args) -> int:
             docs[objective] = {}
             for protocol in ("paper", "honest"):
                 say(f"{objective}: {protocol} protocol", args.quiet)
-                _, doc = execute(_run_args(args, objective, protocol, folder))
-                docs[objective][protocol] = doc
+                docs[objective][protocol] = execute(_run_args(args, objective, protocol, folder)).doc
         lines = build_table(docs, roles)
         elapsed = time.perf_counter() - started
         text = markdown(lines, source, docs, elapsed, roles)

@@ -917,7 +917,7 @@ def reproduce(args) -> int:
     args.leases = _numbers(args.leases, "leases", lambda t: read_float(t, 1.0, MAX_SECONDS, "a lease"), 1.0)
     args.sizes = _numbers(args.sizes, "sizes", int, 1)
     args.philly_nodes = _numbers(args.philly_nodes, "philly-nodes", int, 1)
-    from benchmark.tasks.fairness import MAX_NODES
+    from benchmark.tasks.config import MAX_NODES
 
     for what, values in (("venus-nodes", [args.venus_nodes]), ("sizes", args.sizes), ("philly-nodes", args.philly_nodes)):
         if any(v is not None and v > MAX_NODES for v in values):  # the fairness simulator's bound (docs/fairness.md)

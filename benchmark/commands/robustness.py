@@ -237,7 +237,7 @@ def _check_traces(args) -> tuple[list[str], str | None]:
 
 def _check(args):
     """Every option, before any work: (scenarios, traces, predictor, σs, controls, p̂ policies, references)."""
-    from benchmark.tasks.fairness import MAX_NODES
+    from benchmark.tasks.config import MAX_NODES
     from benchmark.tasks.inputs import csv_list, noise_level, resolve_policies
     from schedulers.cluster.scenarios import SCENARIOS
     from schedulers.policy import get_policy, policy_names
@@ -284,26 +284,26 @@ def _check(args):
 
 
 def scenario_args(args, scenario: str):
-    """The `benchmark run --task fairness --scenario ...` options of one scenario (the run parser's defaults)."""
+    """The FairnessConfig of `benchmark run --task fairness --scenario ...` for one scenario (the run defaults otherwise)."""
     nodes = args.venus_nodes if scenario == "venus" else args.philly_nodes if scenario == "philly" else None
-    return _run_args(args, ["--scenario", scenario], nodes)
+    return _run_args(args, {"scenario": scenario}, nodes)
 
 
 def trace_args(args, trace: str, predictor: str):
-    """The `benchmark run --task fairness --jobs TRACE --predictor NAME --nodes N` options of one trace:
+    """The FairnessConfig of `benchmark run --task fairness --jobs TRACE --predictor NAME --nodes N` of one trace:
     `prepare` then reads its test part and learns p̂ on its train/validation part, as `run` does."""
-    return _run_args(args, ["--jobs", trace, "--predictor", predictor], args.jobs_nodes)
+    return _run_args(args, {"jobs": trace, "predictor": predictor}, args.jobs_nodes)
 
 
-def _run_args(args, source: list[str], nodes: int | None):
-    from benchmark.cli import build_parser
+def _run_args(args, source: dict, nodes: int | None):
+    from benchmark.tasks.config import make
 
-    argv = ["run", "--task", "fairness", *source, "--seed", str(args.seed), "--quiet", "--no-mlflow"]
+    options = {**source, "seed": args.seed, "quiet": True, "no_mlflow": True}
     if nodes is not None:
-        argv += ["--nodes", str(nodes)]
+        options["nodes"] = nodes
     if args.n is not None:
-        argv += ["--n", str(args.n)]
-    return build_parser(["run"]).parse_args(argv)
+        options["n"] = args.n
+    return make("fairness", options)
 
 
 # ----- the runs ---------------------------------------------------------------------------------

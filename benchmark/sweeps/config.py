@@ -37,7 +37,7 @@ unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as 
 not start 100,000 runs. The file must be a regular UTF-8 file within the YAML limits of
 atlas_data.yamlio (docs/data-formats.md#limits).
 
-May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), schedulers.objectives,
+May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), benchmark.tasks.config (a cell's configuration), schedulers.objectives,
 schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
@@ -172,7 +172,7 @@ def load_config(path: str | Path) -> SweepConfig:
     n = positive("n", scalars("n", "int"))
     nodes = positive("nodes", scalars("nodes", "int"))
     if nodes:
-        from benchmark.tasks.fairness import MAX_NODES
+        from benchmark.tasks.config import MAX_NODES
 
         if max(nodes) > MAX_NODES:
             fail("nodes", f"at most {MAX_NODES:,} nodes (docs/fairness.md#the-cluster-model), got {max(nodes):,}")
@@ -399,26 +399,20 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
         option = re.search(r"--[a-z][a-z-]*", message)
         key = _OPTION_TO_KEY.get(option.group(0), "options") if option else "options"
         raise InputError(f"`benchmark run` rejects it: {message}", path=config.path, where=key) from None
-    from benchmark.commands.run import check_task_options, load_plugins
+    from benchmark.commands.run import load_plugins
+    from benchmark.tasks.config import from_namespace
 
-    try:
-        check_task_options(parsed)
+    try:  # the cell's configuration, as `benchmark run` builds it: an option of another task, a cluster
+        # beyond the simulator's bound, ... refused now, not in every cell
+        parsed = from_namespace(parsed)
     except InputError as exc:
         key = _OPTION_TO_KEY.get(exc.where, "options")
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
-    if parsed.task == "fairness":  # a cluster beyond the simulator's bound: refused now, not in every cell
-        from benchmark.tasks.fairness import check_cluster_size
-
-        try:
-            check_cluster_size(parsed.nodes, parsed.gpus_per_node)
-        except InputError as exc:
-            key = _OPTION_TO_KEY.get(exc.where, "options")
-            raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where=key) from None
     try:
-        load_plugins(getattr(parsed, "plugins", None))  # they may register policies or prediction methods
+        load_plugins(parsed.plugins)  # they may register policies or prediction methods
     except InputError as exc:
         raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="options") from None
-    if getattr(parsed, "predictor", None):  # an unknown method: refused now, not after every cell failed
+    if parsed.predictor:  # an unknown method: refused now, not after every cell failed
         from predictors.methods import check_method_name
 
         try:
@@ -429,7 +423,7 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
     if getattr(parsed, "policies", None):  # a policy name or parameter the run refuses: refused now, not in every cell
         from schedulers.policy import resolve_policy, split_policy_list, task_kind
 
-        kind = task_kind(parsed.task, parsed.objective)
+        kind = task_kind(parsed.task, getattr(parsed, "objective", None))
         try:
             for item in split_policy_list(parsed.policies):
                 resolve_policy(item, kind)

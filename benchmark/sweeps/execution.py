@@ -480,7 +480,7 @@ def run_sweep(
 def _log_sweep(config: SweepConfig, out_dir: Path, results: list[CellResult], executor: str) -> list[str]:
     """Log the sweep (one run) and each finished cell (a nested run each) from this, the parent, process;
     problems are returned, not raised (the sweep's results stand without its MLflow runs)."""
-    from benchmark.cli import build_parser
+    from benchmark.tasks.config import as_options, from_argv
     from benchmark.tracking import log_sweep
 
     cells, warnings = [], []
@@ -491,8 +491,9 @@ def _log_sweep(config: SweepConfig, out_dir: Path, results: list[CellResult], ex
         if not (cell_dir / "results.json").exists():
             warnings.append(f"cell {result.cell.id}: not logged to MLflow: {cell_dir} is not visible here")
             continue
-        args = build_parser(["run"]).parse_args(list(result.cell.argv) + ["--output", str(cell_dir), "--quiet"])
-        options = {k: v for k, v in vars(args).items() if k not in ("handler", "quiet", "no_mlflow")}
+        cell = from_argv(list(result.cell.argv) + ["--output", str(cell_dir), "--quiet"])
+        options = {"command": "run", "task": cell.task,
+                   **{k: v for k, v in as_options(cell).items() if k not in ("quiet", "no_mlflow")}}
         options.update(sweep=str(out_dir), sweep_cell=result.cell.id)
         cells.append((result.cell.id, cell_dir, options))
     params = {"config": str(Path(config.path).resolve()), "executor": executor, "n_cells": len(results),

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,28 +54,20 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
-from benchmark.options import seconds, seconds_or_zero
 from benchmark.progress import Progress, say
-from benchmark.results import default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
+from benchmark.results import Run, default_output_dir, format_table, write_results
+from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions, resolve_names)
 from schedulers.sampling import sample_window
-from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, TENANT_LOSS_SHARES, ideal_fairness, simulate_fairness
+from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.cluster.ltgf import FAIR_SHARES
-from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.cluster.base import LEASE_S  # noqa: F401 - benchmark.commands.reproduce_astraea reads it here
 from schedulers.policy import PluginPolicyError, PolicyError, build_policy, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
-DEFAULT_NODES = 8
-DEFAULT_GPUS_PER_NODE = 8
-# The openb pod trace barely contends for 64 GPUs (every policy is then trivially fair), so its
-# default cluster is 4 × 8 = 32 GPUs, where the policies differ; --nodes overrides it.
-EMBEDDED_TRACE_SHAPE = (4, 8)
-#: the largest cluster the simulator accepts (docs/fairness.md#the-cluster-model): 50x the largest real
-#: node list shipped (PAI, 1,814 nodes, 6,742 GPUs) and beyond any public GPU trace; every node and
-#: every GPU has simulator state, so a typo such as --nodes 100000000 would take GBs and hours
-MAX_NODES, MAX_GPUS = 100_000, 10_000_000
+# The cluster's default shape and bounds (DEFAULT_NODES, EMBEDDED_TRACE_SHAPE for the openb pod trace,
+# MAX_NODES, MAX_GPUS) and check_cluster_size are benchmark.tasks.config's: options checked before any work.
 # What one run may ask of the simulator (check_simulated_span): about a gigabyte of window records
 # and minutes of lease renewals per policy at most; the shipped traces stay over ten times below.
 MAX_TENANT_WINDOWS = 5_000_000
@@ -87,124 +79,88 @@ TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "sh
                  "sim_seconds"]
 
 
-# the `benchmark run` options this task reads, beside the common ones (the others are refused)
-READS = frozenset({"cold_start", "data", "fair_share", "fair_window", "gpus_per_node", "interval", "job_rho_from",
-                   "jobs", "lease", "n", "node_list", "nodes", "noise", "policies", "predictor", "sample", "scenario",
-                   "tenant_column", "tenant_loss_share", "tenant_weights", "feature_columns", "train_jobs", "train_columns"})
-
-
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("fairness task")
-    g.add_argument("--scenario", choices=sorted(SCENARIOS),
-                   help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = "
-                        "the real Philly trace, busiest two weeks, 210 x 8 GPUs, quota ∝ requested GPUs per VC "
-                        "(see docs/real-traces.md)")
-    g.add_argument("--nodes", type=int, help=f"cluster nodes (fairness; default {DEFAULT_NODES}, --jobs openb {EMBEDDED_TRACE_SHAPE[0]}, venus 100, philly 210)")
-    g.add_argument("--gpus-per-node", type=int, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})")
-    g.add_argument("--node-list", choices=("none", "openb", "pai"), default="none",
-                   help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)")
-    g.add_argument("--lease", type=seconds, default=LEASE_S, help=f"lease length, s (fairness; default {LEASE_S:g})")
-    g.add_argument("--interval", type=seconds, default=INTERVAL_S, help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})")
-    g.add_argument("--cold-start", type=seconds_or_zero, default=COLD_START_S,
-                   help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})")
-    g.add_argument("--tenant-weights", help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)")
-    g.add_argument("--fair-share", choices=FAIR_SHARES, default=FAIR_SHARES[0],
-                   help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)")
-    g.add_argument("--fair-window", type=seconds, default=FAIR_WINDOW_S,
-                   help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the "
-                        "ASTRAEA paper does not state its own)")
-    g.add_argument("--tenant-loss-share", choices=TENANT_LOSS_SHARES, default=TENANT_LOSS_SHARES[0],
-                   help="denominator of tenant_loss_intervals: eq8 = the demand-aware share min(demand, quota) "
-                        "(default) or eq16 = quota x window (the paper's simulator; an ideal schedule already loses "
-                        "most windows) (fairness)")
-    g.add_argument("--job-rho-from", choices=RHO_FROM, default=RHO_FROM[0],
-                   help="a job's ρ counts from the first scheduling tick at or after its submit (default) or from "
-                        "its submit time (Active while pending or running, as the paper defines it; the wait for the "
-                        "tick then counts as sharing loss) (fairness)")
-    g.add_argument("--tenant-column", help="tenant column of --data (default user)")
-
-
 # ----- inputs ---------------------------------------------------------------------------------------
-def _load(args) -> tuple[pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None, str | None]:
-    """(jobs table, dataset card, tenant weights, (nodes, gpus) default, predictor label, p̂ source)."""
+def _load(config) -> tuple[object, pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None, str | None]:
+    """(the configuration with its data source resolved, jobs table, dataset card, tenant weights,
+    (nodes, gpus) default, predictor label, p̂ source)."""
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE, check_trace_options
 
-    sources = [s for s in ("scenario", "jobs", "data") if getattr(args, s)]
+    sources = [s for s in ("scenario", "jobs", "data") if getattr(config, s)]
     if len(sources) > 1:
         raise InputError(f"give only one of --scenario, --jobs, --data (got {', '.join('--' + s for s in sources)})",
                          where="--" + sources[1])
-    check_trace_options(args, needs_predictor=True)
-    if args.predictor and args.scenario:
+    check_trace_options(config, needs_predictor=True)
+    if config.predictor and config.scenario:
         raise InputError("--predictor needs --data or --jobs (a scenario brings its own p̂)", where="--predictor")
-    if args.scenario:
-        if args.tenant_column:
+    if config.scenario:
+        if config.tenant_column:
             raise InputError("--tenant-column does not apply to --scenario (a scenario defines its tenants)",
                              where="--tenant-column")
-        sc = SCENARIOS[args.scenario](seed=args.seed)
-        card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": args.seed}
+        sc = SCENARIOS[config.scenario](seed=config.seed)
+        card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": config.seed}
         if sc.info:
             card["snapshot"] = sc.info
-        return sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))", NOISE_SOURCE
-    if args.jobs:
-        if args.tenant_column:
+        return config, sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))", NOISE_SOURCE
+    if config.jobs:
+        if config.tenant_column:
             raise InputError("--tenant-column applies to --data, not to --jobs", where="--tenant-column")
-        shape = EMBEDDED_TRACE_SHAPE if args.jobs == POD_TRACE and not Path(args.jobs).exists() else None
-        if args.predictor:
-            return (*_load_trace_learned(args), shape, args.predictor,
-                    TRANSFER_SOURCE if args.train_jobs else LEARNED_SOURCE)
+        shape = (EMBEDDED_TRACE_SHAPE if config.frame is None and config.jobs == POD_TRACE and not Path(config.jobs).exists()
+                 else None)
+        if config.predictor:
+            return (config, *_load_trace_learned(config), shape, config.predictor,
+                    TRANSFER_SOURCE if config.train_jobs else LEARNED_SOURCE)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(args.jobs, columns=getattr(args, "columns", None), quiet=args.quiet)
+        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
         label = "column" if "predicted_duration" in table.columns else None
-        return table, card, None, shape, label, COLUMN_SOURCE if label else None
-    if not args.data:
-        args.data = "default"  # one default data source for every task: the ATLAS default dataset
+        return config, table, card, None, shape, label, COLUMN_SOURCE if label else None
     from atlas_data.named import resolve_dataset
 
-    args.data = str(resolve_dataset(args.data, quiet=args.quiet))
-    if not args.predictor and not args.noise:
-        args.predictor = DEFAULT_PREDICTOR
-    table, card, label = _load_dataset(args)
-    return table, card, None, None, label, LEARNED_SOURCE if label else None
+    # one default data source for every task: the ATLAS default dataset
+    config = replace(config, data=str(resolve_dataset(config.data or "default", quiet=config.quiet)))
+    if not config.predictor and not config.noise:
+        config = replace(config, predictor=DEFAULT_PREDICTOR)
+    table, card, label = _load_dataset(config)
+    return config, table, card, None, None, label, LEARNED_SOURCE if label else None
 
 
-def _load_trace_learned(args) -> tuple[pd.DataFrame, dict, None]:
+def _load_trace_learned(config) -> tuple[pd.DataFrame, dict, None]:
     """The --jobs trace's test part with p̂ learned on its train/validation part (or on --train-jobs)."""
     from benchmark.tasks.traces import trace_predictions, trace_split
 
-    methods = csv_list(args.predictor, "predictor")
+    methods = csv_list(config.predictor, "predictor")
     if len(methods) != 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
-    trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs, seed=args.seed,
-                        columns=getattr(args, "columns", None), train_columns=getattr(args, "train_columns", None),
-                        quiet=args.quiet)
+    trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs, seed=config.seed,
+                        columns=config.columns, train_columns=config.train_columns,
+                        quiet=config.quiet, frame=config.frame)
     jobs = trace.test_jobs.copy()
-    jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=args.seed, quiet=args.quiet)[methods[0]]
+    jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=config.seed, quiet=config.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
 
 
-def _load_dataset(args):
+def _load_dataset(config):
     from atlas_data.build import load_dataset, test_jobs
 
-    frame, card = load_dataset(args.data)
-    column = args.tenant_column or "user"
+    frame, card = load_dataset(config.data)
+    column = config.tenant_column or "user"
     if column not in frame.columns:
-        raise InputError(f"dataset has no column '{column}' for tenants", path=str(args.data), where="--tenant-column")
+        raise InputError(f"dataset has no column '{column}' for tenants", path=str(config.data), where="--tenant-column")
     jobs = test_jobs(frame, column)
     label = None
-    if args.predictor:
-        methods = csv_list(args.predictor, "predictor")
+    if config.predictor:
+        methods = csv_list(config.predictor, "predictor")
         if len(methods) != 1:
             raise InputError("the fairness task takes one predictor", where="--predictor")
-        jobs["predicted_duration"] = learned_predictions(args.data, methods[0], jobs["job_id"], seed=args.seed, quiet=args.quiet)
+        jobs["predicted_duration"] = learned_predictions(config.data, methods[0], jobs["job_id"], seed=config.seed, quiet=config.quiet)
         label = methods[0]
     from atlas_data.jobs_table import validate_jobs
 
-    jobs = validate_jobs(jobs, str(args.data))
+    jobs = validate_jobs(jobs, str(config.data))
     from benchmark.tasks.scheduling import dataset_name
 
-    card = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint"),
-            "tenant_column": column, **dataset_name(args.data)}
+    card = {"source": card.get("source"), "path": str(config.data), "fingerprint": card.get("fingerprint"),
+            "tenant_column": column, **dataset_name(config.data)}
     return jobs, card, label
 
 
@@ -214,7 +170,7 @@ def _load_dataset(args):
 WEIGHT_MIN, WEIGHT_MAX = 1e-9, 1e9
 
 
-def _tenant_weights(args, names, scenario_weights, known=None) -> np.ndarray | None:
+def _tenant_weights(config, names, scenario_weights, known=None) -> np.ndarray | None:
     """Weights of the tenants `names` (of the scheduled jobs) from --tenant-weights, the scenario, or None.
 
     `known` are the tenants of the whole jobs table: a file naming any other tenant is refused (a typo
@@ -222,9 +178,9 @@ def _tenant_weights(args, names, scenario_weights, known=None) -> np.ndarray | N
     """
     mapping = scenario_weights
     source = None
-    if args.tenant_weights:
-        source = str(args.tenant_weights)
-        mapping = _read_tenant_weights(Path(args.tenant_weights))
+    if config.tenant_weights:
+        source = str(config.tenant_weights)
+        mapping = _read_tenant_weights(Path(config.tenant_weights))
         known = sorted(set(names) | set(known if known is not None else ()))
         unknown = [t for t in mapping if t not in set(known)]
         if unknown:
@@ -312,25 +268,21 @@ def _read_tenant_weights(path: Path) -> dict[str, float]:
     return mapping
 
 
-def _predictions(args, window: pd.DataFrame, jobs: JobSet, label: str | None,
+def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
                  source: str | None) -> tuple[JobSet, str | None, str | None]:
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
     from benchmark.tasks.traces import NOISE_SOURCE
 
-    sigmas = csv_list(getattr(args, "noise", None), "noise", noise_level)
+    sigmas = csv_list(config.noise, "noise", noise_level)  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
-        if len(sigmas) != 1:
-            raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
-        if args.predictor:
-            raise InputError("give --noise or --predictor, not both (the fairness task takes one p̂)", where="--noise")
-        (name, p_hat), = noise_predictions(jobs.size, sigmas, args.seed).items()
+        (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
         return jobs.with_predictions(p_hat), name, NOISE_SOURCE
     if jobs.predicted is None:
         return jobs, None, None
     return jobs, label, source
 
 
-def check_simulated_span(args, jobs: JobSet, total_gpus: int) -> None:
+def check_simulated_span(config, jobs: JobSet, total_gpus: int) -> None:
     """Refuse (exit 2, before any simulation) a run whose simulated span would take hours or all memory.
 
     The simulator keeps one record per tenant per fairness window up to the makespan, and renews
@@ -342,47 +294,32 @@ def check_simulated_span(args, jobs: JobSet, total_gpus: int) -> None:
     size = jobs.size.astype(np.float64)
     span = float(jobs.submit_time.max() - jobs.submit_time.min())
     horizon = span + float((jobs.gpus * size).sum()) / total_gpus + float(size.max())
-    windows = len(jobs.tenant_names) * horizon / args.fair_window
+    windows = len(jobs.tenant_names) * horizon / config.fair_window
     if windows > MAX_TENANT_WINDOWS:
         raise InputError(f"the simulated span (about {horizon / 86400:,.0f} days for {len(jobs.tenant_names)} tenant(s)) "
-                         f"needs about {windows:.3g} fairness windows of {args.fair_window:g} s, more than "
+                         f"needs about {windows:.3g} fairness windows of {config.fair_window:g} s, more than "
                          f"{MAX_TENANT_WINDOWS:,}: use a longer --fair-window, or fewer or shorter jobs",
                          where="--fair-window")
-    renewals = float(size.sum()) / args.lease
+    renewals = float(size.sum()) / config.lease
     if renewals > MAX_LEASE_RENEWALS:
         raise InputError(f"the jobs hold GPUs for {float(size.sum()):.3g} s in all, about {renewals:.3g} leases of "
-                         f"{args.lease:g} s, more than {MAX_LEASE_RENEWALS:,}: use a longer --lease, or fewer or "
+                         f"{config.lease:g} s, more than {MAX_LEASE_RENEWALS:,}: use a longer --lease, or fewer or "
                          "shorter jobs", where="--lease")
 
 
-def _capacities(args, default_shape) -> tuple[list[int], str]:
-    if args.node_list != "none":
-        if args.nodes is not None or args.gpus_per_node is not None:
+def _capacities(config, default_shape) -> tuple[list[int], str]:
+    if config.node_list != "none":
+        if config.nodes is not None or config.gpus_per_node is not None:
             raise InputError("--node-list replaces --nodes/--gpus-per-node; give one or the other", where="--node-list")
         from schedulers.cluster.nodes import node_capacities
 
-        caps = node_capacities(args.node_list).tolist()
-        return caps, f"{args.node_list} node list ({len(caps)} nodes, {sum(caps)} GPUs)"
+        caps = node_capacities(config.node_list).tolist()
+        return caps, f"{config.node_list} node list ({len(caps)} nodes, {sum(caps)} GPUs)"
     nodes, gpn = default_shape or (DEFAULT_NODES, DEFAULT_GPUS_PER_NODE)
-    nodes = args.nodes if args.nodes is not None else nodes
-    gpn = args.gpus_per_node if args.gpus_per_node is not None else gpn
+    nodes = config.nodes if config.nodes is not None else nodes
+    gpn = config.gpus_per_node if config.gpus_per_node is not None else gpn
     check_cluster_size(nodes, gpn)
     return [gpn] * nodes, f"{nodes} x {gpn} GPUs"
-
-
-def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
-    """--nodes and --gpus-per-node (None = not given) are >= 1 and within MAX_NODES and MAX_GPUS."""
-    for option, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node)):
-        if value is not None and value < 1:
-            raise InputError(f"{option} must be >= 1, got {value}", where=option)
-    if nodes is not None and nodes > MAX_NODES:
-        raise InputError(f"{nodes:,} nodes is more than the simulator's bound of {MAX_NODES:,} "
-                         "(docs/fairness.md#the-cluster-model)", where="--nodes")
-    gpus = (nodes or 1) * (gpus_per_node or 1)
-    if gpus > MAX_GPUS:
-        option = "--gpus-per-node" if nodes is None or (gpus_per_node or 1) > MAX_GPUS // max(nodes, 1) else "--nodes"
-        raise InputError(f"{gpus:,} GPUs ({nodes or 1:,} x {gpus_per_node or 1:,}) is more than the simulator's bound "
-                         f"of {MAX_GPUS:,} (docs/fairness.md#the-cluster-model)", where=option)
 
 
 # ----- the task ------------------------------------------------------------------------------------
@@ -390,6 +327,7 @@ def check_cluster_size(nodes: int | None, gpus_per_node: int | None) -> None:
 class Prepared:
     """A fairness run's inputs, checked: the jobs to schedule (with p̂ if any), the cluster, the quotas."""
 
+    config: object  # the FairnessConfig with its data source resolved (a dataset's path, its default predictor)
     table: pd.DataFrame  # every job read (the scenario, trace or dataset), before sampling
     card: dict
     window: pd.DataFrame  # the scheduled jobs (--n / --sample)
@@ -401,68 +339,65 @@ class Prepared:
     weights: np.ndarray | None
 
 
-def execute(args) -> tuple[Path, dict, dict[str, object]]:
-    if args.output:
-        check_output_folder(args.output, "run")  # a bad --output fails before any computation
-    prep = prepare(args)
+def execute(config, timings=None):
+    """Simulate and write the run of a validated FairnessConfig (benchmark.tasks.config): a Run whose
+    `runs` are the simulations ({policy: FairnessRun})."""
+    if config.output:
+        check_output_folder(config.output, "run")  # a bad --output fails before any computation
+    prep = prepare(config)
+    config = prep.config
     table, card, window, jobs = prep.table, prep.card, prep.window, prep.jobs
     predictor, p_hat_source, capacities, cluster_text, weights = (prep.predictor, prep.p_hat_source, prep.capacities,
                                                                   prep.cluster_text, prep.weights)
     source = card.get("path") or card.get("source")
-    policies = choose_policies(args.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
-                               source=str(source), task="fairness", quiet=args.quiet)
-    out = Path(args.output) if args.output else default_output_dir("fairness")
+    policies = choose_policies(config.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
+                               source=str(source), task="fairness", quiet=config.quiet)
+    out = Path(config.output) if config.output else default_output_dir("fairness")
     with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
-        doc, runs = _simulate_and_write(args, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
+        doc, runs = _simulate_and_write(config, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
                                         cluster_text, weights, policies)
-    return out, doc, runs
+    return Run(out, doc, replace(config, output=str(out)), runs)
 
 
-def prepare(args) -> Prepared:
+def prepare(config) -> Prepared:
     """Check the options, read the jobs, draw p̂ and size the cluster: everything before the first
-    simulation (also `benchmark robustness`, which runs one scenario under many p̂)."""
-    for opt, value, low in (("--lease", args.lease, 0.0), ("--interval", args.interval, 0.0), ("--fair-window", args.fair_window, 0.0)):
-        if not (value > low and math.isfinite(value)):
-            raise InputError(f"{opt} must be > 0, got {value!r}", where=opt)
-    if not (args.cold_start >= 0 and math.isfinite(args.cold_start)):
-        raise InputError(f"--cold-start must be >= 0, got {args.cold_start!r}", where="--cold-start")
-    check_cluster_size(args.nodes, args.gpus_per_node)  # the options as given, before reading any jobs
-    check_noise_levels(csv_list(getattr(args, "noise", None), "noise", noise_level))
+    simulation (also `benchmark robustness`, which runs one scenario under many p̂). The options
+    themselves were checked by FairnessConfig.validate (lease, cluster bounds, noise levels)."""
     # every predictor and policy name (a plugin's imported) before a job is read or a model fitted
-    resolve_names(predictors=args.predictor, policies=args.policies, kind="cluster", one_predictor=True)
-    table, card, scenario_weights, shape, label, p_hat_source = _load(args)
-    window = sample_window(table, args.n, args.seed, args.sample)
+    resolve_names(predictors=config.predictor, policies=config.policies, kind="cluster", one_predictor=True)
+    config, table, card, scenario_weights, shape, label, p_hat_source = _load(config)
+    window = sample_window(table, config.n, config.seed, config.sample)
     jobs = JobSet.from_frame(window)
-    jobs, predictor, p_hat_source = _predictions(args, window, jobs, label, p_hat_source)
-    capacities, cluster_text = _capacities(args, shape)
-    if args.data and int(jobs.gpus.max()) > sum(capacities):
+    jobs, predictor, p_hat_source = _predictions(config, window, jobs, label, p_hat_source)
+    capacities, cluster_text = _capacities(config, shape)
+    if config.data and int(jobs.gpus.max()) > sum(capacities):
         from dataclasses import replace
 
         capped = int((jobs.gpus > sum(capacities)).sum())
         card = {**card, "gpus_capped": capped}
-        say(f"{capped} dataset jobs ask for more than {sum(capacities)} GPUs: capped at the cluster size", args.quiet)
+        say(f"{capped} dataset jobs ask for more than {sum(capacities)} GPUs: capped at the cluster size", config.quiet)
         jobs = replace(jobs, gpus=np.minimum(jobs.gpus, sum(capacities)))
     if int(jobs.gpus.max()) > sum(capacities):
         too_big = np.flatnonzero(jobs.gpus > sum(capacities))
         first = int(too_big[np.argmax(jobs.gpus[too_big])])
         more = f"; {len(too_big)} jobs ask for more than the cluster" if len(too_big) > 1 else ""
         raise InputError(f"asks for {int(jobs.gpus[first])} GPUs, the cluster has {sum(capacities)} (--nodes × "
-                         f"--gpus-per-node, or --node-list){more}", path=str(args.jobs) if args.jobs else None,
+                         f"--gpus-per-node, or --node-list){more}", path=str(config.jobs) if config.jobs else None,
                          where=f"job '{jobs.job_id[first]}'")
-    check_simulated_span(args, jobs, sum(capacities))
+    check_simulated_span(config, jobs, sum(capacities))
     known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
-    weights = _tenant_weights(args, jobs.tenant_names, scenario_weights, known)
-    return Prepared(table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text, weights)
+    weights = _tenant_weights(config, jobs.tenant_names, scenario_weights, known)
+    return Prepared(config, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text, weights)
 
 
-def cluster_policy(args, name: str, capacities: list[int], weights):
+def cluster_policy(config, name: str, capacities: list[int], weights):
     """The cluster policy `name` built with the run's cluster, lease and ledger options."""
-    return build_policy(get_policy(name, "cluster"), node_capacities=capacities, lease_s=args.lease,
-                        interval_s=args.interval, cold_start_s=args.cold_start, tenant_weights=weights,
-                        fair_share=args.fair_share, fair_window_s=args.fair_window, rho_from=args.job_rho_from)
+    return build_policy(get_policy(name, "cluster"), node_capacities=capacities, lease_s=config.lease,
+                        interval_s=config.interval, cold_start_s=config.cold_start, tenant_weights=weights,
+                        fair_share=config.fair_share, fair_window_s=config.fair_window, rho_from=config.job_rho_from)
 
 
-def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text,
+def _simulate_and_write(config, out, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text,
                         weights, policies) -> tuple[dict, dict]:
     """Simulate every policy and write the output files into the (temporary) folder `out`."""
     (out / "jobs").mkdir(parents=True, exist_ok=True)
@@ -472,12 +407,12 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     rows = []
     loops = {}
     floors = None  # the ideal schedule's metrics: the same for every policy (same jobs, same ledger options)
-    with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=args.quiet) as progress:
+    with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=config.quiet) as progress:
         for name in policies:
             cls = get_policy(name, "cluster")
-            policy = cluster_policy(args, name, capacities, weights)
+            policy = cluster_policy(config, name, capacities, weights)
             try:
-                run = simulate_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share, notice=progress.note)
+                run = simulate_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, notice=progress.note)
             except PluginPolicyError:
                 raise  # its line names the plugin already
             except PolicyError as exc:
@@ -492,25 +427,25 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
             if floors is None:
-                floors = ideal_fairness(jobs, policy, tenant_loss_share=args.tenant_loss_share)
+                floors = ideal_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share)
             row.update({f"{metric}{FLOOR}": value for metric, value in floors.items()})
             rows.append(row)
             progress.update()
     extra = {
         "options": {
-            "cluster": cluster_text, "gpus": sum(capacities), "lease_s": args.lease, "interval_s": args.interval,
-            "cold_start_s": args.cold_start, "fair_share": args.fair_share, "fair_window_s": args.fair_window,
-            "tenant_loss_share": args.tenant_loss_share, "job_rho_from": args.job_rho_from,
+            "cluster": cluster_text, "gpus": sum(capacities), "lease_s": config.lease, "interval_s": config.interval,
+            "cold_start_s": config.cold_start, "fair_share": config.fair_share, "fair_window_s": config.fair_window,
+            "tenant_loss_share": config.tenant_loss_share, "job_rho_from": config.job_rho_from,
             "tenant_weights": dict(zip(jobs.tenant_names, (weights.tolist() if weights is not None else [1.0] * len(jobs.tenant_names)))),
-            "policies": policies, "n": args.n, "seed": args.seed, "predictor": predictor, "scenario": args.scenario,
-            "p_hat_source": p_hat_source, "train_jobs": args.train_jobs, "feature_columns": args.feature_columns,
+            "policies": policies, "n": config.n, "seed": config.seed, "predictor": predictor, "scenario": config.scenario,
+            "p_hat_source": p_hat_source, "train_jobs": config.train_jobs, "feature_columns": config.feature_columns,
         },
         "value": "sharing_loss_jobs",
         "cluster_loops": loops,  # how the cluster simulator ran each policy: "compiled" or "Python" (same runs)
     }
-    if args.scenario == "venus":
+    if config.scenario == "venus":
         extra["paper"] = PAPER_VENUS
-    if args.scenario == "philly":
+    if config.scenario == "philly":
         # the weights are the whole snapshot's requested GPUs; quotas split the simulated cluster
         # among the VCs present in the run (all of them unless --n samples a window)
         quota = vc_quotas(table[table["tenant"].isin(set(jobs.tenant_names))], sum(capacities))
@@ -521,21 +456,21 @@ def _simulate_and_write(args, out, table, card, window, jobs, predictor, p_hat_s
     from benchmark.tasks.inputs import with_fingerprint
 
     dataset = {**with_fingerprint(card, table), "n_total": int(len(table)),
-               "sample": args.sample if jobs.n < len(table) else "all"}
+               "sample": config.sample if jobs.n < len(table) else "all"}
     doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
-    _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {args.fair_share}")
+    _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {config.fair_share}")
     return doc, runs
 
 
-def run(args) -> int:
-    out, doc, _ = execute(args)
-    args.output = str(out)  # the run command logs this folder to MLflow
-    if not args.quiet:
-        print(render(doc))
+def run(config, timings=None):
+    """`benchmark run --task fairness`: execute, then print the report (unless quiet)."""
+    result = execute(config, timings)
+    if not config.quiet:
+        print(render(result.doc))
         from atlas_data.outputs import final_place
 
-        print(f"\nresults: {final_place(out)}")  # inside the demo's temporary folder: its final name
-    return 0
+        print(f"\nresults: {final_place(result.output)}")  # inside the demo's temporary folder: its final name
+    return result
 
 
 def offered_load(window: pd.DataFrame, total_gpus: int) -> dict:
@@ -733,5 +668,5 @@ def jct_slowdown_figure(runs: dict, predictive: set, *, title: str):
     return fig
 
 
-__all__ = ["add_arguments", "run", "execute", "prepare", "Prepared", "cluster_policy", "render", "paper_table", "JOB_COLUMNS",
+__all__ = ["run", "execute", "prepare", "Prepared", "cluster_policy", "render", "paper_table", "JOB_COLUMNS",
            "METRICS"]

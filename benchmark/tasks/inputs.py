@@ -75,27 +75,30 @@ def with_fingerprint(card: dict, table: pd.DataFrame) -> dict:
     return {**card, "fingerprint": content_fingerprint(table)}
 
 
-def read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False) -> tuple[pd.DataFrame, dict]:
-    table, card = _read_jobs_or_trace(spec, columns, quiet)
+def read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False,
+                       frame: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict]:
+    table, card = _read_jobs_or_trace(spec, columns, quiet, frame)
     return table, with_fingerprint(card, table)
 
 
-def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False) -> tuple[pd.DataFrame, dict]:
+def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = False,
+                        frame: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict]:
     """`--jobs`: a jobs table file (its columns renamed by `--columns`), a Standard Workload Format
     log (`.swf`, `.swf.gz`), or — when no such file exists — a trace shipped with the package by
-    name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`)."""
+    name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`). `frame`: a jobs
+    table in memory (the API's `jobs=DataFrame`), read as a file would be; `spec` names it."""
     from atlas_data.adapters import is_shipped_trace_name, shipped_trace
     from atlas_data.jobs_table import COLUMNS, PREDICTION_COLUMN, parse_column_map, read_jobs_source, validate_jobs
 
     mapping = parse_column_map(columns)
-    if is_shipped_trace_name(spec) and not Path(spec).exists():
+    if frame is None and is_shipped_trace_name(spec) and not Path(spec).exists():
         refuse_columns(mapping, f"the shipped trace '{spec}'")
         return shipped_trace(spec)
-    if is_swf(spec):
+    if frame is None and is_swf(spec):
         refuse_columns(mapping, "an SWF log")
         jobs, card = read_swf(spec, quiet)
         return jobs[list(COLUMNS)], card
-    source, places = read_jobs_source(spec, mapping)
+    source, places = read_jobs_source(spec, mapping, frame=frame)
     unused = [str(c) for c in source.columns if c not in COLUMNS and c != PREDICTION_COLUMN]
     table = validate_jobs(source, str(spec), places=places)
     card = {"source": "jobs", "path": str(spec)}

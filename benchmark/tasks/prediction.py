@@ -20,6 +20,7 @@ May import predictors, benchmark.results, benchmark.progress, matplotlib.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ import numpy as np
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
-from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.results import Run, default_output_dir, format_table, write_results
 
 DEFAULT_METHODS = (
     "constant",
@@ -43,25 +44,13 @@ DEFAULT_METHODS = (
 )
 
 
-# the `benchmark run` options this task reads, beside the common ones (the others are refused)
-READS = frozenset({"data", "jobs", "methods", "predictor", "feature_columns", "train_jobs", "train_columns", "n"})
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--methods",
-        help="prediction methods, comma-separated (prediction task; default: all). "
-        "A 'package.module:Class' sklearn regressor is accepted too",
-    )
-
-
-def _method_list(args) -> list[str]:
+def _method_list(config) -> list[str]:
     from predictors.methods import check_method_name
 
     from benchmark.tasks.inputs import csv_list
 
-    what = "methods" if getattr(args, "methods", None) is not None else "predictor"
-    text = getattr(args, what, None)
+    what = "methods" if config.methods is not None else "predictor"
+    text = getattr(config, what)
     # empty items and a method given twice are refused by csv_list, not merged
     names = csv_list(text, what) if text is not None else list(DEFAULT_METHODS)
     for name in names:
@@ -69,46 +58,52 @@ def _method_list(args) -> list[str]:
     return names
 
 
-def run(args) -> int:
+def execute(config, timings=None):
+    """Fit, score and write the run of a PredictionConfig (benchmark.tasks.config): a Run."""
     from predictors.data import SplitData, default_dataset_dir
 
     from benchmark.tasks.traces import check_trace_options, trace_split
 
-    methods = _method_list(args)  # validate names before any expensive work
-    if args.output:
-        check_output_folder(args.output, "run")
-    quiet = bool(getattr(args, "quiet", False))
-    seed = int(args.seed or 0)
-    check_trace_options(args, needs_predictor=False)
-    if args.jobs and args.data:
+    methods = _method_list(config)  # validate names before any expensive work
+    if config.output:
+        check_output_folder(config.output, "run")
+    quiet = config.quiet
+    seed = int(config.seed or 0)
+    check_trace_options(config, needs_predictor=False)
+    if config.jobs and config.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
-    if args.n is not None and not args.jobs:
+    if config.n is not None and not config.jobs:
         raise InputError("--n applies to --jobs in the prediction task (a dataset is used whole)", where="--n")
     trace = ds_dir = None
-    if args.jobs:
-        trace = trace_split(args.jobs, feature_columns=args.feature_columns, train_spec=args.train_jobs,
-                            n=args.n, seed=seed, columns=getattr(args, "columns", None),
-                            train_columns=getattr(args, "train_columns", None), quiet=quiet)
+    if config.jobs:
+        trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs,
+                            n=config.n, seed=seed, columns=config.columns, train_columns=config.train_columns,
+                            quiet=quiet, frame=config.frame)
         split, card = trace.split, trace.card
     else:
-        ds_dir = Path(args.data) if args.data else default_dataset_dir(quiet=quiet)
+        ds_dir = Path(config.data) if config.data else default_dataset_dir(quiet=quiet)
         split, card = SplitData.from_folder(ds_dir)
-    out_dir = Path(args.output) if args.output else default_output_dir("prediction")
-    args.output = str(out_dir)  # the run command logs this folder to MLflow
+    out_dir = Path(config.output) if config.output else default_output_dir("prediction")
     with output_folder(out_dir, "run") as folder:  # renamed to `out_dir` once every file is written
-        rows, dataset = _fit_and_write(folder, ds_dir, trace, split, card, methods, seed, quiet)
-    if not quiet:
-        if trace is not None:
-            print(trace_header(dataset, args.jobs))
-        print(paper_table(rows))
+        rows, dataset, doc = _fit_and_write(folder, ds_dir, trace, split, card, methods, seed, quiet)
+    return Run(out_dir, doc, replace(config, output=str(out_dir)))
+
+
+def run(config, timings=None):
+    """`benchmark run --task prediction`: execute, then print the table (unless quiet)."""
+    result = execute(config, timings)
+    if not config.quiet:
+        if config.jobs:
+            print(trace_header(result.doc["dataset"], config.jobs))
+        print(paper_table(result.doc["rows"]))
         from atlas_data.outputs import final_place
 
-        say(f"wrote {final_place(out_dir)}", quiet)  # inside the demo's temporary folder: its final name
-    return 0
+        say(f"wrote {final_place(result.output)}", config.quiet)  # inside the demo's temporary folder: its final name
+    return result
 
 
 def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: list[str], seed: int,
-                   quiet: bool) -> tuple[list[dict], dict]:
+                   quiet: bool) -> tuple[list[dict], dict, dict]:
     """Fit and score every method; write predictions, results and plots into the (temporary) folder."""
     from predictors.api import CachedFit, file_stem, fit_or_load
     from predictors.methods import MethodConfig
@@ -165,12 +160,12 @@ def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: lis
     else:
         dataset = {k: card.get(k) for k in ("source", "counts", "features", "splits", "fingerprint")}
         dataset["path"] = str(ds_dir)
-    write_results(
+    doc = write_results(
         out_dir, task="prediction", objective=None, n_jobs=len(truth), dataset=dataset, rows=rows,
         extra={"seed": config.seed, "n_estimators": config.n_estimators},
     )
     _plots(out_dir, frames)
-    return rows, dataset
+    return rows, dataset, doc
 
 
 def _floor_note(name: str, p: np.ndarray, progress) -> dict:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,96 +46,73 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, final_text, output_folder
-from benchmark.options import machine_count, number
-from benchmark.options import seed as seed_type
+from benchmark.options import machine_count
 from benchmark.progress import Progress
-from benchmark.results import default_output_dir, format_table, write_results
+from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     noise_predictions, resolve_names)
 from benchmark.timings import Timings
 from schedulers import jit
 from schedulers.jobs import JobSet
-from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, OBJECTIVES, run_objective
-from schedulers.policy import get_policy, split_policy_list, task_kind
+from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
+from schedulers.policy import get_policy, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 
-# the `benchmark run` options this task reads, beside the common ones (the others are refused)
-READS = frozenset({"data", "jobs", "machines", "n", "noise", "objective", "policies", "predictor", "prr_lambda",
-                   "sample", "sample_seed", "protocol", "feature_columns", "train_jobs", "train_columns", "profile"})
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("--objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)")
-    parser.add_argument("--machines", help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)")
-    parser.add_argument("--noise", help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1")
-    parser.add_argument("--prr-lambda", type=number(0.0, 1.0, "PRR's λ"), default=0.7, help="PRR's λ (default 0.7)")
-    parser.add_argument("--sample", choices=("window", "random"), default="window",
-                        help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random")
-    parser.add_argument("--protocol", choices=("honest", "paper"), default="honest",
-                        help="honest (default) or paper: the ATLAS paper's reference protocol, leaks labelled "
-                             "(see docs/reproduce-atlas.md)")
-    parser.add_argument("--sample-seed", type=seed_type,
-                        help="seed of the job sample, apart from --seed (default: --seed; 42 with --protocol paper)")
-    parser.add_argument("--profile", action="store_true",
-                        help="print where the time went (read, normalisers, each policy, plots, tracking) and the "
-                             "peak memory; results.json records the same under `timings` on every run")
-
-
 # ----- inputs -------------------------------------------------------------------------------
-def load_jobs(args) -> tuple[pd.DataFrame, dict, str, object]:
+def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
     """(jobs table, dataset card, source label, learner) from --jobs / --data.
 
     `learner(methods, job_ids)` returns {method: p̂ for job_ids} learned without the scheduled
     jobs' labels, or is None when the source cannot learn (a jobs table without --predictor).
     """
-    if args.jobs and args.data:
+    if config.jobs and config.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
-    if args.jobs:
-        if args.predictor:
+    if config.jobs:
+        if config.predictor:
             from benchmark.tasks.traces import trace_predictions, trace_split
 
-            trace = trace_split(args.jobs, feature_columns=getattr(args, "feature_columns", None),
-                                train_spec=getattr(args, "train_jobs", None), seed=args.seed,
-                                columns=getattr(args, "columns", None),
-                                train_columns=getattr(args, "train_columns", None), quiet=args.quiet)
+            trace = trace_split(config.jobs, feature_columns=config.feature_columns,
+                                train_spec=config.train_jobs, seed=config.seed,
+                                columns=config.columns,
+                                train_columns=config.train_columns, quiet=config.quiet, frame=config.frame)
 
             def learner(methods, job_ids):
-                return trace_predictions(trace, methods, job_ids, seed=args.seed, quiet=args.quiet)
+                return trace_predictions(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
 
             card = {**trace.card, "scheduled": "test part (its real arrivals)"}
-            return trace.test_jobs, card, f"{args.jobs} (test part)", learner
+            return trace.test_jobs, card, f"{config.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
 
-        table, card = read_jobs_or_trace(args.jobs, columns=getattr(args, "columns", None), quiet=args.quiet)
-        return table, card, str(args.jobs), None
+        table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
+        return table, card, str(config.jobs), None
     from atlas_data.build import load_dataset, test_jobs
 
-    frame, card = load_dataset(args.data)
+    frame, card = load_dataset(config.data)
 
     def learner(methods, job_ids):
-        return {m: learned_predictions(args.data, m, job_ids, seed=args.seed, quiet=args.quiet) for m in methods}
+        return {m: learned_predictions(config.data, m, job_ids, seed=config.seed, quiet=config.quiet) for m in methods}
 
-    dataset = {"source": card.get("source"), "path": str(args.data), "fingerprint": card.get("fingerprint")}
-    dataset.update(dataset_name(args.data))
-    return test_jobs(frame), dataset, str(args.data), learner
+    dataset = {"source": card.get("source"), "path": str(config.data), "fingerprint": card.get("fingerprint")}
+    dataset.update(dataset_name(config.data))
+    return test_jobs(frame), dataset, str(config.data), learner
 
 
-def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray, learner=None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def build_predictions(config, frame: pd.DataFrame, job_ids, size: np.ndarray, learner=None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """(p̂ per predictor label aligned with `job_ids`, p̂ source per label); `size` feeds the noise model."""
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE
 
     predictions: dict[str, np.ndarray] = {}
-    predictions.update(noise_predictions(size, csv_list(args.noise, "noise", noise_level), args.seed))
+    predictions.update(noise_predictions(size, csv_list(config.noise, "noise", noise_level), config.seed))
     sources = {label: NOISE_SOURCE for label in predictions}
-    methods = csv_list(args.predictor, "predictor")
+    methods = csv_list(config.predictor, "predictor")
     if methods:
         if learner is None:
             raise InputError("--predictor needs data to learn p̂ from: --data DS, or --jobs TRACE|FILE", where="--predictor")
         learned = learner(methods, job_ids)
         predictions.update(learned)
-        sources.update({m: TRANSFER_SOURCE if getattr(args, "train_jobs", None) else LEARNED_SOURCE for m in learned})
+        sources.update({m: TRANSFER_SOURCE if config.train_jobs else LEARNED_SOURCE for m in learned})
     if not predictions and "predicted_duration" in frame.columns:
         order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
         predictions["column"] = frame["predicted_duration"].to_numpy(np.float64)[order]
@@ -142,16 +120,18 @@ def build_predictions(args, frame: pd.DataFrame, job_ids, size: np.ndarray, lear
     return predictions, sources
 
 
-def resolve_data_source(args) -> None:
-    """Neither --jobs nor --data: the ATLAS default dataset; a dataset with no p̂ source: lgbm-meta."""
+def resolve_data_source(config):
+    """The configuration with its data source resolved: neither --jobs nor --data is the ATLAS default
+    dataset; a dataset with no p̂ source gets lgbm-meta."""
     from atlas_data.named import resolve_dataset
 
-    if not args.jobs and not args.data:
-        args.data = "default"
-    if args.data:
-        args.data = str(resolve_dataset(args.data, quiet=args.quiet))
-        if not args.predictor and not args.noise:
-            args.predictor = DEFAULT_PREDICTOR
+    if not config.jobs and not config.data:
+        config = replace(config, data="default")
+    if config.data:
+        config = replace(config, data=str(resolve_dataset(config.data, quiet=config.quiet)))
+        if not config.predictor and not config.noise:
+            config = replace(config, predictor=DEFAULT_PREDICTOR)
+    return config
 
 
 def dataset_name(folder) -> dict:
@@ -172,75 +152,57 @@ def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
 
 
 # ----- the task -----------------------------------------------------------------------------
-def check_options(args, given) -> None:
-    """Options that the chosen objective or policies would not use are refused, not ignored (exit 2).
+def execute(config, timings: Timings | None = None):
+    """Schedule and score the run of a validated SchedulingConfig (benchmark.tasks.config): a Run.
 
-    `given(dest)` is True when the option differs from its default (benchmark.commands.run.check_task_options).
-    """
-    objective = args.objective
-    if objective is None:
-        return
-    if objective != "makespan" and args.machines is not None:
-        raise InputError(f"--machines applies to --objective makespan only ({objective} is scheduled on one machine)",
-                         where="--machines")
-    if given("prr_lambda"):
-        if objective == "makespan":
-            raise InputError("--prr-lambda sets the λ of policy prr, which is not a makespan policy", where="--prr-lambda")
-        if args.policies and "prr" not in {item.split("(", 1)[0].strip() for item in split_policy_list(args.policies)}:
-            raise InputError("--prr-lambda sets the λ of policy prr, which --policies does not include",
-                             where="--prr-lambda")
-
-
-def execute(args) -> tuple[Path, dict]:
-    if args.objective is None:
-        raise InputError("--objective is required for --task scheduling (total_completion, max_stretch or makespan)", where="--objective")
-    objective = args.objective
+    `timings` collects where the time went (results.json `timings`; `--profile` prints it)."""
+    objective = config.objective
     # every predictor and policy name (a plugin's imported) before a job is read or a model fitted
-    resolve_names(predictors=args.predictor, policies=args.policies, kind=task_kind("scheduling", objective))
-    if args.output:
-        check_output_folder(args.output, "run")  # a bad --output fails before any computation
-    machines = csv_list(args.machines, "machines", machine_count) or list(DEFAULT_MACHINES)
+    resolve_names(predictors=config.predictor, policies=config.policies, kind=task_kind("scheduling", objective))
+    if config.output:
+        check_output_folder(config.output, "run")  # a bad --output fails before any computation
+    machines = csv_list(config.machines, "machines", machine_count) or list(DEFAULT_MACHINES)
     if any(m < 1 for m in machines):
-        raise InputError(f"machine counts must be >= 1, got {args.machines}", where="--machines")
-    if not 0.0 <= args.prr_lambda <= 1.0:
-        raise InputError(f"PRR's λ must be in [0, 1], got {args.prr_lambda}", where="--prr-lambda")
-    check_noise_levels(csv_list(args.noise, "noise", noise_level))  # before any job is read
+        raise InputError(f"machine counts must be >= 1, got {config.machines}", where="--machines")
+    if not 0.0 <= config.prr_lambda <= 1.0:
+        raise InputError(f"PRR's λ must be in [0, 1], got {config.prr_lambda}", where="--prr-lambda")
+    check_noise_levels(csv_list(config.noise, "noise", noise_level))  # before any job is read
     from benchmark.tasks.traces import check_trace_options
 
-    timings = getattr(args, "_timings", None) or Timings()
-    check_trace_options(args, needs_predictor=True)
+    timings = timings or Timings()
+    check_trace_options(config, needs_predictor=True)
     with timings.stage("read"):
-        resolve_data_source(args)
-        table, dataset, source, learner = load_jobs(args)
-    if getattr(args, "protocol", "honest") == "paper":
-        return _execute_paper(args, objective, machines, table, dataset, source, learner, timings)
-    sample_seed = args.seed if getattr(args, "sample_seed", None) is None else args.sample_seed
-    n = args.n if args.n is not None else (DATA_DEFAULT_N[objective] if args.data else None)
+        config = resolve_data_source(config)
+        table, dataset, source, learner = load_jobs(config)
+    if config.protocol == "paper":
+        return _execute_paper(config, objective, machines, table, dataset, source, learner, timings)
+    sample_seed = config.seed if config.sample_seed is None else config.sample_seed
+    n = config.n if config.n is not None else (DATA_DEFAULT_N[objective] if config.data else None)
     with timings.stage("read"):
-        window = sample_window(table, n, sample_seed, args.sample)
+        window = sample_window(table, n, sample_seed, config.sample)
         jobs = JobSet.from_frame(window)
     n_total = int(len(table))
     del table  # the whole table is not needed past the sample (a million-row trace holds it twice otherwise)
     with timings.stage("predictions"):
-        predictions, sources = build_predictions(args, window, jobs.job_id, jobs.size, learner)
+        predictions, sources = build_predictions(config, window, jobs.job_id, jobs.size, learner)
     del window
     policies = choose_policies(
-        args.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
-        have_predictions=bool(predictions), source=source, task=objective, quiet=args.quiet,
+        config.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
+        have_predictions=bool(predictions), source=source, task=objective, quiet=config.quiet,
     )
-    out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
+    out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
     steps = sum(len(predictions) if get_policy(p).needs_prediction else 1 for p in policies)
     steps *= len(machines) if objective == "makespan" else 1
     spent: dict = {}
     t0 = time.perf_counter()
-    with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=args.quiet) as progress:
+    with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
         rows, per_job, reference = run_objective(
-            objective, jobs, policies, predictions, machines=machines, prr_lambda=args.prr_lambda,
-            seed=args.seed, on_step=lambda row: progress.update(), timings=spent,
+            objective, jobs, policies, predictions, machines=machines, prr_lambda=config.prr_lambda,
+            seed=config.seed, on_step=lambda row: progress.update(), timings=spent,
         )
     _add_objective_timings(timings, spent, time.perf_counter() - t0)
     timings.fast_loops = jit.describe(jobs.n)
-    dataset = {**dataset, "n_total": n_total, "sample": args.sample if jobs.n < n_total else "all"}
+    dataset = {**dataset, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
     for row in rows:
         row["leaks"] = []
     with_sources(rows, sources)
@@ -253,11 +215,11 @@ def execute(args) -> tuple[Path, dict]:
                                 reference.get("s_star"), robustness)
         doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
-            extra={"reference": _jsonable(reference), "options": _options(args, machines), "protocol": "honest",
+            extra={"reference": _jsonable(reference), "options": _options(config, machines), "protocol": "honest",
                    "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources,
                    "timings": timings.as_dict()},
         )
-    return out, doc
+    return Run(out, doc, replace(config, output=str(out)))
 
 
 def _add_objective_timings(timings: Timings, spent: dict, total_s: float) -> None:
@@ -284,27 +246,27 @@ def _write_tables_and_plots(folder, timings, per_job, rows, objective, title, s_
         if robustness:
             plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
 
-def _execute_paper(args, objective, machines, table, dataset, source, learner, timings: Timings) -> tuple[Path, dict]:
+def _execute_paper(config, objective, machines, table, dataset, source, learner, timings: Timings) -> tuple[Path, dict]:
     """--protocol paper: the reference code's rules on the table's rows in their own order."""
-    sample_seed = PAPER_SAMPLE_SEED if args.sample_seed is None else args.sample_seed
-    if args.n is not None and args.n < 1:
-        raise InputError(f"--n must be at least 1, got {args.n}", where="--n")
-    if args.n is not None and objective == "makespan":
+    sample_seed = PAPER_SAMPLE_SEED if config.sample_seed is None else config.sample_seed
+    if config.n is not None and config.n < 1:
+        raise InputError(f"--n must be at least 1, got {config.n}", where="--n")
+    if config.n is not None and objective == "makespan":
         raise InputError("--n does not apply to makespan under --protocol paper (n(m) = m·max(10, ⌊10·log₂ m⌋))", where="--n")
     ordered = table.reset_index(drop=True)
     # in the table's own row order, the order the reference samples from
     with timings.stage("predictions"):
-        predictions, sources = build_predictions(args, ordered, ordered["job_id"].astype(str).to_numpy(object),
+        predictions, sources = build_predictions(config, ordered, ordered["job_id"].astype(str).to_numpy(object),
                                                  ordered["duration"].to_numpy(np.float64), learner)
     kind = task_kind("scheduling", objective)
-    policies = choose_policies(args.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
-                               source=source, task=objective, quiet=args.quiet)
-    out = Path(args.output) if args.output else default_output_dir("scheduling", objective)
+    policies = choose_policies(config.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
+                               source=source, task=objective, quiet=config.quiet)
+    out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
     with timings.stage("samples, normalisers and policies (paper protocol)"), \
-            Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=args.quiet) as progress:
+            Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=config.quiet) as progress:
         rows, per_job, reference, instances = run_paper(
-            objective, ordered, predictions, policies=policies, machines=machines, prr_lambda=args.prr_lambda,
-            sample_seed=sample_seed, n=args.n, on_step=lambda row: progress.update(),
+            objective, ordered, predictions, policies=policies, machines=machines, prr_lambda=config.prr_lambda,
+            sample_seed=sample_seed, n=config.n, on_step=lambda row: progress.update(),
         )
     with_sources(rows, sources)
     leaks = [{"leak": leak, "rule": LEAKS[leak], "rows": [f"{r['policy']}/{r['predictor']}" for r in rows if leak in r["leaks"]]}
@@ -315,7 +277,7 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner, t
                          + " — see docs/reproduce-atlas.md\n")
     n_jobs = max(i["n"] for i in instances)
     dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
-    options = {**_options(args, machines), "sample_seed": sample_seed}
+    options = {**_options(config, machines), "sample_seed": sample_seed}
     with output_folder(out, "run") as folder:
         title = f"{objective} — paper protocol ({final_text(source)})"
         _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
@@ -325,19 +287,18 @@ def _execute_paper(args, objective, machines, table, dataset, source, learner, t
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
                    "leaks": leaks, "instances": instances, "p_hat_sources": sources, "timings": timings.as_dict()},
         )
-    return out, doc
+    return Run(out, doc, replace(config, output=str(out)))
 
 
-def run(args) -> int:
-    out, doc = execute(args)
-    args.output = str(out)
-    args._timings_recorded = doc.get("timings")  # `run --profile` prints them once tracking is done
-    if not args.quiet:
-        print(render(doc))
+def run(config, timings: Timings | None = None):
+    """`benchmark run --task scheduling`: execute, then print the report (unless quiet)."""
+    result = execute(config, timings)
+    if not config.quiet:
+        print(render(result.doc))
         from atlas_data.outputs import final_place
 
-        print(f"\nresults: {final_place(out)}")  # inside the demo's temporary folder: its final name
-    return 0
+        print(f"\nresults: {final_place(result.output)}")  # inside the demo's temporary folder: its final name
+    return result
 
 
 def _load_parts(jobs: JobSet) -> dict:
@@ -398,13 +359,13 @@ def _leak_cell(row: dict) -> str:
     return ",".join(row.get("leaks") or []) or "–"
 
 
-def _options(args, machines) -> dict:
+def _options(config, machines) -> dict:
     return {
-        "objective": args.objective, "policies": args.policies, "n": args.n, "seed": args.seed,
-        "noise": args.noise, "predictor": args.predictor, "prr_lambda": args.prr_lambda, "sample": args.sample,
-        "machines": machines, "jobs": args.jobs, "data": args.data, "train_jobs": getattr(args, "train_jobs", None),
-        "feature_columns": getattr(args, "feature_columns", None),
-        "protocol": getattr(args, "protocol", "honest"), "sample_seed": getattr(args, "sample_seed", None),
+        "objective": config.objective, "policies": config.policies, "n": config.n, "seed": config.seed,
+        "noise": config.noise, "predictor": config.predictor, "prr_lambda": config.prr_lambda, "sample": config.sample,
+        "machines": machines, "jobs": config.jobs, "data": config.data, "train_jobs": config.train_jobs,
+        "feature_columns": config.feature_columns,
+        "protocol": config.protocol, "sample_seed": config.sample_seed,
     }
 
 

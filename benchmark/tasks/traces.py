@@ -38,7 +38,9 @@ class TraceSplit:
     key: tuple  # what the fit depends on (the in-process memo of fitted predictions)
 
 
-def _file_key(spec: str) -> tuple:
+def _file_key(spec: str, frame: pd.DataFrame | None = None) -> tuple:
+    if frame is not None:  # a table in memory: its content is its identity
+        return (str(spec), int(pd.util.hash_pandas_object(frame, index=False).sum()), tuple(map(str, frame.columns)))
     path = Path(spec)
     stat = path.stat() if path.is_file() else None
     return (str(path.resolve()), stat.st_mtime_ns if stat else None, stat.st_size if stat else None)
@@ -51,17 +53,18 @@ def _is_shipped(spec: str) -> bool:
 
 
 def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs", columns: str | None = None,
-                       quiet: bool = True):
+                       quiet: bool = True, frame: pd.DataFrame | None = None):
     """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace, an SWF log or a
-    jobs-table file (its columns renamed by `columns`, the `--columns` text); the card carries the
-    table's content fingerprint."""
+    jobs-table file (its columns renamed by `columns`, the `--columns` text), or of `frame`, a jobs
+    table in memory that `spec` names; the card carries the table's content fingerprint."""
     from benchmark.tasks.inputs import with_fingerprint
 
-    jobs, declared, card = _load_with_features(spec, feature_columns, option, columns, quiet)
+    jobs, declared, card = _load_with_features(spec, feature_columns, option, columns, quiet, frame)
     return jobs, declared, with_fingerprint(card, jobs)
 
 
-def _load_with_features(spec: str, feature_columns: str | None, option: str, columns: str | None, quiet: bool):
+def _load_with_features(spec: str, feature_columns: str | None, option: str, columns: str | None, quiet: bool,
+                        frame: pd.DataFrame | None = None):
     from atlas_data.adapters import shipped_feature_columns, shipped_trace, swf_feature_columns
     from atlas_data.jobs_features import check_feature_columns, read_jobs_with_features
     from atlas_data.jobs_table import COLUMNS, parse_column_map
@@ -70,6 +73,9 @@ def _load_with_features(spec: str, feature_columns: str | None, option: str, col
     names = csv_list(feature_columns, "feature-columns")
     map_option = "--train-columns" if option == "--train-jobs" else "--columns"
     mapping = parse_column_map(columns, map_option)
+    if frame is not None:
+        jobs, declared = read_jobs_with_features(spec, names, mapping, map_option, frame=frame)
+        return jobs, declared, {"source": "jobs", "path": str(spec), "feature_columns": declared.as_dict()}
     if _is_shipped(spec):
         refuse_columns(mapping, f"the shipped trace '{spec}'", map_option)
         if names:
@@ -107,22 +113,24 @@ def _share_jobs(source: pd.DataFrame, target: pd.DataFrame) -> bool:
 
 def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
                 n: int | None = None, seed: int = 0, columns: str | None = None, train_columns: str | None = None,
-                quiet: bool = True) -> TraceSplit:
+                quiet: bool = True, frame: pd.DataFrame | None = None) -> TraceSplit:
     """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead.
 
     `columns` (the `--columns` text) renames the target file's columns, `train_columns` (the
-    `--train-columns` text) those of a `--train-jobs` file."""
+    `--train-columns` text) those of a `--train-jobs` file; `frame` is the target table in memory
+    (`spec` names it)."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
     from atlas_data.split import split_ranges
     from predictors.data import SplitData
     from schedulers.sampling import sample_window
 
     mapping_text = columns
-    jobs, columns, card = load_with_features(spec, feature_columns, columns=mapping_text, quiet=quiet)
+    jobs, columns, card = load_with_features(spec, feature_columns, columns=mapping_text, quiet=quiet, frame=frame)
     n_total = int(len(jobs))
     if n is not None:
         jobs = sample_window(jobs, n, seed)
-    key = (_file_key(spec) if not _is_shipped(spec) else spec, columns, n, seed if n is not None else None,
+    key = (_file_key(spec, frame) if frame is not None or not _is_shipped(spec) else spec, columns, n,
+           seed if n is not None else None,
            mapping_text)
     card = {**card, "n_total": n_total, "sample": "window" if len(jobs) < n_total else "all"}  # n_total: before --n
     if train_spec is None:
@@ -135,7 +143,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
                              where="--feature-columns")
         source, source_columns, source_card = load_with_features(train_spec, feature_columns, "--train-jobs",
                                                                  columns=train_columns, quiet=quiet)
-        same = _family(train_spec) == _family(spec) or _share_jobs(source, jobs)
+        same = (frame is None and _family(train_spec) == _family(spec)) or _share_jobs(source, jobs)
         train_ds, ds, notes = transfer_dataset(source, source_columns, jobs, columns, same_clock=same)
         test = ds.frame[ds.frame["split"] == "test"]
         fit = train_ds.frame
@@ -208,15 +216,14 @@ def trace_predictions(ts: TraceSplit, methods, job_ids, *, seed: int = 0, quiet:
     return out
 
 
-def check_trace_options(args, *, needs_predictor: bool) -> None:
+def check_trace_options(config, *, needs_predictor: bool) -> None:
     """--feature-columns and --train-jobs need --jobs (and, where p̂ is their only use, --predictor)."""
-    for option, value in (("--feature-columns", getattr(args, "feature_columns", None)),
-                          ("--train-jobs", getattr(args, "train_jobs", None))):
+    for option, value in (("--feature-columns", config.feature_columns), ("--train-jobs", config.train_jobs)):
         if value is None:
             continue
-        if not getattr(args, "jobs", None):
+        if not config.jobs:
             raise InputError(f"{option} applies to --jobs TRACE|FILE (the jobs table to predict)", where=option)
-        if needs_predictor and not getattr(args, "predictor", None):
+        if needs_predictor and not config.predictor:
             raise InputError(f"{option} only shapes learned p̂: give --predictor NAME too", where=option)
 
 

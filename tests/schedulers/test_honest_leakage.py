@@ -10,7 +10,6 @@ split's labels are replaced.
 
 from __future__ import annotations
 
-import argparse
 
 import numpy as np
 import pytest
@@ -88,11 +87,11 @@ def test_a_clairvoyant_policy_does_change_its_decisions():
 
 
 def _honest_args(ds, objective, out):
-    return argparse.Namespace(
-        task="scheduling", objective=objective, protocol="honest", jobs=None, data=str(ds), predictor="single-stage",
-        noise=None, policies="sprpt,las,edf-p", n=300, seed=0, sample_seed=None, machines=None, prr_lambda=0.7,
-        sample="window", output=str(out), quiet=True, no_mlflow=True, plugins=None,
-    )
+    from benchmark.tasks.config import make
+
+    return make("scheduling", {"objective": objective, "data": str(ds), "predictor": "single-stage",
+                               "policies": "sprpt,las,edf-p", "n": 300, "output": str(out), "quiet": True,
+                               "no_mlflow": True})
 
 
 def test_honest_p_hat_and_sample_ignore_the_test_labels(tmp_path, monkeypatch):
