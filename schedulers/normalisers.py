@@ -77,8 +77,9 @@ def cpsat_feasible_size(n: int, m: int) -> bool:
     return n * m <= CPSAT_MAX_CELLS and n <= CPSAT_MAX_JOBS
 
 
-def _integer_sizes(p: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Integer sizes for CP-SAT and whether they are exact (up to a common factor).
+def _integer_sizes(p: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """Integer sizes for CP-SAT and, when they are exact, the common factor 10^k they were scaled by
+    (None when they are not).
 
     Integral sizes are used as they are; otherwise sizes with at most 6 decimals are scaled by
     10^k (exact, up to 1e-6 of the last decimal, i.e. float noise such as 0.1 + 0.2). Anything
@@ -91,9 +92,9 @@ def _integer_sizes(p: np.ndarray) -> tuple[np.ndarray, bool]:
         if scaled.sum() > 2.0**53:
             break
         if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6):
-            return np.round(scaled).astype(np.int64), True
+            return np.round(scaled).astype(np.int64), 10.0**k
     unit = p.max() / CPSAT_SCALE_UNITS
-    return np.round(p / unit).astype(np.int64), False
+    return np.round(p / unit).astype(np.int64), None
 
 
 def _lpt_assignment(p: np.ndarray, m: int) -> np.ndarray:
@@ -150,7 +151,7 @@ def makespan_optimum(sizes, m: int, time_limit_s: float = 10.0) -> float | None:
         return float(p.max())
     order = np.argsort(-p, kind="stable")
     p_sorted = p[order]
-    q, _exact = _integer_sizes(p_sorted)
+    q, scale = _integer_sizes(p_sorted)
     total = int(q.sum())
     lower = max(-(-total // m), int(q[0]), int(q[m - 1] + q[m]))
     # the better of LPT and largest differencing: returned at once when it meets the lower bound,
@@ -161,7 +162,7 @@ def makespan_optimum(sizes, m: int, time_limit_s: float = 10.0) -> float | None:
     )
     heuristic_loads_q = np.bincount(heuristic, weights=q, minlength=m)
     if heuristic_loads_q.max() <= lower:
-        return float(np.bincount(heuristic, weights=p_sorted, minlength=m).max())
+        return _makespan(heuristic, p_sorted, m, int(heuristic_loads_q.max()), scale)
 
     model = cp_model.CpModel()
     x = [[model.NewBoolVar(f"x{j}_{i}") for i in range(m)] for j in range(n)]
@@ -188,7 +189,17 @@ def makespan_optimum(sizes, m: int, time_limit_s: float = 10.0) -> float | None:
     if status != cp_model.OPTIMAL:
         return None
     machine = np.array([next(i for i in range(m) if solver.BooleanValue(x[j][i])) for j in range(n)])
-    return float(np.bincount(machine, weights=p_sorted, minlength=m).max())
+    return _makespan(machine, p_sorted, m, int(solver.Value(cmax)), scale)
+
+
+def _makespan(machine: np.ndarray, p: np.ndarray, m: int, cmax_q: int, scale: float | None) -> float:
+    """The makespan of an optimal assignment in the caller's units. With exact integer sizes it is
+    the optimum itself, cmax / 10^k: the same number whichever optimal assignment the solver (2
+    workers, racing) returned — their float sums of the sizes differ in the last bit. Otherwise the
+    assignment's makespan with the true sizes (achievable, within the rounding of the optimum)."""
+    if scale is not None:
+        return cmax_q / scale
+    return float(np.bincount(machine, weights=p, minlength=m).max())
 
 
 def _as_jobs(release, sizes) -> tuple[np.ndarray, np.ndarray]:

@@ -302,3 +302,17 @@ def test_srpt_routine_equals_the_engine(seed):
     ref = reference_values("total_completion", jobs)
     assert ref["sum_completion"] == pytest.approx(engine.sum(), rel=1e-9)
     assert ref["sum_flow"] == pytest.approx((engine - jobs.submit_time).sum(), rel=1e-9)
+
+
+def test_the_exact_optimum_does_not_depend_on_which_optimal_assignment_is_returned():
+    # {0.1, 0.2, 0.3} and {0.6} both load a machine with 0.6, but 0.1 + 0.2 + 0.3 is 0.6000000000000001
+    # in floats: the optimum is the integer optimum over the common factor, 6 / 10
+    assert makespan_optimum([0.1, 0.2, 0.3, 0.6], 2) == 0.6
+    # the solver's path (no heuristic meets the lower bound): brute force on the integer sizes
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        tenths = rng.integers(1, 60, size=10)
+        sizes = tenths / 10.0
+        best = min(np.bincount(np.array(a), weights=tenths, minlength=3).max()
+                   for a in itertools.product(range(3), repeat=10))
+        assert makespan_optimum(sizes, 3) == best / 10.0
