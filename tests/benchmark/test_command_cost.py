@@ -1,0 +1,94 @@
+"""What one whole `benchmark run` costs besides its own work (docs/performance.md, "Whole-command cost").
+
+No timing is asserted (timings depend on the machine's load): these tests check what the cost is
+made of — which libraries a command imports — and that `benchmark perf --command` measures the
+command against a bare process that did the same work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmark import peer_heapq, perf_command
+from schedulers.engine import simulate
+from schedulers.jobs import JobSet
+from schedulers.policy import get_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+# libraries a scheduling run without --predictor and with --no-mlflow never needs: each costs
+# 0.2-2 s of start-up (scikit-learn pulls scipy.stats; numba is for 100,000 jobs and more)
+NOT_NEEDED = ("sklearn", "lightgbm", "mlflow", "numba", "predictors", "torch", "dask", "xgboost")
+
+_PROBE = """
+import json, sys
+from benchmark.cli import main
+seen = {}
+code_bad = main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", sys.argv[1],
+                 "--policies", "srpt", "--no-mlflow", "--quiet", "--output", sys.argv[3]])
+seen["after_refused"] = sorted({m.split(".")[0] for m in sys.modules})
+code = main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", sys.argv[2],
+             "--policies", "srpt", "--no-mlflow", "--quiet", "--output", sys.argv[4]])
+seen["after_run"] = sorted({m.split(".")[0] for m in sys.modules})
+print(json.dumps({"codes": [code_bad, code], **seen}))
+"""
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), "MPLBACKEND": "Agg"}
+
+
+def test_a_scheduling_run_imports_only_what_it_uses(tmp_path):
+    """A run refused at its input has not imported matplotlib (the figures' library is imported when a
+    figure is drawn); a whole run without --predictor and with --no-mlflow imports none of NOT_NEEDED."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("job_id,submit_time,duration\nj0,0,5\nj1,1,oops\n", encoding="utf-8")
+    good = tmp_path / "jobs.csv"
+    perf_command.write_jobs_csv(300, good)
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(bad), str(good), str(tmp_path / "out-bad"),
+                           str(tmp_path / "out")], capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["codes"] == [2, 0]
+    assert "line 3" in done.stderr and "duration is not a number" in done.stderr
+    assert "matplotlib" not in seen["after_refused"] and "pandas" in seen["after_refused"]
+    assert [m for m in NOT_NEEDED if m in seen["after_refused"] + seen["after_run"]] == []
+    assert "matplotlib" in seen["after_run"]  # the figures were drawn: the probe sees imports at all
+    assert (tmp_path / "out" / "stretch_cdf.png").is_file() and not (tmp_path / "out-bad").exists()
+
+
+def test_the_bare_process_does_the_work_of_the_command(tmp_path):
+    """benchmark.peer_heapq.srpt_process reads the CSV perf writes, and its ΣC_j and completion times
+    are the engine's SRPT schedule on the same file (sizes floored at 1 s, times shifted to 0)."""
+    jobs_csv, out_csv = tmp_path / "jobs.csv", tmp_path / "bare.csv"
+    perf_command.write_jobs_csv(400, jobs_csv)
+    total = peer_heapq.srpt_process(str(jobs_csv), str(out_csv))
+    from atlas_data.jobs_table import read_jobs
+
+    jobs = JobSet.from_frame(read_jobs(jobs_csv))
+    result = simulate(jobs, get_policy("srpt")())
+    assert total == pytest.approx(float(result.completion_time.sum()), rel=1e-12)
+    lines = out_csv.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "job_id,completion_time" and len(lines) == 401
+    bare = {job: float(c) for job, c in (line.split(",") for line in lines[1:])}
+    engine = dict(zip(jobs.job_id.tolist(), result.completion_time.tolist()))
+    assert bare.keys() == engine.keys()
+    np.testing.assert_allclose([bare[j] for j in engine], list(engine.values()), rtol=1e-12)
+
+
+def test_perf_command_times_both_processes_on_the_same_file(tmp_path):
+    """One round at 300 jobs: both processes ran to the end, did the same work (measure raises when
+    the bare process's ΣC_j is not the command's), and the ratios are those of the medians."""
+    row = perf_command.measure(300, 1, tmp_path)
+    assert row["n"] == 300 and row["rounds"] == 1
+    assert row["command_wall_s"] > 0 and row["bare_wall_s"] > 0 and row["bare_cpu_s"] > 0
+    assert row["wall_ratio"] == pytest.approx(row["command_wall_s"] / row["bare_wall_s"])
+    assert row["cpu_ratio"] == pytest.approx(row["command_cpu_s"] / row["bare_cpu_s"])
+    assert {"read", "policies", "plots"} <= set(row["command_stages_s"])
+    assert (tmp_path / "run-0" / "results.json").is_file() and (tmp_path / "bare.csv").is_file()
