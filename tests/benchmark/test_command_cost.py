@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark import peer_heapq, perf_command
+from benchmark import peer_heapq, perf_command, plots
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
@@ -36,6 +36,8 @@ seen["after_refused"] = sorted({m.split(".")[0] for m in sys.modules})
 code = main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", sys.argv[2],
              "--policies", "srpt", "--no-mlflow", "--quiet", "--output", sys.argv[4]])
 seen["after_run"] = sorted({m.split(".")[0] for m in sys.modules})
+from matplotlib.mathtext import MathTextParser
+seen["mathtext_parser_built"] = MathTextParser._parser is not None
 print(json.dumps({"codes": [code_bad, code], **seen}))
 """
 
@@ -60,6 +62,8 @@ def test_a_scheduling_run_imports_only_what_it_uses(tmp_path):
     assert "matplotlib" not in seen["after_refused"] and "pandas" in seen["after_refused"]
     assert [m for m in NOT_NEEDED if m in seen["after_refused"] + seen["after_run"]] == []
     assert "matplotlib" in seen["after_run"]  # the figures were drawn: the probe sees imports at all
+    # the stretch CDF's log axis is labelled without mathtext (plots.PlainLogFormatter): its parser is never built
+    assert seen["mathtext_parser_built"] is False
     assert (tmp_path / "out" / "stretch_cdf.png").is_file() and not (tmp_path / "out-bad").exists()
 
 
@@ -92,3 +96,26 @@ def test_perf_command_times_both_processes_on_the_same_file(tmp_path):
     assert row["cpu_ratio"] == pytest.approx(row["command_cpu_s"] / row["bare_cpu_s"])
     assert {"read", "policies", "plots"} <= set(row["command_stages_s"])
     assert (tmp_path / "run-0" / "results.json").is_file() and (tmp_path / "bare.csv").is_file()
+
+
+@pytest.mark.parametrize("label_only_base", [True, False])
+def test_log_axis_labels_are_matplotlibs_as_plain_text(label_only_base):
+    """PlainLogFormatter writes the labels matplotlib's log scale writes, in plain text: 10⁰, 2×10³,
+    −10¹, 10⁻² (mathtext's `10^{3}` as superscript digits, its minus sign as U+2212)."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    ours, theirs = plots.PlainLogFormatter(10.0, labelOnlyBase=label_only_base), \
+        LogFormatterSciNotation(10.0, labelOnlyBase=label_only_base)
+    expected = {1.0: "10⁰", 10.0: "10¹", 1e4: "10⁴", 1e-2: "10⁻²", -10.0: "−10¹"}
+    if not label_only_base:
+        expected.update({2.0: "2×10⁰", 3e5: "3×10⁵", 0.05: "5×10⁻²", 2.5: "2.5×10⁰"})
+    for x, text in expected.items():
+        assert ours(x) == text, (x, theirs(x))
+    for x in (2.0, 3e5, 0.05):  # the decades only: matplotlib leaves the others blank, and so do we
+        assert label_only_base is False or ours(x) == theirs(x) == ""
+    fig, ax = plots.subplots()
+    ax.plot([1.0, 1e4], [0.0, 1.0])
+    plots.log_scale(ax, "x")
+    fig.draw_without_rendering()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"10⁰", "10¹", "10²", "10³", "10⁴"} <= set(labels) and not any("$" in label for label in labels)
