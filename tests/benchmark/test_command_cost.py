@@ -119,3 +119,28 @@ def test_log_axis_labels_are_matplotlibs_as_plain_text(label_only_base):
     fig.draw_without_rendering()
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert {"10⁰", "10¹", "10²", "10³", "10⁴"} <= set(labels) and not any("$" in label for label in labels)
+
+
+_ENDING = """
+import atexit, sys, threading, time
+atexit.register(lambda: print("atexit handler ran"))
+sys.stdout.write("buffered, not flushed\\n")
+if sys.argv[1] == "thread":  # a non-daemon thread still running: the ordinary exit waits for it
+    threading.Thread(target=lambda: (time.sleep(0.3), print("thread finished"))).start()
+sys.argv = ["benchmark", "run", "--task", "nonsense"]
+from benchmark.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize("case", ["plain", "thread"])
+def test_the_console_script_ends_with_its_status_output_and_exit_handlers(case):
+    """benchmark.cli.entry ends the process without the interpreter's teardown (end_process), but with
+    the command's exit status, every buffered line of stdout, the atexit handlers' work, and — when
+    another thread still runs — after that thread, as an ordinary exit does."""
+    env = {k: v for k, v in _env().items() if k != "PYTHONUNBUFFERED"}  # stdout block-buffered, as in a pipe
+    done = subprocess.run([sys.executable, "-c", _ENDING, case], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and "invalid choice: 'nonsense'" in done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "buffered, not flushed" and "atexit handler ran" in lines
+    assert ("thread finished" in lines) == (case == "thread")
