@@ -102,17 +102,20 @@ def entry() -> None:
 def end_process(code: int) -> None:
     """End the process with status `code`, without the interpreter's teardown of every module and
     object: after a 200,000-job run that teardown took 0.4-0.5 s of CPU, a seventh of the command
-    (docs/performance.md#whole-command-cost). What shutdown does that can matter is done first: the
-    atexit handlers (logging, temporary folders, pools, the interrupt guard of benchmark.interrupts)
-    and the standard streams' flush. With another thread still running, or a stream that cannot be
-    flushed (a closed pipe), the ordinary exit does all of it as before."""
+    (docs/performance.md#whole-command-cost). What shutdown does that can matter is done first, in
+    its order: threading's exit hooks (executors, the interrupt guard of benchmark.interrupts) and
+    the join of every non-daemon thread, the atexit handlers (logging, temporary folders, pools),
+    the standard streams' flush. Where one of these steps is missing, or a stream cannot be flushed
+    (a closed pipe), the ordinary exit does all of it as before."""
     import atexit
     import threading
 
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-    if others:
+    shutdown = getattr(threading, "_shutdown", None)  # noqa: SLF001 - the interpreter's first shutdown step
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)  # noqa: SLF001 - its second
+    if shutdown is None or run_exit_handlers is None:
         sys.exit(code)
-    atexit._run_exitfuncs()  # noqa: SLF001 - what interpreter shutdown runs first; each handler once
+    shutdown()
+    run_exit_handlers()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
