@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmark.options import integer
 from benchmark.perf_scheduling import generated_jobs
 from benchmark.progress import say
 from benchmark.results import format_table
@@ -38,9 +39,9 @@ _ENTRY = "import sys; sys.argv[0] = 'benchmark'; from benchmark.cli import entry
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--command-jobs", type=int, default=200_000,
+    parser.add_argument("--command-jobs", type=integer(1, 100_000_000, "a number of jobs"), default=200_000,
                         help="jobs in the CSV of the command section (default 200000)")
-    parser.add_argument("--command-repeat", type=int, default=3,
+    parser.add_argument("--command-repeat", type=integer(1, 1000, "a number of rounds"), default=3,
                         help="rounds of the command section; the medians count (default 3)")
 
 
