@@ -144,3 +144,35 @@ def test_the_console_script_ends_with_its_status_output_and_exit_handlers(case):
     lines = done.stdout.splitlines()
     assert lines[0] == "buffered, not flushed" and "atexit handler ran" in lines
     assert ("thread finished" in lines) == (case == "thread")
+
+
+def test_reading_shortcuts_give_what_the_sorts_gave():
+    """The shortcuts of reading a table (no text sort when submit times have no ties, text encoded by
+    arrays, tenant codes by hashing) give the fingerprint, order and codes the sorts gave: a table in
+    time order and the same rows shuffled (which takes the sorting path) have one fingerprint, with
+    ids and tenants in several scripts, and a missing tenant still hashes as missing."""
+    import pandas as pd
+
+    from atlas_data.build import _strings_blob, content_fingerprint
+    from schedulers.jobs import _sorted_codes, tie_order
+
+    rng = np.random.default_rng(3)
+    n = 500
+    frame = pd.DataFrame({"job_id": [f"jöb-{i}-名" for i in range(n)], "submit_time": np.cumsum(rng.exponential(5.0, n)),
+                          "duration": rng.lognormal(3.0, 1.0, n),
+                          "tenant": rng.choice(["α", "team b", "default", "Zeta"], n)})
+    shuffled = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    assert content_fingerprint(frame) == content_fingerprint(shuffled)
+    values = np.array(["a", "", "é", "x" * 300], dtype=object)
+    loop = b"".join(len(v.encode()).to_bytes(4, "little") + v.encode() for v in values)
+    assert _strings_blob(values) == loop
+    assert _strings_blob(np.array(["a", None], dtype=object)) == b"\x01\x00\x00\x00a\xff\xff\xff\xff"
+    ids, submit = frame["job_id"].to_numpy(object), frame["submit_time"].to_numpy()
+    assert tie_order(ids, submit).tolist() == list(range(n))
+    tied = np.round(submit / 50.0)  # many ties: the sort by id decides within each
+    expected = sorted(range(n), key=lambda i: (tied[i], ids[i]))
+    assert tie_order(ids, tied).tolist() == expected
+    tenants = frame["tenant"].to_numpy(object)
+    names, codes = _sorted_codes(tenants)
+    unique_names, unique_codes = np.unique(tenants, return_inverse=True)
+    assert names.tolist() == unique_names.tolist() and codes.tolist() == unique_codes.tolist()
