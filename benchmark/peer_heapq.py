@@ -263,3 +263,37 @@ def las(submit, size):
         push(cohort, (size[i], i))
         i += 1
     return completion
+
+
+# ----- the bare process `benchmark perf --command` measures a whole `benchmark run` against ----------
+SIZE_FLOOR_S = 1.0  # the engine's floor on sizes (schedulers.jobs.SIZE_FLOOR_S)
+
+
+def srpt_process(jobs_csv: str, out_csv: str) -> float:
+    """What a minimal SRPT program does with a jobs CSV: read it with the csv module (columns job_id,
+    submit_time, duration; no checks), order the jobs by submit time (then row), shift the times so
+    the first is 0 and floor sizes at 1 s as the engine does, run `srpt`, write job_id,completion_time.
+    Returns ΣC_j, which equals the engine's SRPT total completion on the same file."""
+    import csv
+
+    with open(jobs_csv, newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader)
+        at = {name: k for k, name in enumerate(header)}
+        i_id, i_submit, i_size = at["job_id"], at["submit_time"], at["duration"]
+        rows = sorted((float(row[i_submit]), k, row[i_id], float(row[i_size])) for k, row in enumerate(reader))
+    first = rows[0][0] if rows else 0.0
+    submit = [r[0] - first for r in rows]
+    size = [max(SIZE_FLOOR_S, r[3]) for r in rows]
+    completion = srpt(submit, size)
+    with open(out_csv, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["job_id", "completion_time"])
+        writer.writerows((r[2], c) for r, c in zip(rows, completion))
+    return sum(completion)
+
+
+if __name__ == "__main__":  # python -m benchmark.peer_heapq JOBS.csv OUT.csv: prints ΣC_j
+    import sys
+
+    print(repr(srpt_process(sys.argv[1], sys.argv[2])))

@@ -50,7 +50,7 @@ class JobSet:
             df[col].to_numpy(dtype)[order] if col in df.columns else np.full(len(order), default, dtype)
         )
         tenants = df["tenant"].astype(str).to_numpy(object)[order] if "tenant" in df.columns else np.full(len(order), "default", object)
-        names, codes = np.unique(tenants, return_inverse=True) if len(order) else (np.array([], object), np.array([], np.int64))
+        names, codes = _sorted_codes(tenants)
         predicted = None
         if "predicted_duration" in df.columns:
             predicted = np.maximum(df["predicted_duration"].to_numpy(np.float64)[order], SIZE_FLOOR_S)
@@ -102,9 +102,28 @@ class JobSet:
         return replace(self, predicted=np.maximum(np.asarray(predicted, np.float64), SIZE_FLOOR_S))
 
 
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) for text: the sorted distinct values and each value's
+    index among them, by hashing (a million rows of a few tenants: no sort of a million strings)."""
+    codes, uniques = pd.factorize(values)
+    uniques = np.asarray(uniques, dtype=object)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
+
+
+def strictly_increasing(values) -> bool:
+    """True when every value is greater than the one before it (a NaN after the first value: False)."""
+    values = np.asarray(values, dtype=np.float64)
+    return bool((values[1:] > values[:-1]).all())
+
+
 def tie_order(job_id: np.ndarray, submit: np.ndarray) -> np.ndarray:
     """Stable order by submit time, then job_id: as whole numbers, exactly, if every id is written as
     one (then "007" before "7", as text), else as text."""
+    if strictly_increasing(submit):  # no ties to break (a generated or time-ordered trace): the rows' own order
+        return np.arange(len(submit), dtype=np.int64)
     text = pd.Series(job_id, dtype=object).astype(str)
     if len(text) and text.str.fullmatch(r"[+-]?[0-9]+").all():
         try:

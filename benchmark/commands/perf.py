@@ -17,6 +17,7 @@ SECTIONS = {
     "fairness": "benchmark.perf_fairness",
     "traces": "benchmark.perf_traces",
     "peers": "benchmark.perf_peers",
+    "command": "benchmark.perf_command",
 }
 
 

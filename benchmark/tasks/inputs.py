@@ -205,11 +205,11 @@ def resolve_names(*, predictors: str | None = None, policies: str | None = None,
     its option, so `--predictor lgbm-meta,typo` fails before lgbm-meta is fitted.
 
     `one_predictor`: the task takes one predictor (fairness)."""
-    from predictors.methods import check_method_name
-
     methods = csv_list(predictors, "predictor")
     if one_predictor and len(methods) > 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
+    if methods:  # the predictors' registry imports scikit-learn: not for a run that fits none
+        from predictors.methods import check_method_name
     for method in methods:
         check_method_name(method, where="--predictor")
     return methods, (resolve_policies(policies, kind) if policies is not None else None)
