@@ -46,7 +46,6 @@ from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from schedulers import jit
 from schedulers.jit import jitable
@@ -238,7 +237,10 @@ def _unwait_in_job_order(s, p, j):
 
 def assignment(cost):
     """scipy's linear_sum_assignment(cost) (rows, columns); a compiled loop calls it in object mode,
-    so that its choice among equal-cost matchings is the Python run's."""
+    so that its choice among equal-cost matchings is the Python run's. (Imported here: scipy.optimize
+    costs every command that lists the cluster policies a quarter of a second.)"""
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415
+
     rows, cols = linear_sum_assignment(cost)
     return np.asarray(rows, np.int64), np.asarray(cols, np.int64)
 
