@@ -9,16 +9,17 @@ each, with policy / method / predictor / machines and the `--metrics` columns.
 
 The store is the project's (benchmark.tracking.tracking_uri) or `<--results>/mlflow.db`. It is read
 through MlflowClient.search_runs, MLflow's public API, with one fast path: a local SQLite store whose
-schema version is one of READ_DIRECTLY is read with plain sqlite3, read-only, because importing
-MLflow alone takes seconds and its search loads every metric of every run. The fast path is the same
-answer, not a second opinion: tests/benchmark/test_tracking_public_api.py checks it against
-MlflowClient.search_runs on the same store, and that the schema this MLflow writes is in READ_DIRECTLY;
-a store of any other schema version goes through MlflowClient, whose refusal of a version it does not
-open is exit 2 with the fix (`mlflow db upgrade URI`). Reading changes nothing: it never creates,
-locks, migrates or repairs a store (so it works on read-only media and while a run logs); without a
-store, "nothing to compare" (exit 0). A file that is not an MLflow store is exit 2
-(benchmark.tracking.check_store); a half-migrated one (benchmark.tracking.damage), which MLflow would
-migrate on opening, is read as far as the fast path can, with a note that the next `run` repairs it.
+schema version is one of benchmark.tracking.CHECKED_SCHEMAS is read with plain sqlite3, read-only,
+because importing MLflow alone takes seconds and its search loads every metric of every run. The
+fast path gives the same answer, not a second opinion: tests/benchmark/test_tracking_public_api.py
+checks it against MlflowClient.search_runs on the same store, and that the schema this MLflow writes
+is among those versions. A store of any other schema version goes through MlflowClient, whose
+refusal of a version it does not open is exit 2 with the fix (`mlflow db upgrade URI`). Reading
+changes nothing: it never creates, locks, migrates or repairs a store (so it works on read-only media
+and while a run logs); without a store, "nothing to compare" (exit 0). A file that is not an MLflow
+store is exit 2 (benchmark.tracking.check_store); a half-migrated one (benchmark.tracking.damage),
+which MLflow would migrate on opening, is read as far as the fast path can, with a note that the
+next `run` repairs it.
 A run still RUNNING while nobody holds the store's lock was being logged by a process that was
 killed outright (SIGKILL, power loss): a note under the table counts them.
 `--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
@@ -59,12 +60,6 @@ CLAIRVOYANT_TAG = "atlas.clairvoyant"  # benchmark.tracking.CLAIRVOYANT_TAG (not
 RUN_TAGS = ("policy", "method", "predictor", "machines", "atlas.level", CLAIRVOYANT_TAG)  # the tags compare reads
 
 
-# The schema versions of MLflow's SQLite store that the fast path (read_sqlite) was checked on against
-# MlflowClient.search_runs (tests/benchmark/test_tracking_public_api.py): MLflow 3.17's. A store of
-# another version is read through MlflowClient; a test fails until the new one is checked and added.
-READ_DIRECTLY = frozenset({"dc11669786a5"})
-
-
 @dataclass
 class Store:
     """What compare reads of a store: runs, their parent links and the chosen metrics of every run."""
@@ -90,7 +85,7 @@ def _wanted(name: str, experiment: str | None) -> bool:
 def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | None:
     """The atlas-* runs of the store (or of `experiment`); None when there is no store at all.
     Read-only: no lock, no migration, no repair, no file created (benchmark.tracking.check_store)."""
-    from benchmark.tracking import check_store, damage, sqlite_path
+    from benchmark.tracking import CHECKED_SCHEMAS, check_store, damage, sqlite_path
 
     db = sqlite_path(uri)
     if db is not None and not db.exists():  # nothing tracked here yet; do not create a store by looking
@@ -101,7 +96,7 @@ def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | 
     if state.objects == 0:  # a 0-byte or schema-less file: a store that holds nothing yet
         return Store()
     problem = damage(state)
-    if problem is None and state.versions[0] not in READ_DIRECTLY:
+    if problem is None and state.versions[0] not in CHECKED_SCHEMAS:
         return read_client(uri, experiment, metrics)  # MLflow's answer, or its refusal of the version (exit 2)
     try:
         store = read_sqlite(db, experiment, metrics)
@@ -222,7 +217,8 @@ def _best(store: Store, runs: list[str], metrics: list[str]) -> str:
     competitors = [r for r in runs if not _clairvoyant(store, r)]
     for metric in metrics:
         for pool in (competitors, runs):
-            values = [(store.metrics[r][metric], r) for r in pool if metric in store.metrics.get(r, {})]
+            values = [(store.metrics[r][metric], r) for r in pool
+                      if not math.isnan(store.metrics.get(r, {}).get(metric, math.nan))]  # a NaN is no value
             if values:
                 sign = -1 if metric in HIGHER_IS_BETTER else 1
                 value, run_id = min(values, key=lambda v: sign * v[0])  # ties: the first logged
