@@ -721,12 +721,13 @@ def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> No
             return
         if state.n_runs:
             _refuse_version(db, uri, state.versions[0])
-        problem = f"schema version {state.versions[0]}, which MLflow refuses: {refusal}"
     if not state.n_runs:
         backup = _backup(db)
         _build(db)  # no runs in it: a fresh store replaces it, the old file is kept
-        _note(f"{db}: rebuilt the MLflow store, which an interrupted run had left half-migrated ({problem}); "
-              f"it held no runs; the old file is kept as {backup}")
+        why = f"which an interrupted run had left half-migrated ({problem})" if problem else \
+            (f"whose schema version {state.versions[0]} MLflow does not open (a migration that stopped part "
+             "way, or a newer MLflow's store)")
+        _note(f"{db}: rebuilt the MLflow store, {why}; it held no runs; the old file is kept as {backup}")
         return
     backup = _repair(db, state)
     if backup is None:
