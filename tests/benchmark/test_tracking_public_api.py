@@ -293,3 +293,15 @@ def test_a_store_mlflow_refuses_is_exit_2_with_one_line_and_the_fix(store, tmp_p
     assert not (results / "run").exists()  # refused before the work, not after it
     assert db.read_bytes() == before and sorted(p.name for p in results.iterdir()) == ["mlflow.db", "mlflow.db.lock"]
     assert time.perf_counter() - started < 60
+
+
+def test_a_repair_migrates_with_mlflows_public_command(store, tmp_path):
+    """_repair finishes a stopped migration with `mlflow db upgrade URI` (no private upgrade function):
+    the command runs here, a no-op on a current store, and says no on a version MLflow does not know."""
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(store, db)
+    before = sql(db, "SELECT version_num FROM alembic_version")
+    assert tracking._upgrade(f"sqlite:///{db}") is True
+    assert sql(db, "SELECT version_num FROM alembic_version") == before and sql(db, "SELECT COUNT(*) FROM runs")[0][0] > 15
+    sql(db, "UPDATE alembic_version SET version_num = '0123456789ab'")
+    assert tracking._upgrade(f"sqlite:///{db}") is False
