@@ -30,14 +30,18 @@ $ATLAS_STORE_LOCK_TIMEOUT seconds (60) with exit 2. A new SQLite store is built 
 temporary file and renamed into place, so an interrupt or four runs starting at once never leave it
 half-migrated; a store that an older interruption left half-migrated is rebuilt (no runs in it) or
 repaired on a copy, keeping the old file as `<db>.damaged-<time>`, or refused with exit 2 and the
-command that fixes it. A full disk or read-only store while logging is exit 2 with one line (the
-run's folder is complete; its MLflow run, if made, ends FAILED). Readers (`compare`) take no lock
-and change nothing (connect_readonly, reading_problem).
+command that fixes it. A store's schema version is MLflow's business: it is opened through
+MlflowClient only, and MLflow's own refusal of a schema it does not write becomes exit 2 with the
+fix (`mlflow db upgrade URI`); schema upgrades during a repair go through that same public command.
+Nothing here reads MLflow's own files or imports a private MLflow name
+(tests/benchmark/test_tracking_public_api.py). A full disk or read-only store while logging is exit 2
+with one line (the run's folder is complete; its MLflow run, if made, ends FAILED). Readers
+(`compare`) take no lock and change nothing (connect_readonly, damage).
 An interrupt (SIGINT, or SIGTERM through benchmark.interrupts) while a run is being logged ends
 that run and its children KILLED before the command exits 130.
-May import mlflow, alembic, pandas, benchmark.interrupts, atlas_data and the standard library; mlflow
-is imported lazily (it is slow to import), and so are schedulers.policy and predictors.methods (to tag
-the rows that read true sizes).
+May import mlflow (public API only), pandas, benchmark.interrupts, atlas_data and the standard library;
+mlflow is imported lazily (it is slow to import), and so are schedulers.policy and predictors.methods
+(to tag the rows that read true sizes).
 """
 
 from __future__ import annotations
@@ -577,6 +581,12 @@ class StoreState:
         return sorted(t for t in self.tables if t.startswith("_alembic_tmp_"))
 
 
+# The schema versions of MLflow's SQLite store this project was tested on (MLflow 3.17's): benchmark
+# compare reads these with plain sqlite3 (its fast path, checked against MlflowClient.search_runs), and
+# preflight opens a store of any other version with MLflow before the work. Not a list of what MLflow
+# accepts (MLflow says that itself): tests/benchmark/test_tracking_public_api.py fails when the installed
+# MLflow writes a version not listed here, until the fast path is checked on it and it is added.
+CHECKED_SCHEMAS = frozenset({"dc11669786a5"})
 _CORE_TABLES = ("alembic_version", "experiments", "runs", "metrics", "params", "tags")
 # the columns MLflow's experiments and runs tables have had since its first schema: how a store is recognised
 MLFLOW_COLUMNS = {"experiments": frozenset({"experiment_id", "name", "artifact_location", "lifecycle_stage"}),
@@ -616,16 +626,13 @@ def read_state(db: Path) -> StoreState:
 def not_mlflow(state: StoreState) -> str | None:
     """Why the file is not an MLflow store (None when it is one, or holds nothing at all).
 
-    The rule (docs/results-and-tracking.md): an SQLite file is an MLflow store when its
-    alembic_version table holds a schema version this MLflow knows, or when it has MLflow's
-    experiments and runs tables (each with MLflow's columns, MLFLOW_COLUMNS), either of them
-    possibly as the `_alembic_tmp_<table>` copy an interrupted migration leaves. Only such a store
-    is ever migrated, repaired or rebuilt; a file with no schema at all is a new, empty store.
+    The rule (docs/results-and-tracking.md): an SQLite file is an MLflow store when it has MLflow's
+    experiments and runs tables, each with MLflow's columns (MLFLOW_COLUMNS), either of them possibly
+    as the `_alembic_tmp_<table>` copy an interrupted migration leaves. Only such a store is ever
+    migrated, repaired or rebuilt; a file with no schema at all is a new, empty store. (No list of
+    MLflow's schema versions is consulted: that would mean reading MLflow's own migration files.)
     """
     if state.objects == 0:
-        return None
-    _, known = script_revisions()
-    if any(version in known for version in state.versions):
         return None
     columns = dict(state.columns)
 
@@ -638,7 +645,7 @@ def not_mlflow(state: StoreState) -> str | None:
     tables = sorted(state.tables)
     named = ", ".join(tables[:6]) + (", …" if len(tables) > 6 else "")
     held = f"holds the table{'s' if len(tables) > 1 else ''} {named}" if tables else "holds no tables"
-    return f"it {held}, but neither MLflow's experiments and runs tables nor a schema version MLflow knows"
+    return f"it {held}, but not MLflow's experiments and runs tables"
 
 
 def refuse_foreign(db: Path, state: StoreState) -> None:
@@ -649,52 +656,10 @@ def refuse_foreign(db: Path, state: StoreState) -> None:
                          "(or --results) at an MLflow store or at a new file", path=str(db))
 
 
-def _schema_revisions() -> tuple[str, frozenset[str]]:
-    """The schema version this MLflow writes (head) and every version it knows."""
-    from alembic.script import ScriptDirectory
-    from mlflow.store.db.utils import _get_alembic_config
-
-    script = ScriptDirectory.from_config(_get_alembic_config(""))
-    heads = script.get_heads()
-    return heads[0], frozenset(r.revision for r in script.walk_revisions())
-
-
-_SCRIPT_REVISIONS: list = []  # script_revisions(), read once
-
-
-def script_revisions() -> tuple[str | None, frozenset[str]]:
-    """The schema version this MLflow writes and every version it knows, read from its migration
-    scripts without importing MLflow (which takes seconds): the head is the one revision no other
-    names as its down_revision (None if unreadable)."""
-    if _SCRIPT_REVISIONS:
-        return _SCRIPT_REVISIONS[0]
-    import importlib.util
-    import re
-
-    spec = importlib.util.find_spec("mlflow")
-    revisions, downs = set(), set()
-    if spec is not None and spec.submodule_search_locations:
-        folder = Path(list(spec.submodule_search_locations)[0]) / "store" / "db_migrations" / "versions"
-        for script in folder.glob("*.py"):
-            text = script.read_text(encoding="utf-8", errors="replace")
-            revision = re.search(r"^revision\s*=\s*['\"]([0-9a-f]+)['\"]", text, re.M)
-            down = re.search(r"^down_revision\s*=\s*(.+)$", text, re.M)
-            if revision:
-                revisions.add(revision.group(1))
-            if down:
-                downs.update(re.findall(r"['\"]([0-9a-f]+)['\"]", down.group(1)))
-    heads = revisions - downs
-    _SCRIPT_REVISIONS.append((heads.pop() if len(heads) == 1 else None, frozenset(revisions)))
-    return _SCRIPT_REVISIONS[0]
-
-
-def head_revision() -> str | None:
-    """The schema version this MLflow writes (script_revisions), None if unreadable."""
-    return script_revisions()[0]
-
-
-def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:
-    """Why the store is not sound (None if it is). An older schema with runs in it is not damage."""
+def damage(state: StoreState) -> str | None:
+    """What an interruption left half-done in the store, seen with plain sqlite3 (None if nothing): a
+    leftover `_alembic_tmp_*` table, a missing core table, other than one schema version row. Whether
+    its one schema version is the one this MLflow writes is for MLflow to say (schema_refusal)."""
     problems = []
     if state.leftovers:
         problems.append(f"leftover table {', '.join(state.leftovers)}")
@@ -703,9 +668,24 @@ def damage(state: StoreState, head: str, known: frozenset[str]) -> str | None:
         problems.append(f"missing table {', '.join(missing)}")
     if "alembic_version" in state.tables and len(state.versions) != 1:
         problems.append(f"{len(state.versions)} schema version rows instead of 1")
-    elif state.versions and state.versions[0] != head and state.versions[0] in known and not state.n_runs:
-        problems.append(f"schema migration stopped at version {state.versions[0]}")
     return "; ".join(problems) or None
+
+
+OUT_OF_DATE = "out-of-date database schema"  # MLflow's words when it refuses a store's schema version
+
+
+def schema_refusal(uri: str) -> str | None:
+    """Open the store with MlflowClient (MLflow checks its schema version) and return MLflow's refusal
+    of its schema version, else None. Only for a store with its core tables: MLflow would create the
+    missing ones (damage finds those first)."""
+    mlflow = import_mlflow()
+    try:
+        mlflow.MlflowClient(uri).search_experiments(max_results=1)
+    except Exception as exc:  # MlflowException; anything else is not about the schema version
+        if OUT_OF_DATE in str(exc):
+            return (str(exc).strip().splitlines() or [""])[0]
+        raise
+    return None
 
 
 def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> None:
@@ -714,12 +694,13 @@ def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> No
     Missing (or a file with no schema at all): built and migrated in a temporary file, renamed
     into place (unless create=False). A file that is not an MLflow store (not_mlflow) is refused
     (exit 2) and never touched. Half-migrated by an older interruption (leftover `_alembic_tmp_*`
-    tables, a missing or doubled schema version, a migration that stopped part way): rebuilt when
-    it holds no runs, else repaired on a copy, else refused (exit 2) with the command that fixes
-    it; a rebuild or repair keeps the old file as `<db>.damaged-<time>`. A schema older or
-    newer than this MLflow's is refused (exit 2) with the command to run. Other stores: nothing.
-    A sound-looking store that holds runs skips the schema-version check (loading MLflow's
-    migration scripts takes seconds) unless thorough: MLflow makes it anyway (`store_errors`).
+    tables, a missing or doubled schema version: damage): rebuilt when it holds no runs, else
+    repaired on a copy, else refused (exit 2) with the command that fixes it; a rebuild or repair
+    keeps the old file as `<db>.damaged-<time>`. A store with no runs whose schema version MLflow
+    refuses (a migration that stopped part way) is rebuilt the same way; one with runs is refused
+    (exit 2) with the command to run. A sound-looking store that holds runs is not opened here unless
+    thorough: MLflow checks its schema version when the logging opens it (`store_errors`).
+    Other stores: nothing.
     """
     db = sqlite_path(uri)
     if db is None:
@@ -731,22 +712,24 @@ def ensure_store(uri: str, *, create: bool = True, thorough: bool = False) -> No
         if create:
             _build(db)
         return
-    if not thorough and state.n_runs and not state.leftovers and len(state.versions) == 1 and _has_core_tables(state):
-        return  # looks sound and holds runs: MLflow checks the schema version itself (see store_errors)
-    head, known = _schema_revisions()
-    problem = damage(state, head, known)
+    problem = damage(state)
     if problem is None:
-        version = state.versions[0]
-        if version != head:
-            _refuse_version(db, uri, version, head, known)
-        return
+        if state.n_runs and not thorough:
+            return  # looks sound and holds runs: MLflow checks the schema version itself (see store_errors)
+        refusal = schema_refusal(uri)
+        if refusal is None:
+            return
+        if state.n_runs:
+            _refuse_version(db, uri, state.versions[0])
     if not state.n_runs:
         backup = _backup(db)
         _build(db)  # no runs in it: a fresh store replaces it, the old file is kept
-        _note(f"{db}: rebuilt the MLflow store, which an interrupted run had left half-migrated ({problem}); "
-              f"it held no runs; the old file is kept as {backup}")
+        why = f"which an interrupted run had left half-migrated ({problem})" if problem else \
+            (f"whose schema version {state.versions[0]} MLflow does not open (a migration that stopped part "
+             "way, or a newer MLflow's store)")
+        _note(f"{db}: rebuilt the MLflow store, {why}; it held no runs; the old file is kept as {backup}")
         return
-    backup = _repair(db, state, head)
+    backup = _repair(db, state)
     if backup is None:
         raise InputError(f"the MLflow store was left half-migrated by an interrupted run ({problem}) and holds "
                          f"{state.n_runs} runs, so it is not rebuilt: move it aside and start a new store with "
@@ -759,27 +742,16 @@ def _has_core_tables(state: StoreState) -> bool:
     return all(t in state.tables for t in _CORE_TABLES)
 
 
-def _refuse_version(db: Path, uri: str, version: str | None, head: str | None, known: frozenset[str]):
+def _refuse_version(db: Path, uri: str, version: str | None):
+    """Exit 2 for a store whose schema version MLflow refuses. Whether an older or a newer MLflow wrote
+    it only MLflow's migration files could tell, which this project does not read: the line gives both fixes."""
     from importlib.metadata import version as installed
 
-    mlflow_version = installed("mlflow")  # not mlflow.__version__: compare reads a store without importing MLflow
-    if version in known:
-        raise InputError(f"the MLflow store has the older schema version {version} (MLflow {mlflow_version} "
-                         f"writes {head}): back it up, then run `mlflow db upgrade {uri}`", path=str(db))
-    raise InputError(f"the MLflow store was written by a newer MLflow (schema version {version} is unknown to "
-                     f"MLflow {mlflow_version}): upgrade MLflow (pip install -U mlflow) or use another store",
-                     path=str(db))
-
-
-def reading_problem(db: Path, uri: str, state: StoreState) -> str | None:
-    """For a reader (`compare`), which changes nothing: a store of another schema version is refused
-    (exit 2 with the fix); what an interruption left half-migrated is returned (None if nothing), for
-    the reader to read what it can and say that the next `run` repairs it."""
-    head, known = script_revisions()
-    problem = damage(state, head, known)
-    if problem is None and state.versions[0] != head:
-        _refuse_version(db, uri, state.versions[0], head, known)
-    return problem
+    mlflow_version = installed("mlflow")  # not mlflow.__version__: no import just to say it
+    found = f"schema version {version}" if version else "a schema version"
+    raise InputError(f"the MLflow store has {found}, which MLflow {mlflow_version} does not open: if an older "
+                     f"MLflow wrote it, back it up, then run `mlflow db upgrade {shown_uri(uri)}`; if a newer one "
+                     "did, upgrade MLflow (pip install -U 'mlflow<4') or use another store", path=str(db))
 
 
 def _backup(db: Path) -> Path:
@@ -813,11 +785,10 @@ def store_errors(uri: str, *, logging: Path | None = None):
                              path=str(db) if db else None, where=None if db else shown_uri(uri)) from None
         if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
             raise _file_store_refused(uri) from None
-        if db is None or "out-of-date database schema" not in str(exc):
+        if db is None or OUT_OF_DATE not in str(exc):
             raise
-        head, known = _schema_revisions()
         state = read_state(db)
-        _refuse_version(db, uri, state.versions[0] if len(state.versions) == 1 else None, head, known)
+        _refuse_version(db, uri, state.versions[0] if len(state.versions) == 1 else None)
 
 
 def _write_failure(exc: BaseException | None) -> str | None:
@@ -855,43 +826,48 @@ def _remove_temporaries(db: Path) -> None:
         leftover.unlink(missing_ok=True)
 
 
-def _forget_engines(db: Path) -> None:
-    """Close MLflow's pooled connections to `db`: after a rename they would point at the old file."""
-    with contextlib.suppress(Exception):
-        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+_TEMPORARIES: list[int] = []  # how many temporary stores this process has made (each gets a new name)
 
-        for key, engine in list(getattr(SqlAlchemyStore, "_engine_map", {}).items()):
-            if sqlite_path(key) == db:
-                engine.dispose()
+
+def _temporary(db: Path, kind: str) -> Path:
+    """A new name `<db>.<kind>-<pid>-<n>` for a store built or repaired beside `db`. Never reused in a
+    process: MLflow keeps an open engine per store URI, and after the rename an old name's engine
+    points at the renamed file."""
+    _TEMPORARIES.append(0)
+    return db.with_name(f"{db.name}.{kind}-{os.getpid()}-{len(_TEMPORARIES)}")
 
 
 def _build(db: Path) -> None:
-    """A new store at `db`: created and migrated in `<db>.building-<pid>`, then renamed over `db`."""
-    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
+    """A new store at `db`: created and migrated by MlflowClient in a temporary file, renamed over `db`."""
     db.parent.mkdir(parents=True, exist_ok=True)
-    tmp = db.with_name(f"{db.name}.building-{os.getpid()}")
+    tmp = _temporary(db, "building")
     try:
         for path in _sidecars(tmp):
             path.unlink(missing_ok=True)
-        SqlAlchemyStore(f"sqlite:///{tmp}", artifact_location_for(f"sqlite:///{db}"))
-        _forget_engines(tmp)
+        # MLflow creates every table and migrates them to its schema when it first opens an empty file
+        import_mlflow().MlflowClient(f"sqlite:///{tmp}").search_experiments(max_results=1)
         for path in _sidecars(db)[1:]:
             path.unlink(missing_ok=True)
         os.replace(tmp, db)
-        _forget_engines(db)
     finally:
         for path in _sidecars(tmp):
             path.unlink(missing_ok=True)
-        with contextlib.suppress(Exception):
-            SqlAlchemyStore._engine_map.pop(f"sqlite:///{tmp}", None)
 
 
-def _repair(db: Path, state: StoreState, head: str) -> Path | None:
+def _upgrade(uri: str) -> bool:
+    """`mlflow db upgrade URI`, MLflow's public command for migrating a store; True when it succeeded."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run([sys.executable, "-m", "mlflow", "db", "upgrade", uri], capture_output=True,
+                              text=True, timeout=600)
+        return done.returncode == 0
+    return False
+
+
+def _repair(db: Path, state: StoreState) -> Path | None:
     """Undo a half-done migration on a copy of `db` and finish it; swap the copy in. None if it cannot."""
     import shutil
 
-    tmp = db.with_name(f"{db.name}.repairing-{os.getpid()}")
+    tmp = _temporary(db, "repairing")
     try:
         shutil.copyfile(db, tmp)
         with contextlib.closing(sqlite3.connect(tmp, timeout=30)) as con:
@@ -906,21 +882,14 @@ def _repair(db: Path, state: StoreState, head: str) -> Path | None:
             con.execute("DELETE FROM alembic_version")
             con.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (state.versions[0],))
             con.commit()
+        fixed = read_state(tmp)
+        if fixed.leftovers or len(fixed.versions) != 1 or not _has_core_tables(fixed):
+            return None  # MLflow would create the missing tables empty: not a repair
         uri = f"sqlite:///{tmp}"
-        if state.versions[0] != head:
-            from mlflow.store.db.utils import _upgrade_db, create_sqlalchemy_engine
-
-            engine = create_sqlalchemy_engine(uri)
-            try:
-                _upgrade_db(engine)
-            finally:
-                engine.dispose()
-        repaired = read_state(tmp)
-        if repaired.leftovers or repaired.versions != (head,) or any(t not in repaired.tables for t in _CORE_TABLES):
-            return None
+        if schema_refusal(uri) is not None and (not _upgrade(uri) or schema_refusal(uri) is not None):
+            return None  # stopped part way, and MLflow's own upgrade did not finish it
         backup = _backup(db)
         os.replace(tmp, db)
-        _forget_engines(db)
         return backup
     except Exception:  # noqa: BLE001 - any failure means: not repairable here
         return None
@@ -1102,8 +1071,9 @@ def check_store(uri: str, *, write: bool) -> StoreState | None:
 
 def preflight(uri: str) -> None:
     """Before a long command that logs to the store: check_store now, and a local SQLite store with
-    visible damage is repaired (or refused) now, not after the work; the normal case costs one
-    sqlite3 read and no MLflow import."""
+    visible damage, or of a schema version other than CHECKED_SCHEMAS, is repaired or checked by
+    MLflow (prepare) now, not after the work: MLflow's refusal of its version is exit 2 before the
+    work. The normal case costs one sqlite3 read and no MLflow import."""
     state = check_store(uri, write=True)
-    if state is not None and state.objects and (state.leftovers or len(state.versions) != 1):
+    if state is not None and state.objects and (damage(state) or state.versions[0] not in CHECKED_SCHEMAS):
         prepare(uri)

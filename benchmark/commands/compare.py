@@ -7,13 +7,19 @@ read true sizes — clairvoyant policies, oracle p̂ — only when no other chil
 `--run ID` (a prefix is enough): that run's children (a sweep's: its cells' children), one row
 each, with policy / method / predictor / machines and the `--metrics` columns.
 
-The store is the project's (benchmark.tracking.tracking_uri) or `<--results>/mlflow.db`. A local
-SQLite store is read with plain sqlite3, read-only: importing MLflow alone takes seconds, and
-its search API loads every metric of every run. Other stores go through MlflowClient. Reading
-changes nothing: it never creates, locks, migrates or repairs a store (so it works on read-only
-media and while a run logs); without a store, "nothing to compare" (exit 0). A file that is not
-an MLflow store, or a store of another schema version, is exit 2 (benchmark.tracking.check_store);
-a half-migrated one is read as far as it can be, with a note that the next `run` repairs it.
+The store is the project's (benchmark.tracking.tracking_uri) or `<--results>/mlflow.db`. It is read
+through MlflowClient.search_runs, MLflow's public API, with one fast path: a local SQLite store whose
+schema version is one of benchmark.tracking.CHECKED_SCHEMAS is read with plain sqlite3, read-only,
+because importing MLflow alone takes seconds and its search loads every metric of every run. The
+fast path gives the same answer, not a second opinion: tests/benchmark/test_tracking_public_api.py
+checks it against MlflowClient.search_runs on the same store, and that the schema this MLflow writes
+is among those versions. A store of any other schema version goes through MlflowClient, whose
+refusal of a version it does not open is exit 2 with the fix (`mlflow db upgrade URI`). Reading
+changes nothing: it never creates, locks, migrates or repairs a store (so it works on read-only media
+and while a run logs); without a store, "nothing to compare" (exit 0). A file that is not an MLflow
+store is exit 2 (benchmark.tracking.check_store); a half-migrated one (benchmark.tracking.damage),
+which MLflow would migrate on opening, is read as far as the fast path can, with a note that the
+next `run` repairs it.
 A run still RUNNING while nobody holds the store's lock was being logged by a process that was
 killed outright (SIGKILL, power loss): a note under the table counts them.
 `--csv FILE` is written atomically and replaces only a CSV an earlier `compare` wrote (atlas_data.outputs).
@@ -22,6 +28,7 @@ killed outright (SIGKILL, power loss): a note under the table counts them.
 from __future__ import annotations
 
 import contextlib
+import math
 import sqlite3
 import sys
 from dataclasses import dataclass, field
@@ -60,6 +67,7 @@ class Store:
     runs: dict[str, dict] = field(default_factory=dict)    # run id -> experiment, start, name, status, tags
     parent: dict[str, str] = field(default_factory=dict)   # child run id -> parent run id
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)  # run id -> {metric: value}
+    experiments: set[str] = field(default_factory=set)    # the active experiments read (with or without runs)
 
 
 def store_uri(results: Path | None) -> str:
@@ -69,22 +77,29 @@ def store_uri(results: Path | None) -> str:
     return f"sqlite:///{Path(results).resolve() / 'mlflow.db'}" if results is not None else tracking_uri()
 
 
+def _wanted(name: str, experiment: str | None) -> bool:
+    """The experiments compare reads: `experiment`, else every atlas-* one (case as written)."""
+    return name == experiment if experiment else name.startswith("atlas-")
+
+
 def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | None:
     """The atlas-* runs of the store (or of `experiment`); None when there is no store at all.
     Read-only: no lock, no migration, no repair, no file created (benchmark.tracking.check_store)."""
-    from benchmark.tracking import check_store, reading_problem, sqlite_path
+    from benchmark.tracking import CHECKED_SCHEMAS, check_store, damage, sqlite_path
 
     db = sqlite_path(uri)
     if db is not None and not db.exists():  # nothing tracked here yet; do not create a store by looking
         return None
     state = check_store(uri, write=False)  # not an MLflow store, server down, no driver: exit 2 now
     if db is None:
-        return _read_client(uri, experiment, metrics)
+        return read_client(uri, experiment, metrics)
     if state.objects == 0:  # a 0-byte or schema-less file: a store that holds nothing yet
         return Store()
-    problem = reading_problem(db, uri, state)  # another schema version: exit 2 with the fix
+    problem = damage(state)
+    if problem is None and state.versions[0] not in CHECKED_SCHEMAS:
+        return read_client(uri, experiment, metrics)  # MLflow's answer, or its refusal of the version (exit 2)
     try:
-        store = _read_sqlite(db, experiment, metrics)
+        store = read_sqlite(db, experiment, metrics)
     except sqlite3.DatabaseError as exc:
         why = (f"an interrupted run left it half-migrated ({problem}); the next `benchmark run` or `sweep` "
                "repairs it (compare only reads)") if problem else str(exc)
@@ -95,20 +110,22 @@ def read_store(uri: str, experiment: str | None, metrics: list[str]) -> Store | 
     return store
 
 
-def _read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
-    store = Store()
-    where = "e.name = ?" if experiment else "e.name LIKE 'atlas-%'"
-    args = [experiment] if experiment else []
+def read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
+    """The fast path: the same as read_client, with plain sqlite3 on a read-only connection."""
     from benchmark.tracking import connect_readonly
 
+    store = Store()
     with contextlib.closing(connect_readonly(db)) as con:
-        rows = con.execute(
-            "SELECT r.run_uuid, e.name, r.start_time, r.name, r.status FROM runs r "
-            "JOIN experiments e ON e.experiment_id = r.experiment_id "
-            f"WHERE {where} AND r.lifecycle_stage = 'active' AND e.lifecycle_stage = 'active' "
-            "ORDER BY r.start_time, r.run_uuid", args).fetchall()
-        for run_id, name, start, run_name, status in rows:
-            store.runs[run_id] = {"experiment": name, "start": start, "name": run_name, "status": status, "tags": {}}
+        names = {eid: name for eid, name in con.execute(
+            "SELECT experiment_id, name FROM experiments WHERE lifecycle_stage = 'active'")
+            if _wanted(name, experiment)}
+        store.experiments = set(names.values())
+        rows = con.execute("SELECT run_uuid, experiment_id, start_time, name, status FROM runs "
+                           "WHERE lifecycle_stage = 'active' ORDER BY start_time, run_uuid").fetchall()
+        for run_id, eid, start, run_name, status in rows:
+            if eid in names:
+                store.runs[run_id] = {"experiment": names[eid], "start": start, "name": run_name, "status": status,
+                                      "tags": {}}
         for run_id, key, value in con.execute(
                 f"SELECT run_uuid, key, value FROM tags WHERE key IN ({','.join('?' * (1 + len(RUN_TAGS)))})",
                 (PARENT_LINK, *RUN_TAGS)):
@@ -120,29 +137,42 @@ def _read_sqlite(db: Path, experiment: str | None, metrics: list[str]) -> Store:
                 store.runs[run_id]["tags"][key] = value
         if metrics:
             marks = ",".join("?" * len(metrics))
-            for run_id, key, value in con.execute(
-                    f"SELECT run_uuid, key, value FROM latest_metrics WHERE key IN ({marks})", metrics):
-                if run_id in store.runs:
-                    store.metrics.setdefault(run_id, {})[key] = value
+            for run_id, key, value, is_nan in con.execute(
+                    f"SELECT run_uuid, key, value, is_nan FROM latest_metrics WHERE key IN ({marks})", metrics):
+                if run_id in store.runs:  # MLflow stores a NaN as 0 with is_nan set
+                    store.metrics.setdefault(run_id, {})[key] = math.nan if is_nan else float(value)
     return store
 
 
-def _read_client(uri: str, experiment: str | None, metrics: list[str]) -> Store:
-    """A tracking server or another database: the same through MLflow's client (slower)."""
+PAGE = 1000  # runs per search_runs call (MLflow's own default page size)
+
+
+def read_client(uri: str, experiment: str | None, metrics: list[str]) -> Store:
+    """Through MLflow's public client (MlflowClient.search_runs): any store, the reference answer."""
     from benchmark.tracking import import_mlflow, store_errors
 
     mlflow = import_mlflow()
-    client = mlflow.MlflowClient(uri)
     store = Store()
-    with store_errors(uri):
-        experiments = [e for e in client.search_experiments()
-                       if (e.name == experiment if experiment else e.name.startswith("atlas-"))]
-        if not experiments:
-            return store
-        runs = client.search_runs([e.experiment_id for e in experiments], order_by=["attributes.start_time ASC"],
-                                  max_results=50000)
+    with store_errors(uri):  # MLflow's refusal of the store (another schema version): exit 2 with the fix
+        client = mlflow.MlflowClient(uri)
+        experiments, token = [], None
+        while True:
+            page = client.search_experiments(max_results=PAGE, page_token=token)
+            experiments += [e for e in page if _wanted(e.name, experiment)]
+            token = page.token
+            if not token:
+                break
+        runs, token = [], None
+        while experiments:
+            page = client.search_runs([e.experiment_id for e in experiments], max_results=PAGE, page_token=token,
+                                      order_by=["attributes.start_time ASC"])
+            runs += page
+            token = page.token
+            if not token:
+                break
     names = {e.experiment_id: e.name for e in experiments}
-    for run in runs:
+    store.experiments = set(names.values())
+    for run in sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id)):
         run_id, tags = run.info.run_id, run.data.tags
         store.runs[run_id] = {"experiment": names[run.info.experiment_id], "start": run.info.start_time,
                               "name": run.info.run_name, "status": run.info.status,
@@ -187,7 +217,8 @@ def _best(store: Store, runs: list[str], metrics: list[str]) -> str:
     competitors = [r for r in runs if not _clairvoyant(store, r)]
     for metric in metrics:
         for pool in (competitors, runs):
-            values = [(store.metrics[r][metric], r) for r in pool if metric in store.metrics.get(r, {})]
+            values = [(store.metrics[r][metric], r) for r in pool
+                      if not math.isnan(store.metrics.get(r, {}).get(metric, math.nan))]  # a NaN is no value
             if values:
                 sign = -1 if metric in HIGHER_IS_BETTER else 1
                 value, run_id = min(values, key=lambda v: sign * v[0])  # ties: the first logged
@@ -270,7 +301,7 @@ def _compare(args) -> int:
             raise InputError(f"no experiment named '{args.experiment}' in {uri} (no store there)", where="--experiment")
         print(f"nothing to compare: no MLflow store at {uri}")
         return 0
-    if args.experiment and not store.runs and not _experiment_exists(uri, args.experiment):
+    if args.experiment and args.experiment not in store.experiments:
         raise InputError(f"no experiment named '{args.experiment}' in {uri}", where="--experiment")
     if not store.runs:
         print(f"nothing to compare: no tracked runs in {uri}")
@@ -287,14 +318,3 @@ def _compare(args) -> int:
         print(f"note: {running} run(s) still RUNNING although no run is being logged: their process was killed "
               "while logging (their output folders hold the results)")
     return 0
-
-
-def _experiment_exists(uri: str, name: str) -> bool:
-    from benchmark.tracking import connect_readonly, sqlite_path
-
-    db = sqlite_path(uri)
-    if db is None:
-        return True  # the client path found none of its runs; an empty experiment is not an error
-    with contextlib.closing(connect_readonly(db)) as con:
-        return con.execute("SELECT 1 FROM experiments WHERE name = ? AND lifecycle_stage = 'active'",
-                           (name,)).fetchone() is not None

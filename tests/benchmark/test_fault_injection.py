@@ -336,9 +336,9 @@ def test_interrupt_during_the_first_migration_leaves_no_half_built_store(tmp_pat
     _interrupted_or_finished(code, err, signal.SIGINT, moment)
     _assert_store_sound(db)
     if db.exists():  # built whole and renamed into place (the signal may come after that), or not at all
-        from benchmark.tracking import _schema_revisions
+        from benchmark.tracking import schema_refusal
 
-        assert _sql(db, "SELECT version_num FROM alembic_version") == [(_schema_revisions()[0],)], moment
+        assert schema_refusal(f"sqlite:///{db}") is None, moment  # MLflow opens it: its own schema version
     rerun = Command(args + ["--output", str(results / "second")], tmp_path)
     code, _, err = rerun.finish()
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"

@@ -336,13 +336,15 @@ def _copy_store(stores, kind, results):
     return results / "mlflow.db"
 
 
-def _head_and_previous():
-    head, _ = tracking._schema_revisions()
-    from alembic.script import ScriptDirectory
-    from mlflow.store.db.utils import _get_alembic_config
+# MLflow's first schema migration (add metric step, MLflow 1.x): a version every MLflow knows and none writes now
+OLD_SCHEMA = "451aebb31d03"
 
-    previous = ScriptDirectory.from_config(_get_alembic_config("")).get_revision(head).down_revision
-    return head, previous if isinstance(previous, str) else previous[0]
+
+def _head_and_previous(stores):
+    """The schema version this MLflow writes (as MLflow built the empty store) and an older one."""
+    ((head,),) = _sql(stores["empty"], "SELECT version_num FROM alembic_version")
+    assert head != OLD_SCHEMA
+    return head, OLD_SCHEMA
 
 
 EMPTY_DAMAGE = {
@@ -359,7 +361,7 @@ def test_half_migrated_store_without_runs_is_rebuilt(stores, jobs_csv, tmp_path,
                                                      request):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     db = _copy_store(stores, "empty", tmp_path / "results")
-    head, previous = _head_and_previous()
+    head, previous = _head_and_previous(stores)
     _sql(db, EMPTY_DAMAGE[damage].format(previous=previous))
     built = request.getfixturevalue("quick_build") if damage != "leftover tmp table" else None  # one real rebuild
     assert _run(jobs_csv, tmp_path / "results" / "run") == 0
@@ -409,19 +411,24 @@ def test_unrepairable_store_with_runs_is_exit_2_with_the_command_before_any_work
     assert _statuses(db) == {"FINISHED": 1}
 
 
-@pytest.mark.parametrize("version,words", [("previous", "mlflow db upgrade sqlite:///"),
-                                           ("0123456789ab", "newer MLflow")])
+@pytest.mark.parametrize("version", ["previous", "0123456789ab"])
 def test_store_of_another_mlflow_version_is_exit_2_with_the_fix(stores, jobs_csv, tmp_path, monkeypatch, capsys,
-                                                                version, words):
+                                                                version):
+    """MLflow itself refuses the version (its out-of-date error), which becomes one line with both fixes."""
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     results = tmp_path / "results"
     db = _copy_store(stores, "used", results)
-    _sql(db, "UPDATE alembic_version SET version_num = ?", _head_and_previous()[1] if version == "previous" else version)
+    version = _head_and_previous(stores)[1] if version == "previous" else version
+    _sql(db, "UPDATE alembic_version SET version_num = ?", version)
+    before = db.read_bytes()
+    words = [f"schema version {version}", f"mlflow db upgrade sqlite:///{db}", "if a newer one did, upgrade MLflow"]
     assert _run(jobs_csv, results / "second") == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and words in err
+    assert err.count("\n") == 0 and all(w in err for w in words), err
     assert main(["compare", "--results", str(results)]) == 2
-    assert words in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and all(w in err for w in words), err
+    assert db.read_bytes() == before  # neither migrated nor repaired
 
 
 def test_leftovers_of_a_killed_build_are_removed_and_junk_is_refused(stores, tmp_path, jobs_csv, monkeypatch, capsys,
