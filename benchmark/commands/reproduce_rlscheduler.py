@@ -173,8 +173,12 @@ def add_arguments(parser) -> None:
 
 
 def markdown(rows: list[dict], source: str, elapsed_s: float) -> str:
-    lines = [f"**{PAPER}** — average bounded slowdown, {SEQUENCES} sequences of {LENGTH} jobs "
-             f"({source}; `benchmark reproduce rlscheduler`, {elapsed_s:.0f} s)", "",
+    import datetime
+
+    day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    lines = [f"Produced by `benchmark reproduce rlscheduler` on {source} ({day}, {elapsed_s:.0f} s). Paper column: "
+             f"*{PAPER}*, average bounded slowdown over {SEQUENCES} sequences of {LENGTH:,} jobs; ours: their "
+             "protocol on the cluster simulator (docs/reproduce-rlscheduler.md).", "",
              "| log | policy | backfilling | paper | ours | equal to 2 decimals |", "|---|---|---|---:|---:|---|"]
     for r in rows:
         paper = "—" if r["paper"] is None else f"{r['paper']:.2f}"
