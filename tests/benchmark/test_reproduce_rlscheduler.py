@@ -127,3 +127,14 @@ def test_bad_swf_input_is_one_line_and_writes_nothing(tmp_path, capsys, case, fr
     exit_2_one_line(capsys, ["reproduce", "rlscheduler", "--jobs", path, "--output", out, "--quiet"],
                     str(path.name), *fragments)
     assert not out.exists() and snapshot(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_the_compiled_loop_gives_the_python_run():
+    # the kernel compiles with the simulator's one-event loop (compiling takes about a minute on 2 busy cores)
+    file, slice_, _ = rls.LOGS["SDSC-SP2"]
+    log = rls.load_log(rls.shipped_log(file))
+    start = rls.sequence_starts(log["jobs"], slice_)[0]
+    for policy, backfill in rls.CELLS:
+        assert (rls.run_sequence(log, start, policy, backfill, compiled=True)
+                == rls.run_sequence(log, start, policy, backfill, compiled=False))
