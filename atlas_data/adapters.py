@@ -598,31 +598,20 @@ def _swf_lines(path: Path) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
-    """Standard Workload Format log (Parallel Workloads Archive, `*.swf`) -> jobs table.
-
-    Lines starting with `;` are header comments, blank lines are skipped; every other line holds
-    the 18 whitespace-separated SWF_FIELDS (a different count, or a field that is not a number, is
-    an InputError naming the line); −1 means missing. job_id = job number, submit_time = submit
-    time, duration = run time, gpus = allocated processors (requested processors where −1; counted
-    in the notes), tenant = `tenant_column` (user, group, queue or partition; −1 → "default").
-    Kept as extra columns, missing = empty: user_id, group_id, queue_id, partition_id,
-    executable_id (text) and requested_time, requested_processors, requested_memory (numbers).
-    Dropped, in order: `no_submit_time` (−1), `no_processors` (allocated and requested missing or
-    ≤ 0), `no_duration` (run time −1), `non_positive_duration` (run time 0).
-    """
+def swf_fields(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    """(the job lines' 18 SWF_FIELDS as numbers, one row per line, −1 = missing; each row's line
+    number; the header comment lines; each row's job number as written) of a Standard Workload Format log, `.swf` or `.swf.gz`.
+    Blank lines are skipped; a line with a different field count, or a field that is not a finite
+    number, is an InputError naming the line; a log without job lines too."""
     path = Path(path)
     path_s = str(path)
-    if tenant_column not in SWF_TENANTS:
-        raise InputError(f"an SWF tenant is one of {', '.join(SWF_TENANTS)}, got {tenant_column!r}",
-                         where="--tenant-column")
-    data, line_numbers, comments = [], [], 0
+    data, line_numbers, header = [], [], []
     for number, line in enumerate(_swf_lines(path), start=1):
         text = line.strip()
         if not text:
             continue
         if text.startswith(";"):
-            comments += 1
+            header.append(text)
             continue
         data.append(text)
         line_numbers.append(number)
@@ -645,8 +634,30 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
         i, k = (int(a[0]) for a in np.nonzero(~np.isfinite(values)))
         raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a finite number: {tokens[i][k]!r} (−1 marks a "
                          "missing value)", path=path_s, where=f"line {line_numbers[i]}")
-    ids = [row[0] for row in tokens]
-    n = len(tokens)
+    return values, np.array(line_numbers, dtype=np.int64), header, [row[0] for row in tokens]
+
+
+def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
+    """Standard Workload Format log (Parallel Workloads Archive, `*.swf`) -> jobs table.
+
+    Lines starting with `;` are header comments, blank lines are skipped; every other line holds
+    the 18 whitespace-separated SWF_FIELDS (a different count, or a field that is not a number, is
+    an InputError naming the line); −1 means missing. job_id = job number, submit_time = submit
+    time, duration = run time, gpus = allocated processors (requested processors where −1; counted
+    in the notes), tenant = `tenant_column` (user, group, queue or partition; −1 → "default").
+    Kept as extra columns, missing = empty: user_id, group_id, queue_id, partition_id,
+    executable_id (text) and requested_time, requested_processors, requested_memory (numbers).
+    Dropped, in order: `no_submit_time` (−1), `no_processors` (allocated and requested missing or
+    ≤ 0), `no_duration` (run time −1), `non_positive_duration` (run time 0).
+    """
+    path = Path(path)
+    path_s = str(path)
+    if tenant_column not in SWF_TENANTS:
+        raise InputError(f"an SWF tenant is one of {', '.join(SWF_TENANTS)}, got {tenant_column!r}",
+                         where="--tenant-column")
+    values, line_numbers, header, ids = swf_fields(path)
+    comments = len(header)
+    n = len(values)
     field = {name: values[:, k] for k, name in enumerate(SWF_FIELDS)}
     places = Places(np.arange(1, n + 1, dtype=np.int64), None, np.array(line_numbers, dtype=np.int64))
 

@@ -72,7 +72,7 @@ OBJECTIVE_TITLES = {
 
 
 def register(subparsers) -> None:
-    from benchmark.commands import reproduce_astraea
+    from benchmark.commands import reproduce_astraea, reproduce_rlscheduler
 
     command = subparsers.add_parser("reproduce", help="reproduce a paper's tables and figures beside ours")
     papers = command.add_subparsers(dest="paper", metavar="PAPER", parser_class=type(command))
@@ -81,6 +81,10 @@ def register(subparsers) -> None:
                                 "Philly, lease and cluster-size curves; docs/reproduce-astraea.md)")
     reproduce_astraea.add_arguments(astraea)
     astraea.set_defaults(handler=reproduce_astraea.reproduce)
+    rls = papers.add_parser("rlscheduler", help="RLScheduler's FCFS / SJF bounded-slowdown table (with and without "
+                            "backfilling) on the SDSC-SP2 and HPC2N logs, or any SWF log (docs/reproduce-rlscheduler.md)")
+    reproduce_rlscheduler.add_arguments(rls)
+    rls.set_defaults(handler=reproduce_rlscheduler.reproduce)
     parser = papers.add_parser("atlas", help="the ATLAS / LASched scheduling table: paper protocol beside the honest one")
     parser.add_argument("--data", help="dataset folder or name (default paper-scale; also: default)")
     parser.add_argument("--jobs", metavar="FILE|TRACE",

@@ -180,20 +180,25 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
 
 # ----- kernels: each policy's decision and hooks, dispatched on the type of its state ----------
 Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait on_hold on_unhold before_allocate "
-                               "compilable preemptive")
+                               "one_event compilable preemptive")
 _KERNELS: dict[type, Kernel] = {}  # by the kernel's params class and its state class
 
 
 def kernel(name, params, state, *, setup, select, on_wait=None, on_unwait=None, on_hold=None, on_unhold=None,
-           before_allocate=None, compilable=True, preemptive=None) -> Kernel:
+           before_allocate=None, one_event=False, compilable=True, preemptive=None) -> Kernel:
     """Register a policy's kernel: `params` the namedtuple class of its settings (made by the policy
     class's `kernel_params`), `state` the namedtuple class its `setup(s, params)` returns, `select`
     its decision; hooks left out keep the waiting jobs in job order (`s.q.ws`) and do nothing else.
     `compilable=False`: a kernel that calls into Python (schedulers.cluster.rule) runs only as Python;
-    `preemptive=False`: a kernel written for a policy that never preempts (its jobs wait once)."""
+    `preemptive=False`: a kernel written for a policy that never preempts (its jobs wait once);
+    `one_event=True`: the loop hands the kernel's run one event at a time — each arrival, then each
+    completion (in order of completion, then job), is an instant of its own with its own decision,
+    where by default every event at one time is applied before one decision (the batch schedulers
+    of HPC logs, docs/reproduce-rlscheduler.md, decide after each event)."""
     made = Kernel(name, params, state, jitable(setup), jitable(select), jitable(on_wait or _wait_in_job_order),
                   jitable(on_unwait or _unwait_in_job_order), jitable(on_hold or _no_hook),
-                  jitable(on_unhold or _no_hook), jitable(before_allocate or _no_time_hook), compilable, preemptive)
+                  jitable(on_unhold or _no_hook), jitable(before_allocate or _no_time_hook),
+                  jitable(_one_event if one_event else _all_events), compilable, preemptive)
     _KERNELS[params] = made
     _KERNELS[state] = made
     return made
@@ -204,7 +209,7 @@ def setup(s, params):
     return _KERNELS[type(params)].setup(s, params)
 
 
-HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "before_allocate")
+HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "before_allocate", "one_event")
 
 
 def _hook(name: str):
@@ -216,7 +221,15 @@ def _hook(name: str):
     return call
 
 
-select, on_wait, on_unwait, on_hold, on_unhold, before_allocate = (_hook(name) for name in HOOKS)
+select, on_wait, on_unwait, on_hold, on_unhold, before_allocate, one_event = (_hook(name) for name in HOOKS)
+
+
+def _all_events(s, p):
+    return False
+
+
+def _one_event(s, p):
+    return True
 
 
 def _no_hook(s, p, j):
@@ -1216,6 +1229,7 @@ def _make_loop(sources: str):
                       interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check,
                       work_conserving)
         p = setup(s, params)
+        one = one_event(s, p)  # the kernel decides after each event (`kernel(one_event=True)`)
         now = 0.0
         next_arrival = 0
         finished = 0
@@ -1288,7 +1302,8 @@ def _make_loop(sources: str):
             events += 1
             completed.clear()
             horizon = t_next + _REL_TOL * max(1.0, t_next)
-            if has_due and due_t <= horizon:
+            # one event at a time: an arrival due now goes first, the completions wait for the next pass
+            if has_due and due_t <= horizon and not (one and next_arrival < n_jobs and submit[next_arrival] <= t_next):
                 V = g_V[_RUN]
                 tol = _REL_TOL * max(1.0, abs(V))
                 while len(run_heap) > 0:
@@ -1305,11 +1320,15 @@ def _make_loop(sources: str):
                     g_count[_RUN] -= 1
                     completion[j] = t_next
                     completed.append(j)
+                    if one:
+                        break
             finished += len(completed)
             arrived.clear()
-            while next_arrival < n_jobs and submit[next_arrival] <= t_next:
+            while next_arrival < n_jobs and submit[next_arrival] <= t_next and not (one and len(completed) > 0):
                 arrived.append(next_arrival)
                 next_arrival += 1
+                if one:
+                    break
             woken = False
             while len(wakes) > 0 and wakes[0] <= t_next:
                 heapq.heappop(wakes)

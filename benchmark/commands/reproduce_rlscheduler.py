@@ -1,0 +1,232 @@
+"""`benchmark reproduce rlscheduler`: RLScheduler's FCFS / SJF bounded-slowdown table beside ours.
+
+RLScheduler (Zhang et al., SC'20) publishes the average bounded slowdown of FCFS and SJF, with and
+without backfilling, on two Parallel Workloads Archive logs (SDSC-SP2, HPC2N). This command runs
+their evaluation protocol (docs/reproduce-rlscheduler.md) on the cluster simulator
+(schedulers.cluster.core, kernel schedulers.cluster.policies.hpc_queue) and prints each cell beside
+the published one: on the two shipped logs by default, on any SWF log with `--jobs FILE`.
+
+The protocol, read from their environment (HPCSimPickJobs.py, job.py, compare-make-table.py):
+- a log's jobs sorted by job number; jobs with run time 0 dropped, a negative run time (−1,
+  missing) taken as 10 s; processors = max(allocated, requested); the requested time is the
+  estimate, the run time where it is missing (−1);
+- the machine: the header's MaxNodes nodes of MaxProcs / MaxNodes processors, a job taking
+  ⌈processors / that⌉ nodes (MaxProcs when MaxNodes is missing, MaxNodes when MaxProcs is);
+- 10 sequences of 1,024 consecutive jobs, each on an empty machine from its first submit; the
+  starts drawn by their environment's generator (gym's `seeding.np_random(1)`: a NumPy RandomState
+  keyed by a SHA-512 hash, here re-derived in `sequence_starts`) as `randint(1024, N − 1025)`, with
+  N = 10,000 for SDSC-SP2 and HPC2N (their `batch_job_slice`) and the log's size otherwise;
+- bounded slowdown max(1, (wait + run) / max(run, 10)) averaged over each sequence's jobs, then
+  over the sequences.
+
+Writes OUT/reproduce-rlscheduler.md and .json (rows: log, policy, backfill, bsld, paper) and with
+`--readme FILE` the block between the markers below. May import benchmark.*, and through it
+atlas_data and schedulers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import time
+from pathlib import Path
+
+import numpy as np
+
+from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.progress import say
+from benchmark.results import check_readme_block, replace_readme_block
+
+START, END = "<!-- reproduce-rlscheduler:start -->", "<!-- reproduce-rlscheduler:end -->"
+PAPER = "RLScheduler: An Automated HPC Batch Job Scheduler Using Reinforcement Learning (SC'20)"
+SEQUENCES, LENGTH, FIRST = 10, 1024, 1  # sequences, jobs per sequence, the generator's key (their --seed 1)
+SHORT_RUN_S = 10  # the bounded slowdown's floor on the run time
+# the logs of the published table: shipped file, their batch_job_slice, published bsld by (policy, backfill)
+LOGS = {
+    "SDSC-SP2": ("SDSC-SP2-1998-4.2-cln.swf.gz", 10_000,
+                 {("fcfs", False): 1727.54, ("sjf", False): 2680.55, ("fcfs", True): 1595.12, ("sjf", True): 2167.84}),
+    "HPC2N": ("HPC2N-2002-2.2-cln.swf.gz", 10_000,
+              {("fcfs", False): 297.18, ("sjf", False): 157.71, ("fcfs", True): 127.38, ("sjf", True): 122.04}),
+}
+CELLS = (("fcfs", False), ("sjf", False), ("fcfs", True), ("sjf", True))
+
+
+def shipped_log(file: str) -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("atlas_data").joinpath("resources", "pwa", file)))
+
+
+# ----- the protocol ---------------------------------------------------------------------------------
+def gym_np_random(key: int) -> np.random.RandomState:
+    """gym 0.x `seeding.np_random(key)` (the version RLScheduler pins): the key reduced mod 2⁶⁴,
+    hashed (SHA-512, first 8 bytes as little-endian 32-bit words), the hash split into 32-bit words
+    seeding a NumPy RandomState."""
+    key = key % 2 ** 64
+    digest = hashlib.sha512(str(key).encode("utf8")).digest()[:8] + b"\0" * 4
+    big = sum(2 ** (32 * i) * v for i, v in enumerate(struct.unpack("<3I", digest)))
+    words = []
+    while big > 0:
+        big, word = divmod(big, 2 ** 32)
+        words.append(word)
+    rng = np.random.RandomState()
+    rng.seed(words or [0])
+    return rng
+
+
+def sequence_starts(n_jobs: int, slice_: int = 0, sequences: int = SEQUENCES, length: int = LENGTH) -> list[int]:
+    """The first job (index into the kept jobs) of each sequence: `randint(length, N − length − 1)`
+    from the generator, N = `slice_` (0: the log's size), as their `reset_for_test`."""
+    upper = (slice_ or n_jobs) - length - 1
+    rng = gym_np_random(FIRST)
+    return [int(rng.randint(length, upper)) for _ in range(sequences)]
+
+
+def _header_int(header: list[str], name: str) -> int:
+    for line in header:
+        key, _, value = line.lstrip(";").partition(":")
+        if key.strip() == name and value.split() and value.split()[0].isdigit():
+            return int(value.split()[0])
+    return 0
+
+
+def load_log(path) -> dict:
+    """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
+    lines, path}; InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
+    from atlas_data.adapters import swf_fields
+
+    path_s = str(path)
+    values, lines, header, _ = swf_fields(path)
+    number, submit, run = values[:, 0], values[:, 1], values[:, 3]
+    allocated, requested, request = values[:, 4], values[:, 7], values[:, 8]
+    timed = np.column_stack([number, submit, run, request])
+    if (timed != np.floor(timed)).any():  # their reader takes whole numbers (int()) and fails on others
+        i, k = (int(a[0]) for a in np.nonzero(timed != np.floor(timed)))
+        field = ("job number", "submit time", "run time", "requested time")[k]
+        raise InputError(f"the RLScheduler protocol reads whole seconds; {field} is {timed[i, k]:g}", path=path_s,
+                         where=f"line {lines[i]}")
+    order = np.argsort(number, kind="stable")
+    run = np.where(run < 0, 10.0, run)
+    procs = np.maximum(allocated, requested)
+    keep = order[run[order] > 0]
+    max_nodes, max_procs = _header_int(header, "MaxNodes"), _header_int(header, "MaxProcs")
+    max_procs = max_procs or max_nodes
+    if not max_nodes and not max_procs:
+        raise InputError("the header gives neither MaxNodes nor MaxProcs: the machine's size is unknown",
+                         path=path_s)
+    max_nodes = max_nodes or max_procs
+    per_node = max_procs / max_nodes
+    nodes = np.ceil(procs[keep] / per_node).astype(np.int64)
+    bad = (nodes > max_nodes) | (nodes < 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"a job of {procs[keep][i]:g} processors on a machine of {max_procs} (MaxProcs)",
+                         path=path_s, where=f"line {lines[keep][i]}")
+    req = request[keep]
+    req = np.where(req == -1, run[keep], req)
+    if np.any(np.diff(submit[keep]) < 0):
+        i = int(np.argmax(np.diff(submit[keep]) < 0)) + 1
+        raise InputError("submit times out of job-number order (the protocol's sequences are consecutive jobs)",
+                         path=path_s, where=f"line {lines[keep][i]}")
+    return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
+            "path": path_s, "jobs": len(keep)}
+
+
+def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int = LENGTH,
+                 compiled: bool | None = None) -> float:
+    """One sequence's average bounded slowdown on the cluster simulator."""
+    from schedulers import jit
+    from schedulers.cluster import core
+    from schedulers.cluster.policies.hpc_queue import HPCQueue
+    from schedulers.jobs import JobSet
+
+    sl = slice(start, start + length)
+    submit = log["submit"][sl] - log["submit"][start]
+    run = log["run"][sl]
+    n = len(run)
+    jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=submit.astype(np.float64),
+                  size=run.astype(np.float64), predicted=log["request"][sl].astype(np.float64),
+                  gpus=log["nodes"][sl].astype(np.int64), tenant=np.zeros(n, np.int64), tenant_names=("all",),
+                  weight=np.ones(n), time_offset=0.0)
+    if compiled is None:
+        compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)  # a sequence is small: Python beats compiling
+    state = core.run(jobs, HPCQueue(processors=log["machine"], sjf=policy == "sjf", backfill=backfill), compiled)
+    wait = state.start - submit
+    return float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S))))
+
+
+def cell(log: dict, starts: list[int], policy: str, backfill: bool) -> float:
+    return float(np.mean([run_sequence(log, s0, policy, backfill) for s0 in starts]))
+
+
+# ----- the command --------------------------------------------------------------------------------
+def add_arguments(parser) -> None:
+    parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the two shipped logs "
+                        "of the published table (N = the log's size, no published cells)")
+    parser.add_argument("--output", default="results/reproduce-rlscheduler",
+                        help="output folder (default results/reproduce-rlscheduler)")
+    parser.add_argument("--readme", metavar="FILE",
+                        help="rewrite the reproduce-rlscheduler block of this Markdown file (docs/results.md)")
+    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
+
+
+def markdown(rows: list[dict], source: str, elapsed_s: float) -> str:
+    import datetime
+
+    day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    lines = [f"Produced by `benchmark reproduce rlscheduler` on {source} ({day}, {elapsed_s:.0f} s). Paper column: "
+             f"*{PAPER}*, average bounded slowdown over {SEQUENCES} sequences of {LENGTH:,} jobs; ours: their "
+             "protocol on the cluster simulator (docs/reproduce-rlscheduler.md).", "",
+             "| log | policy | backfilling | paper | ours | equal to 2 decimals |", "|---|---|---|---:|---:|---|"]
+    for r in rows:
+        paper = "—" if r["paper"] is None else f"{r['paper']:.2f}"
+        same = "—" if r["paper"] is None else ("yes" if r["equal"] else "**no**")
+        lines.append(f"| {r['log']} | {r['policy'].upper()} | {'yes' if r['backfill'] else 'no'} | {paper} | "
+                     f"{r['bsld']:.2f} | {same} |")
+    return "\n".join(lines) + "\n"
+
+
+def reproduce(args) -> int:
+    started = time.perf_counter()
+    if args.readme:
+        check_readme_block(Path(args.readme), START, END)
+    check_output_folder(args.output, "reproduce")  # before any computation
+    if args.jobs:
+        from atlas_data.adapters import is_swf_path
+
+        if not is_swf_path(args.jobs):
+            raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
+        todo = [(Path(args.jobs).name, load_log(args.jobs), 0, {})]
+        source = f"the SWF log {args.jobs}"
+    else:
+        todo = [(name, load_log(shipped_log(file)), slice_, paper) for name, (file, slice_, paper) in LOGS.items()]
+        source = "the shipped SDSC-SP2 and HPC2N logs"
+    for name, log, slice_, _ in todo:  # every log checked before the first simulation
+        if (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
+            raise InputError(f"{log['jobs']} jobs kept: the protocol needs at least {2 * LENGTH + 2}", path=log["path"],
+                             where="--jobs")
+    rows = []
+    for name, log, slice_, paper in todo:
+        starts = sequence_starts(log["jobs"], slice_)
+        for policy, backfill in CELLS:
+            say(f"{name}: {policy.upper()}{' with backfilling' if backfill else ''}", args.quiet)
+            bsld = cell(log, starts, policy, backfill)
+            published = paper.get((policy, backfill))
+            rows.append({"log": name, "policy": policy, "backfill": backfill, "bsld": bsld, "paper": published,
+                         "equal": None if published is None else f"{bsld:.2f}" == f"{published:.2f}",
+                         "starts": starts})
+    elapsed = time.perf_counter() - started
+    text = markdown(rows, source, elapsed)
+    out = Path(args.output)
+    with output_folder(out, "reproduce") as folder:
+        (folder / "reproduce-rlscheduler.md").write_text(text)
+        summary = {"paper": PAPER, "source": source, "sequences": SEQUENCES, "length": LENGTH, "rows": rows,
+                   "elapsed_s": elapsed, "complete": True, "argv": command_line()}
+        (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if args.readme:
+        replace_readme_block(Path(args.readme), START, END, text)
+    print(text)
+    say(f"reproduce rlscheduler: {elapsed:.0f} s; written {out / 'reproduce-rlscheduler.md'}, results.json", args.quiet)
+    return 0

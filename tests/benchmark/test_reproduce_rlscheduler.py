@@ -1,0 +1,140 @@
+"""`benchmark reproduce rlscheduler`: RLScheduler's published FCFS / SJF cells, the protocol's rules
+on the cluster simulator (kernel schedulers.cluster.policies.hpc_queue, events one at a time), and
+bad SWF input refused with one line."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from benchmark.cli import main
+from benchmark.commands import reproduce_rlscheduler as rls
+from cli_checks import exit_2_one_line, snapshot
+from schedulers.cluster import core
+from schedulers.cluster.policies.hpc_queue import HPCQueue
+from schedulers.jobs import JobSet
+
+
+def test_every_published_cell_equal_to_two_decimals(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["reproduce", "rlscheduler", "--quiet", "--output", str(out)]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["complete"] and doc["argv"][:3] == ["benchmark", "reproduce", "rlscheduler"]
+    cells = {(r["log"], r["policy"], r["backfill"]): r for r in doc["rows"]}
+    assert len(cells) == 8
+    for log, (_, _, paper) in rls.LOGS.items():
+        for (policy, backfill), published in paper.items():
+            row = cells[(log, policy, backfill)]
+            assert row["paper"] == published
+            assert f"{row['bsld']:.2f}" == f"{published:.2f}", (log, policy, backfill, row["bsld"])
+            assert row["equal"] is True
+    text = (out / "reproduce-rlscheduler.md").read_text()
+    assert "| HPC2N | SJF | no | 157.71 | 157.71 | yes |" in text
+    assert text in capsys.readouterr().out
+
+
+def test_sequence_starts_are_the_environments():
+    # derived by running the protocol's code path (gym 0.x seeding.np_random(1), randint(1024, N − 1025))
+    # for N = 10,000, their batch_job_slice for SDSC-SP2 and HPC2N
+    assert rls.sequence_starts(59_705, 10_000) == [1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085]
+    # without a slice, N is the log's size
+    starts = rls.sequence_starts(77_205)
+    assert starts != rls.sequence_starts(59_705, 10_000) and all(1024 <= s < 77_205 - 1025 for s in starts)
+
+
+def test_the_shipped_logs_are_the_archives_files_with_their_headers():
+    for file in ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz"):
+        with gzip.open(rls.shipped_log(file), "rt") as fh:
+            head = fh.read(20_000)
+        assert head.startswith(";") and "MaxProcs" in head
+    with gzip.open(rls.shipped_log("SDSC-SP2-1998-4.2-cln.swf.gz"), "rt") as fh:
+        assert "JOBLOG" in fh.read(20_000).upper()  # the SDSC usage agreement stays
+
+
+def test_the_protocols_reading_of_a_log():
+    log = rls.load_log(rls.shipped_log("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    # 59,715 lines, the 10 with run time 0 dropped; the 5,671 with run time −1 kept at 10 s
+    assert log["jobs"] == 59_705 and log["machine"] == 128
+    assert int((log["run"] == 10).sum()) >= 5_671
+
+
+def _run(submit, run, request, procs, machine, sjf=False, backfill=False):
+    n = len(submit)
+    jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=np.array(submit, float),
+                  size=np.array(run, float), predicted=np.array(request, float), gpus=np.array(procs, np.int64),
+                  tenant=np.zeros(n, np.int64), tenant_names=("all",), weight=np.ones(n), time_offset=0.0)
+    return core.run(jobs, HPCQueue(processors=machine, sjf=sjf, backfill=backfill), False).start.tolist()
+
+
+def test_sjf_keeps_its_head_once_chosen():
+    # A fills the machine; B arrives to an empty queue and is the head; C, shorter, comes later and waits for B
+    assert _run([0, 10, 20], [100, 50, 5], [100, 50, 5], [4, 4, 4], 4, sjf=True) == [0, 100, 150]
+
+
+def test_an_instants_events_are_decided_one_at_a_time():
+    # A and B (2 of 4 processors each, requested 100) end together at 10; C (4) is the blocked head
+    # (shadow 100), D (2, requested 20) waits. The protocol sees A's end alone first: C still does not
+    # fit, D is backfilled into A's processors, and C waits for D (30). Deciding after both ends at
+    # once would start C at 10.
+    starts = _run([0, 0, 1, 5], [10, 10, 10, 20], [100, 100, 10, 20], [2, 2, 4, 2], 4, backfill=True)
+    assert starts == [0, 0, 30, 10]
+
+
+def test_backfilling_by_requested_time_only():
+    # A (3 of 4 processors, requested 100) runs; B needs 4: shadow time 100. C (1 processor,
+    # requested 50) ends before it and is backfilled at once; D (1 processor, requested 200) is not
+    starts = _run([0, 1, 2, 3], [100, 10, 50, 10], [100, 10, 50, 200], [3, 4, 1, 1], 4, backfill=True)
+    assert starts == [0, 100, 2, 110]
+    # without backfilling C waits behind B
+    assert _run([0, 1, 2, 3], [100, 10, 50, 10], [100, 10, 50, 200], [3, 4, 1, 1], 4) == [0, 100, 110, 110]
+
+
+def _swf(path, lines, header=("; MaxNodes: 4", "; MaxProcs: 4")):
+    path.write_text("\n".join([*header, *lines]) + "\n")
+    return path
+
+
+def _line(number, submit, run, procs=1, request=-1):
+    return f"{number} {submit} 0 {run} {procs} -1 -1 {procs} {request} -1 1 1 1 1 1 1 -1 -1"
+
+
+@pytest.mark.parametrize("case, fragments", [
+    ("fields", ["line 4", "expected 18"]),
+    ("size", ["line 3", "machine of 4"]),
+    ("header", ["neither MaxNodes nor MaxProcs"]),
+    ("short", ["at least 2050"]),
+    ("fraction", ["line 3", "whole seconds"]),
+    ("suffix", ["--jobs", "SWF log"]),
+])
+def test_bad_swf_input_is_one_line_and_writes_nothing(tmp_path, capsys, case, fragments):
+    path = tmp_path / "log.swf"
+    if case == "fields":
+        _swf(path, [_line(1, 0, 5), "2 1 0 5"])
+    elif case == "size":
+        _swf(path, [_line(1, 0, 5, procs=8)])
+    elif case == "header":
+        _swf(path, [_line(1, 0, 5)], header=("; Computer: none",))
+    elif case == "short":
+        _swf(path, [_line(i + 1, i, 5) for i in range(100)])
+    elif case == "fraction":
+        _swf(path, [_line(1, "0.5", 5)])
+    else:
+        path = tmp_path / "log.csv"
+        path.write_text("job_id,submit_time,duration\na,0,1\n")
+    before = snapshot(tmp_path)
+    out = tmp_path / "out"
+    exit_2_one_line(capsys, ["reproduce", "rlscheduler", "--jobs", path, "--output", out, "--quiet"],
+                    str(path.name), *fragments)
+    assert not out.exists() and snapshot(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_the_compiled_loop_gives_the_python_run():
+    # the kernel compiles with the simulator's one-event loop (compiling takes about a minute on 2 busy cores)
+    file, slice_, _ = rls.LOGS["SDSC-SP2"]
+    log = rls.load_log(rls.shipped_log(file))
+    start = rls.sequence_starts(log["jobs"], slice_)[0]
+    for policy, backfill in rls.CELLS:
+        assert (rls.run_sequence(log, start, policy, backfill, compiled=True)
+                == rls.run_sequence(log, start, policy, backfill, compiled=False))
