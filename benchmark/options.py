@@ -9,7 +9,7 @@ values reach the same types: every cell's argv is parsed by the `run` parser bef
 (benchmark.tasks.config.check_value, which also knows each option's Python type). A bad value is exit 2 with one line that quotes the value as the
 user wrote it (not `1e+12` for 1.0000001e12, nor `inf` for 1e400, which is "too large").
 
-`seed` is the type of every `--seed` (and `--sample-seed`, `--pipeline-seed`): an integer from 0 to
+`seed` is the type of every `--seed` (and `--sample-seed`, `--pipeline-seed`, `--shake-seed`): an integer from 0 to
 MAX_SEED.
 
 May import the standard library and atlas_data.errors.

@@ -19,8 +19,14 @@ The protocol, read from their environment (HPCSimPickJobs.py, job.py, compare-ma
 - bounded slowdown max(1, (wait + run) / max(run, 10)) averaged over each sequence's jobs, then
   over the sequences.
 
-Writes OUT/reproduce-rlscheduler.md and .json (rows: log, policy, backfill, bsld, paper) and with
-`--readme FILE` the block between the markers below. May import benchmark.*, and through it
+With `--shake K` every cell also runs on K shaken copies of each sequence (input shaking, Tsafrir,
+Ouaknine and Feitelson, MASCOTS 2007: the same jobs, each submit time moved by a small random
+amount; atlas_data.shaking) and the table shows each result's spread and the differences between
+policies over the copies.
+
+Writes OUT/reproduce-rlscheduler.md and .json (rows: log, policy, backfill, bsld, paper; with
+--shake the bsld_shaken_* fields and the differences) and with `--readme FILE` the block between
+the markers below. May import benchmark.*, and through it
 atlas_data and schedulers.
 """
 
@@ -36,6 +42,8 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.options import integer
+from benchmark.options import seed as seed_type
 from benchmark.progress import say
 from benchmark.results import check_readme_block, replace_readme_block
 
@@ -135,8 +143,10 @@ def load_log(path) -> dict:
 
 
 def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int = LENGTH,
-                 compiled: bool | None = None) -> float:
-    """One sequence's average bounded slowdown on the cluster simulator."""
+                 compiled: bool | None = None, shaken: tuple | None = None) -> float:
+    """One sequence's average bounded slowdown on the cluster simulator; with `shaken` = (times,
+    order) from atlas_data.shaking.shake on the sequence's relative submit times, on that shaken copy
+    of the same jobs (in the copy's arrival order, each keeping its id: its place in the sequence)."""
     from schedulers import jit
     from schedulers.cluster import core
     from schedulers.cluster.policies.hpc_queue import HPCQueue
@@ -144,11 +154,15 @@ def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int
 
     sl = slice(start, start + length)
     submit = log["submit"][sl] - log["submit"][start]
-    run = log["run"][sl]
+    run, request, nodes = log["run"][sl], log["request"][sl], log["nodes"][sl]
     n = len(run)
-    jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=submit.astype(np.float64),
-                  size=run.astype(np.float64), predicted=log["request"][sl].astype(np.float64),
-                  gpus=log["nodes"][sl].astype(np.int64), tenant=np.zeros(n, np.int64), tenant_names=("all",),
+    ids = np.arange(n)
+    if shaken is not None:
+        submit, ids = shaken
+        run, request, nodes = run[ids], request[ids], nodes[ids]
+    jobs = JobSet(job_id=ids.astype(str).astype(object), submit_time=submit.astype(np.float64),
+                  size=run.astype(np.float64), predicted=request.astype(np.float64),
+                  gpus=nodes.astype(np.int64), tenant=np.zeros(n, np.int64), tenant_names=("all",),
                   weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)  # a sequence is small: Python beats compiling
@@ -161,6 +175,55 @@ def cell(log: dict, starts: list[int], policy: str, backfill: bool) -> float:
     return float(np.mean([run_sequence(log, s0, policy, backfill) for s0 in starts]))
 
 
+# ----- input shaking (docs/reproduce-rlscheduler.md#input-shaking) ----------------------------------
+MAX_SHAKE_COPIES = 1000  # each copy costs as much as the unshaken run (about 10 s on the two logs)
+MAX_SHAKE_SHIFT_S = 86_400  # a day: beyond it a copy is no longer a slight perturbation of the log
+DEFAULT_SHAKE_SHIFT_S = 60
+# the policy differences shown with their spread: (a, b) is a − b
+PAIRS = ((("sjf", False), ("fcfs", False)), (("sjf", True), ("fcfs", True)),
+         (("fcfs", True), ("fcfs", False)), (("sjf", True), ("sjf", False)))
+
+
+def shaken_sequences(log: dict, starts: list[int], copies: int, max_shift_s: int, seed: int) -> list[list[tuple]]:
+    """copies × sequences shaken copies (times, order) of the same jobs the protocol selects: each
+    sequence's relative submit times shaken (atlas_data.shaking), drawn once and shared by every cell
+    (paired comparisons)."""
+    from atlas_data.shaking import shaken_copy
+
+    return [[shaken_copy(log["submit"][s0:s0 + LENGTH] - log["submit"][s0], max_shift_s, seed, k, i)
+             for i, s0 in enumerate(starts)] for k in range(copies)]
+
+
+def shaken_cell(log: dict, starts: list[int], shaken: list[list[tuple]], policy: str, backfill: bool) -> list[float]:
+    """The cell's result on each shaken copy (the mean over the copy's sequences)."""
+    return [float(np.mean([run_sequence(log, s0, policy, backfill, shaken=copy[i]) for i, s0 in enumerate(starts)]))
+            for copy in shaken]
+
+
+def _label(policy: str, backfill: bool) -> str:
+    return policy.upper() + (" + backfilling" if backfill else "")
+
+
+def differences(rows: list[dict]) -> list[dict]:
+    """For each log and PAIRS (a, b): a − b unshaken, over the shaken copies (copy by copy: both cells
+    ran on the same copy) and whether every copy gives it the unshaken sign."""
+    from atlas_data.shaking import spread
+
+    by = {(r["log"], r["policy"], r["backfill"]): r for r in rows}
+    out = []
+    for log in dict.fromkeys(r["log"] for r in rows):
+        for a, b in PAIRS:
+            ra, rb = by.get((log, *a)), by.get((log, *b))
+            if ra is None or rb is None:
+                continue
+            per_copy = np.subtract(ra["bsld_shaken"], rb["bsld_shaken"])
+            base = ra["bsld"] - rb["bsld"]
+            out.append({"log": log, "a": _label(*a), "b": _label(*b), "diff": base, **{
+                f"diff_shaken_{k}": v for k, v in spread(per_copy).items()},
+                "same_sign": bool(np.all(np.sign(per_copy) == np.sign(base)))})
+    return out
+
+
 # ----- the command --------------------------------------------------------------------------------
 def add_arguments(parser) -> None:
     parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the two shipped logs "
@@ -169,22 +232,51 @@ def add_arguments(parser) -> None:
                         help="output folder (default results/reproduce-rlscheduler)")
     parser.add_argument("--readme", metavar="FILE",
                         help="rewrite the reproduce-rlscheduler block of this Markdown file (docs/results.md)")
+    parser.add_argument("--shake", type=integer(0, MAX_SHAKE_COPIES, "a number of shaken copies"), default=0,
+                        metavar="K", help="also run every cell on K shaken copies of each sequence (input shaking: "
+                        "each submit time moved by a random whole number of seconds) and show each result's spread "
+                        "(default 0: off; about 10 s a copy on the two shipped logs)")
+    parser.add_argument("--shake-shift", type=integer(0, MAX_SHAKE_SHIFT_S, "a shift in seconds"), metavar="S",
+                        help=f"with --shake: the largest shift, s (uniform on [-S, S]; "
+                        f"default {DEFAULT_SHAKE_SHIFT_S})")
+    parser.add_argument("--shake-seed", type=seed_type, metavar="N", help="with --shake: the seed of the shaken "
+                        "copies (default 0; the same seed gives the same copies)")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
 
 
-def markdown(rows: list[dict], source: str, elapsed_s: float) -> str:
+def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | None = None,
+             diffs: list[dict] = ()) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     lines = [f"Produced by `benchmark reproduce rlscheduler` on {source} ({day}, {elapsed_s:.0f} s). Paper column: "
              f"*{PAPER}*, average bounded slowdown over {SEQUENCES} sequences of {LENGTH:,} jobs; ours: their "
-             "protocol on the cluster simulator (docs/reproduce-rlscheduler.md).", "",
-             "| log | policy | backfilling | paper | ours | equal to 2 decimals |", "|---|---|---|---:|---:|---|"]
+             "protocol on the cluster simulator (docs/reproduce-rlscheduler.md)."]
+    head, rule = "| log | policy | backfilling | paper | ours | equal to 2 decimals |", "|---|---|---|---:|---:|---|"
+    if shaking:
+        lines[0] += (f" Shaken: the same cells on {shaking['copies']} copies of every sequence whose submit times "
+                     f"each moved by a random whole number of seconds in ±{shaking['max_shift_s']} s (seed "
+                     f"{shaking['seed']}): their mean and the central 95 % of them (docs/reproduce-rlscheduler.md"
+                     "#input-shaking).")
+        head, rule = head + " shaken: mean | shaken: 95 % range |", rule + "---:|---:|"
+    lines += ["", head, rule]
     for r in rows:
         paper = "—" if r["paper"] is None else f"{r['paper']:.2f}"
         same = "—" if r["paper"] is None else ("yes" if r["equal"] else "**no**")
-        lines.append(f"| {r['log']} | {r['policy'].upper()} | {'yes' if r['backfill'] else 'no'} | {paper} | "
-                     f"{r['bsld']:.2f} | {same} |")
+        line = (f"| {r['log']} | {r['policy'].upper()} | {'yes' if r['backfill'] else 'no'} | {paper} | "
+                f"{r['bsld']:.2f} | {same} |")
+        if shaking:
+            line += f" {r['bsld_shaken_mean']:.2f} | {r['bsld_shaken_lo']:.2f} – {r['bsld_shaken_hi']:.2f} |"
+        lines.append(line)
+    if diffs:
+        lines += ["", "Differences between policies (a − b, bounded slowdown), unshaken and over the shaken copies "
+                  "(both cells on the same copy):", "",
+                  "| log | a | b | unshaken | shaken: mean | shaken: 95 % range | same sign on every copy |",
+                  "|---|---|---|---:|---:|---:|---|"]
+        for d in diffs:
+            lines.append(f"| {d['log']} | {d['a']} | {d['b']} | {d['diff']:+.2f} | {d['diff_shaken_mean']:+.2f} | "
+                         f"{d['diff_shaken_lo']:+.2f} – {d['diff_shaken_hi']:+.2f} | "
+                         f"{'yes' if d['same_sign'] else '**no**'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -193,6 +285,14 @@ def reproduce(args) -> int:
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
     check_output_folder(args.output, "reproduce")  # before any computation
+    copies = args.shake
+    for option, value in (("--shake-shift", args.shake_shift), ("--shake-seed", args.shake_seed)):
+        if value is not None and not copies:
+            raise InputError(f"{option} needs --shake K (a number of shaken copies, at least 1): without it "
+                             "no copy is run")
+    shaking = None if not copies else {
+        "copies": copies, "seed": 0 if args.shake_seed is None else args.shake_seed,
+        "max_shift_s": DEFAULT_SHAKE_SHIFT_S if args.shake_shift is None else args.shake_shift}
     if args.jobs:
         from atlas_data.adapters import is_swf_path
 
@@ -210,20 +310,30 @@ def reproduce(args) -> int:
     rows = []
     for name, log, slice_, paper in todo:
         starts = sequence_starts(log["jobs"], slice_)
+        shaken = shaken_sequences(log, starts, copies, shaking["max_shift_s"], shaking["seed"]) if shaking else []
         for policy, backfill in CELLS:
-            say(f"{name}: {policy.upper()}{' with backfilling' if backfill else ''}", args.quiet)
+            say(f"{name}: {policy.upper()}{' with backfilling' if backfill else ''}"
+                f"{f' (and {copies} shaken copies)' if shaking else ''}", args.quiet)
             bsld = cell(log, starts, policy, backfill)
             published = paper.get((policy, backfill))
-            rows.append({"log": name, "policy": policy, "backfill": backfill, "bsld": bsld, "paper": published,
-                         "equal": None if published is None else f"{bsld:.2f}" == f"{published:.2f}",
-                         "starts": starts})
+            row = {"log": name, "policy": policy, "backfill": backfill, "bsld": bsld, "paper": published,
+                   "equal": None if published is None else f"{bsld:.2f}" == f"{published:.2f}", "starts": starts}
+            if shaking:
+                from atlas_data.shaking import spread
+
+                values = shaken_cell(log, starts, shaken, policy, backfill)
+                row.update({"shaken_copies": copies, **{f"bsld_shaken_{k}": v for k, v in spread(values).items()},
+                            "bsld_shaken": values})
+            rows.append(row)
+    diffs = differences(rows) if shaking else []
     elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed)
+    text = markdown(rows, source, elapsed, shaking, diffs)
     out = Path(args.output)
     with output_folder(out, "reproduce") as folder:
         (folder / "reproduce-rlscheduler.md").write_text(text)
         summary = {"paper": PAPER, "source": source, "sequences": SEQUENCES, "length": LENGTH, "rows": rows,
-                   "elapsed_s": elapsed, "complete": True, "argv": command_line()}
+                   "shaking": shaking, "differences": diffs, "elapsed_s": elapsed, "complete": True,
+                   "argv": command_line()}
         (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.readme:
         replace_readme_block(Path(args.readme), START, END, text)
