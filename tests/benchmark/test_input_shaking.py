@@ -52,8 +52,9 @@ def test_copies_are_seeded_independent_of_drawing_order_and_never_negative(sdsc)
     b = shaking.shaken_copy(rel, 60, 7, 2, 3)
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)
-    other_copy, other_seed = shaking.shaken_copy(rel, 60, 7, 1, 3), shaking.shaken_copy(rel, 60, 8, 2, 3)
-    assert not np.array_equal(a[0], other_copy[0]) and not np.array_equal(a[0], other_seed[0])
+    for other in (shaking.shaken_copy(rel, 60, 7, 1, 3), shaking.shaken_copy(rel, 60, 8, 2, 3),
+                  shaking.shaken_copy(rel, 60, 7, 2, 4)):  # another copy, seed, sequence: other shifts
+        assert not np.array_equal(a[0], other[0])
     times, order = a
     assert times[0] == 0 and (np.diff(times) >= 0).all() and (times >= 0).all()
     assert sorted(order.tolist()) == list(range(rls.LENGTH))
@@ -70,6 +71,20 @@ def test_zero_shift_is_the_unshaken_sequence_exactly(sdsc):
     for policy, backfill in (("fcfs", True), ("sjf", False)):
         assert rls.run_sequence(sdsc, 2756, policy, backfill, shaken=(times, order)) == \
             rls.run_sequence(sdsc, 2756, policy, backfill)
+
+
+def test_a_shaken_run_is_the_run_of_the_shaken_log(sdsc):
+    # the copy written out as a log of its own (each job's run, request and processors moved with it)
+    # gives the same schedule: the shaken run keeps every job's fields with its new submit time
+    rel = sdsc["submit"][4299:4299 + rls.LENGTH] - sdsc["submit"][4299]
+    times, order = shaking.shaken_copy(rel, 60, 0, 0, 2)
+    assert (order != np.arange(rls.LENGTH)).any()
+    sl = slice(4299, 4299 + rls.LENGTH)
+    copy = {"submit": times, "run": sdsc["run"][sl][order], "request": sdsc["request"][sl][order],
+            "nodes": sdsc["nodes"][sl][order], "machine": sdsc["machine"]}
+    shaken = rls.run_sequence(sdsc, 4299, "sjf", True, shaken=(times, order))
+    assert shaken == rls.run_sequence(copy, 0, "sjf", True)
+    assert shaken != rls.run_sequence(sdsc, 4299, "sjf", True)
 
 
 def test_spread_is_the_mean_and_the_central_95_percent():
