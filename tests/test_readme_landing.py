@@ -52,11 +52,11 @@ def test_readme_is_a_short_landing_page_with_the_two_commands():
 
 
 def test_each_generated_block_lives_in_one_place():
-    from benchmark.commands import demo, reproduce, reproduce_astraea, robustness, transfer
+    from benchmark.commands import demo, reproduce, reproduce_astraea, reproduce_rlscheduler, robustness, transfer
 
     readme, results = README.read_text(encoding="utf-8"), RESULTS.read_text(encoding="utf-8")
     assert "Produced by `benchmark demo`" in _block(readme, demo.HEADLINE_START, demo.HEADLINE_END)
-    for module in (demo, reproduce, reproduce_astraea, robustness, transfer):
+    for module in (demo, reproduce, reproduce_astraea, reproduce_rlscheduler, robustness, transfer):
         assert _block(results, module.START, module.END).strip()
         assert module.START not in readme and module.END not in readme
     assert demo.HEADLINE_START not in results
@@ -163,6 +163,9 @@ SLOW_BLOCKS = {
                           {"docs/results.md": [("<!-- reproduce-astraea:start -->", "<!-- reproduce-astraea:end -->")]}),
     "robustness": (["robustness", "--quiet"], {"docs/results.md": [("<!-- robustness:start -->", "<!-- robustness:end -->")]}),
     "transfer": (["transfer", "--quiet"], {"docs/results.md": [("<!-- transfer:start -->", "<!-- transfer:end -->")]}),
+    "reproduce-rlscheduler": (["reproduce", "rlscheduler", "--shake", "10", "--quiet"],
+                              {"docs/results.md": [("<!-- reproduce-rlscheduler:start -->",
+                                                    "<!-- reproduce-rlscheduler:end -->")]}),
 }
 
 
