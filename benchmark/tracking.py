@@ -780,7 +780,9 @@ def store_errors(uri: str, *, logging: Path | None = None):
         if reason is not None:
             done = f"; the results in {logging} are complete, their MLflow run (if made) is marked FAILED" \
                 if logging is not None else ""
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            said = _write_failure_said(exc)  # the error that says so, and its line that does
+            lines = str(said).strip().splitlines() or [type(said).__name__]
+            first = next((line for line in lines if any(p in line for p in _WRITE_FAILURES)), lines[0])[:200]
             raise InputError(f"could not write the MLflow store: {reason} ({first}){done}",
                              path=str(db) if db else None, where=None if db else shown_uri(uri)) from None
         if file_store_path(uri) is not None and "MLFLOW_ALLOW_FILE_STORE" in str(exc):
@@ -793,6 +795,20 @@ def store_errors(uri: str, *, logging: Path | None = None):
 
 def _write_failure(exc: BaseException | None) -> str | None:
     """'the disk is full' or 'it is read-only' when `exc`, or an error it wraps, says so; else None."""
+    found = _write_failure_found(exc)
+    return found[0] if found else None
+
+
+def _write_failure_said(exc: BaseException) -> BaseException:
+    """The error in `exc`'s chain that says the store cannot be written (`exc` when none does)."""
+    found = _write_failure_found(exc)
+    return found[1] if found else exc
+
+
+_WRITE_FAILURES = ("database or disk is full", "No space left on device", "readonly database", "Read-only file system")
+
+
+def _write_failure_found(exc: BaseException | None) -> tuple[str, BaseException] | None:
     import errno
 
     seen = set()
@@ -801,9 +817,9 @@ def _write_failure(exc: BaseException | None) -> str | None:
         text, code = str(exc), getattr(exc, "errno", None)
         if code in (errno.ENOSPC, errno.EDQUOT) or "database or disk is full" in text or \
                 "No space left on device" in text:
-            return "the disk is full"
+            return "the disk is full", exc
         if code == errno.EROFS or "readonly database" in text or "Read-only file system" in text:
-            return "it is read-only"
+            return "it is read-only", exc
         exc = exc.__cause__ or exc.__context__
     return None
 

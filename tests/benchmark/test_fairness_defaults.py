@@ -9,6 +9,7 @@ import pytest
 
 from benchmark import api
 from benchmark.cli import build_parser
+from benchmark.tasks.config import from_namespace
 from benchmark.tasks.fairness import TABLE_COLUMNS, render
 from schedulers.cluster.metrics import TENANT_LOSS_SHARES
 from schedulers.cluster.base import RHO_FROM
@@ -23,8 +24,8 @@ def venus():
 
 
 def test_the_defaults_are_tick_and_eq8_everywhere(venus):
-    args = build_parser().parse_args(["run", "--task", "fairness", "--no-mlflow", "--quiet"])
-    assert (args.job_rho_from, args.tenant_loss_share, args.fair_share) == ("tick", "eq8", "eq16")
+    config = from_namespace(build_parser().parse_args(["run", "--task", "fairness", "--no-mlflow", "--quiet"]))
+    assert (config.job_rho_from, config.tenant_loss_share, config.fair_share) == ("tick", "eq8", "eq16")
     assert (RHO_FROM[0], TENANT_LOSS_SHARES[0]) == ("tick", "eq8")
     assert venus.options["job_rho_from"] == "tick" and venus.options["tenant_loss_share"] == "eq8"
     assert (venus.metrics["job_rho_from"] == "tick").all() and (venus.metrics["tenant_loss_share"] == "eq8").all()

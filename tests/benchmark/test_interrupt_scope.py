@@ -51,7 +51,8 @@ def test_an_interrupted_command_then_a_failing_one_in_the_same_process(tmp_path,
     (tmp_path / "bad.yaml").write_text("task: nope\n")
     before = _state()
 
-    code, err = _run(capsys, ["run", "--task", "scheduling", "--plugins", "killer.py", "--no-mlflow", "--quiet"])
+    code, err = _run(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", "missing.csv",
+                              "--plugins", "killer.py", "--no-mlflow", "--quiet"])
     assert (code, err) == (130, ["terminated (SIGTERM)" if sig == "SIGTERM" else "interrupted"])
     assert _state() == before
 
@@ -88,11 +89,11 @@ def test_main_leaves_the_signal_handlers_it_found(tmp_path, capsys, monkeypatch,
     before = _state()
     assert before[2] is None  # the Python API outside any command: every KeyboardInterrupt is a Ctrl-C
 
-    code, err = _run(capsys, ["run", "--task", "scheduling", "--plugins", "killer.py", "--no-mlflow", "--quiet"])
+    code, err = _run(capsys, ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", "missing.csv",
+                              "--plugins", "killer.py", "--no-mlflow", "--quiet"])
     if found == "host program":  # its handler took the SIGTERM: the command went on, to its own error
         assert _host_handler.calls == [signal.SIGTERM]
-        assert code == 2 and err == ["error: --objective: --objective is required for --task scheduling "
-                                     "(total_completion, max_stretch or makespan)"], err
+        assert code == 2 and len(err) == 1 and err[0].startswith("error: missing.csv"), err
     else:
         assert (code, err) == (130, ["terminated (SIGTERM)"])
     assert _state() == before

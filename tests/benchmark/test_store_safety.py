@@ -388,7 +388,11 @@ def _full_disk_on_artifacts(monkeypatch):
 
 
 def _full_disk_on_sqlite(monkeypatch):
-    """SQLite's own "database or disk is full": every new connection may not grow the file."""
+    """SQLite's own "database or disk is full": every new connection may not grow the file, and a write
+    that would fit in the free space left in the file's pages fails as SQLite fails it when the disk is
+    full (a run logs few enough rows to fit there)."""
+    import sqlite3
+
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
@@ -396,8 +400,18 @@ def _full_disk_on_sqlite(monkeypatch):
         pages = connection.execute("PRAGMA page_count").fetchone()[0]
         connection.execute(f"PRAGMA max_page_count = {pages}")
 
+    def full(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith(("INSERT", "UPDATE")):
+            raise sqlite3.OperationalError("database or disk is full")
+
     event.listen(Engine, "connect", cap)
-    return lambda: event.remove(Engine, "connect", cap)
+    event.listen(Engine, "before_cursor_execute", full)
+
+    def undo():
+        event.remove(Engine, "connect", cap)
+        event.remove(Engine, "before_cursor_execute", full)
+
+    return undo
 
 
 @pytest.mark.parametrize("where", ["artifacts", "database"])
