@@ -72,9 +72,10 @@ def killed_runs(log: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return run, np.where(given, requested, run), killed
 
 
-def make_policy(name: str, processors: int):
+def make_policy(name: str, processors: int, estimate=None):
     """The simulator policy of `name` on a machine of `processors` processors (one node, rigid jobs:
-    a decision at every second, which SWF's whole-second times fall on; no rounds, no cold starts)."""
+    a decision at every second, which SWF's whole-second times fall on; no rounds, no cold starts);
+    `estimate`: easy-pp's p̂ in place of its recent-jobs prediction."""
     from schedulers.cluster.policies.conservative import ConservativeBackfill
     from schedulers.cluster.policies.easy_p import EasyP, EasyPlusPlus
     from schedulers.cluster.policies.hpc_queue import HPCQueue
@@ -82,15 +83,18 @@ def make_policy(name: str, processors: int):
     if name in ("fcfs", "sjf"):
         return HPCQueue(processors=processors, sjf=name == "sjf")
     machine = dict(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=1.0, cold_start_s=0.0)
+    if name == "easy-pp":
+        return EasyPlusPlus(estimate=estimate, **machine)
     return {"easy": EasyP, "easy-p": EasyP, "easy-pp": EasyPlusPlus, "conservative": ConservativeBackfill}[name](
         **machine)
 
 
 def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compiled: bool | None = None,
-                 p_hat: str = "oracle") -> dict:
+                 p_hat: str | None = None) -> dict:
     """One sequence of `length` jobs from job `start` under policy `name`: {bsld, wait, utilisation}
-    and the run's start times. `p_hat`: easy-p's p̂, the oracle (the killed run time) or `learned`
-    (the log's, from `held_out_part`)."""
+    and the run's start times. `p_hat`: easy-p's p̂, `oracle` (the killed run time; the default) or a
+    method's (the log's `learned`, from `held_out_part`); easy-pp's, its recent-jobs prediction (the
+    default) or a method's."""
     from schedulers import jit
     from schedulers.cluster import core
     from schedulers.jobs import JobSet
@@ -104,14 +108,15 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
     names, tenant = np.unique(users, return_inverse=True)
     predicted = request  # the requested time; EASY++ predicts inside the run, capped at it
     if name == "easy-p":  # the oracle (the killed run time), or a learned p̂ capped at the requested time
-        predicted = run if p_hat == "oracle" else np.minimum(log["learned"][sl], request)
+        predicted = run if p_hat in (None, "oracle") else np.minimum(log["learned"][sl], request)
+    estimate = log["learned"][sl] if name == "easy-pp" and p_hat is not None else None
     jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=submit.astype(np.float64),
                   size=run.astype(np.float64), predicted=predicted.astype(np.float64),
                   gpus=log["nodes"][sl].astype(np.int64), tenant=tenant.astype(np.int64),
                   tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
-    state = core.run(jobs, make_policy(name, log["machine"]), compiled)
+    state = core.run(jobs, make_policy(name, log["machine"], estimate), compiled)
     wait = state.start - submit
     end = state.start + run
     busy = float(np.sum(run * log["nodes"][sl]))
@@ -206,12 +211,15 @@ def reproduce(args) -> int:
         _, _, killed = killed_runs(log)
         in_sequences = int(sum(killed[s0:s0 + LENGTH].sum() for s0 in starts))
         for policy in names:
-            # easy-p once per p̂: the learned one and, on the same sequences, the oracle
-            for p_hat in ((method, "oracle") if policy == "easy-p" and method != "oracle" else
-                          ("oracle",) if policy == "easy-p" else (None,)):
+            # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
+            # own prediction and with the learned one
+            learned = method != "oracle"
+            variants = {"easy-p": (method, "oracle") if learned else ("oracle",),
+                        "easy-pp": (None, method) if learned else (None,)}.get(policy, (None,))
+            for p_hat in variants:
                 label = policy if p_hat is None else f"{policy} ({p_hat})"
                 say(f"{name}: {label}", args.quiet)
-                runs = [run_sequence(log, s0, policy, p_hat=p_hat or "oracle") for s0 in starts]
+                runs = [run_sequence(log, s0, policy, p_hat=p_hat) for s0 in starts]
                 rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "killed": in_sequences,
                              **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation")}})
     elapsed = time.perf_counter() - started

@@ -98,6 +98,25 @@ def test_easy_pp_raises_an_outlived_prediction_to_the_requested_time():
     assert _starts("easy-p", **case) == [0, 0, 6, 56, 66]
 
 
+def _given(y_submit, estimate):
+    case = _outlived(y_submit, 10)
+    jobs = _jobs(case["submit"], case["run"], case["predicted"], case["procs"], case["users"])
+    return core.run(jobs, hpc.make_policy("easy-pp", 8, estimate=np.array(estimate, float)), False).start.tolist()
+
+
+def test_easy_pp_on_a_given_estimate_keeps_the_correction_and_sjbf():
+    # EASY++ with a p̂ given per job (a learned predictor's) in place of its own prediction
+    # J given 5 s: at 8 the shadow time is 11 and Y (requested 10) waits for H (as with J's requested 100
+    # it would not: shadow 106)
+    assert _given(8, [100, 100, 5, 10, 10])[4] == 66
+    # J given 20 s: shadow 26, Y ends by 18 and is backfilled (its own prediction, 5 s, would not)
+    assert _given(8, [100, 100, 20, 10, 10])[4] == 8
+    assert _starts("easy-pp", **_outlived(8, 10))[4] == 66
+    # the correction: at 12 J has outlived its 5 s, raised to its requested 100, and Y is backfilled;
+    # Y's estimate 500 counts as its requested 10 (capped), else it would run past the shadow time
+    assert _given(12, [100, 100, 5, 10, 500]) == [0, 0, 6, 56, 12]
+
+
 def test_easy_pp_backfills_the_shortest_job_first():
     # A (6 of 8, 100 s) runs, H (8) is the head (shadow 100); L (2, 50 s) and S (2, 20 s) arrive together
     # with room for one: EASY takes L (submit order), EASY++ S (shortest prediction), then L at 22
@@ -176,6 +195,12 @@ def test_the_command_on_an_swf_log(tmp_path, capsys):
     assert (out / "reproduce-hpc.md").read_text() in capsys.readouterr().out
 
 
+def _run_learned(log, out, policies):
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--policies", policies, "--predictor", "constant",
+                 "--output", str(out), "--quiet"]) == 0
+    return (out / "results.json").read_text()
+
+
 def test_a_learned_predictor_runs_on_the_test_part(tmp_path, monkeypatch):
     # `constant` (the train median) fitted on the first 85 % by submit time; the sequences are the
     # last 15 %'s, and easy-p's p̂ is that median capped at each job's requested time
@@ -203,6 +228,10 @@ def test_a_learned_predictor_runs_on_the_test_part(tmp_path, monkeypatch):
     assert [(r["label"], r["p_hat"]) for r in doc["rows"]] == [("easy-p (constant)", "constant"),
                                                                 ("easy-p (oracle)", "oracle")]
     assert doc["rows"][1]["bsld"] < doc["rows"][0]["bsld"]  # a constant guess is worse than the truth
+    # easy-pp, with its own prediction and with the learned one
+    doc = json.loads(_run_learned(log, tmp_path / "out2", "easy-pp"))
+    assert [(r["label"], r["p_hat"]) for r in doc["rows"]] == [("easy-pp", None), ("easy-pp (constant)", "constant")]
+    assert doc["rows"][0]["bsld"] != doc["rows"][1]["bsld"]
 
 
 @pytest.mark.parametrize("argv, fragment", [

@@ -54,7 +54,7 @@ class EasyP(ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return EasyParams(False)
+        return EasyParams(False, False, np.empty(0))
 
 
 class EasyPlusPlus(EasyP):
@@ -71,6 +71,9 @@ class EasyPlusPlus(EasyP):
     - the jobs behind the head are tried for backfilling in order of prediction, then submit order
       (SJBF), not in submit order.
 
+    `estimate` (one p̂ per job, e.g. a learned predictor's) replaces the recent-jobs prediction,
+    capped at the requested time as it is, with the rest of EASY++ unchanged (the correction, SJBF).
+
     Not a registered policy of the fairness task: its predictor needs the requested time and the
     users of an HPC log (`benchmark reproduce hpc`).
     """
@@ -78,8 +81,12 @@ class EasyPlusPlus(EasyP):
     name = "easy-pp"
     description = "EASY++: EASY with the user's two last run times as prediction, raised when outlived, SJBF"
 
+    def __init__(self, *, estimate=None, **cluster):
+        super().__init__(**cluster)
+        self.estimate = np.empty(0) if estimate is None else np.ascontiguousarray(estimate, np.float64)
+
     def kernel_params(self):
-        return EasyParams(True)
+        return EasyParams(len(self.estimate) == 0, True, self.estimate)
 
 
 # ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
@@ -88,10 +95,11 @@ class EasyPlusPlus(EasyP):
 # runs past the shadow time was refused since the last start (the next one of g GPUs would get
 # the same placement on the same free GPUs and be refused again: a long queue is read without a
 # placement search per job).
-# recent: EASY++ (EasyPlusPlus). pred[j]: the prediction a job is scheduled by (p̂, or EASY++'s, made
-# on submit); begin[j]: its start; last[u, 0 / 1]: run times of user u's most recent / second most
-# recent completed jobs, done[u]: how many of them there are (0, 1, 2+).
-EasyParams = namedtuple("EasyParams", "recent")
+# recent: EASY++'s recent-jobs prediction; plus: EASY++'s correction and SJBF (EasyPlusPlus); estimate:
+# the p̂ EasyPlusPlus is given instead of its prediction (empty: none). pred[j]: the prediction a job
+# is scheduled by (p̂, or EASY++'s, made on submit); begin[j]: its start; last[u, 0 / 1]: run times of
+# user u's most recent / second most recent completed jobs, done[u]: how many of them there are (0, 1, 2+).
+EasyParams = namedtuple("EasyParams", "recent plus estimate")
 EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin last done")
 
 
@@ -107,7 +115,8 @@ def on_wait(s, p, j, now):
     job_order_add(s, j)
     cap = s.job.predicted[j]
     if not p.params.recent:
-        p.pred[j] = cap
+        guess = p.params.estimate[j] if p.params.plus and len(p.params.estimate) > 0 else cap
+        p.pred[j] = guess if guess < cap else cap
         return
     u = s.job.tenant[j]
     k = p.done[u]
@@ -153,7 +162,7 @@ def shadow(s, p, head, now, chosen):
     ends = np.empty(r)
     for i in range(r):
         e = p.end[jobs[i]]
-        if e <= now and p.params.recent:  # EASY++: outlived its prediction, raised to its requested time
+        if e <= now and p.params.plus:  # EASY++: outlived its prediction, raised to its requested time
             e = p.begin[jobs[i]] + s.job.predicted[jobs[i]]
         ends[i] = e if e > now else now  # outlived its p̂: predicted to end any moment
     order = np.argsort(ends, kind="mergesort")  # (end, job)
@@ -202,7 +211,7 @@ def decide(s, p, at_round, now, chosen):
     parts_node = np.empty(s.cfg.P + 1, np.int64)
     parts_k = np.empty(s.cfg.P + 1, np.int64)
     rest = cand[h + 1:].copy()  # (a C array either way: the branch below replaces it)
-    if p.params.recent:  # EASY++: shortest job backfilled first, by (prediction, job)
+    if p.params.plus:  # EASY++: shortest job backfilled first, by (prediction, job)
         rest = rest[np.argsort(p.pred[rest], kind="mergesort")]
     for i in range(len(rest)):
         total = s.nodes.free_total[0]
