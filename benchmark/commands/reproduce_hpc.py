@@ -152,7 +152,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--policies", metavar="A,B,...", help=f"policies, comma-separated (default all: {', '.join(POLICIES)})")
     parser.add_argument("--predictor", metavar="METHOD", default="oracle",
                         help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
-                             "fitted on each log's time-ordered train part; every run is then on the test part")
+                             "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
+                             "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
+                             "run is then on the test part")
     parser.add_argument("--seed", type=seed_type, default=0, help="the predictor's fit seed (default 0)")
     parser.add_argument("--output", default="results/reproduce-hpc", help="output folder (default results/reproduce-hpc)")
     parser.add_argument("--readme", metavar="FILE",
