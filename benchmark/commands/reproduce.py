@@ -72,7 +72,7 @@ OBJECTIVE_TITLES = {
 
 
 def register(subparsers) -> None:
-    from benchmark.commands import reproduce_astraea, reproduce_rlscheduler
+    from benchmark.commands import reproduce_astraea, reproduce_hpc, reproduce_rlscheduler
 
     command = subparsers.add_parser("reproduce", help="reproduce a paper's tables and figures beside ours")
     papers = command.add_subparsers(dest="paper", metavar="PAPER", parser_class=type(command))
@@ -85,6 +85,10 @@ def register(subparsers) -> None:
                             "backfilling) on the SDSC-SP2 and HPC2N logs, or any SWF log (docs/reproduce-rlscheduler.md)")
     reproduce_rlscheduler.add_arguments(rls)
     rls.set_defaults(handler=reproduce_rlscheduler.reproduce)
+    hpc = papers.add_parser("hpc", help="FCFS, SJF, EASY (requested times, oracle), EASY++ and conservative "
+                            "backfilling on the shipped HPC logs or any SWF log (docs/hpc-backfilling.md)")
+    reproduce_hpc.add_arguments(hpc)
+    hpc.set_defaults(handler=reproduce_hpc.reproduce)
     parser = papers.add_parser("atlas", help="the ATLAS / LASched scheduling table: paper protocol beside the honest one")
     parser.add_argument("--data", help="dataset folder or name (default paper-scale; also: default)")
     parser.add_argument("--jobs", metavar="FILE|TRACE",

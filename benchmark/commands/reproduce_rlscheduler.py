@@ -102,7 +102,9 @@ def _header_int(header: list[str], name: str) -> int:
 
 def load_log(path) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
-    lines, path}; InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
+    path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
+    (field 1)};
+    InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
     from atlas_data.adapters import swf_fields
 
     path_s = str(path)
@@ -139,7 +141,8 @@ def load_log(path) -> dict:
         raise InputError("submit times out of job-number order (the protocol's sequences are consecutive jobs)",
                          path=path_s, where=f"line {lines[keep][i]}")
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
-            "path": path_s, "jobs": len(keep)}
+            "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
+            "number": number[keep]}
 
 
 def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int = LENGTH,

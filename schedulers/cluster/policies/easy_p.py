@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attempt, candidates, find, group, kernel
+from schedulers.cluster.core import attempt, candidates, find, group, job_order_add, kernel
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
 from schedulers.policy import register
@@ -41,6 +41,9 @@ class EasyP(ClusterPolicy):
     The reservation holds only as far as p̂ is right: a job that runs past its p̂ delays the
     shadow time. A job left waiting while it would fit on the free GPUs is the rule's choice, so
     the policy is not work-conserving (`work_conservation_gaps` counts those decisions).
+
+    The same rule with p̂ := the user's requested time is EASY as HPC batch schedulers run it
+    (`benchmark reproduce hpc`, docs/hpc-backfilling.md); `EasyPlusPlus` below is EASY++.
     """
 
     name = "easy-p"
@@ -51,7 +54,39 @@ class EasyP(ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return EasyParams()
+        return EasyParams(False, False, np.empty(0))
+
+
+class EasyPlusPlus(EasyP):
+    """EASY++ (Tsafrir, Etsion & Feitelson, "Backfilling Using System-Generated Predictions Rather
+    than User Runtime Estimates", IEEE TPDS 18(6), 2007): EasyP's rule with the scheduler's own
+    prediction and the shortest job backfilled first. Its input p̂ is the user's requested time (the
+    kill time), its tenants the users; the kernel predicts, causally, inside the run:
+
+    - a job's prediction, made when it is submitted, is the average run time of its user's two most
+      recent jobs completed by then (the one, if only one), capped at its requested time; with none,
+      the requested time;
+    - a running job that outlives its prediction has it raised to its requested time (the
+      reservation is recomputed at every decision, so the shadow time moves with it);
+    - the jobs behind the head are tried for backfilling in order of prediction, then submit order
+      (SJBF), not in submit order.
+
+    `estimate` (one p̂ per job, e.g. a learned predictor's) replaces the recent-jobs prediction,
+    capped at the requested time as it is, with the rest of EASY++ unchanged (the correction, SJBF).
+
+    Not a registered policy of the fairness task: its predictor needs the requested time and the
+    users of an HPC log (`benchmark reproduce hpc`).
+    """
+
+    name = "easy-pp"
+    description = "EASY++: EASY with the user's two last run times as prediction, raised when outlived, SJBF"
+
+    def __init__(self, *, estimate=None, **cluster):
+        super().__init__(**cluster)
+        self.estimate = np.empty(0) if estimate is None else np.ascontiguousarray(estimate, np.float64)
+
+    def kernel_params(self):
+        return EasyParams(len(self.estimate) == 0, True, self.estimate)
 
 
 # ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
@@ -60,13 +95,54 @@ class EasyP(ClusterPolicy):
 # runs past the shadow time was refused since the last start (the next one of g GPUs would get
 # the same placement on the same free GPUs and be refused again: a long queue is read without a
 # placement search per job).
-EasyParams = namedtuple("EasyParams", "")
-EasyState = namedtuple("EasyState", "params end free_at refused epoch")
+# recent: EASY++'s recent-jobs prediction; plus: EASY++'s correction and SJBF (EasyPlusPlus); estimate:
+# the p̂ EasyPlusPlus is given instead of its prediction (empty: none). pred[j]: the prediction a job
+# is scheduled by (p̂, or EASY++'s, made on submit); begin[j]: its start; last[u, 0 / 1]: run times of
+# user u's most recent / second most recent completed jobs, done[u]: how many of them there are (0, 1, 2+).
+EasyParams = namedtuple("EasyParams", "recent plus estimate")
+EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin last done")
 
 
 def setup(s, params):
     return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
-                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64))
+                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64), np.zeros(s.job.n), np.zeros(s.job.n),
+                 np.zeros((s.job.T, 2)), np.zeros(s.job.T, np.int64))
+
+
+@jitable
+def on_wait(s, p, j, now):
+    """A submitted job: its prediction (EASY++: from its user's jobs completed by now, nothing later)."""
+    job_order_add(s, j)
+    cap = s.job.predicted[j]
+    if not p.params.recent:
+        guess = p.params.estimate[j] if p.params.plus and len(p.params.estimate) > 0 else cap
+        p.pred[j] = guess if guess < cap else cap
+        return
+    u = s.job.tenant[j]
+    k = p.done[u]
+    guess = cap
+    if k == 1:
+        guess = p.last[u, 0]
+    elif k >= 2:
+        guess = 0.5 * (p.last[u, 0] + p.last[u, 1])
+    p.pred[j] = guess if guess < cap else cap
+
+
+@jitable
+def on_unhold(s, p, j):
+    """A job completed (the policy never preempts): its run time enters its user's history."""
+    if p.params.recent:
+        u = s.job.tenant[j]
+        p.last[u, 1] = p.last[u, 0]
+        p.last[u, 0] = s.eng.completion[j] - p.begin[j]
+        p.done[u] += 1
+
+
+@jitable
+def started(s, p, j, now, chosen):
+    p.end[j] = now + p.pred[j]
+    p.begin[j] = now
+    chosen.append(j)
 
 
 @jitable
@@ -86,6 +162,8 @@ def shadow(s, p, head, now, chosen):
     ends = np.empty(r)
     for i in range(r):
         e = p.end[jobs[i]]
+        if e <= now and p.params.plus:  # EASY++: outlived its prediction, raised to its requested time
+            e = p.begin[jobs[i]] + s.job.predicted[jobs[i]]
         ends[i] = e if e > now else now  # outlived its p̂: predicted to end any moment
     order = np.argsort(ends, kind="mergesort")  # (end, job)
     for i in range(s.nodes.N):
@@ -122,8 +200,7 @@ def decide(s, p, at_round, now, chosen):
         j = cand[h]
         if s.nodes.free_total[0] == 0 or not attempt(s, j, now, at_round, -1):
             break
-        p.end[j] = now + s.job.predicted[j]
-        chosen.append(j)
+        started(s, p, j, now, chosen)
         h += 1
     if h + 1 >= m or s.nodes.free_total[0] == 0:
         return  # no blocked head, nobody behind it, or no GPU left
@@ -133,18 +210,20 @@ def decide(s, p, at_round, now, chosen):
     p.epoch[0] += 1
     parts_node = np.empty(s.cfg.P + 1, np.int64)
     parts_k = np.empty(s.cfg.P + 1, np.int64)
-    for i in range(h + 1, m):
+    rest = cand[h + 1:].copy()  # (a C array either way: the branch below replaces it)
+    if p.params.plus:  # EASY++: shortest job backfilled first, by (prediction, job)
+        rest = rest[np.argsort(p.pred[rest], kind="mergesort")]
+    for i in range(len(rest)):
         total = s.nodes.free_total[0]
         if total == 0:
             break
-        j = cand[i]
+        j = rest[i]
         g = s.job.gpus[j]
         if g > total or s.plan.missed[g]:  # (missed: no placement for g on the free GPUs, as attempt knows)
             continue
-        if now + s.job.predicted[j] <= t_shadow:  # predicted to end before the head's reservation
+        if now + p.pred[j] <= t_shadow:  # predicted to end before the head's reservation
             if attempt(s, j, now, at_round, -1):
-                p.end[j] = now + s.job.predicted[j]
-                chosen.append(j)
+                started(s, p, j, now, chosen)
                 p.epoch[0] += 1
             continue
         # runs past the shadow time: only on the extra GPUs, where the head still fits at the shadow
@@ -163,8 +242,7 @@ def decide(s, p, at_round, now, chosen):
         # (free_at ≥ the free GPUs now on every node, so it stays ≥ 0)
         ok = find(s, p.free_at, total_at - g, hg, -1) > 0
         if ok and attempt(s, j, now, at_round, -1):
-            p.end[j] = now + s.job.predicted[j]
-            chosen.append(j)
+            started(s, p, j, now, chosen)
             total_at -= g
             p.epoch[0] += 1
         else:  # it would delay the head: it waits, and its GPUs stay free at the shadow time
@@ -172,4 +250,4 @@ def decide(s, p, at_round, now, chosen):
                 p.free_at[parts_node[k]] += parts_k[k]
 
 
-KERNEL = kernel("easy-p", EasyParams, EasyState, setup=setup, select=decide)
+KERNEL = kernel("easy-p", EasyParams, EasyState, setup=setup, select=decide, on_wait=on_wait, on_unhold=on_unhold)

@@ -1,0 +1,240 @@
+"""`benchmark reproduce hpc`: the HPC batch schedulers on the shipped Parallel Workloads Archive logs.
+
+FCFS, SJF, EASY backfilling on the users' requested times, EASY on the true run times (the oracle
+p̂), EASY++ (Tsafrir, Etsion & Feitelson, TPDS 2007: the user's recent jobs as prediction) and
+conservative backfilling, each on the cluster simulator (schedulers.cluster.core) with its kernel,
+on the sequences of RLScheduler's protocol (benchmark.commands.reproduce_rlscheduler: the same logs,
+the same 10 × 1,024-job sequences, the same machine), with one difference: a job is killed at its
+requested time, as the schedulers of these logs do (its run time is capped there). Prints, per log
+and policy, the average bounded slowdown (τ = 10 s), the mean wait and the utilisation.
+With `--predictor METHOD` easy-p's p̂ is a prediction method's, fitted on each log's time-ordered
+train part (benchmark.tasks.traces), and every run is on sequences of the test part: user estimates,
+EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the default) the true run
+times side by side. docs/hpc-backfilling.md.
+
+Writes OUT/reproduce-hpc.md and results.json and with `--readme FILE` the block between the
+markers below. May import benchmark.*, predictors (a method name's check) and through benchmark atlas_data
+and schedulers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.commands.reproduce_rlscheduler import LENGTH, LOGS, SHORT_RUN_S, load_log, sequence_starts, shipped_log
+from benchmark.options import seed as seed_type
+from benchmark.progress import say
+from benchmark.results import check_readme_block, replace_readme_block
+
+START, END = "<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->"
+#: every policy of the comparison, in table order, and what decides it (docs/hpc-backfilling.md)
+POLICIES = {
+    "fcfs": "FCFS, no backfilling (hpc_queue)",
+    "sjf": "SJF by requested time, no backfilling (hpc_queue)",
+    "easy": "EASY backfilling, p̂ = requested time (easy_p)",
+    "easy-p": "EASY backfilling, p̂ = --predictor: the run time (oracle) or a learned p̂ (easy_p)",
+    "easy-pp": "EASY++: p̂ = the user's two last run times, raised to the requested time when outlived, SJBF (easy_p)",
+    "conservative": "conservative backfilling, p̂ = requested time (conservative)",
+}
+#: the shipped logs: RLScheduler's two (their sequences) and CTC-SP2 (sequences over the whole log)
+HPC_LOGS = {**{name: (file, slice_) for name, (file, slice_, _) in LOGS.items()},
+            "CTC-SP2": ("CTC-SP2-1996-3.1-cln.swf.gz", 0)}
+
+
+def policy_names(text: str | None) -> list[str]:
+    """The --policies list (default: all), InputError for an unknown or repeated name."""
+    if text is None:
+        return list(POLICIES)
+    names = [t.strip() for t in text.split(",")]
+    for name in names:
+        if name not in POLICIES:
+            raise InputError(f"unknown policy {name!r} (choose from {', '.join(POLICIES)})", where="--policies")
+    if len(set(names)) < len(names):
+        raise InputError("a policy is named twice", where="--policies")
+    return names
+
+
+def killed_runs(log: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(run time capped at the requested time, the requested time, whether the job was killed): a job
+    that runs past its requested time is killed at it. Where the log leaves the requested time out
+    (−1, or any value not > 0) nothing is killed and the run time stands for it (the protocol's
+    estimate, benchmark.commands.reproduce_rlscheduler.load_log)."""
+    requested = log["requested"]
+    given = requested > 0
+    killed = given & (log["run"] > requested)
+    run = np.where(killed, requested, log["run"])
+    return run, np.where(given, requested, run), killed
+
+
+def make_policy(name: str, processors: int, estimate=None):
+    """The simulator policy of `name` on a machine of `processors` processors (one node, rigid jobs:
+    a decision at every second, which SWF's whole-second times fall on; no rounds, no cold starts);
+    `estimate`: easy-pp's p̂ in place of its recent-jobs prediction."""
+    from schedulers.cluster.policies.conservative import ConservativeBackfill
+    from schedulers.cluster.policies.easy_p import EasyP, EasyPlusPlus
+    from schedulers.cluster.policies.hpc_queue import HPCQueue
+
+    if name in ("fcfs", "sjf"):
+        return HPCQueue(processors=processors, sjf=name == "sjf")
+    machine = dict(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=1.0, cold_start_s=0.0)
+    if name == "easy-pp":
+        return EasyPlusPlus(estimate=estimate, **machine)
+    return {"easy": EasyP, "easy-p": EasyP, "easy-pp": EasyPlusPlus, "conservative": ConservativeBackfill}[name](
+        **machine)
+
+
+def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compiled: bool | None = None,
+                 p_hat: str | None = None) -> dict:
+    """One sequence of `length` jobs from job `start` under policy `name`: {bsld, wait, utilisation}
+    and the run's start times. `p_hat`: easy-p's p̂, `oracle` (the killed run time; the default) or a
+    method's (the log's `learned`, from `held_out_part`); easy-pp's, its recent-jobs prediction (the
+    default) or a method's."""
+    from schedulers import jit
+    from schedulers.cluster import core
+    from schedulers.jobs import JobSet
+
+    sl = slice(start, start + length)
+    submit = log["submit"][sl] - log["submit"][start]
+    run, request, _ = killed_runs(log)
+    run, request = run[sl], request[sl]
+    n = len(run)
+    users = log["user"][sl]
+    names, tenant = np.unique(users, return_inverse=True)
+    predicted = request  # the requested time; EASY++ predicts inside the run, capped at it
+    if name == "easy-p":  # the oracle (the killed run time), or a learned p̂ capped at the requested time
+        predicted = run if p_hat in (None, "oracle") else np.minimum(log["learned"][sl], request)
+    estimate = log["learned"][sl] if name == "easy-pp" and p_hat is not None else None
+    jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=submit.astype(np.float64),
+                  size=run.astype(np.float64), predicted=predicted.astype(np.float64),
+                  gpus=log["nodes"][sl].astype(np.int64), tenant=tenant.astype(np.int64),
+                  tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
+    if compiled is None:
+        compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
+    state = core.run(jobs, make_policy(name, log["machine"], estimate), compiled)
+    wait = state.start - submit
+    end = state.start + run
+    busy = float(np.sum(run * log["nodes"][sl]))
+    return {"bsld": float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S)))),
+            "wait": float(np.mean(wait)), "utilisation": busy / (log["machine"] * float(end.max() - submit.min())),
+            "start": state.start}
+
+
+def held_out_part(log: dict, method: str, seed: int, quiet: bool) -> dict:
+    """The log restricted to its time-ordered test part (benchmark.tasks.traces.trace_split: the
+    SWF log read by atlas_data.adapters.import_swf, its submit-time fields as features), with
+    `learned`: `method`'s p̂ for each of its jobs, fitted on the train part. Jobs the protocol keeps
+    that the split has not (run time −1) are left out of the test part."""
+    from benchmark.tasks.traces import trace_predictions, trace_split
+
+    ts = trace_split(log["path"], quiet=quiet)
+    ids = ts.test_jobs["job_id"].astype(str).to_numpy()
+    numbers = np.array([float(i) for i in ids])
+    keep = np.isin(log["number"], numbers)
+    part = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in log.items()}
+    part["jobs"] = int(keep.sum())
+    if part["jobs"] - LENGTH - 1 <= LENGTH:  # before the fit
+        raise InputError(f"{part['jobs']} jobs in the log's test part: the sequences need at least {2 * LENGTH + 2}",
+                         path=log["path"], where="--predictor")
+    learned = trace_predictions(ts, [method], ids, seed=seed, quiet=quiet)[method]
+    by_number = dict(zip(numbers.tolist(), learned.tolist()))
+    part["learned"] = np.array([by_number[x] for x in part["number"].tolist()])
+    return part
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the three shipped logs")
+    parser.add_argument("--policies", metavar="A,B,...", help=f"policies, comma-separated (default all: {', '.join(POLICIES)})")
+    parser.add_argument("--predictor", metavar="METHOD", default="oracle",
+                        help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
+                             "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
+                             "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
+                             "run is then on the test part")
+    parser.add_argument("--seed", type=seed_type, default=0, help="the predictor's fit seed (default 0)")
+    parser.add_argument("--output", default="results/reproduce-hpc", help="output folder (default results/reproduce-hpc)")
+    parser.add_argument("--readme", metavar="FILE",
+                        help="rewrite the reproduce-hpc block of this Markdown file (docs/hpc-backfilling.md)")
+    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
+
+
+def markdown(rows: list[dict], source: str, elapsed_s: float, method: str) -> str:
+    import datetime
+
+    day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    where = ("RLScheduler's" if method == "oracle" else
+             f"consecutive jobs of each log's time-ordered test part; easy-p's p̂: {method}, fitted on the train part")
+    lines = [f"Produced by `benchmark reproduce hpc` on {source} ({day}, {elapsed_s:.0f} s): the mean over 10 "
+             f"sequences of {LENGTH:,} jobs ({where}), jobs killed at their requested time "
+             "(docs/hpc-backfilling.md).", "",
+             "| log | policy | bounded slowdown | mean wait (s) | utilisation | killed jobs |",
+             "|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['log']} | {r['label']} | {r['bsld']:.2f} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
+                     f"{r['killed']} |")
+    return "\n".join(lines) + "\n"
+
+
+def reproduce(args) -> int:
+    started = time.perf_counter()
+    names = policy_names(args.policies)
+    method = args.predictor
+    if method != "oracle":
+        from predictors.methods import check_method_name
+
+        check_method_name(method, where="--predictor")
+    if args.readme:
+        check_readme_block(Path(args.readme), START, END)
+    check_output_folder(args.output, "reproduce")  # before any computation
+    if args.jobs:
+        from atlas_data.adapters import is_swf_path
+
+        if not is_swf_path(args.jobs):
+            raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
+        todo = [(Path(args.jobs).name, load_log(args.jobs), 0)]
+        source = f"the SWF log {args.jobs}"
+    else:
+        todo = [(name, load_log(shipped_log(file)), slice_) for name, (file, slice_) in HPC_LOGS.items()]
+        source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
+    for name, log, slice_ in todo:  # every log checked before the first simulation
+        if (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
+            raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2}", path=log["path"],
+                             where="--jobs")
+    rows = []
+    for name, log, slice_ in todo:
+        if method != "oracle":
+            say(f"{name}: fitting {method} on the train part", args.quiet)
+            log, slice_ = held_out_part(log, method, args.seed, args.quiet), 0
+        starts = sequence_starts(log["jobs"], slice_)
+        _, _, killed = killed_runs(log)
+        in_sequences = int(sum(killed[s0:s0 + LENGTH].sum() for s0 in starts))
+        for policy in names:
+            # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
+            # own prediction and with the learned one
+            learned = method != "oracle"
+            variants = {"easy-p": (method, "oracle") if learned else ("oracle",),
+                        "easy-pp": (None, method) if learned else (None,)}.get(policy, (None,))
+            for p_hat in variants:
+                label = policy if p_hat is None else f"{policy} ({p_hat})"
+                say(f"{name}: {label}", args.quiet)
+                runs = [run_sequence(log, s0, policy, p_hat=p_hat) for s0 in starts]
+                rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "killed": in_sequences,
+                             **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation")}})
+    elapsed = time.perf_counter() - started
+    text = markdown(rows, source, elapsed, method)
+    out = Path(args.output)
+    with output_folder(out, "reproduce") as folder:
+        (folder / "reproduce-hpc.md").write_text(text)
+        summary = {"source": source, "sequences": len(starts), "length": LENGTH, "policies": POLICIES,
+                   "predictor": method, "seed": args.seed, "rows": rows,
+                   "elapsed_s": elapsed, "complete": True, "argv": command_line()}
+        (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if args.readme:
+        replace_readme_block(Path(args.readme), START, END, text)
+    print(text)
+    say(f"reproduce hpc: {elapsed:.0f} s; written {out / 'reproduce-hpc.md'}, results.json", args.quiet)
+    return 0

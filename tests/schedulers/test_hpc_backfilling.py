@@ -1,0 +1,257 @@
+"""The HPC backfilling schedulers of `benchmark reproduce hpc` (docs/hpc-backfilling.md): EASY on requested
+times (easy_p's rule with p̂ := requested), EASY++ (the user's recent jobs, raised when outlived, SJBF),
+conservative backfilling, and a job killed at its requested time; hand-computed schedules on an
+8-processor machine, EASY++'s causality, the compiled loops against the Python ones, and the command."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmark.cli import main
+from benchmark.commands import reproduce_hpc as hpc
+from schedulers.cluster import core
+from schedulers.jobs import JobSet
+
+
+def _jobs(submit, run, predicted, procs, users=None):
+    n = len(submit)
+    users = [0] * n if users is None else users
+    return JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=np.array(submit, float),
+                  size=np.array(run, float), predicted=np.array(predicted, float), gpus=np.array(procs, np.int64),
+                  tenant=np.array(users, np.int64), tenant_names=tuple(str(u) for u in range(max(users) + 1)),
+                  weight=np.ones(n), time_offset=0.0)
+
+
+def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False):
+    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine), compiled)
+    return state.start.tolist()
+
+
+# A (4 processors, 10 s) and B (2, 30 s) start at 0; H (4, 10 s) is the blocked head: shadow 10 (A's
+# end), 2 extra processors then. X (6, 10 s) waits behind it; Y (2, 25 s) arrives at 3.
+EASY_VS_CONSERVATIVE = dict(submit=[0, 0, 1, 2, 3], run=[10, 30, 10, 10, 25], predicted=[10, 30, 10, 10, 25],
+                            procs=[4, 2, 4, 6, 2])
+
+
+def test_easy_backfills_on_the_extra_processors_and_conservative_does_not():
+    # EASY: Y ends after the shadow time but takes only the 2 extra processors, so it starts at 3
+    # (the head H still starts at 10); X, needing 6, then waits for Y's end at 28
+    assert _starts("easy", **EASY_VS_CONSERVATIVE) == [0, 0, 10, 28, 3]
+    # conservative: X holds a reservation [20, 30) (H [10, 20), B until 30); Y on [3, 28) would take
+    # 2 of X's 6 processors, so Y reserves [30, 55) and X starts at 20
+    assert _starts("conservative", **EASY_VS_CONSERVATIVE) == [0, 0, 10, 20, 30]
+    # without backfilling Y waits its turn behind X
+    assert _starts("fcfs", **EASY_VS_CONSERVATIVE) == [0, 0, 10, 20, 30]
+
+
+def test_easy_backfills_a_job_that_ends_before_the_shadow_time():
+    # A (6 of 8, 10 s) runs; H (8) is the head, shadow 10, no extra processors; C (2, 20 s) would
+    # delay it and waits; D (2, 5 s) ends by 10 and starts at once (conservative the same: D fits
+    # before H's reservation, C does not)
+    case = dict(submit=[0, 1, 2, 3], run=[10, 10, 20, 5], predicted=[10, 10, 20, 5], procs=[6, 8, 2, 2])
+    assert _starts("easy", **case) == [0, 10, 20, 3]
+    assert _starts("conservative", **case) == [0, 10, 20, 3]
+
+
+def test_a_job_is_killed_at_its_requested_time():
+    log = {"run": np.array([50.0, 5.0, 30.0]), "requested": np.array([20.0, 10.0, -1.0])}
+    run, request, killed = hpc.killed_runs(log)
+    assert run.tolist() == [20.0, 5.0, 30.0]  # 50 s asked 20: ended at 20; no requested time: no kill
+    assert request.tolist() == [20.0, 10.0, 30.0] and killed.tolist() == [True, False, False]
+    # through a run: the killed job frees its processors at 20, where the next job starts
+    seq = {"submit": np.array([0.0, 1.0, 2.0]), "run": np.array([50.0, 5.0, 30.0]),
+           "requested": np.array([20.0, 10.0, -1.0]), "request": np.array([20.0, 10.0, 30.0]),
+           "nodes": np.array([8, 8, 8]), "machine": 8, "user": np.array([1.0, 1.0, 2.0])}
+    out = hpc.run_sequence(seq, 0, "fcfs", length=3, compiled=False)
+    assert out["start"].tolist() == [0, 20, 25]
+    # waits 0, 19, 23; bounded slowdowns max(1, (w + r) / max(r, 10)): 1, 24/10, 53/30
+    assert out["wait"] == pytest.approx(42 / 3)
+    assert out["bsld"] == pytest.approx((1 + 2.4 + 53 / 30) / 3)
+    assert out["utilisation"] == pytest.approx((20 + 5 + 30) / 55)
+
+
+# user 0 runs two 5 s jobs (requested 100) that end at 5; J, user 0's third (6 processors, requested
+# 100, runs 50), is predicted 5 s: the average of the two. H (8 processors, user 1) is the head.
+def _outlived(y_submit, y_request):
+    return dict(submit=[0, 0, 6, 7, y_submit], run=[5, 5, 50, 10, y_request], predicted=[100, 100, 100, 10, y_request],
+                procs=[1, 1, 6, 8, 2], users=[0, 0, 0, 1, 2])
+
+
+def test_easy_pp_predicts_from_the_users_last_two_jobs():
+    # at 8, J is predicted to end at 6 + 5 = 11: the shadow time. Y (2, requested 4) would end at 12
+    # and waits; EASY on requested times (J to end at 106) backfills it
+    assert _starts("easy-pp", **_outlived(8, 4))[4] == 56 + 10
+    assert _starts("easy", **_outlived(8, 4))[4] == 8
+    # Y requested 3 ends by 11: EASY++ backfills it too
+    assert _starts("easy-pp", **_outlived(8, 3))[4] == 8
+
+
+def test_easy_pp_raises_an_outlived_prediction_to_the_requested_time():
+    # at 12 J has outlived its 5 s prediction: raised to its requested 100, the shadow time is 106 and
+    # Y (requested 10) is backfilled at once
+    assert _starts("easy-pp", **_outlived(12, 10)) == [0, 0, 6, 56, 12]
+    # EASY with the same predictions given as p̂ (J: 5), which counts an outlived job as ending now:
+    # shadow 12, no extra processors, Y waits for H
+    case = _outlived(12, 10)
+    case["predicted"] = [100, 100, 5, 10, 10]
+    assert _starts("easy-p", **case) == [0, 0, 6, 56, 66]
+
+
+def _given(y_submit, estimate):
+    case = _outlived(y_submit, 10)
+    jobs = _jobs(case["submit"], case["run"], case["predicted"], case["procs"], case["users"])
+    return core.run(jobs, hpc.make_policy("easy-pp", 8, estimate=np.array(estimate, float)), False).start.tolist()
+
+
+def test_easy_pp_on_a_given_estimate_keeps_the_correction_and_sjbf():
+    # EASY++ with a p̂ given per job (a learned predictor's) in place of its own prediction
+    # J given 5 s: at 8 the shadow time is 11 and Y (requested 10) waits for H (as with J's requested 100
+    # it would not: shadow 106)
+    assert _given(8, [100, 100, 5, 10, 10])[4] == 66
+    # J given 20 s: shadow 26, Y ends by 18 and is backfilled (its own prediction, 5 s, would not)
+    assert _given(8, [100, 100, 20, 10, 10])[4] == 8
+    assert _starts("easy-pp", **_outlived(8, 10))[4] == 66
+    # the correction: at 12 J has outlived its 5 s, raised to its requested 100, and Y is backfilled;
+    # Y's estimate 500 counts as its requested 10 (capped), else it would run past the shadow time
+    assert _given(12, [100, 100, 5, 10, 500]) == [0, 0, 6, 56, 12]
+
+
+def test_easy_pp_backfills_the_shortest_job_first():
+    # A (6 of 8, 100 s) runs, H (8) is the head (shadow 100); L (2, 50 s) and S (2, 20 s) arrive together
+    # with room for one: EASY takes L (submit order), EASY++ S (shortest prediction), then L at 22
+    case = dict(submit=[0, 1, 2, 2], run=[100, 10, 50, 20], predicted=[100, 10, 50, 20], procs=[6, 8, 2, 2],
+                users=[0, 1, 2, 3])
+    assert _starts("easy", **case) == [0, 100, 2, 52]
+    assert _starts("easy-pp", **case) == [0, 100, 22, 2]
+
+
+def _workload(n=90, rng_key=3):
+    rng = np.random.default_rng(rng_key)
+    submit = np.cumsum(rng.integers(0, 12, n)).astype(float)
+    request = rng.integers(10, 300, n).astype(float)
+    run = np.maximum(1.0, np.floor(request * rng.uniform(0.05, 1.0, n)))
+    return dict(submit=submit, run=run, predicted=request, procs=rng.integers(1, 9, n), users=rng.integers(0, 5, n))
+
+
+def test_easy_pp_reads_no_future_run_time():
+    # a later job's run time changes nothing before that job's end is known: every start before
+    # start_k + (the shorter of its two run times) is the same, and so is job k's own start
+    case = _workload()
+    base = _starts("easy-pp", **case)
+    for k in (40, 60, 75):
+        for new in (1.0, case["predicted"][k]):
+            other = dict(case, run=case["run"].copy())
+            other["run"][k] = new
+            changed = _starts("easy-pp", **other)
+            assert changed[k] == base[k]
+            known = base[k] + min(new, case["run"][k])
+            same = [j for j in range(len(base)) if base[j] < known]
+            assert len(same) > k // 2
+            assert [changed[j] for j in same] == [base[j] for j in same]
+            assert all(changed[j] >= known for j in range(len(base)) if j not in same)
+
+
+def test_easy_and_easy_p_are_one_rule_and_easy_pp_another():
+    # `easy` is easy-p (the fairness task's policy) given the requested times as p̂: on the same p̂ the
+    # same run; EASY++ on the same input predicts, and schedules differently
+    case = _workload(60, 5)
+    assert _starts("easy-p", **case) == _starts("easy", **case)
+    assert _starts("easy-pp", **case) != _starts("easy", **case)
+
+
+@pytest.mark.slow
+def test_the_compiled_loops_give_the_python_runs():
+    case = _workload(200, 7)
+    for policy in ("easy", "easy-pp", "conservative"):
+        assert _starts(policy, **case, compiled=True) == _starts(policy, **case, compiled=False), policy
+
+
+# ----- the command ------------------------------------------------------------------------------------
+def _swf(path, n, procs=8):
+    rng = np.random.default_rng(1)
+    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
+    t = 0
+    for i in range(n):
+        t += int(rng.integers(0, 200))
+        req = int(rng.integers(20, 400))
+        run = int(rng.integers(1, req + 50))  # some run past their request: killed there
+        lines.append(f"{i + 1} {t} 0 {run} {int(rng.integers(1, procs + 1))} -1 -1 -1 {req} -1 1 "
+                     f"{int(rng.integers(1, 6))} 1 1 1 1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_command_on_an_swf_log(tmp_path, capsys):
+    log = _swf(tmp_path / "log.swf", 2_100)
+    out = tmp_path / "out"
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--policies", "fcfs,easy", "--output", str(out),
+                 "--quiet"]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    rows = {r["policy"]: r for r in doc["rows"]}
+    assert list(rows) == ["fcfs", "easy"] and doc["complete"]
+    assert rows["easy"]["bsld"] < rows["fcfs"]["bsld"] and rows["easy"]["wait"] < rows["fcfs"]["wait"]
+    assert all(0 < r["utilisation"] <= 1 and r["killed"] > 0 for r in rows.values())
+    assert (out / "reproduce-hpc.md").read_text() in capsys.readouterr().out
+
+
+def _run_learned(log, out, policies):
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--policies", policies, "--predictor", "constant",
+                 "--output", str(out), "--quiet"]) == 0
+    return (out / "results.json").read_text()
+
+
+def test_a_learned_predictor_runs_on_the_test_part(tmp_path, monkeypatch):
+    # `constant` (the train median) fitted on the first 85 % by submit time; the sequences are the
+    # last 15 %'s, and easy-p's p̂ is that median capped at each job's requested time
+    log = _swf(tmp_path / "log.swf", 14_000)
+    seen = {}
+    real = hpc.run_sequence
+
+    def spy(part, start, name, **kw):
+        seen.setdefault("part", part)
+        return real(part, start, name, **kw)
+
+    monkeypatch.setattr(hpc, "run_sequence", spy)
+    out = tmp_path / "out"
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--policies", "easy-p", "--predictor", "constant",
+                 "--output", str(out), "--quiet"]) == 0
+    part = seen["part"]
+    full = hpc.load_log(log)
+    assert 2_050 < part["jobs"] < 2_150 and (part["number"] == full["number"][-part["jobs"]:]).all()
+    assert len(set(part["learned"].tolist())) == 1  # one median for every job
+    median = float(np.median(full["run"][:int(0.7 * 14_000)]))  # the train part's run times
+    assert part["learned"][0] == pytest.approx(median, rel=0.1)
+    doc = json.loads((out / "results.json").read_text())
+    # easy-p once per p̂ on the same sequences: the learned one and the oracle
+    assert doc["predictor"] == "constant"
+    assert [(r["label"], r["p_hat"]) for r in doc["rows"]] == [("easy-p (constant)", "constant"),
+                                                                ("easy-p (oracle)", "oracle")]
+    assert doc["rows"][1]["bsld"] < doc["rows"][0]["bsld"]  # a constant guess is worse than the truth
+    # easy-pp, with its own prediction and with the learned one
+    doc = json.loads(_run_learned(log, tmp_path / "out2", "easy-pp"))
+    assert [(r["label"], r["p_hat"]) for r in doc["rows"]] == [("easy-pp", None), ("easy-pp (constant)", "constant")]
+    assert doc["rows"][0]["bsld"] != doc["rows"][1]["bsld"]
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--policies", "fcfs,easy+"], "unknown policy 'easy+'"),
+    (["--policies", "easy,easy"], "named twice"),
+    (["--predictor", "no-such-method"], "no-such-method"),
+])
+def test_bad_options_are_one_line_and_write_nothing(tmp_path, capsys, argv, fragment):
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", *argv, "--output", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and argv[0] in err[0] and fragment in err[0], err
+    assert not out.exists()
+
+
+def test_a_short_log_is_refused_before_any_run(tmp_path, capsys):
+    log = _swf(tmp_path / "log.swf", 300)
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--output", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "at least 2050" in err[0], err
+    assert not (tmp_path / "out").exists()
