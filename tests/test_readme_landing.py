@@ -166,6 +166,8 @@ SLOW_BLOCKS = {
     "reproduce-rlscheduler": (["reproduce", "rlscheduler", "--shake", "10", "--quiet"],
                               {"docs/results.md": [("<!-- reproduce-rlscheduler:start -->",
                                                     "<!-- reproduce-rlscheduler:end -->")]}),
+    "reproduce-hpc": (["reproduce", "hpc", "--predictor", "lgbm-meta", "--quiet"],
+                      {"docs/hpc-backfilling.md": [("<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->")]}),
 }
 
 
