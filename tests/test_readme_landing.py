@@ -166,7 +166,7 @@ SLOW_BLOCKS = {
     "reproduce-rlscheduler": (["reproduce", "rlscheduler", "--shake", "10", "--quiet"],
                               {"docs/results.md": [("<!-- reproduce-rlscheduler:start -->",
                                                     "<!-- reproduce-rlscheduler:end -->")]}),
-    "reproduce-hpc": (["reproduce", "hpc", "--predictor", "lgbm-meta", "--quiet"],
+    "reproduce-hpc": (["reproduce", "hpc", "--predictor", "lgbm-meta", "--shake", "5", "--quiet"],
                       {"docs/hpc-backfilling.md": [("<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->")]}),
 }
 

@@ -10,7 +10,9 @@ and policy, the average bounded slowdown (τ = 10 s), the mean wait and the util
 With `--predictor METHOD` easy-p's p̂ is a prediction method's, fitted on each log's time-ordered
 train part (benchmark.tasks.traces), and every run is on sequences of the test part: user estimates,
 EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the default) the true run
-times side by side. docs/hpc-backfilling.md.
+times side by side. With `--shake K` every row also runs on K shaken copies of each sequence (input
+shaking, atlas_data.shaking; the same copies for every policy) and shows its spread.
+docs/hpc-backfilling.md.
 
 Writes OUT/reproduce-hpc.md and results.json and with `--readme FILE` the block between the
 markers below. May import benchmark.*, predictors (a method name's check) and through benchmark atlas_data
@@ -27,7 +29,8 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
-from benchmark.commands.reproduce_rlscheduler import LENGTH, LOGS, SHORT_RUN_S, load_log, sequence_starts, shipped_log
+from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHORT_RUN_S, add_shake_arguments, load_log,
+                                                      sequence_starts, shaken_sequences, shaking_settings, shipped_log)
 from benchmark.options import seed as seed_type
 from benchmark.progress import say
 from benchmark.results import check_readme_block, replace_readme_block
@@ -90,11 +93,12 @@ def make_policy(name: str, processors: int, estimate=None):
 
 
 def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compiled: bool | None = None,
-                 p_hat: str | None = None) -> dict:
+                 p_hat: str | None = None, shaken: tuple | None = None) -> dict:
     """One sequence of `length` jobs from job `start` under policy `name`: {bsld, wait, utilisation}
     and the run's start times. `p_hat`: easy-p's p̂, `oracle` (the killed run time; the default) or a
     method's (the log's `learned`, from `held_out_part`); easy-pp's, its recent-jobs prediction (the
-    default) or a method's."""
+    default) or a method's. `shaken` = (times, order) from atlas_data.shaking on the sequence's
+    relative submit times: the run on that shaken copy of the same jobs (in the copy's arrival order)."""
     from schedulers import jit
     from schedulers.cluster import core
     from schedulers.jobs import JobSet
@@ -102,24 +106,28 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
     sl = slice(start, start + length)
     submit = log["submit"][sl] - log["submit"][start]
     run, request, _ = killed_runs(log)
-    run, request = run[sl], request[sl]
+    order = np.arange(len(submit))  # the jobs in arrival order: the log's, or a shaken copy's
+    if shaken is not None:
+        submit, order = shaken
+    run, request, nodes = run[sl][order], request[sl][order], log["nodes"][sl][order]
     n = len(run)
-    users = log["user"][sl]
+    users = log["user"][sl][order]
     names, tenant = np.unique(users, return_inverse=True)
     predicted = request  # the requested time; EASY++ predicts inside the run, capped at it
+    learned = log["learned"][sl][order] if "learned" in log else None
     if name == "easy-p":  # the oracle (the killed run time), or a learned p̂ capped at the requested time
-        predicted = run if p_hat in (None, "oracle") else np.minimum(log["learned"][sl], request)
-    estimate = log["learned"][sl] if name == "easy-pp" and p_hat is not None else None
-    jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=submit.astype(np.float64),
+        predicted = run if p_hat in (None, "oracle") else np.minimum(learned, request)
+    estimate = learned if name == "easy-pp" and p_hat is not None else None
+    jobs = JobSet(job_id=order.astype(str).astype(object), submit_time=submit.astype(np.float64),
                   size=run.astype(np.float64), predicted=predicted.astype(np.float64),
-                  gpus=log["nodes"][sl].astype(np.int64), tenant=tenant.astype(np.int64),
+                  gpus=nodes.astype(np.int64), tenant=tenant.astype(np.int64),
                   tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
     state = core.run(jobs, make_policy(name, log["machine"], estimate), compiled)
     wait = state.start - submit
     end = state.start + run
-    busy = float(np.sum(run * log["nodes"][sl]))
+    busy = float(np.sum(run * nodes))
     return {"bsld": float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S)))),
             "wait": float(np.mean(wait)), "utilisation": busy / (log["machine"] * float(end.max() - submit.min())),
             "start": state.start}
@@ -159,10 +167,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--output", default="results/reproduce-hpc", help="output folder (default results/reproduce-hpc)")
     parser.add_argument("--readme", metavar="FILE",
                         help="rewrite the reproduce-hpc block of this Markdown file (docs/hpc-backfilling.md)")
+    add_shake_arguments(parser, "each copy costs as much as the unshaken runs, about 1.5 min on the three shipped logs")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
 
 
-def markdown(rows: list[dict], source: str, elapsed_s: float, method: str) -> str:
+def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaking: dict | None = None) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
@@ -170,12 +179,21 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str) -> st
              f"consecutive jobs of each log's time-ordered test part; easy-p's p̂: {method}, fitted on the train part")
     lines = [f"Produced by `benchmark reproduce hpc` on {source} ({day}, {elapsed_s:.0f} s): the mean over 10 "
              f"sequences of {LENGTH:,} jobs ({where}), jobs killed at their requested time "
-             "(docs/hpc-backfilling.md).", "",
-             "| log | policy | bounded slowdown | mean wait (s) | utilisation | killed jobs |",
-             "|---|---|---:|---:|---:|---:|"]
+             "(docs/hpc-backfilling.md)."]
+    head, rule = "| log | policy | bounded slowdown | mean wait (s) | utilisation | killed jobs |", "|---|---|---:|---:|---:|---:|"
+    if shaking:
+        lines[0] += (f" Shaken: bounded slowdown on {shaking['copies']} copies of every sequence whose submit times "
+                     f"each moved by a random whole number of seconds in ±{shaking['max_shift_s']} s (seed "
+                     f"{shaking['seed']}): their mean and the central 95 % of them (docs/reproduce-rlscheduler.md"
+                     "#input-shaking).")
+        head, rule = head + " shaken: mean | shaken: 95 % range |", rule + "---:|---:|"
+    lines += ["", head, rule]
     for r in rows:
-        lines.append(f"| {r['log']} | {r['label']} | {r['bsld']:.2f} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
-                     f"{r['killed']} |")
+        line = (f"| {r['log']} | {r['label']} | {r['bsld']:.2f} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
+                f"{r['killed']} |")
+        if shaking:
+            line += f" {r['bsld_shaken_mean']:.2f} | {r['bsld_shaken_lo']:.2f} – {r['bsld_shaken_hi']:.2f} |"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -190,6 +208,7 @@ def reproduce(args) -> int:
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
     check_output_folder(args.output, "reproduce")  # before any computation
+    shaking = shaking_settings(args)
     if args.jobs:
         from atlas_data.adapters import is_swf_path
 
@@ -210,6 +229,9 @@ def reproduce(args) -> int:
             say(f"{name}: fitting {method} on the train part", args.quiet)
             log, slice_ = held_out_part(log, method, args.seed, args.quiet), 0
         starts = sequence_starts(log["jobs"], slice_)
+        # the same shaken copies for every policy (paired), drawn from the sequences' relative times
+        shaken = shaken_sequences(log, starts, shaking["copies"], shaking["max_shift_s"], shaking["seed"]) \
+            if shaking else []
         _, _, killed = killed_runs(log)
         in_sequences = int(sum(killed[s0:s0 + LENGTH].sum() for s0 in starts))
         for policy in names:
@@ -224,13 +246,20 @@ def reproduce(args) -> int:
                 runs = [run_sequence(log, s0, policy, p_hat=p_hat) for s0 in starts]
                 rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "killed": in_sequences,
                              **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation")}})
+                if shaking:
+                    from atlas_data.shaking import spread
+
+                    values = [float(np.mean([run_sequence(log, s0, policy, p_hat=p_hat, shaken=copy[i])["bsld"]
+                                             for i, s0 in enumerate(starts)])) for copy in shaken]
+                    rows[-1].update({"shaken_copies": len(values), "bsld_shaken": values,
+                                     **{f"bsld_shaken_{k}": v for k, v in spread(values).items()}})
     elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed, method)
+    text = markdown(rows, source, elapsed, method, shaking)
     out = Path(args.output)
     with output_folder(out, "reproduce") as folder:
         (folder / "reproduce-hpc.md").write_text(text)
         summary = {"source": source, "sequences": len(starts), "length": LENGTH, "policies": POLICIES,
-                   "predictor": method, "seed": args.seed, "rows": rows,
+                   "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows,
                    "elapsed_s": elapsed, "complete": True, "argv": command_line()}
         (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.readme:

@@ -235,16 +235,34 @@ def add_arguments(parser) -> None:
                         help="output folder (default results/reproduce-rlscheduler)")
     parser.add_argument("--readme", metavar="FILE",
                         help="rewrite the reproduce-rlscheduler block of this Markdown file (docs/results.md)")
+    add_shake_arguments(parser, "about 10 s a copy on the two shipped logs")
+    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
+
+
+def add_shake_arguments(parser, cost: str) -> None:
+    """--shake K, --shake-shift S, --shake-seed N (input shaking; `cost`: what a copy costs)."""
     parser.add_argument("--shake", type=integer(0, MAX_SHAKE_COPIES, "a number of shaken copies"), default=0,
                         metavar="K", help="also run every cell on K shaken copies of each sequence (input shaking: "
                         "each submit time moved by a random whole number of seconds) and show each result's spread "
-                        "(default 0: off; about 10 s a copy on the two shipped logs)")
+                        f"(default 0: off; {cost})")
     parser.add_argument("--shake-shift", type=integer(0, MAX_SHAKE_SHIFT_S, "a shift in seconds"), metavar="S",
                         help=f"with --shake: the largest shift, s (uniform on [-S, S]; "
                         f"default {DEFAULT_SHAKE_SHIFT_S})")
     parser.add_argument("--shake-seed", type=seed_type, metavar="N", help="with --shake: the seed of the shaken "
                         "copies (default 0; the same seed gives the same copies)")
-    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
+
+
+def shaking_settings(args) -> dict | None:
+    """The shaking of a command line ({copies, seed, max_shift_s}) or None; InputError for --shake-shift
+    or --shake-seed without --shake."""
+    copies = args.shake
+    for option, value in (("--shake-shift", args.shake_shift), ("--shake-seed", args.shake_seed)):
+        if value is not None and not copies:
+            raise InputError(f"{option} needs --shake K (a number of shaken copies, at least 1): without it "
+                             "no copy is run")
+    return None if not copies else {
+        "copies": copies, "seed": 0 if args.shake_seed is None else args.shake_seed,
+        "max_shift_s": DEFAULT_SHAKE_SHIFT_S if args.shake_shift is None else args.shake_shift}
 
 
 def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | None = None,
@@ -288,14 +306,8 @@ def reproduce(args) -> int:
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
     check_output_folder(args.output, "reproduce")  # before any computation
+    shaking = shaking_settings(args)
     copies = args.shake
-    for option, value in (("--shake-shift", args.shake_shift), ("--shake-seed", args.shake_seed)):
-        if value is not None and not copies:
-            raise InputError(f"{option} needs --shake K (a number of shaken copies, at least 1): without it "
-                             "no copy is run")
-    shaking = None if not copies else {
-        "copies": copies, "seed": 0 if args.shake_seed is None else args.shake_seed,
-        "max_shift_s": DEFAULT_SHAKE_SHIFT_S if args.shake_shift is None else args.shake_shift}
     if args.jobs:
         from atlas_data.adapters import is_swf_path
 
