@@ -29,8 +29,10 @@ import numpy as np
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
-from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHORT_RUN_S, add_shake_arguments, load_log,
-                                                      sequence_starts, shaken_sequences, shaking_settings, shipped_log)
+from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
+                                                      add_shake_arguments, load_log, sequence_starts, shaken_caption,
+                                                      shaken_cells, shaken_fields, shaken_sequences, shaking_settings,
+                                                      shipped_log)
 from benchmark.options import seed as seed_type
 from benchmark.progress import say
 from benchmark.results import check_readme_block, replace_readme_block
@@ -182,17 +184,14 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaki
              "(docs/hpc-backfilling.md)."]
     head, rule = "| log | policy | bounded slowdown | mean wait (s) | utilisation | killed jobs |", "|---|---|---:|---:|---:|---:|"
     if shaking:
-        lines[0] += (f" Shaken: bounded slowdown on {shaking['copies']} copies of every sequence whose submit times "
-                     f"each moved by a random whole number of seconds in ±{shaking['max_shift_s']} s (seed "
-                     f"{shaking['seed']}): their mean and the central 95 % of them (docs/reproduce-rlscheduler.md"
-                     "#input-shaking).")
-        head, rule = head + " shaken: mean | shaken: 95 % range |", rule + "---:|---:|"
+        lines[0] += shaken_caption(shaking, "bounded slowdown")
+        head, rule = head + SHAKEN_HEAD, rule + SHAKEN_RULE
     lines += ["", head, rule]
     for r in rows:
         line = (f"| {r['log']} | {r['label']} | {r['bsld']:.2f} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
                 f"{r['killed']} |")
         if shaking:
-            line += f" {r['bsld_shaken_mean']:.2f} | {r['bsld_shaken_lo']:.2f} – {r['bsld_shaken_hi']:.2f} |"
+            line += shaken_cells(r)
         lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -247,12 +246,9 @@ def reproduce(args) -> int:
                 rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "killed": in_sequences,
                              **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation")}})
                 if shaking:
-                    from atlas_data.shaking import spread
-
-                    values = [float(np.mean([run_sequence(log, s0, policy, p_hat=p_hat, shaken=copy[i])["bsld"]
-                                             for i, s0 in enumerate(starts)])) for copy in shaken]
-                    rows[-1].update({"shaken_copies": len(values), "bsld_shaken": values,
-                                     **{f"bsld_shaken_{k}": v for k, v in spread(values).items()}})
+                    rows[-1].update(shaken_fields([
+                        float(np.mean([run_sequence(log, s0, policy, p_hat=p_hat, shaken=copy[i])["bsld"]
+                                       for i, s0 in enumerate(starts)])) for copy in shaken]))
     elapsed = time.perf_counter() - started
     text = markdown(rows, source, elapsed, method, shaking)
     out = Path(args.output)

@@ -203,6 +203,29 @@ def shaken_cell(log: dict, starts: list[int], shaken: list[list[tuple]], policy:
             for copy in shaken]
 
 
+def shaken_fields(values: list[float]) -> dict:
+    """A row's shaken results: the copies' bounded slowdowns, their mean and central 95 % range."""
+    from atlas_data.shaking import spread
+
+    return {"shaken_copies": len(values), **{f"bsld_shaken_{k}": v for k, v in spread(values).items()},
+            "bsld_shaken": values}
+
+
+SHAKEN_HEAD, SHAKEN_RULE = " shaken: mean | shaken: 95 % range |", "---:|---:|"
+
+
+def shaken_caption(shaking: dict, what: str) -> str:
+    """The sentence that says what the shaken columns hold (`what`: what ran on the copies)."""
+    return (f" Shaken: {what} on {shaking['copies']} copies of every sequence whose submit times each moved by a "
+            f"random whole number of seconds in ±{shaking['max_shift_s']} s (seed {shaking['seed']}): their mean "
+            "and the central 95 % of them (docs/reproduce-rlscheduler.md#input-shaking).")
+
+
+def shaken_cells(row: dict) -> str:
+    """The shaken columns of a table row."""
+    return f" {row['bsld_shaken_mean']:.2f} | {row['bsld_shaken_lo']:.2f} – {row['bsld_shaken_hi']:.2f} |"
+
+
 def _label(policy: str, backfill: bool) -> str:
     return policy.upper() + (" + backfilling" if backfill else "")
 
@@ -275,11 +298,8 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | No
              "protocol on the cluster simulator (docs/reproduce-rlscheduler.md)."]
     head, rule = "| log | policy | backfilling | paper | ours | equal to 2 decimals |", "|---|---|---|---:|---:|---|"
     if shaking:
-        lines[0] += (f" Shaken: the same cells on {shaking['copies']} copies of every sequence whose submit times "
-                     f"each moved by a random whole number of seconds in ±{shaking['max_shift_s']} s (seed "
-                     f"{shaking['seed']}): their mean and the central 95 % of them (docs/reproduce-rlscheduler.md"
-                     "#input-shaking).")
-        head, rule = head + " shaken: mean | shaken: 95 % range |", rule + "---:|---:|"
+        lines[0] += shaken_caption(shaking, "the same cells")
+        head, rule = head + SHAKEN_HEAD, rule + SHAKEN_RULE
     lines += ["", head, rule]
     for r in rows:
         paper = "—" if r["paper"] is None else f"{r['paper']:.2f}"
@@ -287,7 +307,7 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | No
         line = (f"| {r['log']} | {r['policy'].upper()} | {'yes' if r['backfill'] else 'no'} | {paper} | "
                 f"{r['bsld']:.2f} | {same} |")
         if shaking:
-            line += f" {r['bsld_shaken_mean']:.2f} | {r['bsld_shaken_lo']:.2f} – {r['bsld_shaken_hi']:.2f} |"
+            line += shaken_cells(r)
         lines.append(line)
     if diffs:
         lines += ["", "Differences between policies (a − b, bounded slowdown), unshaken and over the shaken copies "
@@ -334,11 +354,7 @@ def reproduce(args) -> int:
             row = {"log": name, "policy": policy, "backfill": backfill, "bsld": bsld, "paper": published,
                    "equal": None if published is None else f"{bsld:.2f}" == f"{published:.2f}", "starts": starts}
             if shaking:
-                from atlas_data.shaking import spread
-
-                values = shaken_cell(log, starts, shaken, policy, backfill)
-                row.update({"shaken_copies": copies, **{f"bsld_shaken_{k}": v for k, v in spread(values).items()},
-                            "bsld_shaken": values})
+                row.update(shaken_fields(shaken_cell(log, starts, shaken, policy, backfill)))
             rows.append(row)
     diffs = differences(rows) if shaking else []
     elapsed = time.perf_counter() - started
