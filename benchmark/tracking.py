@@ -776,11 +776,11 @@ def store_errors(uri: str, *, logging: Path | None = None):
         yield
     except Exception as exc:
         db = sqlite_path(uri)
-        reason = _write_failure(exc)
-        if reason is not None:
+        found = _write_failure_found(exc)
+        if found is not None:
+            reason, said = found  # why, and the error in the chain that says so (its line that does, below)
             done = f"; the results in {logging} are complete, their MLflow run (if made) is marked FAILED" \
                 if logging is not None else ""
-            said = _write_failure_said(exc)  # the error that says so, and its line that does
             lines = str(said).strip().splitlines() or [type(said).__name__]
             first = next((line for line in lines if any(p in line for p in _WRITE_FAILURES)), lines[0])[:200]
             raise InputError(f"could not write the MLflow store: {reason} ({first}){done}",
@@ -799,26 +799,22 @@ def _write_failure(exc: BaseException | None) -> str | None:
     return found[0] if found else None
 
 
-def _write_failure_said(exc: BaseException) -> BaseException:
-    """The error in `exc`'s chain that says the store cannot be written (`exc` when none does)."""
-    found = _write_failure_found(exc)
-    return found[1] if found else exc
-
-
-_WRITE_FAILURES = ("database or disk is full", "No space left on device", "readonly database", "Read-only file system")
+# what an error's text says when the store cannot be written
+_FULL, _READ_ONLY = ("database or disk is full", "No space left on device"), ("readonly database", "Read-only file system")
+_WRITE_FAILURES = _FULL + _READ_ONLY
 
 
 def _write_failure_found(exc: BaseException | None) -> tuple[str, BaseException] | None:
+    """(_write_failure's answer, the error in `exc`'s chain that gives it), or None."""
     import errno
 
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         text, code = str(exc), getattr(exc, "errno", None)
-        if code in (errno.ENOSPC, errno.EDQUOT) or "database or disk is full" in text or \
-                "No space left on device" in text:
+        if code in (errno.ENOSPC, errno.EDQUOT) or any(p in text for p in _FULL):
             return "the disk is full", exc
-        if code == errno.EROFS or "readonly database" in text or "Read-only file system" in text:
+        if code == errno.EROFS or any(p in text for p in _READ_ONLY):
             return "it is read-only", exc
         exc = exc.__cause__ or exc.__context__
     return None
