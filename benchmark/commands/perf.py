@@ -18,6 +18,7 @@ SECTIONS = {
     "traces": "benchmark.perf_traces",
     "peers": "benchmark.perf_peers",
     "command": "benchmark.perf_command",
+    "hpc": "benchmark.perf_hpc",
 }
 
 

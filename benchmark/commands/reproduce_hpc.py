@@ -6,7 +6,11 @@ conservative backfilling, each on the cluster simulator (schedulers.cluster.core
 on the sequences of RLScheduler's protocol (benchmark.commands.reproduce_rlscheduler: the same logs,
 the same 10 × 1,024-job sequences, the same machine), with one difference: a job is killed at its
 requested time, as the schedulers of these logs do (its run time is capped there). Prints, per log
-and policy, the average bounded slowdown (τ = 10 s), the mean wait and the utilisation.
+and policy, the average bounded slowdown (τ = 10 s), the mean wait and the utilisation, and the
+cluster task's metrics of the same runs (schedulers.cluster.metrics.simulate_fairness, each user a
+tenant: JCT, slowdown, the sharing losses). With `--whole` each policy runs once on the whole log
+(or the whole test part) instead of the sequences; a run whose users × hours would overflow the
+sharing metrics' ledger is refused before any simulation (`check_span`).
 With `--predictor METHOD` easy-p's p̂ is a prediction method's, fitted on each log's time-ordered
 train part (benchmark.tasks.traces), and every run is on sequences of the test part: user estimates,
 EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the default) the true run
@@ -38,6 +42,7 @@ from benchmark.progress import say
 from benchmark.results import check_readme_block, replace_readme_block
 
 START, END = "<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->"
+WHOLE_START, WHOLE_END = "<!-- reproduce-hpc-whole:start -->", "<!-- reproduce-hpc-whole:end -->"  # with --whole
 #: every policy of the comparison, in table order, and what decides it (docs/hpc-backfilling.md)
 POLICIES = {
     "fcfs": "FCFS, no backfilling (hpc_queue)",
@@ -47,21 +52,27 @@ POLICIES = {
     "easy-pp": "EASY++: p̂ = the user's two last run times, raised to the requested time when outlived, SJBF (easy_p)",
     "conservative": "conservative backfilling, p̂ = requested time (conservative)",
 }
+#: the cluster task's metrics of every run (schedulers.cluster.metrics, docs/fairness.md), users as tenants
+CLUSTER_METRICS = ("avg_jct", "avg_slowdown", "p99_slowdown", "sharing_loss_jobs", "tenant_loss_intervals")
+#: the most (user, one-hour window) records a run may need: the cluster metrics' ledger keeps one per
+#: user per window up to the makespan, about 135 bytes each with their table (≈ 2.7 GB here); the
+#: whole HPC2N log needs about 8 million
+MAX_USER_WINDOWS = 20_000_000
 #: the shipped logs: RLScheduler's two (their sequences) and CTC-SP2 (sequences over the whole log)
 HPC_LOGS = {**{name: (file, slice_) for name, (file, slice_, _) in LOGS.items()},
             "CTC-SP2": ("CTC-SP2-1996-3.1-cln.swf.gz", 0)}
 
 
-def policy_names(text: str | None) -> list[str]:
+def policy_names(text: str | None, where: str = "--policies") -> list[str]:
     """The --policies list (default: all), InputError for an unknown or repeated name."""
     if text is None:
         return list(POLICIES)
     names = [t.strip() for t in text.split(",")]
     for name in names:
         if name not in POLICIES:
-            raise InputError(f"unknown policy {name!r} (choose from {', '.join(POLICIES)})", where="--policies")
+            raise InputError(f"unknown policy {name!r} (choose from {', '.join(POLICIES)})", where=where)
     if len(set(names)) < len(names):
-        raise InputError("a policy is named twice", where="--policies")
+        raise InputError("a policy is named twice", where=where)
     return names
 
 
@@ -75,6 +86,25 @@ def killed_runs(log: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     killed = given & (log["run"] > requested)
     run = np.where(killed, requested, log["run"])
     return run, np.where(given, requested, run), killed
+
+
+def check_span(log: dict, starts: list[int], length: int) -> None:
+    """InputError (before any simulation) for a run whose users × one-hour windows would exceed
+    MAX_USER_WINDOWS (schedulers.cluster.metrics.span_estimate on the killed run times)."""
+    from schedulers.cluster.metrics import span_estimate
+
+    run, _, _ = killed_runs(log)
+    window_s = make_policy("fcfs", log["machine"]).fair_window_s
+    for s0 in starts:
+        sl = slice(s0, s0 + length)
+        users = len(np.unique(log["user"][sl]))
+        horizon, windows = span_estimate(log["submit"][sl], run[sl], log["nodes"][sl], users, log["machine"], window_s)
+        if windows > MAX_USER_WINDOWS:
+            raise InputError(f"a run of {min(length, log['jobs'] - s0):,} jobs spans about {horizon / 86400:,.0f} days "
+                             f"for {users:,} users: about {windows:.3g} (user, hour) records of the sharing metrics, "
+                             f"more than {MAX_USER_WINDOWS:,}" + (" (run the protocol's sequences: leave out --whole)"
+                                                                   if length >= log["jobs"] else ""),
+                             path=log["path"], where="--whole" if length >= log["jobs"] else "--jobs")
 
 
 def make_policy(name: str, processors: int, estimate=None):
@@ -96,13 +126,14 @@ def make_policy(name: str, processors: int, estimate=None):
 
 def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compiled: bool | None = None,
                  p_hat: str | None = None, shaken: tuple | None = None) -> dict:
-    """One sequence of `length` jobs from job `start` under policy `name`: {bsld, wait, utilisation}
-    and the run's start times. `p_hat`: easy-p's p̂, `oracle` (the killed run time; the default) or a
+    """One sequence of `length` jobs from job `start` under policy `name`: {bsld, wait, utilisation,
+    the cluster task's CLUSTER_METRICS (each user a tenant), seconds (the simulation's)} and the
+    run's start times. `p_hat`: easy-p's p̂, `oracle` (the killed run time; the default) or a
     method's (the log's `learned`, from `held_out_part`); easy-pp's, its recent-jobs prediction (the
     default) or a method's. `shaken` = (times, order) from atlas_data.shaking on the sequence's
     relative submit times: the run on that shaken copy of the same jobs (in the copy's arrival order)."""
     from schedulers import jit
-    from schedulers.cluster import core
+    from schedulers.cluster.metrics import simulate_fairness
     from schedulers.jobs import JobSet
 
     sl = slice(start, start + length)
@@ -126,16 +157,18 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
                   tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
-    state = core.run(jobs, make_policy(name, log["machine"], estimate), compiled)
-    wait = state.start - submit
-    end = state.start + run
+    done = simulate_fairness(jobs, make_policy(name, log["machine"], estimate), compiled=compiled)
+    start_s = done.jobs["start_time"].to_numpy()
+    wait = start_s - submit
+    end = start_s + run
     busy = float(np.sum(run * nodes))
     return {"bsld": float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S)))),
             "wait": float(np.mean(wait)), "utilisation": busy / (log["machine"] * float(end.max() - submit.min())),
-            "start": state.start}
+            **{k: float(done.metrics[k]) for k in CLUSTER_METRICS}, "seconds": float(done.metrics["sim_seconds"]),
+            "start": start_s}
 
 
-def held_out_part(log: dict, method: str, seed: int, quiet: bool) -> dict:
+def held_out_part(log: dict, method: str, seed: int, quiet: bool, whole: bool = False) -> dict:
     """The log restricted to its time-ordered test part (benchmark.tasks.traces.trace_split: the
     SWF log read by atlas_data.adapters.import_swf, its submit-time fields as features), with
     `learned`: `method`'s p̂ for each of its jobs, fitted on the train part. Jobs the protocol keeps
@@ -148,9 +181,11 @@ def held_out_part(log: dict, method: str, seed: int, quiet: bool) -> dict:
     keep = np.isin(log["number"], numbers)
     part = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in log.items()}
     part["jobs"] = int(keep.sum())
-    if part["jobs"] - LENGTH - 1 <= LENGTH:  # before the fit
-        raise InputError(f"{part['jobs']} jobs in the log's test part: the sequences need at least {2 * LENGTH + 2}",
-                         path=log["path"], where="--predictor")
+    if not whole and part["jobs"] - LENGTH - 1 <= LENGTH:  # before the fit
+        raise InputError(f"{part['jobs']} jobs in the log's test part: the sequences need at least {2 * LENGTH + 2} "
+                         "(--whole runs on the whole test part)", path=log["path"], where="--predictor")
+    if not part["jobs"]:
+        raise InputError("no job in the log's test part", path=log["path"], where="--predictor")
     learned = trace_predictions(ts, [method], ids, seed=seed, quiet=quiet)[method]
     by_number = dict(zip(numbers.tolist(), learned.tolist()))
     part["learned"] = np.array([by_number[x] for x in part["number"].tolist()])
@@ -165,23 +200,31 @@ def add_arguments(parser) -> None:
                              "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
                              "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
                              "run is then on the test part")
+    parser.add_argument("--whole", action="store_true",
+                        help="run each policy once on the whole log (every kept job from an empty machine; with a "
+                             "learned --predictor the whole test part) instead of the 10 sequences of 1,024 jobs")
     parser.add_argument("--seed", type=seed_type, default=0, help="the predictor's fit seed (default 0)")
     parser.add_argument("--output", default="results/reproduce-hpc", help="output folder (default results/reproduce-hpc)")
     parser.add_argument("--readme", metavar="FILE",
-                        help="rewrite the reproduce-hpc block of this Markdown file (docs/hpc-backfilling.md)")
+                        help="rewrite the reproduce-hpc block of this Markdown file (with --whole the reproduce-hpc-whole "
+                             "block; docs/hpc-backfilling.md)")
     add_shake_arguments(parser, "each copy costs as much as the unshaken runs, about 1.5 min on the three shipped logs")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
 
 
-def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaking: dict | None = None) -> str:
+def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaking: dict | None = None,
+             whole: bool = False) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    where = ("RLScheduler's" if method == "oracle" else
-             f"consecutive jobs of each log's time-ordered test part; easy-p's p̂: {method}, fitted on the train part")
-    lines = [f"Produced by `benchmark reproduce hpc` on {source} ({day}, {elapsed_s:.0f} s): the mean over 10 "
-             f"sequences of {LENGTH:,} jobs ({where}), jobs killed at their requested time "
-             "(docs/hpc-backfilling.md)."]
+    part = "log" if method == "oracle" else f"log's time-ordered test part; easy-p's p̂: {method}, fitted on the train part"
+    if whole:
+        what = f"each policy once on the whole {part} (one run from an empty machine)"
+    else:
+        where = ("RLScheduler's" if method == "oracle" else f"consecutive jobs of each {part}")
+        what = f"the mean over 10 sequences of {LENGTH:,} jobs ({where})"
+    lines = [f"Produced by `benchmark reproduce hpc{' --whole' if whole else ''}` on {source} ({day}, "
+             f"{elapsed_s:.0f} s): {what}, jobs killed at their requested time (docs/hpc-backfilling.md)."]
     head, rule = "| log | policy | bounded slowdown | mean wait (s) | utilisation | killed jobs |", "|---|---|---:|---:|---:|---:|"
     if shaking:
         lines[0] += shaken_caption(shaking, "bounded slowdown")
@@ -193,6 +236,13 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaki
         if shaking:
             line += shaken_cells(r)
         lines.append(line)
+    lines += ["", "The cluster task's metrics of the same runs (docs/fairness.md; each user a tenant, "
+              "fair shares over one-hour windows; 0 on the ideal schedule):", "",
+              "| log | policy | mean JCT (h) | mean slowdown | p99 slowdown | sharing loss (jobs) | tenant-loss windows |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['log']} | {r['label']} | {r['avg_jct'] / 3600:.2f} | {r['avg_slowdown']:,.1f} | "
+                     f"{r['p99_slowdown']:,.0f} | {r['sharing_loss_jobs']:.3f} | {r['tenant_loss_intervals']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -200,12 +250,14 @@ def reproduce(args) -> int:
     started = time.perf_counter()
     names = policy_names(args.policies)
     method = args.predictor
+    whole = bool(args.whole)
     if method != "oracle":
         from predictors.methods import check_method_name
 
         check_method_name(method, where="--predictor")
+    markers = (WHOLE_START, WHOLE_END) if whole else (START, END)
     if args.readme:
-        check_readme_block(Path(args.readme), START, END)
+        check_readme_block(Path(args.readme), *markers)
     check_output_folder(args.output, "reproduce")  # before any computation
     shaking = shaking_settings(args)
     if args.jobs:
@@ -219,20 +271,24 @@ def reproduce(args) -> int:
         todo = [(name, load_log(shipped_log(file)), slice_) for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
     for name, log, slice_ in todo:  # every log checked before the first simulation
-        if (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
-            raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2}", path=log["path"],
-                             where="--jobs")
+        if not whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
+            raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
+                             "(--whole runs on the whole log)", path=log["path"], where="--jobs")
+        if method == "oracle":  # a learned p̂'s runs are on the test part, checked once it is known
+            check_span(log, [0] if whole else sequence_starts(log["jobs"], slice_), log["jobs"] if whole else LENGTH)
     rows = []
     for name, log, slice_ in todo:
         if method != "oracle":
             say(f"{name}: fitting {method} on the train part", args.quiet)
-            log, slice_ = held_out_part(log, method, args.seed, args.quiet), 0
-        starts = sequence_starts(log["jobs"], slice_)
+            log, slice_ = held_out_part(log, method, args.seed, args.quiet, whole), 0
+        # (first job, jobs) of each run: the protocol's sequences, or the whole log at once
+        starts, length = ([0], log["jobs"]) if whole else (sequence_starts(log["jobs"], slice_), LENGTH)
+        check_span(log, starts, length)
         # the same shaken copies for every policy (paired), drawn from the sequences' relative times
-        shaken = shaken_sequences(log, starts, shaking["copies"], shaking["max_shift_s"], shaking["seed"]) \
+        shaken = shaken_sequences(log, starts, shaking["copies"], shaking["max_shift_s"], shaking["seed"], length) \
             if shaking else []
         _, _, killed = killed_runs(log)
-        in_sequences = int(sum(killed[s0:s0 + LENGTH].sum() for s0 in starts))
+        in_sequences = int(sum(killed[s0:s0 + length].sum() for s0 in starts))
         for policy in names:
             # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
             # own prediction and with the learned one
@@ -242,24 +298,28 @@ def reproduce(args) -> int:
             for p_hat in variants:
                 label = policy if p_hat is None else f"{policy} ({p_hat})"
                 say(f"{name}: {label}", args.quiet)
-                runs = [run_sequence(log, s0, policy, p_hat=p_hat) for s0 in starts]
-                rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "killed": in_sequences,
-                             **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation")}})
+                runs = [run_sequence(log, s0, policy, length=length, p_hat=p_hat) for s0 in starts]
+                rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "runs": len(starts),
+                             "jobs": length, "killed": in_sequences,
+                             **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation",
+                                                                                    *CLUSTER_METRICS)},
+                             "seconds": float(sum(r["seconds"] for r in runs))})
                 if shaking:
                     rows[-1].update(shaken_fields([
-                        float(np.mean([run_sequence(log, s0, policy, p_hat=p_hat, shaken=copy[i])["bsld"]
+                        float(np.mean([run_sequence(log, s0, policy, length=length, p_hat=p_hat, shaken=copy[i])["bsld"]
                                        for i, s0 in enumerate(starts)])) for copy in shaken]))
     elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed, method, shaking)
+    text = markdown(rows, source, elapsed, method, shaking, whole)
     out = Path(args.output)
     with output_folder(out, "reproduce") as folder:
         (folder / "reproduce-hpc.md").write_text(text)
-        summary = {"source": source, "sequences": len(starts), "length": LENGTH, "policies": POLICIES,
+        summary = {"source": source, "whole": whole, "sequences": None if whole else len(starts),
+                   "length": None if whole else LENGTH, "policies": POLICIES,
                    "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows,
                    "elapsed_s": elapsed, "complete": True, "argv": command_line()}
         (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.readme:
-        replace_readme_block(Path(args.readme), START, END, text)
+        replace_readme_block(Path(args.readme), *markers, text)
     print(text)
     say(f"reproduce hpc: {elapsed:.0f} s; written {out / 'reproduce-hpc.md'}, results.json", args.quiet)
     return 0

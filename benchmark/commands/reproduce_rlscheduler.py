@@ -187,13 +187,14 @@ PAIRS = ((("sjf", False), ("fcfs", False)), (("sjf", True), ("fcfs", True)),
          (("fcfs", True), ("fcfs", False)), (("sjf", True), ("sjf", False)))
 
 
-def shaken_sequences(log: dict, starts: list[int], copies: int, max_shift_s: int, seed: int) -> list[list[tuple]]:
-    """copies × sequences shaken copies (times, order) of the same jobs the protocol selects: each
-    sequence's relative submit times shaken (atlas_data.shaking), drawn once and shared by every cell
-    (paired comparisons)."""
+def shaken_sequences(log: dict, starts: list[int], copies: int, max_shift_s: int, seed: int,
+                     length: int = LENGTH) -> list[list[tuple]]:
+    """copies × sequences shaken copies (times, order) of the same jobs the protocol selects (`length`
+    jobs from each start): each sequence's relative submit times shaken (atlas_data.shaking), drawn
+    once and shared by every cell (paired comparisons)."""
     from atlas_data.shaking import shaken_copy
 
-    return [[shaken_copy(log["submit"][s0:s0 + LENGTH] - log["submit"][s0], max_shift_s, seed, k, i)
+    return [[shaken_copy(log["submit"][s0:s0 + length] - log["submit"][s0], max_shift_s, seed, k, i)
              for i, s0 in enumerate(starts)] for k in range(copies)]
 
 

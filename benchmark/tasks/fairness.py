@@ -289,12 +289,13 @@ def check_simulated_span(config, jobs: JobSet, total_gpus: int) -> None:
     every running job's lease each `--lease` seconds; both grow with the simulated span, which a
     work-conserving cluster keeps near submit span + GPU·s / GPUs + the longest job.
     """
+    from schedulers.cluster.metrics import span_estimate
+
     if not jobs.n:
         return
     size = jobs.size.astype(np.float64)
-    span = float(jobs.submit_time.max() - jobs.submit_time.min())
-    horizon = span + float((jobs.gpus * size).sum()) / total_gpus + float(size.max())
-    windows = len(jobs.tenant_names) * horizon / config.fair_window
+    horizon, windows = span_estimate(jobs.submit_time, size, jobs.gpus, len(jobs.tenant_names), total_gpus,
+                                     config.fair_window)
     if windows > MAX_TENANT_WINDOWS:
         raise InputError(f"the simulated span (about {horizon / 86400:,.0f} days for {len(jobs.tenant_names)} tenant(s)) "
                          f"needs about {windows:.3g} fairness windows of {config.fair_window:g} s, more than "

@@ -1576,19 +1576,23 @@ class LedgerReadings:
         self.quota = quota
         self.window_s = window_s
 
-    def window_table(self, t_end: float):
-        """LTGF.window_table of the run (every tenant was advanced to the makespan by the loop)."""
+    def window_table(self, t_end: float) -> dict:
+        """LTGF.window_table of the run (every tenant was advanced to the makespan by the loop): one
+        array per column, tenant by tenant, each tenant's windows in time order."""
         W = self.window_s
         n_win = max(1, int(math.ceil(t_end / W)))
-        width = self._w_att.shape[1]
-        rows = []
-        for k in range(len(self.quota)):
-            wa, wf = self._w_att[k].tolist(), self._w_fair8[k].tolist()
-            q = self.quota[k]
-            for w in range(n_win):
-                length = max(0.0, min(W, t_end - w * W))
-                rows.append((k, w, w * W, wa[w] if w < width else 0.0, wf[w] if w < width else 0.0, q * length))
-        return rows
+        tenants = len(self.quota)
+        kept = min(self._w_att.shape[1], n_win)
+        attained, fair8 = np.zeros((tenants, n_win)), np.zeros((tenants, n_win))
+        attained[:, :kept] = self._w_att[:tenants, :kept]
+        fair8[:, :kept] = self._w_fair8[:tenants, :kept]
+        window = np.arange(n_win, dtype=np.int64)
+        start_s = window * float(W)
+        length = np.maximum(0.0, np.minimum(float(W), t_end - start_s))
+        return {"tenant_code": np.repeat(np.arange(tenants, dtype=np.int64), n_win), "window": np.tile(window, tenants),
+                "start_s": np.tile(start_s, tenants), "attained_gpu_s": attained.ravel(),
+                "fair_eq8_gpu_s": fair8.ravel(),
+                "fair_eq16_gpu_s": (np.asarray(self.quota, np.float64)[:, None] * length[None, :]).ravel()}
 
 
 def arguments(jobs, policy, params=None) -> tuple[tuple, list]:

@@ -124,7 +124,8 @@ class LTGF:
         return _ratio(float(self._s.led.att[k]), float(self._s.led.fair[k]))
 
     def window_table(self, t_end: float):
-        """(tenant, window, start_s, attained, fair eq8, fair eq16) GPU·s for every window in [0, t_end).
+        """{tenant_code, window, start_s, attained_gpu_s, fair_eq8_gpu_s, fair_eq16_gpu_s}: one array
+        per column, a row for every tenant's every window in [0, t_end) (GPU·s).
 
         eq16 = quota × the window's length inside [0, t_end); eq8 = ∫ min(demand, quota), which is
         > 0 exactly in the windows where the tenant had demand."""

@@ -69,10 +69,11 @@ class FairnessRun:
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
-                      notice=None) -> FairnessRun:
+                      notice=None, compiled: bool | None = None) -> FairnessRun:
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
-    when the compiled loop is being compiled (the first large run after installing). A plugin's
-    exception (or a broken rule) is one line naming it (schedulers.policy.guard)."""
+    when the compiled loop is being compiled (the first large run after installing); `compiled`:
+    the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
+    broken rule) is one line naming it (schedulers.policy.guard)."""
     from schedulers import jit  # noqa: PLC0415
     from schedulers.cluster import core, rule  # noqa: PLC0415
 
@@ -80,7 +81,9 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
     t0 = time.perf_counter()
     with guard(policy):
-        state = core.run(jobs, policy, jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS), notice,
+        if compiled is None:
+            compiled = jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS)
+        state = core.run(jobs, policy, compiled, notice,
                          rule.params_of(policy, jobs))
     completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
@@ -145,9 +148,7 @@ def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str)
     fair = np.asarray(ltgf.job_fair, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.where(fair > 0, gpu_seconds / np.where(fair > 0, fair, 1.0), np.where(gpu_seconds > 0, np.inf, 0.0))
-    rows = ltgf.window_table(makespan)
-    win = pd.DataFrame(rows, columns=["tenant_code", "window", "start_s", "attained_gpu_s", "fair_eq8_gpu_s",
-                                      "fair_eq16_gpu_s"])
+    win = pd.DataFrame(ltgf.window_table(makespan))
     win.insert(0, "tenant", pd.Series(np.asarray(jobs.tenant_names, dtype=object)[win["tenant_code"].to_numpy(np.int64)], dtype=str))
     win = win.drop(columns="tenant_code")
     win["had_demand"] = win["fair_eq8_gpu_s"] > 0
@@ -198,6 +199,18 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
         else:
             ledger.hold(j, t)
     return _ledger_metrics(jobs, ledger, float(end.max()), tenant_loss_share)[3]
+
+
+def span_estimate(submit, size, gpus, tenants: int, total_gpus: int, window_s: float) -> tuple[float, float]:
+    """(the simulated span's estimate in seconds, the tenant windows it needs): a work-conserving
+    cluster keeps its makespan near the submit span + GPU·s / GPUs + the longest job, and the ledger
+    keeps one record per tenant per window up to the makespan (what a run's memory grows with)."""
+    size = np.asarray(size, np.float64)
+    if not len(size):
+        return 0.0, 0.0
+    submit = np.asarray(submit, np.float64)
+    horizon = float(submit.max() - submit.min()) + float((np.asarray(gpus) * size).sum()) / total_gpus + float(size.max())
+    return horizon, tenants * horizon / window_s
 
 
 def compiled_policies() -> list[str]:

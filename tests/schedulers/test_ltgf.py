@@ -80,7 +80,7 @@ def test_eq8_and_eq16_differ_when_demand_is_below_quota():
 
 def test_windows_carry_both_denominators():
     L = _idle_then_burst("eq16")
-    rows = {(k, w): (a, f8, f16) for k, w, _, a, f8, f16 in L.window_table(2000.0)}
+    rows = {(k, w): (a, f8, f16) for k, w, _, a, f8, f16 in zip(*L.window_table(2000.0).values())}
     # X: 8 GPUs on [0, 1000): eq8 share min(8, 4) = 4 -> 4000; eq16 quota 4 x 1000 = 4000
     assert rows[(0, 0)] == pytest.approx((8000.0, 4000.0, 4000.0))
     assert rows[(1, 0)] == pytest.approx((0.0, 0.0, 4000.0))  # Y idle: no demand (eq8 0), quota still grows
@@ -90,7 +90,7 @@ def test_windows_carry_both_denominators():
 
 def test_last_window_is_cut_at_the_end_of_the_run():
     L = _idle_then_burst("eq16")
-    rows = {(k, w): f16 for k, w, _, _, _, f16 in L.window_table(1500.0)}
+    rows = {(k, w): f16 for k, w, _, _, _, f16 in zip(*L.window_table(1500.0).values())}
     assert rows[(0, 1)] == pytest.approx(4 * 500.0)
 
 
