@@ -168,6 +168,9 @@ SLOW_BLOCKS = {
                                                     "<!-- reproduce-rlscheduler:end -->")]}),
     "reproduce-hpc": (["reproduce", "hpc", "--predictor", "lgbm-meta", "--shake", "5", "--quiet"],
                       {"docs/hpc-backfilling.md": [("<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->")]}),
+    "reproduce-hpc-whole": (["reproduce", "hpc", "--whole", "--predictor", "lgbm-meta", "--quiet"],
+                            {"docs/hpc-backfilling.md": [("<!-- reproduce-hpc-whole:start -->",
+                                                          "<!-- reproduce-hpc-whole:end -->")]}),
 }
 
 

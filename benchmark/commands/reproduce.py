@@ -85,8 +85,9 @@ def register(subparsers) -> None:
                             "backfilling) on the SDSC-SP2 and HPC2N logs, or any SWF log (docs/reproduce-rlscheduler.md)")
     reproduce_rlscheduler.add_arguments(rls)
     rls.set_defaults(handler=reproduce_rlscheduler.reproduce)
-    hpc = papers.add_parser("hpc", help="FCFS, SJF, EASY (requested times, oracle), EASY++ and conservative "
-                            "backfilling on the shipped HPC logs or any SWF log (docs/hpc-backfilling.md)")
+    hpc = papers.add_parser("hpc", help="FCFS, SJF, EASY (requested times, oracle, a learned p̂), EASY++ and "
+                            "conservative backfilling on the shipped HPC logs or any SWF log, scored by bounded "
+                            "slowdown and the cluster task's metrics (docs/hpc-backfilling.md)")
     reproduce_hpc.add_arguments(hpc)
     hpc.set_defaults(handler=reproduce_hpc.reproduce)
     parser = papers.add_parser("atlas", help="the ATLAS / LASched scheduling table: paper protocol beside the honest one")

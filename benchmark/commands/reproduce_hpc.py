@@ -32,9 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from atlas_data.errors import InputError
+from atlas_data.shaking import spread
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
-                                                      add_shake_arguments, load_log, sequence_starts, shaken_caption,
+                                                      add_shake_arguments, differences_table, load_log,
+                                                      paired_differences, sequence_starts, shaken_caption,
                                                       shaken_cells, shaken_fields, shaken_sequences, shaking_settings,
                                                       shipped_log)
 from benchmark.options import seed as seed_type
@@ -61,6 +63,19 @@ MAX_USER_WINDOWS = 20_000_000
 #: the shipped logs: RLScheduler's two (their sequences) and CTC-SP2 (sequences over the whole log)
 HPC_LOGS = {**{name: (file, slice_) for name, (file, slice_, _) in LOGS.items()},
             "CTC-SP2": ("CTC-SP2-1996-3.1-cln.swf.gz", 0)}
+
+
+def pairs(method: str) -> list[tuple[str, str]]:
+    """The differences between rows (labels a, b: a − b) shown over the shaken copies: what backfilling
+    gains, what the oracle, a learned p̂ and EASY++ change against the users' requested times, the learned
+    p̂ against EASY++'s own prediction inside EASY++, conservative against EASY backfilling."""
+    out = [("easy", "fcfs"), ("easy-p (oracle)", "easy")]
+    if method != "oracle":
+        out.append((f"easy-p ({method})", "easy"))
+    out.append(("easy-pp", "easy"))
+    if method != "oracle":
+        out.append((f"easy-pp ({method})", "easy-pp"))
+    return out + [("conservative", "easy")]
 
 
 def policy_names(text: str | None, where: str = "--policies") -> list[str]:
@@ -213,15 +228,16 @@ def add_arguments(parser) -> None:
 
 
 def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaking: dict | None = None,
-             whole: bool = False) -> str:
+             whole: bool = False, diffs: list[dict] = ()) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    part = "log" if method == "oracle" else f"log's time-ordered test part; easy-p's p̂: {method}, fitted on the train part"
+    learned = f"easy-p's p̂: {method}, fitted on the train part"
     if whole:
-        what = f"each policy once on the whole {part} (one run from an empty machine)"
+        what = ("each policy once on the whole of each log, from an empty machine" if method == "oracle" else
+                f"each policy once on the whole of each log's time-ordered test part, from an empty machine ({learned})")
     else:
-        where = ("RLScheduler's" if method == "oracle" else f"consecutive jobs of each {part}")
+        where = ("RLScheduler's" if method == "oracle" else f"consecutive jobs of each log's time-ordered test part; {learned}")
         what = f"the mean over 10 sequences of {LENGTH:,} jobs ({where})"
     lines = [f"Produced by `benchmark reproduce hpc{' --whole' if whole else ''}` on {source} ({day}, "
              f"{elapsed_s:.0f} s): {what}, jobs killed at their requested time (docs/hpc-backfilling.md)."]
@@ -236,6 +252,7 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaki
         if shaking:
             line += shaken_cells(r)
         lines.append(line)
+    lines += differences_table(diffs)
     lines += ["", "The cluster task's metrics of the same runs (docs/fairness.md; each user a tenant, "
               "fair shares over one-hour windows; 0 on the ideal schedule):", "",
               "| log | policy | mean JCT (h) | mean slowdown | p99 slowdown | sharing loss (jobs) | tenant-loss windows |",
@@ -304,18 +321,22 @@ def reproduce(args) -> int:
                              **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation",
                                                                                     *CLUSTER_METRICS)},
                              "seconds": float(sum(r["seconds"] for r in runs))})
-                if shaking:
-                    rows[-1].update(shaken_fields([
-                        float(np.mean([run_sequence(log, s0, policy, length=length, p_hat=p_hat, shaken=copy[i])["bsld"]
-                                       for i, s0 in enumerate(starts)])) for copy in shaken]))
+                if shaking:  # every metric over the copies (each copy: the mean over its sequences)
+                    copies = [[run_sequence(log, s0, policy, length=length, p_hat=p_hat, shaken=copy[i])
+                               for i, s0 in enumerate(starts)] for copy in shaken]
+                    per_copy = {k: [float(np.mean([r[k] for r in runs])) for runs in copies]
+                                for k in ("bsld", "wait", "utilisation", *CLUSTER_METRICS)}
+                    rows[-1].update(shaken_fields(per_copy.pop("bsld")))
+                    rows[-1]["shaken"] = {k: spread(v) for k, v in per_copy.items()}
+    diffs = paired_differences(rows, pairs(method), lambda r: r["label"]) if shaking else []
     elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed, method, shaking, whole)
+    text = markdown(rows, source, elapsed, method, shaking, whole, diffs)
     out = Path(args.output)
     with output_folder(out, "reproduce") as folder:
         (folder / "reproduce-hpc.md").write_text(text)
         summary = {"source": source, "whole": whole, "sequences": None if whole else len(starts),
                    "length": None if whole else LENGTH, "policies": POLICIES,
-                   "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows,
+                   "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows, "differences": diffs,
                    "elapsed_s": elapsed, "complete": True, "argv": command_line()}
         (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
     if args.readme:

@@ -232,23 +232,44 @@ def _label(policy: str, backfill: bool) -> str:
 
 
 def differences(rows: list[dict]) -> list[dict]:
-    """For each log and PAIRS (a, b): a − b unshaken, over the shaken copies (copy by copy: both cells
-    ran on the same copy) and whether every copy gives it the unshaken sign."""
+    """For each log and PAIRS (a, b): a − b, unshaken and over the shaken copies (paired_differences)."""
+    return paired_differences(rows, PAIRS, lambda r: (r["policy"], r["backfill"]), lambda k: _label(*k))
+
+
+def paired_differences(rows: list[dict], pairs, key, name=str) -> list[dict]:
+    """For each log and pair (a, b) of row keys (`key(row)`; `name(key)` in the output): a − b of the
+    bounded slowdown unshaken, over the shaken copies (copy by copy: both rows ran on the same copy)
+    and whether every copy gives it the unshaken sign. A pair with a row missing is left out."""
     from atlas_data.shaking import spread
 
-    by = {(r["log"], r["policy"], r["backfill"]): r for r in rows}
+    by = {(r["log"], key(r)): r for r in rows}
     out = []
     for log in dict.fromkeys(r["log"] for r in rows):
-        for a, b in PAIRS:
-            ra, rb = by.get((log, *a)), by.get((log, *b))
+        for a, b in pairs:
+            ra, rb = by.get((log, a)), by.get((log, b))
             if ra is None or rb is None:
                 continue
             per_copy = np.subtract(ra["bsld_shaken"], rb["bsld_shaken"])
             base = ra["bsld"] - rb["bsld"]
-            out.append({"log": log, "a": _label(*a), "b": _label(*b), "diff": base, **{
+            out.append({"log": log, "a": name(a), "b": name(b), "diff": base, **{
                 f"diff_shaken_{k}": v for k, v in spread(per_copy).items()},
                 "same_sign": bool(np.all(np.sign(per_copy) == np.sign(base)))})
     return out
+
+
+def differences_table(diffs: list[dict]) -> list[str]:
+    """The Markdown lines of the differences' table (empty without differences)."""
+    if not diffs:
+        return []
+    lines = ["", "Differences between policies (a − b, bounded slowdown), unshaken and over the shaken copies "
+             "(both cells on the same copy):", "",
+             "| log | a | b | unshaken | shaken: mean | shaken: 95 % range | same sign on every copy |",
+             "|---|---|---|---:|---:|---:|---|"]
+    for d in diffs:
+        lines.append(f"| {d['log']} | {d['a']} | {d['b']} | {d['diff']:+.2f} | {d['diff_shaken_mean']:+.2f} | "
+                     f"{d['diff_shaken_lo']:+.2f} – {d['diff_shaken_hi']:+.2f} | "
+                     f"{'yes' if d['same_sign'] else '**no**'} |")
+    return lines
 
 
 # ----- the command --------------------------------------------------------------------------------
@@ -310,15 +331,7 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | No
         if shaking:
             line += shaken_cells(r)
         lines.append(line)
-    if diffs:
-        lines += ["", "Differences between policies (a − b, bounded slowdown), unshaken and over the shaken copies "
-                  "(both cells on the same copy):", "",
-                  "| log | a | b | unshaken | shaken: mean | shaken: 95 % range | same sign on every copy |",
-                  "|---|---|---|---:|---:|---:|---|"]
-        for d in diffs:
-            lines.append(f"| {d['log']} | {d['a']} | {d['b']} | {d['diff']:+.2f} | {d['diff_shaken_mean']:+.2f} | "
-                         f"{d['diff_shaken_lo']:+.2f} – {d['diff_shaken_hi']:+.2f} | "
-                         f"{'yes' if d['same_sign'] else '**no**'} |")
+    lines += differences_table(diffs)
     return "\n".join(lines) + "\n"
 
 

@@ -97,7 +97,7 @@ def test_whole_runs_each_policy_once_on_every_job(tmp_path, capsys):
             assert row[key] == direct[key], key
         assert row["killed"] == int(hpc.killed_runs(log)[2].sum()) > 0
     text = (out / "reproduce-hpc.md").read_text()
-    assert "`benchmark reproduce hpc --whole`" in text and "once on the whole log" in text
+    assert "`benchmark reproduce hpc --whole`" in text and "once on the whole of each log, from an empty machine" in text
     # the cluster metrics' table, row for row
     fcfs = doc["rows"][0]
     assert (f"| log.swf | fcfs | {fcfs['avg_jct'] / 3600:.2f} | {fcfs['avg_slowdown']:,.1f} | "

@@ -66,6 +66,33 @@ def test_zero_shift_copies_give_the_unshaken_result_exactly(tmp_path, one_sequen
     doc, _ = _run(tmp_path, "zero", "--shake", 2, "--shake-shift", 0)
     for row in doc["rows"]:
         assert row["bsld_shaken"] == [row["bsld"], row["bsld"]], row["label"]
+        # every metric's spread: the unshaken value on both copies
+        assert set(row["shaken"]) == {"wait", "utilisation", *hpc.CLUSTER_METRICS}
+        for key, got in row["shaken"].items():
+            assert got == {"mean": pytest.approx(row[key]), "lo": pytest.approx(row[key]),
+                           "hi": pytest.approx(row[key])}, key
+
+
+def test_differences_between_policies_are_paired_copy_by_copy(tmp_path, one_sequence):
+    doc, text = _run(tmp_path, "diffs", "--shake", 3, "--shake-seed", 4)
+    rows = {r["label"]: r for r in doc["rows"]}
+    # of the pairs, only easy-pp − easy has both rows in an easy,easy-pp run
+    assert [(d["a"], d["b"]) for d in doc["differences"]] == [("easy-pp", "easy")]
+    d = doc["differences"][0]
+    per_copy = np.subtract(rows["easy-pp"]["bsld_shaken"], rows["easy"]["bsld_shaken"])
+    assert d["diff"] == pytest.approx(rows["easy-pp"]["bsld"] - rows["easy"]["bsld"])
+    assert d["diff_shaken_mean"] == pytest.approx(per_copy.mean())
+    assert d["same_sign"] == bool(np.all(np.sign(per_copy) == np.sign(d["diff"])))
+    assert f"| log.swf | easy-pp | easy | {d['diff']:+.2f} | {d['diff_shaken_mean']:+.2f} |" in text
+    plain, plain_text = _run(tmp_path, "plain")
+    assert plain["differences"] == [] and "Differences between policies" not in plain_text
+
+
+def test_the_pairs_compare_each_p_hat_with_the_users_estimates():
+    assert hpc.pairs("oracle") == [("easy", "fcfs"), ("easy-p (oracle)", "easy"), ("easy-pp", "easy"),
+                                   ("conservative", "easy")]
+    assert ("easy-p (lgbm-meta)", "easy") in hpc.pairs("lgbm-meta")
+    assert ("easy-pp (lgbm-meta)", "easy-pp") in hpc.pairs("lgbm-meta")
 
 
 def test_a_shaken_sequence_is_the_run_of_the_shaken_log(tmp_path):
