@@ -151,3 +151,16 @@ def test_a_whole_log_too_long_for_the_sharing_ledger_is_refused_before_any_run(t
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "long.swf" in err[0] and "--whole" in err[0] and "1,000 users" in err[0], err
     assert not ran and not (tmp_path / "out").exists()
+
+
+def test_whole_logs_shake_like_sequences(tmp_path):
+    log_path = _swf(tmp_path / "log.swf", 400)
+    argv = ["reproduce", "hpc", "--jobs", str(log_path), "--whole", "--policies", "easy,easy-pp", "--quiet"]
+    assert main([*argv, "--shake", "2", "--shake-shift", "0", "--output", str(tmp_path / "zero")]) == 0
+    zero = json.loads((tmp_path / "zero" / "results.json").read_text())
+    for row in zero["rows"]:  # a zero shift is the unshaken whole log
+        assert row["bsld_shaken"] == [row["bsld"]] * 2 and row["shaken"]["wait"]["mean"] == pytest.approx(row["wait"])
+    assert main([*argv, "--shake", "3", "--output", str(tmp_path / "moved")]) == 0
+    moved = json.loads((tmp_path / "moved" / "results.json").read_text())
+    assert [(d["a"], d["b"]) for d in moved["differences"]] == [("easy-pp", "easy")]
+    assert any(set(r["bsld_shaken"]) != {r["bsld"]} for r in moved["rows"])
