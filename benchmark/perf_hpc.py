@@ -40,17 +40,17 @@ def read_log(spec: str) -> dict:
     from pathlib import Path
 
     from atlas_data.errors import InputError
-    from benchmark.commands.reproduce_hpc import HPC_LOGS, load_log, shipped_log
+    from benchmark.commands.reproduce_hpc import HPC_LOGS, load_log, shipped_log, with_site_limit
 
     if spec in HPC_LOGS:
-        return load_log(shipped_log(HPC_LOGS[spec][0]))
+        return with_site_limit(load_log(shipped_log(HPC_LOGS[spec][0])))
     if not Path(spec).is_file():
         raise InputError(f"neither a shipped log ({', '.join(HPC_LOGS)}) nor a file", where="--perf-hpc-log")
-    return load_log(spec)
+    return with_site_limit(load_log(spec))
 
 
 def run(args) -> dict:
-    from benchmark.commands.reproduce_hpc import policy_names, run_sequence
+    from benchmark.commands.reproduce_hpc import check_estimates, policy_names, run_sequence
     from benchmark.progress import say
     from benchmark.results import format_table
 
@@ -59,6 +59,7 @@ def run(args) -> dict:
     repeat = max(1, int(args.perf_hpc_repeat))
     t0 = time.perf_counter()
     log = read_log(args.perf_hpc_log)
+    check_estimates(log, names)
     read_s = time.perf_counter() - t0
     n = log["jobs"]
     say(f"[perf hpc] {args.perf_hpc_log}: {n:,} jobs on {log['machine']} processors, read in {read_s:.1f}s", quiet)

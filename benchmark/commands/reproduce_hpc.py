@@ -26,6 +26,7 @@ and schedulers.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -92,15 +93,47 @@ def policy_names(text: str | None, where: str = "--policies") -> list[str]:
 
 
 def killed_runs(log: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(run time capped at the requested time, the requested time, whether the job was killed): a job
+    """(run time capped at the requested time, the user estimate, whether the job was killed): a job
     that runs past its requested time is killed at it. Where the log leaves the requested time out
-    (−1, or any value not > 0) nothing is killed and the run time stands for it (the protocol's
-    estimate, benchmark.commands.reproduce_rlscheduler.load_log)."""
+    (−1, or any value not > 0) nothing is killed and the estimate is the site's limit (`site_limit`),
+    never the job's own run time: RLScheduler's protocol puts the run time there
+    (benchmark.commands.reproduce_rlscheduler.load_log), which would hand sjf, EASY, EASY++,
+    conservative backfilling and a learned p̂'s cap the job's true size."""
     requested = log["requested"]
     given = requested > 0
     killed = given & (log["run"] > requested)
     run = np.where(killed, requested, log["run"])
-    return run, np.where(given, requested, run), killed
+    return run, np.where(given, requested, site_limit(log)), killed
+
+
+def site_limit(log: dict) -> float:
+    """The user estimate of a job whose log gives no requested time: the machine's wall-time limit —
+    the header's MaxRuntime, or else the longest requested time of the whole log (`with_site_limit`
+    keeps it when the log is cut to a part) — a property of the site, not of the job; inf when the log
+    gives neither (no estimate: the policies that need one are refused, `check_estimates`)."""
+    if "site_limit" in log:
+        return log["site_limit"]
+    if log.get("max_runtime", 0) > 0:
+        return float(log["max_runtime"])
+    given = log["requested"][log["requested"] > 0]
+    return float(given.max()) if len(given) else math.inf
+
+
+def with_site_limit(log: dict) -> dict:
+    """The log with its site limit fixed from the whole log (before it is cut to its test part)."""
+    return {**log, "site_limit": site_limit(log)}
+
+
+#: the policies that read the users' requested times (sjf, easy, easy-pp, conservative)
+NEEDS_ESTIMATES = ("sjf", "easy", "easy-pp", "conservative")
+
+
+def check_estimates(log: dict, names: list[str]) -> None:
+    """InputError for a log that gives no requested time and no MaxRuntime when a policy needs one."""
+    needing = [n for n in names if n in NEEDS_ESTIMATES]
+    if needing and math.isinf(site_limit(log)):
+        raise InputError(f"the log gives no requested time (field 9) and no MaxRuntime: {', '.join(needing)} "
+                         "need the users' estimates (fcfs and easy-p do not)", path=log["path"], where="--policies")
 
 
 def check_span(log: dict, starts: list[int], length: int) -> None:
@@ -282,12 +315,13 @@ def reproduce(args) -> int:
 
         if not is_swf_path(args.jobs):
             raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
-        todo = [(Path(args.jobs).name, load_log(args.jobs), 0)]
+        todo = [(Path(args.jobs).name, with_site_limit(load_log(args.jobs)), 0)]
         source = f"the SWF log {args.jobs}"
     else:
-        todo = [(name, load_log(shipped_log(file)), slice_) for name, (file, slice_) in HPC_LOGS.items()]
+        todo = [(name, with_site_limit(load_log(shipped_log(file))), slice_) for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
     for name, log, slice_ in todo:  # every log checked before the first simulation
+        check_estimates(log, names)
         if not whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
                              "(--whole runs on the whole log)", path=log["path"], where="--jobs")

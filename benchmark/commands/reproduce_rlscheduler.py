@@ -103,7 +103,7 @@ def _header_int(header: list[str], name: str) -> int:
 def load_log(path) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
     path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
-    (field 1)};
+    (field 1), max_runtime (the header's MaxRuntime, 0 if absent)};
     InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
     from atlas_data.adapters import swf_fields
 
@@ -142,7 +142,7 @@ def load_log(path) -> dict:
                          path=path_s, where=f"line {lines[keep][i]}")
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
             "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
-            "number": number[keep]}
+            "number": number[keep], "max_runtime": _header_int(header, "MaxRuntime")}
 
 
 def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int = LENGTH,

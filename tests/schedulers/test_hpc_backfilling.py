@@ -58,7 +58,8 @@ def test_a_job_is_killed_at_its_requested_time():
     log = {"run": np.array([50.0, 5.0, 30.0]), "requested": np.array([20.0, 10.0, -1.0])}
     run, request, killed = hpc.killed_runs(log)
     assert run.tolist() == [20.0, 5.0, 30.0]  # 50 s asked 20: ended at 20; no requested time: no kill
-    assert request.tolist() == [20.0, 10.0, 30.0] and killed.tolist() == [True, False, False]
+    # the third's estimate is the site's limit (here the longest requested time), not its own 30 s
+    assert request.tolist() == [20.0, 10.0, 20.0] and killed.tolist() == [True, False, False]
     # through a run: the killed job frees its processors at 20, where the next job starts
     seq = {"submit": np.array([0.0, 1.0, 2.0]), "run": np.array([50.0, 5.0, 30.0]),
            "requested": np.array([20.0, 10.0, -1.0]), "request": np.array([20.0, 10.0, 30.0]),
@@ -255,3 +256,55 @@ def test_a_short_log_is_refused_before_any_run(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "at least 2050" in err[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_requested_time_hands_no_policy_the_true_run_time(monkeypatch):
+    # RLScheduler's protocol takes the run time as the estimate of a job without a requested time;
+    # here every estimate a policy reads (and a learned p̂'s cap) must stay the same when such a
+    # job's run time changes: the site's limit stands in for it
+    from schedulers.cluster import metrics
+
+    seen = []
+    real = metrics.simulate_fairness
+
+    def spy(jobs, policy, **kw):
+        seen.append(jobs.predicted.copy())
+        return real(jobs, policy, **kw)
+
+    monkeypatch.setattr(metrics, "simulate_fairness", spy)
+    rng = np.random.default_rng(4)
+    n = 60
+    requested = rng.integers(50, 400, n).astype(float)
+    requested[[5, 17, 40]] = -1.0  # three jobs without a requested time
+    base = {"submit": np.cumsum(rng.integers(0, 30, n)).astype(float), "requested": requested,
+            "run": np.minimum(requested, rng.integers(5, 300, n)).astype(float), "nodes": rng.integers(1, 9, n),
+            "machine": 8, "user": rng.integers(0, 4, n).astype(float), "learned": rng.uniform(10, 500, n),
+            "path": "log.swf"}
+    base["run"][[5, 17, 40]] = [100.0, 250.0, 30.0]
+    other = {**base, "run": base["run"].copy()}
+    other["run"][[5, 17, 40]] = [3_000.0, 7.0, 900.0]
+    for policy, p_hat in (("sjf", None), ("easy", None), ("easy-pp", None), ("easy-pp", "m"), ("conservative", None),
+                          ("easy-p", "m")):
+        seen.clear()
+        for log in (base, other):
+            hpc.run_sequence(hpc.with_site_limit(log), 0, policy, length=n, compiled=False, p_hat=p_hat)
+        assert np.array_equal(seen[0], seen[1]), policy
+        assert seen[0][5] <= requested.max() and seen[0][5] != 100.0, policy
+    # the oracle reads the run time, as it should
+    seen.clear()
+    for log in (base, other):
+        hpc.run_sequence(hpc.with_site_limit(log), 0, "easy-p", length=n, compiled=False)
+    assert seen[0][5] == 100.0 and seen[1][5] == 3_000.0
+
+
+def test_a_log_without_any_estimate_refuses_the_policies_that_need_one(tmp_path, capsys):
+    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
+    lines += [f"{i + 1} {i * 50} 0 {40 + i % 7} 2 -1 -1 -1 -1 -1 1 {i % 3 + 1} 1 1 1 1 -1 -1" for i in range(300)]
+    (tmp_path / "none.swf").write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    argv = ["reproduce", "hpc", "--jobs", str(tmp_path / "none.swf"), "--whole", "--quiet"]
+    assert main([*argv, "--output", str(tmp_path / "no")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no requested time" in err[0] and "sjf, easy, easy-pp, conservative" in err[0], err
+    assert not (tmp_path / "no").exists()
+    assert main([*argv, "--policies", "fcfs,easy-p", "--output", str(tmp_path / "out")]) == 0
