@@ -80,6 +80,25 @@ def forest_svg(fig, salt: str) -> tuple[str, str]:
     return text, re.sub(r'<g id="[^"]*">', "<g>", text[text.index("<svg"):].strip())
 
 
+def forest_plots(board_sections) -> dict:
+    """{board key: {"svg": the <svg> element (Markup: matplotlib escaped its texts), "text": the SVG
+    file's text, "unscored": entries without a score, not drawn}} for every board of
+    `board_sections` (leaderboards.render.sections) with a score to draw: the one computation of
+    the forest plots of the site's main page and of the one-page HTML."""
+    from markupsafe import Markup
+
+    plots = {}
+    for section in board_sections:
+        for board in section.boards:
+            fig = forest_figure(board.rows, board.track)
+            if fig is None:
+                continue
+            text, element = forest_svg(fig, salt=f"atlas-bench-{board.key}")
+            plots[board.key] = {"svg": Markup(element), "text": text,
+                                "unscored": sum(row.score is None for row in board.rows)}
+    return plots
+
+
 # ----- an entry's page ---------------------------------------------------------------------------
 def _save(fig, path: Path) -> None:
     from atlas_data.outputs import write_figure  # PNG for the page, SVG beside it

@@ -360,7 +360,13 @@ def render_markdown(entries_by_track: dict[str, list[dict]]) -> str:
 
 
 def render_html(entries_by_track: dict[str, list[dict]]) -> str:
-    return environment("html").get_template("board.html.j2").render(sections=sections(entries_by_track))
+    """One standalone page: per board its line, its forest plot (inline SVG, as on the site's main
+    page) and its table."""
+    from leaderboards.figures import forest_plots
+
+    board_sections = sections(entries_by_track)
+    return environment("html").get_template("board.html.j2").render(sections=board_sections,
+                                                                     figures=forest_plots(board_sections))
 
 
 def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:

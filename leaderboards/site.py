@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from markupsafe import Markup
 
 from leaderboards import figures
 from leaderboards.render import TITLES, environment, sections
@@ -78,18 +77,14 @@ def write_site(entries_by_track: dict[str, list[dict]], out_dir: Path | str) -> 
     out.mkdir(parents=True, exist_ok=True)
     (out / "style.css").write_text(STYLE, encoding="utf-8")
     (out / "sort.js").write_text(SORT_JS, encoding="utf-8")
-    plots = {}
     board_sections = sections(entries_by_track)
+    plots = figures.forest_plots(board_sections)
+    for key, plot in plots.items():
+        plot["file"] = f"figures/forest-{key}.svg"
+        (out / "figures").mkdir(exist_ok=True)
+        (out / plot["file"]).write_text(plot["text"], encoding="utf-8")
     for section in board_sections:
         for board in section.boards:
-            fig = figures.forest_figure(board.rows, board.track)
-            if fig is not None:
-                text, element = figures.forest_svg(fig, salt=f"atlas-bench-{board.key}")
-                name = f"figures/forest-{board.key}.svg"
-                (out / "figures").mkdir(exist_ok=True)
-                (out / name).write_text(text, encoding="utf-8")
-                plots[board.key] = {"svg": Markup(element), "file": name,  # matplotlib escaped its texts
-                                    "unscored": sum(row.score is None for row in board.rows)}
             for row in board.rows:
                 _write_entry_page(out / "entries" / board.track, row.entry, board.track)
     index = out / "index.html"

@@ -200,6 +200,17 @@ def test_forest_svg_keeps_names_as_escaped_text_with_ids_per_figure():
     assert clip_or_marker and not clip_or_marker & ids(other)  # two figures inlined in one page share no reference
 
 
+def test_the_one_page_html_has_the_sites_forest_plot(tmp_path):
+    """`--format html` shows each board's forest plot inline, the same figure as the site's main page."""
+    page = render_html({"scheduling": SCHEDULING, "prediction": PREDICTION})
+    parsed = _Page(page)
+    assert page.count('<figure class="forest"') == 2 and parsed.tags.count("svg") == 2
+    site = _Page(write_site({"scheduling": SCHEDULING, "prediction": PREDICTION}, tmp_path / "site").read_text())
+    labels = [t for t in parsed.texts["text"] if "  " in t]
+    assert labels and labels == [t for t in site.texts["text"] if "  " in t]  # every row's label, in the same order
+    assert "ref  s-oracle" in labels and "1  s-better" in labels
+
+
 def test_board_rows_is_the_one_place_ranks_are_read(monkeypatch, tmp_path):
     """Markdown, HTML, the site's table and its figure all take the rows from board_rows."""
     original = render_module.board_rows
