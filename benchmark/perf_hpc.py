@@ -31,7 +31,9 @@ def add_arguments(parser) -> None:
                              f"{DEFAULT_LOG}, 202,871 jobs)")
     parser.add_argument("--perf-hpc-policies", metavar="A,B,...",
                         help="hpc section: policies to time (default: all six of reproduce hpc)")
-    parser.add_argument("--perf-hpc-repeat", type=int, default=3, metavar="R",
+    from benchmark.options import integer
+
+    parser.add_argument("--perf-hpc-repeat", type=integer(1, 100, "a number of runs"), default=3, metavar="R",
                         help="hpc section: timed runs per policy after the first (default 3)")
 
 
@@ -56,7 +58,7 @@ def run(args) -> dict:
 
     quiet = bool(getattr(args, "quiet", False))
     names = policy_names(args.perf_hpc_policies, "--perf-hpc-policies")
-    repeat = max(1, int(args.perf_hpc_repeat))
+    repeat = int(args.perf_hpc_repeat)
     t0 = time.perf_counter()
     log = read_log(args.perf_hpc_log)
     check_estimates(log, names)

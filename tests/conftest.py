@@ -19,3 +19,20 @@ def mlflow_store_outside_the_checkout(tmp_path_factory):
     os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
     yield
     os.environ.pop("MLFLOW_TRACKING_URI", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sigint_as_in_a_terminal():
+    """The suite sees Ctrl-C as Python's default handler, however it was launched.
+
+    A shell starts a background job (`make test &` in a script, a CI step sent to the background) with
+    SIGINT ignored, and the command line leaves an ignored SIGINT ignored (a background job's choice;
+    tests/benchmark/test_interrupt_scope.py checks that): the tests that send SIGINT would then see no
+    interrupt at all. Tests of an ignored SIGINT set it themselves.
+    """
+    import signal
+
+    found = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, found)
