@@ -22,8 +22,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/benchmark demo
 
+# the suite on TEST_WORKERS processes (pytest-xdist; 1: one process, as `python -m pytest -q`)
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 perf: $(STAMP)
 	$(BIN)/benchmark perf
