@@ -256,7 +256,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--readme", metavar="FILE",
                         help="rewrite the reproduce-hpc block of this Markdown file (with --whole the reproduce-hpc-whole "
                              "block; docs/hpc-backfilling.md)")
-    add_shake_arguments(parser, "each copy costs as much as the unshaken runs, about 1.5 min on the three shipped logs")
+    add_shake_arguments(parser, "each copy costs as much as the unshaken runs, about 30 s on the three shipped logs")
     parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
 
 
