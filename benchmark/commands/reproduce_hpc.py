@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from atlas_data.errors import InputError
-from atlas_data.shaking import spread
 from atlas_data.outputs import check_output_folder, command_line, output_folder
+from atlas_data.shaking import spread
 from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
                                                       add_shake_arguments, differences_table, load_log,
                                                       paired_differences, sequence_starts, shaken_caption,
