@@ -18,7 +18,8 @@ times side by side. With `--shake K` every row also runs on K shaken copies of e
 shaking, atlas_data.shaking; the same copies for every policy) and shows its spread.
 docs/hpc-backfilling.md.
 
-Writes OUT/reproduce-hpc.md and results.json and with `--readme FILE` the block between the
+Writes OUT/reproduce-hpc.md, results.json and reproduce-hpc.png / .svg (each row's bounded
+slowdown with its shaken range, per log) and with `--readme FILE` the block between the
 markers below. May import benchmark.*, predictors (a method name's check) and through benchmark atlas_data
 and schedulers.
 """
@@ -296,6 +297,58 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaki
     return "\n".join(lines) + "\n"
 
 
+#: a row's colour by what decides its p̂: none, the users' requested times, EASY++'s, a learned one, the truth
+P_HAT_COLOURS = {"none": "#8C8C8C", "requested": "#4C72B0", "easy++": "#DD8452", "learned": "#C44E52", "oracle": "#55A868"}
+
+
+def p_hat_kind(row: dict) -> str:
+    """What a row's p̂ is (P_HAT_COLOURS' key)."""
+    if row["policy"] == "fcfs":
+        return "none"
+    if row["p_hat"] == "oracle":
+        return "oracle"
+    if row["p_hat"] is not None:
+        return "learned"
+    return "easy++" if row["policy"] == "easy-pp" else "requested"
+
+
+def figure(rows: list[dict], path: Path) -> Path:
+    """One panel per log: each row's bounded slowdown (log scale), with the central 95 % of the shaken
+    copies as a bar where there are any, coloured by what decides its p̂ (PNG + SVG)."""
+    from matplotlib.lines import Line2D
+
+    from benchmark.plots import figure_legend, log_scale, save_figure, subplots
+
+    logs = list(dict.fromkeys(r["log"] for r in rows))
+    height = 0.9 + 0.28 * max(sum(r["log"] == log for r in rows) for log in logs)
+    fig, axes = subplots(1, len(logs), figsize=(5.2 * len(logs) + 1.8, height), squeeze=False)
+    for ax, log in zip(axes[0], logs):
+        mine = [r for r in rows if r["log"] == log][::-1]  # the table's first row on top
+        y = np.arange(len(mine))
+        for k, r in zip(y, mine):
+            colour = P_HAT_COLOURS[p_hat_kind(r)]
+            if "bsld_shaken_lo" in r:
+                ax.plot([r["bsld_shaken_lo"], r["bsld_shaken_hi"]], [k, k], color=colour, lw=3, alpha=0.45,
+                        solid_capstyle="butt")
+            ax.plot([r["bsld"]], [k], "o", color=colour, ms=5)
+        ax.set_yticks(y, [r["label"] for r in mine], fontsize=8)
+        log_scale(ax, "x")
+        ax.tick_params(axis="x", which="both", labelsize=7)
+        ax.set_xlabel("bounded slowdown (τ = 10 s; lower is better)", fontsize=8)
+        ax.set_title(log, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    names = {"none": "no p̂", "requested": "users' requested times", "easy++": "EASY++'s recent jobs",
+             "learned": "learned", "oracle": "oracle (true run times)"}
+    shown = {p_hat_kind(r) for r in rows}
+    handles = [Line2D([], [], marker="o", ls="", color=c) for k, c in P_HAT_COLOURS.items() if k in shown]
+    labels = [names[k] for k in P_HAT_COLOURS if k in shown]
+    if any("bsld_shaken_lo" in r for r in rows):
+        handles.append(Line2D([], [], color="#8C8C8C", lw=3, alpha=0.45))
+        labels.append("central 95 % of the shaken copies")
+    figure_legend(fig, handles, labels, title="p̂", fontsize=8)
+    return save_figure(fig, path, dpi=110)
+
+
 def reproduce(args) -> int:
     started = time.perf_counter()
     names = policy_names(args.policies)
@@ -368,6 +421,7 @@ def reproduce(args) -> int:
     out = Path(args.output)
     with output_folder(out, "reproduce") as folder:
         (folder / "reproduce-hpc.md").write_text(text)
+        figure(rows, folder / "reproduce-hpc.png")
         summary = {"source": source, "whole": whole, "sequences": None if whole else len(starts),
                    "length": None if whole else LENGTH, "policies": POLICIES,
                    "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows, "differences": diffs,
@@ -376,5 +430,6 @@ def reproduce(args) -> int:
     if args.readme:
         replace_readme_block(Path(args.readme), *markers, text)
     print(text)
-    say(f"reproduce hpc: {elapsed:.0f} s; written {out / 'reproduce-hpc.md'}, results.json", args.quiet)
+    say(f"reproduce hpc: {elapsed:.0f} s; written {out / 'reproduce-hpc.md'}, results.json, reproduce-hpc.png / .svg",
+        args.quiet)
     return 0

@@ -194,6 +194,13 @@ def test_the_command_on_an_swf_log(tmp_path, capsys):
     assert rows["easy"]["bsld"] < rows["fcfs"]["bsld"] and rows["easy"]["wait"] < rows["fcfs"]["wait"]
     assert all(0 < r["utilisation"] <= 1 and r["killed"] > 0 for r in rows.values())
     assert (out / "reproduce-hpc.md").read_text() in capsys.readouterr().out
+    # the figure: PNG and SVG, each row's p̂ told by its colour
+    assert (out / "reproduce-hpc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "reproduce-hpc.svg").read_text().lstrip().startswith("<?xml")
+    assert [hpc.p_hat_kind(r) for r in doc["rows"]] == ["none", "requested"]
+    assert hpc.p_hat_kind({"policy": "easy-p", "p_hat": "oracle"}) == "oracle"
+    assert hpc.p_hat_kind({"policy": "easy-pp", "p_hat": None}) == "easy++"
+    assert hpc.p_hat_kind({"policy": "easy-pp", "p_hat": "lgbm-meta"}) == "learned"
 
 
 def _run_learned(log, out, policies):
