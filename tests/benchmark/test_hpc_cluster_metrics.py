@@ -12,6 +12,7 @@ from benchmark.cli import main
 from benchmark.commands import reproduce_hpc as hpc
 from schedulers.cluster.metrics import ideal_fairness
 from schedulers.jobs import JobSet
+from swf_logs import random_swf
 
 
 def _log(submit, run, procs, users, machine=8):
@@ -66,16 +67,7 @@ def test_the_losses_separate_the_schedulers_and_the_ideal_scores_zero():
 
 
 def _swf(path, n):
-    rng = np.random.default_rng(2)
-    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
-    t = 0
-    for i in range(n):
-        t += int(rng.integers(0, 150))
-        req = int(rng.integers(20, 400))
-        lines.append(f"{i + 1} {t} 0 {int(rng.integers(1, req + 50))} {int(rng.integers(1, 9))} -1 -1 -1 {req} -1 1 "
-                     f"{int(rng.integers(1, 6))} 1 1 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return random_swf(path, n, seed=2, max_gap=150, max_request=400)
 
 
 def test_whole_runs_each_policy_once_on_every_job(tmp_path, capsys):

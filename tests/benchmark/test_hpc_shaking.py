@@ -11,21 +11,12 @@ from atlas_data.shaking import shaken_copy
 from benchmark.cli import main
 from benchmark.commands import reproduce_hpc as hpc
 from benchmark.commands import reproduce_rlscheduler as rls
+from swf_logs import random_swf
 
 
-def _swf(path, n, procs=8):
+def _swf(path, n):
     """A small SWF log: busy enough that arrivals a minute apart change who backfills."""
-    rng = np.random.default_rng(5)
-    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
-    t = 0
-    for i in range(n):
-        t += int(rng.integers(0, 120))
-        req = int(rng.integers(20, 600))
-        run = int(rng.integers(1, req + 50))
-        lines.append(f"{i + 1} {t} 0 {run} {int(rng.integers(1, procs + 1))} -1 -1 -1 {req} -1 1 "
-                     f"{int(rng.integers(1, 6))} 1 1 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return random_swf(path, n, seed=5, max_gap=120, max_request=600)
 
 
 @pytest.fixture
