@@ -156,6 +156,11 @@ def check_span(log: dict, starts: list[int], length: int) -> None:
                              path=log["path"], where="--whole" if length >= log["jobs"] else "--jobs")
 
 
+def runs_of(log: dict, slice_: int, whole: bool) -> tuple[list[int], int]:
+    """(first job of each run, jobs per run): the protocol's sequences, or the whole log at once."""
+    return ([0], log["jobs"]) if whole else (sequence_starts(log["jobs"], slice_), LENGTH)
+
+
 def make_policy(name: str, processors: int, estimate=None):
     """The simulator policy of `name` on a machine of `processors` processors (one node, rigid jobs:
     a decision at every second, which SWF's whole-second times fall on; no rounds, no cold starts);
@@ -379,15 +384,15 @@ def reproduce(args) -> int:
             raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
                              "(--whole runs on the whole log)", path=log["path"], where="--jobs")
         if method == "oracle":  # a learned p̂'s runs are on the test part, checked once it is known
-            check_span(log, [0] if whole else sequence_starts(log["jobs"], slice_), log["jobs"] if whole else LENGTH)
+            check_span(log, *runs_of(log, slice_, whole))
     rows = []
     for name, log, slice_ in todo:
         if method != "oracle":
             say(f"{name}: fitting {method} on the train part", args.quiet)
             log, slice_ = held_out_part(log, method, args.seed, args.quiet, whole), 0
-        # (first job, jobs) of each run: the protocol's sequences, or the whole log at once
-        starts, length = ([0], log["jobs"]) if whole else (sequence_starts(log["jobs"], slice_), LENGTH)
-        check_span(log, starts, length)
+        starts, length = runs_of(log, slice_, whole)
+        if method != "oracle":
+            check_span(log, starts, length)
         # the same shaken copies for every policy (paired), drawn from the sequences' relative times
         shaken = shaken_sequences(log, starts, shaking["copies"], shaking["max_shift_s"], shaking["seed"], length) \
             if shaking else []
