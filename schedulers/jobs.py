@@ -26,6 +26,9 @@ class JobSet:
     tenant_names: tuple[str, ...]
     weight: np.ndarray  # float64 > 0
     time_offset: float  # original earliest submit time (added back on output)
+    # σ of log p around log p̂ per job (a predicted log-normal distribution with median p̂), or None;
+    # calibrated on validation residuals by whoever made p̂ (schedulers.revision, docs/policies.md)
+    predicted_log_sd: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -54,6 +57,9 @@ class JobSet:
         predicted = None
         if "predicted_duration" in df.columns:
             predicted = np.maximum(df["predicted_duration"].to_numpy(np.float64)[order], SIZE_FLOOR_S)
+        log_sd = None
+        if "predicted_log_sd" in df.columns:
+            log_sd = np.maximum(df["predicted_log_sd"].to_numpy(np.float64)[order], 0.0)
         return cls(
             job_id=frame["job_id"].to_numpy(object)[order],
             submit_time=submit - offset,
@@ -64,6 +70,7 @@ class JobSet:
             tenant_names=tuple(str(t) for t in names),
             weight=take("weight", 1.0, np.float64),
             time_offset=offset,
+            predicted_log_sd=log_sd,
         )
 
     @classmethod
@@ -92,14 +99,22 @@ class JobSet:
         return replace(
             self, job_id=self.job_id[order], submit_time=np.zeros(self.n), size=self.size[order],
             predicted=None if self.predicted is None else self.predicted[order], gpus=self.gpus[order],
+            predicted_log_sd=None if self.predicted_log_sd is None else self.predicted_log_sd[order],
             tenant=self.tenant[order], weight=self.weight[order],
         ), order
 
-    def with_predictions(self, predicted: np.ndarray) -> "JobSet":
-        """Same jobs, new p̂ (in this JobSet's row order), floored at 1 s."""
+    def with_predictions(self, predicted: np.ndarray, log_sd=None) -> "JobSet":
+        """Same jobs, new p̂ (in this JobSet's row order), floored at 1 s, with the predicted
+        log-normal spread `log_sd` (a number for every job, an array, or None: none known)."""
         from dataclasses import replace
 
-        return replace(self, predicted=np.maximum(np.asarray(predicted, np.float64), SIZE_FLOOR_S))
+        spread = None
+        if log_sd is not None:
+            spread = np.broadcast_to(np.asarray(log_sd, np.float64), (self.n,)).copy()
+            if not (np.isfinite(spread).all() and (spread >= 0).all()):
+                raise ValueError("predicted_log_sd must be finite and >= 0")
+        return replace(self, predicted=np.maximum(np.asarray(predicted, np.float64), SIZE_FLOOR_S),
+                       predicted_log_sd=spread)
 
 
 def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
