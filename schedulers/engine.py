@@ -61,7 +61,8 @@ def _read_only(values):
 class JobsView:
     """What a policy may read about jobs, read-only. True sizes only for clairvoyant policies."""
 
-    __slots__ = ("_jobs", "_clairvoyant", "n", "submit_time", "predicted", "gpus", "tenant", "weight", "job_id", "tenant_names")
+    __slots__ = ("_jobs", "_clairvoyant", "n", "submit_time", "predicted", "predicted_log_sd", "gpus", "tenant", "weight",
+                 "job_id", "tenant_names")
 
     def __init__(self, jobs: JobSet, clairvoyant: bool):
         self._jobs = jobs
@@ -69,6 +70,7 @@ class JobsView:
         self.n = jobs.n
         self.submit_time = _read_only(jobs.submit_time)
         self.predicted = _read_only(jobs.predicted)
+        self.predicted_log_sd = _read_only(jobs.predicted_log_sd)
         self.gpus = _read_only(jobs.gpus)
         self.tenant = _read_only(jobs.tenant)
         self.tenant_names = jobs.tenant_names

@@ -85,8 +85,8 @@ _LOOKUP_ORDER = ("single", "parallel", "cluster")  # get_policy(name) without a 
 # whatever order their modules were imported in; plugin policies follow in registration order.
 # tests/schedulers/test_registry_order.py checks that it names exactly the built-in policies.
 BUILTIN_ORDER = {
-    "single": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "edf", "edf-p", "rr", "prr", "las", "las-ref",
-               "edf-p-ref"),
+    "single": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "edf", "edf-p", "rr", "prr", "las", "gittins", "serpt",
+               "las-ref", "edf-p-ref"),
     "parallel": ("lpt", "spt", "random", "lppt", "sppt", "random-ref"),
     "cluster": ("fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea",
                 "astraea-p", "allox", "qssf", "easy-p"),

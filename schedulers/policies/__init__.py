@@ -3,7 +3,7 @@
 import importlib
 import importlib.util
 
-for _module in ("single", "parallel", "reference"):
+for _module in ("single", "distribution", "parallel", "reference"):
     if importlib.util.find_spec(f"schedulers.policies.{_module}") is not None:
         importlib.import_module(f"schedulers.policies.{_module}")
 

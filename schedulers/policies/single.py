@@ -11,17 +11,32 @@ from __future__ import annotations
 import heapq
 
 from schedulers.policy import IDLE, Allocation, Policy, register
+from schedulers.revision import NONE, check_log_sd, next_estimate, rule_code
 
 
 class _OneAtATime(Policy):
-    """Base for policies that run exactly one job at full rate; subclasses choose the key."""
+    """Base for policies that run exactly one job at full rate; subclasses choose the key.
+
+    A prediction-aware subclass orders jobs by a per-job *estimate* that starts at p̂ and, under a
+    revision rule other than `none` (schedulers.revision), is revised when the running job has
+    received as much service as its estimate: the policy asks to be woken at that instant, revises,
+    and re-decides. Only the running job gains service, so only its estimate can be outlived: O(log n)
+    per event. A non-preemptive policy decides only when the machine frees and never runs a job it
+    has not finished, so a revision cannot change its schedule (the rule is accepted and has no
+    effect there)."""
 
     preemptive = False
+    revision = "none"  # the prediction-aware subclasses take it as a setting (_Revising)
+    revision_code = NONE
 
     def reset(self, view) -> None:
         self.group = view.new_group(1.0)
         self.waiting: list[tuple[float, int]] = []
         self.running = IDLE
+        self.estimate = view.jobs.predicted.tolist() if self.needs_prediction else None
+        self.revisions = [0] * view.jobs.n if self.revision_code != NONE else None
+        self.log_sd = view.jobs.predicted_log_sd
+        check_log_sd(self.log_sd, self.revision_code, f"policy '{self.name}'")
 
     def key(self, view, j: int) -> float:
         raise NotImplementedError
@@ -32,6 +47,8 @@ class _OneAtATime(Policy):
             self.running = IDLE
         for j in view.arrived:
             heapq.heappush(self.waiting, (self.key(view, j), j))
+        if self.running != IDLE and self.revisions is not None:
+            self._revise(view, self.running)
         if self.running != IDLE and self.preemptive and self.waiting:
             current = (self.key(view, self.running), self.running)
             if self.waiting[0] < current:
@@ -41,10 +58,33 @@ class _OneAtATime(Policy):
         if self.running == IDLE and self.waiting:
             _, self.running = heapq.heappop(self.waiting)
             alloc.assign(self.running, self.group)
+        if self.running != IDLE and self.revisions is not None and self.preemptive:
+            alloc.wake_at(view.now + max(0.0, self.estimate[self.running] - view.attained(self.running)))
         return self.after(view, alloc)
+
+    def _revise(self, view, j: int) -> None:
+        """Revise job j's estimate while it has received at least as much service as it (an
+        outlived prediction); float rounding of the wake-up time counts as reaching it."""
+        attained, estimate = view.attained(j), self.estimate[j]
+        if attained < estimate - 1e-9 * max(1.0, estimate):
+            return
+        log_sd = 0.0 if self.log_sd is None else float(self.log_sd[j])
+        self.estimate[j] = next_estimate(self.revision_code, estimate, max(attained, estimate), self.revisions[j],
+                                         log_sd, float(view.jobs.predicted[j]))
+        self.revisions[j] += 1
 
     def after(self, view, alloc: Allocation) -> Allocation:
         return alloc
+
+
+class _Revising(_OneAtATime):
+    """A one-job-at-a-time policy keyed by the estimate, with the revision rule as its setting."""
+
+    needs_prediction = True
+
+    def __init__(self, revision: str = "none"):
+        self.revision_code = rule_code(revision)  # ValueError naming the rules if unknown
+        self.revision = revision
 
 
 @register
@@ -69,14 +109,14 @@ class SJF(_OneAtATime):
 
 
 @register
-class SPJF(_OneAtATime):
+class SPJF(_Revising):
     name = "spjf"
     fast_loop = "spjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "non-preemptive, smallest predicted size first"
 
     def key(self, view, j):
-        return view.jobs.predicted[j]
+        return self.estimate[j]
 
 
 @register
@@ -92,27 +132,27 @@ class SRPT(_OneAtATime):
 
 
 @register
-class SPRPT(_OneAtATime):
+class SPRPT(_Revising):
     name = "sprpt"
     fast_loop = "sprpt"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
-    description = "preemptive, smallest predicted remaining max(0, p̂ - attained)"
+    description = "preemptive, smallest predicted remaining max(0, estimate - attained); estimate p̂, revised when outlived"
 
     def key(self, view, j):
-        return max(0.0, view.jobs.predicted[j] - view.attained(j))
+        return max(0.0, self.estimate[j] - view.attained(j))
 
 
 @register
-class PSPJF(_OneAtATime):
+class PSPJF(_Revising):
     name = "pspjf"
     fast_loop = "pspjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
-    description = "preemptive, smallest predicted size (fixed key p̂)"
+    description = "preemptive, smallest predicted size (key: the estimate, p̂ until revised)"
 
     def key(self, view, j):
-        return view.jobs.predicted[j]
+        return self.estimate[j]
 
 
 @register
@@ -135,7 +175,7 @@ class EDF(_OneAtATime):
 
 
 @register
-class EDFP(_OneAtATime):
+class EDFP(_Revising):
     """Preemptive EDF on predicted deadlines d_j = r_j + S·p̂_j, S estimated online by doubling.
 
     S starts at `initial_stretch` and doubles whenever a job is still unfinished at its predicted
@@ -149,9 +189,10 @@ class EDFP(_OneAtATime):
     preemptive = True
     description = "preemptive EDF on r + S·p̂, S doubled online on a missed predicted deadline"
 
-    def __init__(self, initial_stretch: float = 1.0):
+    def __init__(self, initial_stretch: float = 1.0, revision: str = "none"):
         if not float(initial_stretch) > 0:  # S = 0 doubles to 0: the deadlines would never move
             raise ValueError(f"edf-p initial_stretch must be > 0, got {initial_stretch}")
+        super().__init__(revision)
         self.initial_stretch = float(initial_stretch)
 
     def reset(self, view) -> None:
@@ -160,7 +201,7 @@ class EDFP(_OneAtATime):
         self.doublings = 0
 
     def key(self, view, j):
-        return view.jobs.submit_time[j] + self.stretch * view.jobs.predicted[j]
+        return view.jobs.submit_time[j] + self.stretch * self.estimate[j]
 
     def after(self, view, alloc: Allocation) -> Allocation:
         while self.running != IDLE and view.now >= self.key(view, self.running):
