@@ -168,11 +168,14 @@ def child_params(doc: dict, options: dict[str, Any], row: dict) -> dict[str, str
 
 
 def reads_true_sizes(doc: dict, row: dict) -> bool:
-    """A row that read true sizes: a clairvoyant policy (srpt, sjf, edf, lpt, srtf-oracle, …) or p̂ of a
-    reference method (`oracle`, p̂ = p). Such a row is a reference, so `compare` ranks the others first."""
+    """A row that read true sizes: a clairvoyant policy (srpt, sjf, edf, lpt, srtf-oracle, …), p̂ of a
+    reference method (`oracle`, p̂ = p) or a noise model's p̂ (`noise:σ`, p̂ = p·exp(σZ): made from the true
+    sizes, `noise:0` is p itself). Such a row is a reference, so `compare` ranks the others first."""
     from predictors.methods import REFERENCE_METHODS
 
     if any(row.get(key) in REFERENCE_METHODS for key in ("method", "predictor", "p_hat_source")):
+        return True
+    if str(row.get("predictor") or "").startswith("noise:"):
         return True
     if not row.get("policy"):
         return False

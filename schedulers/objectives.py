@@ -21,9 +21,15 @@ from schedulers.policy import build_policy, get_policy
 
 OBJECTIVES = ("total_completion", "max_stretch", "makespan")
 DEFAULT_MACHINES = (5, 10, 20, 50, 100)
+# The prediction-aware policies run twice by default: as published (p̂ taken as the truth) and with
+# DEFAULT_REVISION, the rule chosen from the real traces (docs/policies.md#revising-outlived-predictions)
+DEFAULT_REVISION = "double"
+_REVISED = tuple(f"{name}(revision='{DEFAULT_REVISION}')" for name in ("sprpt", "pspjf", "edf-p"))
 DEFAULT_POLICIES = {
-    "total_completion": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p"),
-    "max_stretch": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p", "edf"),
+    "total_completion": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p") + _REVISED
+                        + ("gittins", "serpt"),
+    "max_stretch": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p", "edf") + _REVISED
+                   + ("gittins", "serpt"),
     "makespan": ("lpt", "spt", "random", "lppt", "sppt"),
 }
 
@@ -114,6 +120,7 @@ def run_objective(
     on_step=None,
     timings: dict | None = None,
     optimum: bool = True,
+    spreads: dict | None = None,
 ) -> tuple[list[dict], pd.DataFrame, dict]:
     """Run `policies` on `jobs` for one objective.
 
@@ -125,6 +132,9 @@ def run_objective(
     `policies_s` {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}.
     `optimum=False` skips the CP-SAT makespan optimum (`opt`, `opt_ratio` None) for callers that
     only use the McNaughton-bound ratio: on windows of up to 200 jobs it costs seconds per call.
+    `spreads` maps a label to its predicted log-normal spread σ (a number or one per job, JobSet
+    row order; schedulers.revision): what `gittins`, `serpt` and the `quantile` revision read. A
+    policy that needs one runs only on the labels that have one.
     """
     clock = time.perf_counter
     spent = timings if timings is not None else {}
@@ -140,8 +150,10 @@ def run_objective(
     for name in policies:
         cls = get_policy(name)
         labels = list(predictions) if cls.needs_prediction else [None]
+        if getattr(cls, "needs_spread", False):
+            labels = [label for label in labels if (spreads or {}).get(label) is not None]
         for label in labels:
-            run_jobs = jobs if label is None else jobs.with_predictions(predictions[label])
+            run_jobs = jobs if label is None else jobs.with_predictions(predictions[label], (spreads or {}).get(label))
             for m in (machines if objective == "makespan" else [1]):
                 policy = make_policy(name, prr_lambda=prr_lambda, seed=seed, machines=m, stretch=s_star)
                 t0 = clock()

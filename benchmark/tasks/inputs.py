@@ -185,6 +185,42 @@ def learned_predictions(ds_dir: str | Path, method: str, job_ids, *, seed: int, 
     return predicted
 
 
+def learned_spread(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet: bool) -> np.ndarray | None:
+    """The predicted spread σ (log S ~ N(ln p̂, σ²), calibrated on the dataset's validation split) of a
+    predictor method for `job_ids`, in that order, from the same fit as `learned_predictions`; None
+    for a method that fits none (a plugin's own ThreeStage without one)."""
+    from predictors.api import predict_test
+
+    frame = predict_test(Path(ds_dir), method, seed=seed, quiet=quiet)
+    if "log_sd" not in frame.columns:
+        return None
+    lookup = frame.set_index(frame["job_id"].astype(str))["log_sd"]
+    spread = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
+    return None if np.isnan(spread).any() else spread
+
+
+def prediction_spreads(predictions: dict, sources: dict, frame: pd.DataFrame, job_ids, learner=None) -> dict:
+    """{label: the predicted spread σ of its p̂ (a number, or one per job in `job_ids` order), or None}:
+    a noise label's σ is its own level (p̂ = p·exp(σZ) is log-normal around p by construction); a
+    learned method's is calibrated on validation residuals (`learner.spreads`); a jobs table's p̂
+    has the table's `predicted_log_sd` column if it has one. What `gittins`, `serpt` and the
+    `quantile` revision read (schedulers.revision)."""
+    from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
+
+    out: dict = {}
+    learned = [label for label, source in sources.items() if source not in (NOISE_SOURCE, COLUMN_SOURCE)]
+    fitted = learner.spreads(learned, job_ids) if learned and hasattr(learner, "spreads") else {}
+    for label in predictions:
+        if sources.get(label) == NOISE_SOURCE:
+            out[label] = float(label.split(":", 1)[1])
+        elif sources.get(label) == COLUMN_SOURCE and "predicted_log_sd" in frame.columns:
+            order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
+            out[label] = frame["predicted_log_sd"].to_numpy(np.float64)[order]
+        else:
+            out[label] = fitted.get(label)
+    return out
+
+
 def resolve_policies(text: str, kind: str, option: str = "--policies") -> list[str]:
     """The registered names of a `--policies` value's items (`schedulers.policy.resolve_policy`: a
     name, a plugin's `package.module:Class`, either with `(param=value, ...)`); an item that
@@ -216,7 +252,7 @@ def resolve_names(*, predictors: str | None = None, policies: str | None = None,
 
 
 def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,
-                    task: str, quiet: bool) -> list[str]:
+                    task: str, quiet: bool, have_spreads: bool = True) -> list[str]:
     """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.
 
     Named predictive policies without p̂ are refused (exit 2); default ones are skipped with a note.
@@ -232,10 +268,23 @@ def choose_policies(requested: str | None, kind: str, defaults, *, have_predicti
                 "(add it, or use --predictor NAME to learn it, or --noise σ)",
                 path=source, where="--policies",
             )
+        spread = [p for p in chosen if getattr(get_policy(p, kind), "needs_spread", False)]
+        if spread and not have_spreads:
+            raise InputError(
+                f"policy '{spread[0]}' needs a predicted distribution per job: p̂ from a jobs table needs a "
+                "'predicted_log_sd' column (σ of ln p around ln p̂), or use --predictor NAME or --noise σ",
+                path=source, where="--policies",
+            )
         return chosen
-    chosen = list(defaults)
+    chosen = [resolve_policy(p, kind) for p in defaults]  # a default may be a setting: sprpt(revision='double')
     if not have_predictions:
         dropped = [p for p in chosen if get_policy(p, kind).needs_prediction]
         chosen = [p for p in chosen if p not in dropped]
         say(f"no predictions (no predicted_duration, --predictor or --noise): skipping {', '.join(dropped)}", quiet)
+    elif not have_spreads:
+        dropped = [p for p in chosen if getattr(get_policy(p, kind), "needs_spread", False)]
+        chosen = [p for p in chosen if p not in dropped]
+        if dropped:
+            say(f"p̂ without a predicted spread (a jobs table without predicted_log_sd): skipping {', '.join(dropped)}",
+                quiet)
     return chosen

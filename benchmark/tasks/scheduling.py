@@ -50,7 +50,7 @@ from benchmark.options import machine_count
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    noise_predictions, resolve_names)
+                                    learned_spread, noise_predictions, prediction_spreads, resolve_names)
 from benchmark.timings import Timings
 from schedulers import jit
 from schedulers.jobs import JobSet
@@ -71,7 +71,7 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if config.jobs:
         if config.predictor:
-            from benchmark.tasks.traces import trace_predictions, trace_split
+            from benchmark.tasks.traces import trace_prediction_spreads, trace_predictions, trace_split
 
             trace = trace_split(config.jobs, feature_columns=config.feature_columns,
                                 train_spec=config.train_jobs, seed=config.seed,
@@ -80,6 +80,11 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
 
             def learner(methods, job_ids):
                 return trace_predictions(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
+
+            def spreads(methods, job_ids):
+                return trace_prediction_spreads(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
+
+            learner.spreads = spreads
 
             card = {**trace.card, "scheduled": "test part (its real arrivals)"}
             return trace.test_jobs, card, f"{config.jobs} (test part)", learner
@@ -93,6 +98,11 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
 
     def learner(methods, job_ids):
         return {m: learned_predictions(config.data, m, job_ids, seed=config.seed, quiet=config.quiet) for m in methods}
+
+    def spreads(methods, job_ids):
+        return {m: learned_spread(config.data, m, job_ids, seed=config.seed, quiet=config.quiet) for m in methods}
+
+    learner.spreads = spreads
 
     dataset = {"source": card.get("source"), "path": str(config.data), "fingerprint": card.get("fingerprint")}
     dataset.update(dataset_name(config.data))
@@ -185,20 +195,24 @@ def execute(config, timings: Timings | None = None):
     del table  # the whole table is not needed past the sample (a million-row trace holds it twice otherwise)
     with timings.stage("predictions"):
         predictions, sources = build_predictions(config, window, jobs.job_id, jobs.size, learner)
+        spreads = prediction_spreads(predictions, sources, window, jobs.job_id, learner)
     del window
     policies = choose_policies(
         config.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
         have_predictions=bool(predictions), source=source, task=objective, quiet=config.quiet,
+        have_spreads=any(v is not None for v in spreads.values()),
     )
     out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
-    steps = sum(len(predictions) if get_policy(p).needs_prediction else 1 for p in policies)
+    with_spread = sum(v is not None for v in spreads.values())
+    steps = sum((with_spread if getattr(get_policy(p), "needs_spread", False) else len(predictions))
+                if get_policy(p).needs_prediction else 1 for p in policies)
     steps *= len(machines) if objective == "makespan" else 1
     spent: dict = {}
     t0 = time.perf_counter()
     with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
         rows, per_job, reference = run_objective(
             objective, jobs, policies, predictions, machines=machines, prr_lambda=config.prr_lambda,
-            seed=config.seed, on_step=lambda row: progress.update(), timings=spent,
+            seed=config.seed, on_step=lambda row: progress.update(), timings=spent, spreads=spreads,
         )
     _add_objective_timings(timings, spent, time.perf_counter() - t0)
     timings.fast_loops = jit.describe(jobs.n)

@@ -92,6 +92,7 @@ class _RankPolicy(Policy):
     """One job at a time, smallest rank at its attained service first (see the module docstring)."""
 
     needs_prediction = True
+    needs_spread = True  # reads predicted_log_sd: a run schedules it only with a p̂ that has one
     preemptive = True
     _table = None  # staticmethod(sd -> R_σ on GRID), set by subclasses
 

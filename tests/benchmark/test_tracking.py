@@ -191,16 +191,16 @@ def test_compare_shows_one_row_per_invocation_and_its_children_on_request(tmp_pa
     assert list(table.columns) == ["run", "experiment", "start", "name", "status", "children", "best"]
     assert table["name"].tolist() == ["first", "second", "third"] and table["children"].tolist() == [4, 4, 1]
     assert table["status"].tolist() == ["FINISHED"] * 3
-    # srpt, the clairvoyant reference (ratio 1 by definition), is passed over while a competitor has a ratio
-    assert table["best"].tolist() == ["ratio 1.000 (spjf noise:0)", "ratio 1.000 (spjf noise:1)",
-                                      "ratio 1.000 (srpt, clairvoyant)"]
+    # srpt, the clairvoyant reference (ratio 1 by definition), and spjf on noise p̂ (made from the true
+    # sizes: noise:0 is p itself) are passed over while a competitor has a ratio
+    assert table["best"].tolist() == ["ratio 1.333 (fifo)", "ratio 1.333 (fifo)", "ratio 1.000 (srpt, clairvoyant)"]
     run = table["run"].iloc[1]
     assert main(["compare", "--run", run[:6], "--csv", str(csv)]) == 0  # a prefix of the id; replaces its own CSV
     children = pd.read_csv(csv)
     assert children["name"].tolist() == ["fifo", "srpt", "rr", "spjf noise:1"]
     assert children["ratio"].tolist() == pytest.approx([20 / 15, 1.0, 64 / 45, 1.0])
     assert children["predictor"].fillna("").tolist() == ["", "", "", "noise:1"]
-    assert children["clairvoyant"].fillna("").tolist() == ["", "yes", "", ""]
+    assert children["clairvoyant"].fillna("").tolist() == ["", "yes", "", "yes"]  # noise p̂ is made from p
     assert "rmsle" not in children.columns  # only metrics the rows have
     assert main(["compare", "--run", "zzzz"]) == 2
     assert "no tracked run with an id starting 'zzzz'" in capsys.readouterr().err
@@ -211,6 +211,8 @@ def test_compare_shows_one_row_per_invocation_and_its_children_on_request(tmp_pa
     ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "predictor": "lgbm-meta"}, False),
     ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "predictor": "oracle"}, True),
     ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "p_hat_source": "noise:0.5"}, False),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "sprpt", "predictor": "noise:0"}, True),
+    ({"task": "scheduling", "objective": "total_completion"}, {"policy": "spjf", "predictor": "noise:0.5"}, True),
     ({"task": "scheduling", "objective": "makespan"}, {"policy": "lpt", "machines": 5}, True),
     ({"task": "scheduling", "objective": "makespan"}, {"policy": "lppt", "machines": 5}, False),
     ({"task": "fairness"}, {"policy": "srtf-oracle"}, True),
