@@ -107,6 +107,10 @@ OPTIONS = _options(
     Option("objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)"),
     Option("machines", comma_list=True, help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)"),
     Option("noise", comma_list=True, help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1"),
+    Option("controls", default=False, kind=bool,
+           help="beside each learned p̂, run its controls: p̂ permuted among the jobs (<name>~permuted) and one "
+                "constant p̂ (<name>~constant); the value-of-prediction table then says which policies use what "
+                "p̂ knows (docs/evaluation-protocol.md#the-value-of-prediction)"),
     Option("prr_lambda", default=0.7, kind=float, convert=number(0.0, 1.0, "PRR's λ"), help="PRR's λ (default 0.7)"),
     Option("sample", default="window", choices=("window", "random"),
            help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random"),
@@ -219,6 +223,7 @@ class SchedulingConfig:
     noise: str | None = _opt("noise")
     machines: str | None = _opt("machines")
     prr_lambda: float = _opt("prr_lambda")
+    controls: bool = _opt("controls")
     n: int | None = _opt("n")
     sample: str = _opt("sample")
     protocol: str = _opt("protocol")

@@ -52,6 +52,7 @@ from benchmark.results import Run, default_output_dir, format_table, write_resul
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     learned_spread, noise_predictions, prediction_spreads, resolve_names)
 from benchmark.timings import Timings
+from benchmark.value import control_predictions, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
@@ -154,6 +155,18 @@ def dataset_name(folder) -> dict:
     return {}
 
 
+def add_controls(predictions: dict, sources: dict, spreads: dict, seed: int) -> None:
+    """Beside each learned p̂ (not noise, not a column), its controls (benchmark.value): the same values
+    permuted among the jobs and one constant, with the same spread."""
+    from benchmark.tasks.traces import CONTROL_SOURCE, LEARNED_SOURCE, TRANSFER_SOURCE
+
+    for label in [k for k, v in sources.items() if v in (LEARNED_SOURCE, TRANSFER_SOURCE)]:
+        for suffix, p_hat in control_predictions(predictions[label], seed).items():
+            predictions[label + suffix] = p_hat
+            sources[label + suffix] = CONTROL_SOURCE
+            spreads[label + suffix] = spreads.get(label)
+
+
 def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
     """Every row names where its p̂ came from (None for policies that read no p̂)."""
     for row in rows:
@@ -196,6 +209,8 @@ def execute(config, timings: Timings | None = None):
     with timings.stage("predictions"):
         predictions, sources = build_predictions(config, window, jobs.job_id, jobs.size, learner)
         spreads = prediction_spreads(predictions, sources, window, jobs.job_id, learner)
+        if config.controls:
+            add_controls(predictions, sources, spreads, config.seed)
     del window
     policies = choose_policies(
         config.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
@@ -220,6 +235,7 @@ def execute(config, timings: Timings | None = None):
     for row in rows:
         row["leaks"] = []
     with_sources(rows, sources)
+    value = value_of_prediction(rows, [p for p in policies if get_policy(p).clairvoyant]) if objective != "makespan" else []
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
@@ -231,7 +247,7 @@ def execute(config, timings: Timings | None = None):
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(config, machines), "protocol": "honest",
                    "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources,
-                   "timings": timings.as_dict()},
+                   "value_of_prediction": value, "timings": timings.as_dict()},
         )
     return Run(out, doc, replace(config, output=str(out)))
 
@@ -334,7 +350,22 @@ def _load_text(doc: dict) -> str:
 def render(doc: dict) -> str:
     from benchmark.tasks.traces import describe_data
 
-    return _render_table(doc) + f"\ndata: {describe_data(doc.get('dataset'))}"
+    return _render_table(doc) + _render_value(doc) + f"\ndata: {describe_data(doc.get('dataset'))}"
+
+
+def _render_value(doc: dict) -> str:
+    """The value-of-prediction lines of a run (benchmark.value): one per learned p̂."""
+    lines = []
+    for v in doc.get("value_of_prediction") or []:
+        if v.get("value") is None:
+            continue
+        line = (f"value of {v['p_hat']} p̂: {v['value']:+.2f} (best blind {v['best_blind']:.4g} {v['best_blind_policy']}, "
+                f"best with p̂ {v['best_learned']:.4g} {v['best_learned_policy']}; 1 = clairvoyant, 0 = blind)")
+        controls = {k: c for k, c in (v.get("controls") or {}).items() if c is not None}
+        if controls:
+            line += "; controls " + ", ".join(f"{k} {c:+.2f}" for k, c in controls.items())
+        lines.append(line)
+    return ("\n" + "\n".join(lines)) if lines else ""
 
 
 def _render_table(doc: dict) -> str:
@@ -377,6 +408,7 @@ def _options(config, machines) -> dict:
     return {
         "objective": config.objective, "policies": config.policies, "n": config.n, "seed": config.seed,
         "noise": config.noise, "predictor": config.predictor, "prr_lambda": config.prr_lambda, "sample": config.sample,
+        "controls": config.controls,
         "machines": machines, "jobs": config.jobs, "data": config.data, "train_jobs": config.train_jobs,
         "feature_columns": config.feature_columns,
         "protocol": config.protocol, "sample_seed": config.sample_seed,

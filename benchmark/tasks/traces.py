@@ -26,6 +26,7 @@ NOISE_SOURCE = "noise (uses true sizes)"
 LEARNED_SOURCE = "learned (fit on train/validation)"
 TRANSFER_SOURCE = "learned on --train-jobs (transfer)"
 COLUMN_SOURCE = "column predicted_duration"
+CONTROL_SOURCE = "control (a learned p̂ permuted or made constant)"
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,11 @@ class _RankPolicy(Policy):
             self.running = IDLE
         for j in view.arrived:
             heapq.heappush(self.waiting, (self.rank(j, 0.0), j))
+        # the clock resolves times to about 1e-16 of now: service below that counts as received, or a
+        # wake-up a few ulps early would find the job short of its grid age again and again
+        slack = 1e-12 * max(1.0, view.now)
         if self.running != IDLE and self.waiting:
-            current = (self.rank(self.running, view.attained(self.running)), self.running)
+            current = (self.rank(self.running, view.attained(self.running) + slack), self.running)
             if self.waiting[0] < current:
                 heapq.heappush(self.waiting, current)
                 alloc.assign(self.running, IDLE)
@@ -139,9 +142,9 @@ class _RankPolicy(Policy):
             _, self.running = heapq.heappop(self.waiting)
             alloc.assign(self.running, self.group)
         if self.running != IDLE and self.waiting:
-            wake = self._overtaken_at(view.attained(self.running), self.waiting[0])
+            wake = self._overtaken_at(view.attained(self.running) + slack, self.waiting[0])
             if wake is not None:
-                alloc.wake_at(view.now + wake)
+                alloc.wake_at(view.now + max(wake, slack))
         return alloc
 
     def _overtaken_at(self, attained: float, best: tuple[float, int]) -> float | None:
