@@ -237,37 +237,60 @@ class RoundRobin(Policy):
 
 @register
 class PRR(Policy):
-    """Preferential round robin: (1 − λ)/k to every active job, plus λ to the smallest predicted."""
+    """Preferential round robin: (1 − λ)/k to every active job, plus λ to the smallest predicted.
+
+    With a revision rule other than `none` the order is by each job's estimate (p̂ until outlived):
+    every active job gains service, so each keeps a target on its group's clock (the clock value at
+    which its service reaches its estimate) in a heap; the policy is woken at the earliest target,
+    revises that job and re-chooses the favourite. O(log n) per event. Every job keeps at least
+    (1 − λ)/k of the machine whatever p̂ says, so no job starves: a job's stretch is at most
+    k/(1 − λ) for k the most jobs active during its stay."""
 
     name = "prr"
     fast_loop = "prr"  # its loop in schedulers.fastpath
     needs_prediction = True
-    description = "every job (1-λ)/k, the smallest-predicted job additionally λ"
+    description = "every job (1-λ)/k, the job with the smallest estimate (p̂, revised when outlived) additionally λ"
 
-    def __init__(self, lam: float = 0.7):
+    def __init__(self, lam: float = 0.7, revision: str = "none"):
         if not 0.0 <= lam <= 1.0:
             raise ValueError("prr lambda must be in [0, 1]")
         self.lam = float(lam)
+        self.revision_code = rule_code(revision)
+        self.revision = revision
 
     def reset(self, view) -> None:
         self.shared = view.new_group(0.0)  # everyone except the favourite
         self.favourite_group = view.new_group(0.0)
         self.by_prediction: list[tuple[float, int]] = []
         self.favourite = IDLE
+        self.estimate = view.jobs.predicted.tolist()
+        self.revising = self.revision_code != NONE
+        if self.revising:
+            check_log_sd(view.jobs.predicted_log_sd, self.revision_code, f"policy '{self.name}'")
+            self.revisions = [0] * view.jobs.n
+            self.stamp = [0] * view.jobs.n
+            self.targets: list[tuple[float, int, int]] = []  # (shared clock at the estimate, job, stamp)
 
     def allocate(self, view):
         alloc = Allocation()
-        predicted = view.jobs.predicted
+        if self.revising:
+            self._revise_outlived(view)
         for j in view.arrived:
-            heapq.heappush(self.by_prediction, (predicted[j], j))
-        while self.by_prediction and view.is_done(self.by_prediction[0][1]):
+            heapq.heappush(self.by_prediction, (self.estimate[j], j))
+        # entries of finished jobs, and of revised estimates (an estimate only grows: the stale one is smaller)
+        while self.by_prediction and (view.is_done(self.by_prediction[0][1])
+                                      or self.by_prediction[0][0] != self.estimate[self.by_prediction[0][1]]):
             heapq.heappop(self.by_prediction)
         best = self.by_prediction[0][1] if self.by_prediction else IDLE
         previous, self.favourite = self.favourite, best
+        to_shared = []
         if best != previous and previous != IDLE and not view.is_done(previous):
             alloc.assign(previous, self.shared)
+            to_shared.append(previous)
         for j in view.arrived:  # each arrival moves once: straight into its group
             alloc.assign(j, self.favourite_group if j == best else self.shared)
+            if j != best:
+                to_shared.append(j)
         if best != previous and best != IDLE and best not in view.arrived:
             alloc.assign(best, self.favourite_group)
         # active jobs after this change: engine group sizes (completions removed) + arrivals
@@ -275,7 +298,59 @@ class PRR(Policy):
         if k:
             alloc.set_rate(self.shared, (1.0 - self.lam) * (k - 1) / k)
             alloc.set_rate(self.favourite_group, (1.0 - self.lam) / k + self.lam)
+        if self.revising:
+            if best != previous and best != IDLE:
+                self.stamp[best] += 1  # its target on the shared clock no longer holds
+            for j in to_shared:
+                self._target(view, j)
+            if k:
+                self._wake_at_next_estimate(view, alloc, k)
         return alloc
+
+    def _target(self, view, j: int) -> None:
+        self.stamp[j] += 1
+        remaining = max(0.0, self.estimate[j] - view.attained(j))
+        heapq.heappush(self.targets, (view.group_clock(self.shared) + remaining, j, self.stamp[j]))
+
+    def _revise(self, view, j: int, attained: float) -> None:
+        """Revise job j, which the caller found at its estimate (to the clock's tolerance)."""
+        log_sd = view.jobs.predicted_log_sd
+        attained = max(attained, self.estimate[j])
+        while attained >= self.estimate[j]:
+            self.estimate[j] = next_estimate(self.revision_code, self.estimate[j], max(attained, self.estimate[j]),
+                                             self.revisions[j], 0.0 if log_sd is None else float(log_sd[j]),
+                                             float(view.jobs.predicted[j]))
+            self.revisions[j] += 1
+        heapq.heappush(self.by_prediction, (self.estimate[j], j))
+
+    def _revise_outlived(self, view) -> None:
+        """Revise every job whose service has reached its estimate (the shared ones by their targets)."""
+        slack = 1e-12 * max(1.0, view.now)  # the clock's resolution: see schedulers.policies.distribution
+        clock = view.group_clock(self.shared)
+        while self.targets and self.targets[0][0] <= clock + slack * 2.0 + 1e-9 * max(1.0, abs(clock)):
+            _, j, stamp = heapq.heappop(self.targets)
+            if stamp != self.stamp[j] or view.is_done(j) or j == self.favourite:
+                continue
+            self._revise(view, j, view.attained(j) + slack)
+            self._target(view, j)
+        f = self.favourite
+        if f != IDLE and not view.is_done(f):
+            attained = view.attained(f) + slack
+            if attained >= self.estimate[f] - 1e-9 * max(1.0, self.estimate[f]):
+                self._revise(view, f, attained)
+
+    def _wake_at_next_estimate(self, view, alloc: Allocation, k: int) -> None:
+        slack = 1e-12 * max(1.0, view.now)
+        member = (1.0 - self.lam) / k
+        while self.targets and (self.targets[0][2] != self.stamp[self.targets[0][1]] or view.is_done(self.targets[0][1])):
+            heapq.heappop(self.targets)
+        if self.targets and member > 0.0:
+            gap = (self.targets[0][0] - view.group_clock(self.shared)) / member
+            alloc.wake_at(view.now + max(gap, slack))
+        f = self.favourite
+        if f != IDLE:
+            remaining = self.estimate[f] - view.attained(f)
+            alloc.wake_at(view.now + max(remaining / ((1.0 - self.lam) / k + self.lam), slack))
 
 
 @register

@@ -12,7 +12,7 @@ from scipy import integrate, stats
 from schedulers.engine import Engine, simulate
 from schedulers.jobs import JobSet
 from schedulers.policies.distribution import GRID, Gittins, SERPT, gittins_table, serpt_table
-from schedulers.policies.single import EDFP, LAS, PSPJF, SPJF, SPRPT, SRPT
+from schedulers.policies.single import EDFP, LAS, PRR, PSPJF, SPJF, SPRPT, SRPT
 from schedulers.policy import PolicyError
 from schedulers.revision import DOUBLE, NONE, QUANTILE, TSAFRIR, next_estimate, rule_code
 
@@ -203,4 +203,30 @@ def test_rank_policies_are_not_stuck_where_the_clock_cannot_resolve_a_grid_cell(
     jobs = JobSet.from_arrays(3e6 + np.sort(rng.uniform(0, size.sum() / 4.0, n)), size, size * rng.lognormal(0, 2.0, n))
     jobs = jobs.with_predictions(jobs.predicted, 2.0)
     result = Engine(jobs, cls()).run()
+    assert np.isfinite(result.completion_time).all()
+
+
+def test_prr_with_doubling_revises_every_outlived_job_and_hands_the_favourite_share_on():
+    # λ = 0.5, both released at 0: A p 6 p̂ 1, B p 1.5 p̂ 3; the favourite runs at 0.75, the other at 0.25.
+    # A reaches 1 at t 4/3: estimate 2 (< 3, A stays favourite); A reaches 2 at t 8/3 (B has 2/3):
+    # estimate 4 > 3, B becomes favourite and needs 5/6 more at 0.75: done at t 8/3 + 10/9 = 34/9, when
+    # A has 2 + 0.25·10/9; A then runs alone at rate 1 and ends at 7.5 (one machine busy throughout).
+    jobs = JobSet.from_arrays([0.0, 0.0], [6.0, 1.5], [1.0, 3.0])
+    result = Engine(jobs, PRR(0.5, "double")).run()
+    assert result.completion_time.tolist() == pytest.approx([7.5, 34.0 / 9.0], rel=1e-12)
+    # without revision A keeps the favourite share: B ends at 1.5/0.25 = 6, A at 7.5
+    assert simulate(jobs, PRR(0.5)).completion_time.tolist() == pytest.approx([7.5, 6.0], rel=1e-12)
+
+
+def test_prr_with_doubling_keeps_every_job_served():
+    # no job starves: every active job always runs at rate ≥ (1 − λ)/k
+    rng = np.random.default_rng(9)
+    n = 300
+    size = rng.lognormal(2.0, 1.5, n)
+    jobs = JobSet.from_arrays(np.sort(rng.uniform(0, size.sum() / 2.0, n)), size, size * rng.lognormal(0, 2.0, n))
+    lam = 0.25
+    result = Engine(jobs, PRR(lam, "double")).run()
+    k_max = n
+    stretch = (result.completion_time - jobs.submit_time) / jobs.size
+    assert stretch.max() <= k_max / (1 - lam)
     assert np.isfinite(result.completion_time).all()
