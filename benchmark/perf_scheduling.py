@@ -4,7 +4,10 @@ sharing policies rr, prr and las (docs/performance.md).
 
 Generated instance: Poisson arrivals at load 1.5 (overloaded, as a single machine fed the real
 traces is, so many jobs are active at once), log-normal sizes (σ = 1.5, mean 60 s),
-p̂ = p·exp(0.5 Z). May import schedulers and benchmark.
+p̂ = p·exp(0.5 Z) with its spread 0.5 (what gittins and serpt read). Beside every registered policy,
+the revising settings (REVISED, on the engine: a revision is a wake-up of the engine) and `sprpt`
+itself on the engine (`sprpt engine`), the like-for-like reference of their cost per event; the
+events column says how many events each took. May import schedulers and benchmark.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from schedulers import jit
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
 from schedulers.naive import simulate_naive
-from schedulers.policy import get_policy, policy_names
+from schedulers.policy import get_policy, policy_names, resolve_policy
+
+REVISED = ("sprpt(revision='double')", "pspjf(revision='double')", "edf-p(revision='double')", "prr(revision='double')")
+ENGINE = "sprpt engine"  # sprpt on the reference engine instead of its specialised loop
 
 
 def add_arguments(parser) -> None:
@@ -33,7 +39,8 @@ def generated_jobs(n: int, seed: int = 0, load: float = 1.5) -> JobSet:
     size = rng.lognormal(np.log(60.0) - sigma**2 / 2, sigma, n)
     submit = np.cumsum(rng.exponential(size.mean() / load, n))
     predicted = size * np.exp(0.5 * rng.standard_normal(n))
-    return JobSet.from_arrays(submit, size, predicted)
+    jobs = JobSet.from_arrays(submit, size, predicted)
+    return jobs.with_predictions(jobs.predicted, 0.5)
 
 
 def _policy(name: str):
@@ -42,19 +49,25 @@ def _policy(name: str):
 
 def run(args) -> dict:
     sizes = [int(s) for s in str(args.sizes).split(",") if s]
-    names = policy_names("single")
-    figures: dict = {"policies": {}, "naive": {}, "loops": {}}
+    names = policy_names("single") + [resolve_policy(spec, "single") for spec in REVISED] + [ENGINE]
+    figures: dict = {"policies": {}, "naive": {}, "loops": {}, "events": {}}
     rows = []
     for n in sizes:
         jobs = generated_jobs(n)
-        row = {"n": n}
+        row, events = {"n": n}, {}
         for name in names:
             t0 = time.perf_counter()
-            simulate(jobs, _policy(name))
+            if name == ENGINE:
+                result = simulate(jobs, _policy("sprpt"), reference=True)
+            else:
+                result = simulate(jobs, _policy(name))
             row[name] = time.perf_counter() - t0
-            say(f"  n={n:>8} {name:<9} {row[name]:7.2f} s", args.quiet)
+            events[name] = result.events
+            say(f"  n={n:>8} {name:<9} {row[name]:7.2f} s  {result.events:>10} events "
+                f"({row[name] / max(result.events, 1) * 1e6:.2f} µs each)", args.quiet)
         rows.append(row)
         figures["policies"][n] = {k: v for k, v in row.items() if k != "n"}
+        figures["events"][n] = events
         figures["loops"][n] = jit.describe(n)
     print("seconds per policy (generated jobs, load 1.5; wall clock, the first compiled run of a process "
           "includes loading numba and its cached loops)")
