@@ -24,12 +24,14 @@ DEFAULT_MACHINES = (5, 10, 20, 50, 100)
 # The prediction-aware policies run twice by default: as published (p̂ taken as the truth) and with
 # DEFAULT_REVISION, the rule chosen from the real traces (docs/policies.md#revising-outlived-predictions)
 DEFAULT_REVISION = "double"
-_REVISED = tuple(f"{name}(revision='{DEFAULT_REVISION}')" for name in ("sprpt", "pspjf", "edf-p"))
+_REVISED = tuple(f"{name}(revision='{DEFAULT_REVISION}')" for name in ("sprpt", "pspjf", "edf-p", "prr"))
+# max stretch: a prr whose round-robin share bounds every job's stretch by 4/3 of round robin's bound
+_NO_STARVATION = f"prr(lam=0.25, revision='{DEFAULT_REVISION}')"
 DEFAULT_POLICIES = {
     "total_completion": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p") + _REVISED
                         + ("gittins", "serpt"),
     "max_stretch": ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "rr", "prr", "las", "edf-p", "edf") + _REVISED
-                   + ("gittins", "serpt"),
+                   + (_NO_STARVATION, "gittins", "serpt"),
     "makespan": ("lpt", "spt", "random", "lppt", "sppt"),
 }
 
