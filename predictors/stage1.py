@@ -177,6 +177,12 @@ def expectile(r: np.ndarray, tau: float, iterations: int = 100) -> float:
     return c
 
 
+def no_usable_feature(exc: Exception) -> bool:
+    """Whether LightGBM refused to fit because no feature can be split (too few rows per leaf, constant
+    columns): with a built-in objective it fits constant trees, with a custom objective it stops here."""
+    return "num_features()) > (0)" in str(exc)
+
+
 def expectile_objective(tau: float):
     """LightGBM custom objective of L = w·(y − ŷ)² (expectile_weights): gradient and Hessian in ŷ."""
 
@@ -272,13 +278,20 @@ class LGBMLearner(RegressorMixin, BaseEstimator):
         if self.half_life_days:
             weights = recency_weights(X["submit_time"].to_numpy(float), self.half_life_days * DAY_S)
         make = lambda n: lgb.LGBMRegressor(**_lgbm_params(self, objective, len(X), n_estimators=n, **extra))  # noqa: E731
-        self.model_, self.n_trees_ = fit_lgbm(
-            make, feature_matrix(X, self.features_), y - self.offset_, weights,
-            _time_holdout(X, self.holdout_fraction), self.n_estimators, eval_metric=metric,
-        )
+        try:
+            self.model_, self.n_trees_ = fit_lgbm(
+                make, feature_matrix(X, self.features_), y - self.offset_, weights,
+                _time_holdout(X, self.holdout_fraction), self.n_estimators, eval_metric=metric,
+            )
+        except lgb.basic.LightGBMError as exc:
+            if metric is None or not no_usable_feature(exc):
+                raise
+            self.model_, self.n_trees_ = None, 0  # nothing to split on: the offset alone
         return self
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
+        if self.model_ is None:
+            return np.full(len(X), self.offset_)
         return self.offset_ + self.model_.predict(feature_matrix(X, self.features_))
 
 

@@ -319,7 +319,7 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         if n < self.MIN_ROWS:  # each of the two folds must leave LightGBM two rows to fit
             raise InputError(f"the Stage-2 meta-model (lgbm-meta) needs at least {self.MIN_ROWS} validation jobs, "
                              f"the dataset has {n}: too small for this method")
-        from predictors.stage1 import expectile, expectile_metric
+        from predictors.stage1 import expectile, expectile_metric, no_usable_feature
 
         asym = self.objective == "expectile"
         shift = (lambda r: expectile(r, self.alpha)) if asym else (lambda r: 0.0)  # noqa: E731
@@ -334,13 +334,18 @@ class MetaStacker(RegressorMixin, BaseEstimator):
             c = shift(y[keep] - base_keep)
             base_keep, base_hold = base_keep + c, base_hold + c
             model = lgb.LGBMRegressor(**self._params(self.n_estimators, n))
-            model.fit(
-                M[keep], y[keep], init_score=base_keep,
-                eval_X=(M[hold],), eval_y=(y[hold],), eval_init_score=[base_hold],
-                **({"eval_metric": expectile_metric(self.alpha)} if asym else {}),
-                callbacks=[lgb.early_stopping(50, verbose=False)],
-            )
-            it = int(model.best_iteration_ or 0)
+            try:
+                model.fit(
+                    M[keep], y[keep], init_score=base_keep,
+                    eval_X=(M[hold],), eval_y=(y[hold],), eval_init_score=[base_hold],
+                    **({"eval_metric": expectile_metric(self.alpha)} if asym else {}),
+                    callbacks=[lgb.early_stopping(50, verbose=False)],
+                )
+                it = int(model.best_iteration_ or 0)
+            except lgb.basic.LightGBMError as exc:  # a custom objective with nothing to split on: no trees
+                if not (asym and no_usable_feature(exc)):
+                    raise
+                it = 0
             best.append(it)
             # predict() excludes init_score: the trees' output is the correction to the stack.
             oof[hold] = base_hold + (model.predict(M[hold], num_iteration=it) if it else 0.0)

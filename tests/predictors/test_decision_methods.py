@@ -170,3 +170,13 @@ def test_log_sd_is_calibrated_on_validation_labels(atlas_frame, tiny):
     b = run_method(SplitData(wider, FEATURES), "single-stage", tiny)
     np.testing.assert_array_equal(a.y_hat, b.y_hat)
     assert np.mean(b.log_sd) > np.mean(a.log_sd) + 0.5
+
+
+def test_expectile_learner_with_nothing_to_split_predicts_the_train_mean():
+    from predictors.stage1 import LGBMLearner
+
+    X = pd.DataFrame({"f": np.ones(40), "submit_time": np.arange(40.0)})
+    y = np.arange(40.0)
+    est = LGBMLearner(objective="expectile", alpha=0.8, features=["f"], n_estimators=5, n_jobs=1).fit(X, y)
+    assert est.model_ is None
+    np.testing.assert_array_equal(est.predict(X.head(3)), [19.5, 19.5, 19.5])
