@@ -14,7 +14,7 @@ Each learned method is a `ThreeStage` of Stage-1 learners and one Stage-2 combin
 | `two-stage`       | three duration bands (fewer on ties): classifier + one expert per band | none            |
 | `lgbm-meta`       | quantiles, L2, Huber, regularised L2, two-stage, recency, signature stats (+ support counts as context) | LightGBM meta-model boosted from the NNLS stack, cross-fitted in validation |
 | `lgbm-asym`       | as `lgbm-meta`, plus LightGBM with an asymmetric squared loss (under-prediction 4× costlier: the 0.8-expectile) | `lgbm-meta`'s meta-model fitted with the same asymmetric loss |
-| `lgbm-rank`       | LightGBM ranker (rank_xendcg) on groups of 200 consecutive train jobs | strictly increasing isotonic map score → y |
+| `lgbm-rank`       | LightGBM ranker (rank_xendcg, shortest jobs on top) on groups of 200 consecutive train jobs | strictly increasing isotonic map score → y |
 | `lgbm-meta-matched` | as `lgbm-meta`                                          | `lgbm-meta`'s meta-model, then ŷ given the spread of y (SpreadMatched) |
 | `oracle`          | reference: p̂ = p (reads test labels, nothing is fitted)   |                              |
 

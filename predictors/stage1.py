@@ -89,13 +89,12 @@ def _group_sizes(groups: np.ndarray) -> np.ndarray:
 
 
 def fit_lgbm(make, M: np.ndarray, y: np.ndarray, weights, holdout: np.ndarray | None, n_estimators: int,
-             eval_metric=None, groups: np.ndarray | None = None, eval_kw: dict | None = None):
+             eval_metric=None, groups: np.ndarray | None = None):
     """Fit a LightGBM model made by `make(n_trees)`; with a holdout (rows of train only), pick the
     number of trees by early stopping on it, then refit on all rows with that many trees — on
     train sets below REFIT_BELOW_ROWS only: above, the early-stopped model is kept, as the refit
     would double the cost for 10 % more rows. `eval_metric`: the early-stopping metric of a custom
-    objective; `groups`: a ranker's query id per row (rows of one query consecutive); `eval_kw`: more
-    arguments of the early-stopping fit (a ranker's `eval_at`)."""
+    objective or of a ranker; `groups`: a ranker's query id per row (rows of one query consecutive)."""
     import lightgbm as lgb
 
     def group_kw(rows):
@@ -107,7 +106,7 @@ def fit_lgbm(make, M: np.ndarray, y: np.ndarray, weights, holdout: np.ndarray | 
     keep = ~holdout
     w_keep = None if weights is None else weights[keep]
     w_hold = None if weights is None else weights[holdout]
-    extra = {**(eval_kw or {}), **({} if eval_metric is None else {"eval_metric": eval_metric})}
+    extra = {} if eval_metric is None else {"eval_metric": eval_metric}
     if groups is not None:
         extra["eval_group"] = [_group_sizes(groups[holdout])]
     probe = make(n_estimators)
@@ -299,12 +298,15 @@ class RankLearner(RegressorMixin, BaseEstimator):
     """LightGBM ranker: a score that orders jobs by size, learned within groups of train jobs.
 
     The train jobs, in submit order, are cut into groups of `group_jobs` consecutive jobs (windows
-    of time: the jobs a scheduler has to order against each other); a job's relevance is its level
-    of y among `n_levels` equal-count levels of the train labels (0 = the shortest), and the model
-    learns a score whose order within each group follows the relevance (`objective`:
-    'rank_xendcg', or 'lambdarank' with every position of a group counted). `predict` returns that
-    score, not seconds: a Stage-2 map fitted on validation (a monotone `IsotonicCalibrator`) turns
-    it into ŷ. Early stopping (NDCG over a whole group) on the latest `holdout_fraction` of train.
+    of time: the jobs a scheduler has to order against each other). A job's relevance is its level
+    among `n_levels` equal-count levels of the train labels, the *shortest* jobs the most relevant
+    (level n_levels − 1): a ranking objective is most exact at the top of its list, and a
+    size-based scheduler's first picks are the shortest jobs. The model (`objective`:
+    'rank_xendcg', or 'lambdarank' with every position of a group counted) learns a score whose
+    order within each group follows the relevance; `predict` returns minus that score, which grows
+    with the size — a score, not seconds: a Stage-2 map fitted on validation (a monotone
+    `IsotonicCalibrator`) turns it into ŷ. The number of trees is early-stopped on the Spearman
+    correlation of the score with the relevance over the latest `holdout_fraction` of train.
     """
 
     reads_frame = True
@@ -352,20 +354,28 @@ class RankLearner(RegressorMixin, BaseEstimator):
         self.features_ = model_features(X, self.features)
         order = np.argsort(X["submit_time"].to_numpy(float), kind="stable")
         X, y = X.iloc[order], y[order]
-        levels = relevance_levels(y, self.n_levels)
+        relevance = relevance_levels(-y, self.n_levels)  # the shortest jobs on top
         groups = np.arange(len(y)) // max(2, int(self.group_jobs))
-        extra = {}
+        extra = {"metric": "None"}  # early stopping on rank_metric alone
         if self.objective == "lambdarank":
             extra["lambdarank_truncation_level"] = int(self.group_jobs)
         make = lambda n: lgb.LGBMRanker(**_lgbm_params(self, self.objective, len(X), n_estimators=n, **extra))  # noqa: E731
         self.model_, self.n_trees_ = fit_lgbm(
-            make, feature_matrix(X, self.features_), levels, None, _time_holdout(X, self.holdout_fraction),
-            self.n_estimators, groups=groups, eval_kw={"eval_at": [int(self.group_jobs)]},  # NDCG over a whole group
+            make, feature_matrix(X, self.features_), relevance, None, _time_holdout(X, self.holdout_fraction),
+            self.n_estimators, eval_metric=rank_metric, groups=groups,
         )
         return self
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.model_.predict(feature_matrix(X, self.features_))
+        return -self.model_.predict(feature_matrix(X, self.features_))
+
+
+def rank_metric(y_true, y_pred, weight=None, group=None):
+    """Spearman correlation of a ranker's score with the relevance over all rows (higher is better)."""
+    from scipy.stats import spearmanr
+
+    rho = spearmanr(y_pred, y_true).statistic if np.ptp(y_pred) > 0 and np.ptp(y_true) > 0 else 0.0
+    return "spearman", float(rho), True
 
 
 def relevance_levels(y: np.ndarray, n_levels: int) -> np.ndarray:

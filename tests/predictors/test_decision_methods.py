@@ -121,7 +121,7 @@ def test_ranking_method_p_hat_is_monotone_in_its_score(split, tiny):
     assert np.all(np.diff(p_hat[order]) >= 0)
     # strictly: distinct scores get distinct p̂ (the ranker's own ties aside, no plateau of the map)
     distinct, first = np.unique(score, return_index=True)
-    assert len(distinct) > 100 and np.all(np.diff(p_hat[first]) > 0)
+    assert len(distinct) > 20 and np.all(np.diff(p_hat[first]) > 0)
     truth = split.test_truth().loc[inputs.X.index, "p_star"].to_numpy()
     assert metrics.spearman(score, truth) > 0.6  # the score does rank the sizes
 
