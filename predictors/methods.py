@@ -119,6 +119,7 @@ class MethodSpec:
     description: str
     build: Callable[[tuple, MethodConfig], ThreeStage] | None
     interval: bool = False
+    leaderboard: bool = True  # a built-in entry of the leaderboards (leaderboards.builtin)
 
 
 def _lgbm(cfg: MethodConfig, **kw) -> LGBMLearner:
@@ -235,10 +236,12 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("isotonic", "LightGBM L2 + isotonic calibration", _build_isotonic),
         MethodSpec("two-stage", "three duration bands + one expert each", _build_two_stage),
         MethodSpec("lgbm-meta", "LightGBM meta-stacking of all Stage-1 learners", _build_lgbm_meta),
-        MethodSpec("lgbm-asym", "lgbm-meta fitted with an asymmetric loss (under-prediction 4x costlier)", _build_lgbm_asym),
-        MethodSpec("lgbm-rank", "LightGBM ranker on time windows + monotone map to seconds on validation", _build_lgbm_rank),
+        MethodSpec("lgbm-asym", "lgbm-meta fitted with an asymmetric loss (under-prediction 4x costlier)", _build_lgbm_asym,
+                   leaderboard=False),
+        MethodSpec("lgbm-rank", "LightGBM ranker on time windows + monotone map to seconds on validation", _build_lgbm_rank,
+                   leaderboard=False),
         MethodSpec("lgbm-meta-matched", "lgbm-meta with the spread of its predictions matched to the sizes' on validation",
-                   _build_lgbm_meta_matched),
+                   _build_lgbm_meta_matched, leaderboard=False),
         MethodSpec("oracle", "reference: p̂ = p", None),
         MethodSpec("constant", "reference: train median", _build_constant),
     )
@@ -257,6 +260,9 @@ def register_method(name: str, build: Callable[[tuple, MethodConfig], ThreeStage
 
 
 BUILTIN_METHODS = tuple(METHODS)  # shipped with the package; everything registered later is a plugin
+# the built-ins with a committed leaderboard entry: the LASched methods and references, not (yet) the
+# methods trained for the decision (lgbm-asym, lgbm-rank, lgbm-meta-matched)
+LEADERBOARD_METHODS = tuple(name for name, spec in METHODS.items() if spec.leaderboard)
 
 
 def method_names() -> list[str]:

@@ -200,3 +200,13 @@ def test_feature_groups_on_the_atlas_pipeline_features():
     assert [f for f in features.FEATURES if is_frozen_train_statistic(f)] == [
         "sig_train_count", "sig_train_mean_eb", "sig_train_ewma"
     ]
+
+
+def test_the_default_methods_are_the_leaderboard_built_ins():
+    """The prediction task runs, by default, the methods with a leaderboard entry: every built-in but those
+    trained for the decision, which run when named."""
+    from benchmark.tasks.prediction import DEFAULT_METHODS
+    from predictors.methods import BUILTIN_METHODS, LEADERBOARD_METHODS
+
+    assert sorted(DEFAULT_METHODS) == sorted(LEADERBOARD_METHODS) == sorted(ALL)
+    assert sorted(set(BUILTIN_METHODS) - set(LEADERBOARD_METHODS)) == sorted(DECISION)
