@@ -94,7 +94,7 @@ def test_predict_test_api_caches_and_invalidates_on_new_fingerprint(tmp_path, mo
     ds = tmp_path / "ds"
     write_dataset(make_frame(800, seed=5), ds)
     first = api.predict_test(ds, "single-stage", seed=0, n_estimators=20)
-    assert list(first.columns) == ["job_id", "p_hat"]
+    assert list(first.columns) == ["job_id", "p_hat", "log_sd"]  # the spread travels with p̂ (scheduling reads it)
     assert api.cache_path(ds, "single-stage", 0).is_file()
 
     calls = []
