@@ -180,3 +180,27 @@ def test_expectile_learner_with_nothing_to_split_predicts_the_train_mean():
     est = LGBMLearner(objective="expectile", alpha=0.8, features=["f"], n_estimators=5, n_jobs=1).fit(X, y)
     assert est.model_ is None
     np.testing.assert_array_equal(est.predict(X.head(3)), [19.5, 19.5, 19.5])
+
+
+def test_expectile_by_hand():
+    from predictors.stage1 import expectile
+
+    # 0.8·(1 − c) = 0.2·c: c = 0.8; τ = 0.5 is the mean
+    assert expectile(np.array([0.0, 1.0]), 0.8) == pytest.approx(0.8)
+    assert expectile(np.array([0.0, 0.0, 3.0]), 0.5) == pytest.approx(1.0)
+
+
+def test_asymmetric_meta_stacker_shifts_its_stack_by_the_expectile_of_the_residuals():
+    from predictors.stage1 import expectile
+    from predictors.stage2 import MetaStacker, _nnls_stack
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=800)
+    y = x + rng.normal(scale=0.5, size=800)
+    P = pd.DataFrame({"a": x})
+    sym = MetaStacker(n_estimators=20, n_jobs=1).fit(P, y)
+    asym = MetaStacker(n_estimators=20, n_jobs=1, objective="expectile", alpha=0.8).fit(P, y)
+    b, w = _nnls_stack(P.to_numpy(), y)
+    assert sym.shift_ == 0.0
+    assert asym.shift_ == pytest.approx(expectile(y - (b + P.to_numpy() @ w), 0.8)) and asym.shift_ > 0.2
+    assert np.mean(y > asym.predict(P)) < np.mean(y > sym.predict(P)) - 0.15  # fewer jobs under-predicted
