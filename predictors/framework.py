@@ -104,7 +104,8 @@ class ThreeStage:
         oof = getattr(self.stage2_, "oof_", None)  # honest validation ŷ of a cross-fitted combiner
         y_val_hat = (_one_per_row(oof.reindex(P_val.index) if isinstance(oof, pd.Series) else oof, len(P_val), "Stage 2")
                      if oof is not None else _one_per_row(self.stage2_.predict(P_val), len(P_val), "Stage 2"))
-        self.spread_ = LogSpread().fit(to_seconds(y_val_hat), np.expm1(val.y))
+        with np.errstate(over="ignore", invalid="ignore"):  # a ŷ beyond seconds is refused by predict, with its job
+            self.spread_ = LogSpread().fit(to_seconds(y_val_hat), np.expm1(val.y))
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
