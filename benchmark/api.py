@@ -208,8 +208,9 @@ def predict(data: PathLike | Dataset, method="lgbm-meta", *, seed: int = 0, cali
     if isinstance(method, str):
         from predictors.api import predict_test
 
-        if trace is None:
-            return predict_test(ds_dir, method, seed=seed, cache=cache)
+        if trace is None:  # the columns of the other paths (the cache also keeps the spread, log_sd)
+            frame = predict_test(ds_dir, method, seed=seed, cache=cache)
+            return frame[[c for c in ("job_id", "p_hat", "lo", "hi") if c in frame.columns]]
         from benchmark.tasks.traces import fit_trace_method
 
         return fit_trace_method(trace, method, seed=seed).to_frame()
@@ -265,7 +266,7 @@ def _prediction_source(data, seed: int):
 def prediction_scores(data: PathLike | Dataset, predictions: pd.DataFrame | dict[str, pd.DataFrame],
                       *, seed: int = 0) -> pd.DataFrame:
     """The prediction metrics (docs/predictors.md#metrics) of test-split predictions, one row per
-    method (index `method`): `rmsle`, `cov25`, `cov50`, their `_recurrent` variants, `spearman`,
+    method (index `method`): `rmsle`, `cov25`, `cov50`, their `_recurrent` variants, `spearman`, `under_log`,
     `interval_coverage`, `interval_width`. `predictions` is one frame of `predict` or a dict
     {method: frame}; they must cover exactly the test split.
 

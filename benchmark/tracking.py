@@ -76,7 +76,7 @@ CHILD_METRICS = {
                  "tenant_loss_intervals_floor", "avg_jct", "avg_slowdown", "p99_slowdown",
                  "makespan", "preemptions", "overhead_pct", "utilisation", "completed", "dropped_choices",
                  "migrations", "work_conservation_gaps", "tenant_window_s", "rounds", "events", "sim_seconds"),
-    "prediction": ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",
+    "prediction": ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman", "under_log",
                    "interval_coverage", "interval_width", "fit_seconds", "predict_seconds"),
 }
 CHILD_METRIC_PREFIXES = {"prediction": ("stage2_",)}

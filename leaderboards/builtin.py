@@ -1,6 +1,7 @@
 """Pre-score the built-in prediction methods on a dataset (default: the embedded default dataset).
 
-`rebuild_builtin()` runs every method shipped with the package (`predictors.methods.BUILTIN_METHODS`) through
+`rebuild_builtin()` runs every method shipped with the package for the leaderboards (`predictors.methods.LEADERBOARD_METHODS`:
+the built-ins but those trained for the decision, which `methods=` can still name) through
 `predict_test` (cached in DS/predictions/), checks its predictions with the same rules as a
 submission (`leaderboards.validate.check_predictions`), scores them for both tracks and writes
 one entry per method and track. `oracle` (p̂ = p) is stored as a reference entry: shown, not
@@ -28,12 +29,12 @@ def rebuild_builtin(ds_dir: Path | str | None = None, entries_dir: Path | str | 
                     note=None) -> list[Path]:
     """Score built-in methods for `tracks`; return the written entry paths."""
     from predictors.api import predict_test
-    from predictors.methods import BUILTIN_METHODS, METHODS, REFERENCE_METHODS
+    from predictors.methods import LEADERBOARD_METHODS, METHODS, REFERENCE_METHODS
 
     note = note or (lambda message: None)
     entries_dir = Path(entries_dir) if entries_dir is not None else default_entries_dir()
     dataset = load_test(ds_dir, quiet)
-    names = list(methods) if methods else list(BUILTIN_METHODS)  # never a plugin: these are the package's
+    names = list(methods) if methods else list(LEADERBOARD_METHODS)  # never a plugin: these are the package's
     written = []
     for method in names:
         preds = predict_test(dataset.path, method, seed=seed, quiet=quiet)

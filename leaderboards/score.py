@@ -1,6 +1,6 @@
 """Score validated predictions: prediction metrics, and p̂ through the predictive schedulers (docs/leaderboards.md).
 
-- `score_prediction(preds, test)`: every metric of `predictors.metrics.evaluate` (RMSLE, Cov@25/50
+- `score_prediction(preds, test)`: the entry schema's metrics of `predictors.metrics.evaluate` (RMSLE, Cov@25/50
   on all and on recurrent test jobs, Spearman, interval coverage / width when lo, hi are given)
   on the whole test split, with 95 % bootstrap intervals over test jobs for Cov@25 and RMSLE, and
   a binned p̂-vs-p summary (`calibration`) for the entry's plot.
@@ -45,7 +45,7 @@
   Every per-window quantity is kept with its mean and interval (`summary`), so the renderer can
   tell which columns separate entries.
 
-May import numpy, pandas, atlas_data, predictors.metrics and schedulers.
+May import numpy, pandas, atlas_data, predictors.metrics, schedulers and leaderboards.store.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from atlas_data.build import test_jobs
+from leaderboards.store import PREDICTION_METRICS
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, run_objective
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
@@ -157,7 +158,9 @@ def score_prediction(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) 
     lo = _aligned(preds, test, "lo") if "lo" in preds.columns else None
     hi = _aligned(preds, test, "hi") if "hi" in preds.columns else None
     metrics = evaluate(p_hat, p, test["is_recurrent"].to_numpy(bool), lo, hi)
-    return {"n_jobs": int(len(test)), **{k: _num(v) for k, v in metrics.items()},
+    # an entry holds the metrics of its schema (leaderboards.store.PREDICTION_METRICS), not every metric
+    # the prediction task reports (the under-prediction mass `under_log` is not part of the entries)
+    return {"n_jobs": int(len(test)), **{k: _num(metrics[k]) for k in PREDICTION_METRICS},
             "intervals": _job_bootstrap(p_hat, p, seed), "calibration": calibration(p_hat, p),
             "windows": window_cov25(p_hat, p, test)}
 

@@ -1,7 +1,8 @@
 """Public API for the rest of the project: test-split predictions of a named method, cached.
 
 `predict_test(ds_dir, method)` -> DataFrame `job_id`, `p_hat` (seconds, > 0, not floored —
-flooring to 1 s is the scheduler's rule), plus `lo`, `hi` for interval methods. Cached as
+flooring to 1 s is the scheduler's rule), `log_sd` (the predicted spread σ of ln p around ln p̂,
+calibrated on validation: `Prediction.to_frame(spread=True)`), plus `lo`, `hi` for interval methods. Cached as
 DS/predictions/<method>-seed<seed>.parquet; the dataset fingerprint, the method settings and the
 method's definition (`predictors.definition`: the code and parameters of every component, the
 package version) are stored in the parquet metadata, so a rebuilt dataset or an edited method —
@@ -156,7 +157,7 @@ def fit_or_load(
 
         sys.stderr.write(f"[predictors] fitting {method} on {ds_dir} (seed {seed})\n")
     pred = run_method(split, method, config)
-    fitted = CachedFit(pred.to_frame(), pred.fit_seconds, pred.predict_seconds, dict(pred.info), cached=False)
+    fitted = CachedFit(pred.to_frame(spread=True), pred.fit_seconds, pred.predict_seconds, dict(pred.info), cached=False)
     if cache:
         _write_cache(path, fitted.frame, key, {"fit_seconds": fitted.fit_seconds,
                                                "predict_seconds": fitted.predict_seconds, "info": fitted.info})

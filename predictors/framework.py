@@ -8,6 +8,12 @@
   Stage 2 — the Stage-1 learners predict the validation inputs, and the combiner is fitted on
             that table of predictions and y_val only;
   Stage 3 — `predict(split.test_inputs())` gets test inputs without label columns.
+Beside ŷ, every job gets a predicted spread `log_sd`: σ of ln p − ln p̂, calibrated on validation
+residuals only (`predictors.stage2.LogSpread`, per bin of p̂), so a job's predicted distribution is
+log S ~ N(ln p̂, σ²). The validation p̂ it is fitted on is the combiner's out-of-fold prediction where
+it keeps one (`oof_`, the cross-fitted `MetaStacker`), else the combiner's prediction of the
+validation rows (out of sample for Stage 1; in sample for a fitted calibrator, whose few parameters
+barely shrink the residuals).
 The runner is the only code that takes a `SplitData` apart, so which split a component sees is
 fixed by this structure: a learner never gets validation labels, a combiner never gets train or
 test rows, nobody but the `oracle` reference path (predictors.methods) reads test labels.
@@ -35,16 +41,20 @@ class Prediction:
     y_hat: np.ndarray
     lo: np.ndarray | None = None
     hi: np.ndarray | None = None
+    log_sd: np.ndarray | None = None  # σ of ln p around ln p̂ per job (validation residuals); None: not fitted
     fit_seconds: float = 0.0
     predict_seconds: float = 0.0
     info: dict = field(default_factory=dict)
 
-    def to_frame(self) -> pd.DataFrame:
-        """job_id, p_hat (seconds, p̂ = expm1(ŷ), kept > 0), and lo, hi in seconds if any."""
+    def to_frame(self, spread: bool = False) -> pd.DataFrame:
+        """job_id, p_hat (seconds, p̂ = expm1(ŷ), kept > 0), and lo, hi in seconds if any; with `spread`,
+        `log_sd` too (σ of ln p around ln p̂; 0 where no spread was fitted, e.g. the `oracle`)."""
         out = pd.DataFrame({"job_id": pd.array(self.job_id, dtype="str"), "p_hat": to_seconds(self.y_hat)})
         if self.lo is not None and self.hi is not None:
             out["lo"] = to_seconds(self.lo)
             out["hi"] = to_seconds(self.hi)
+        if spread:
+            out["log_sd"] = np.zeros(len(out)) if self.log_sd is None else np.asarray(self.log_sd, float)
         return out
 
 
@@ -76,7 +86,7 @@ class ThreeStage:
 
     def fit(self, split: SplitData) -> "ThreeStage":
         from predictors.stage1 import as_stage1_learner
-        from predictors.stage2 import Passthrough
+        from predictors.stage2 import LogSpread, Passthrough
 
         stage2 = self.stage2
         if stage2 is None:  # no calibration: the prediction is the one Stage-1 learner's
@@ -91,6 +101,11 @@ class ThreeStage:
         val = split.val()
         P_val = self.stage1_outputs(val.X)
         self.stage2_ = clone(stage2).fit(P_val, val.y)
+        oof = getattr(self.stage2_, "oof_", None)  # honest validation ŷ of a cross-fitted combiner
+        y_val_hat = (_one_per_row(oof.reindex(P_val.index) if isinstance(oof, pd.Series) else oof, len(P_val), "Stage 2")
+                     if oof is not None else _one_per_row(self.stage2_.predict(P_val), len(P_val), "Stage 2"))
+        with np.errstate(over="ignore", invalid="ignore"):  # a ŷ beyond seconds is refused by predict, with its job
+            self.spread_ = LogSpread().fit(to_seconds(y_val_hat), np.expm1(val.y))
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
@@ -119,6 +134,7 @@ class ThreeStage:
             y_hat=y_hat,
             lo=lo,
             hi=hi,
+            log_sd=self.spread_.predict(to_seconds(y_hat)) if hasattr(self, "spread_") else None,
             fit_seconds=getattr(self, "fit_seconds_", 0.0),
             predict_seconds=time.perf_counter() - t0,
             info=_diagnostics(self.stage2_),
@@ -127,7 +143,7 @@ class ThreeStage:
 
 def _diagnostics(stage2) -> dict:
     info = {}
-    for attr in ("oof_rmse_", "oof_linear_rmse_", "k_", "n_trees_"):
+    for attr in ("oof_rmse_", "oof_linear_rmse_", "k_", "n_trees_", "scale_"):
         if hasattr(stage2, attr):
             info[attr.rstrip("_")] = float(getattr(stage2, attr))
     return info

@@ -13,6 +13,9 @@ Each learned method is a `ThreeStage` of Stage-1 learners and one Stage-2 combin
 | `isotonic`        | LightGBM L2                                               | isotonic calibration         |
 | `two-stage`       | three duration bands (fewer on ties): classifier + one expert per band | none            |
 | `lgbm-meta`       | quantiles, L2, Huber, regularised L2, two-stage, recency, signature stats (+ support counts as context) | LightGBM meta-model boosted from the NNLS stack, cross-fitted in validation |
+| `lgbm-asym`       | as `lgbm-meta`, plus LightGBM with an asymmetric squared loss (under-prediction 4× costlier: the 0.8-expectile) | `lgbm-meta`'s meta-model fitted with the same asymmetric loss |
+| `lgbm-rank`       | LightGBM ranker (rank_xendcg, shortest jobs on top) on groups of 200 consecutive train jobs | strictly increasing isotonic map score → y |
+| `lgbm-meta-matched` | as `lgbm-meta`                                          | `lgbm-meta`'s meta-model, then ŷ given the spread of y (SpreadMatched) |
 | `oracle`          | reference: p̂ = p (reads test labels, nothing is fitted)   |                              |
 
 NAIVE features: the paper's naive baselines do not use the recurrence signature or history;
@@ -32,7 +35,7 @@ train (by submit time), never on validation. CQR uses the paper's margin k = Q60
 data where the raw Q0.1–Q0.9 interval already covers more than 60 % of validation jobs, k = 0 and
 the interval is the raw one (`CQRStack(score_quantile=...)` changes it).
 
-May import numpy, atlas_data.errors and predictors.*.
+May import numpy, scikit-learn (clone), atlas_data.errors and predictors.*.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from sklearn.base import clone
 
 from atlas_data.errors import InputError
 from atlas_data.plugins import load_entry_points, user_code
@@ -51,6 +55,7 @@ from predictors.stage1 import (
     ConstantLearner,
     FeatureLearner,
     LGBMLearner,
+    RankLearner,
     SignatureStatsLearner,
     TwoStageLearner,
     is_frozen_train_statistic,
@@ -62,6 +67,7 @@ from predictors.stage2 import (
     MetaStacker,
     Passthrough,
     RecencyWeighting,
+    SpreadMatched,
 )
 
 REFERENCE_METHODS = ("oracle",)
@@ -113,6 +119,7 @@ class MethodSpec:
     description: str
     build: Callable[[tuple, MethodConfig], ThreeStage] | None
     interval: bool = False
+    leaderboard: bool = True  # a built-in entry of the leaderboards (leaderboards.builtin)
 
 
 def _lgbm(cfg: MethodConfig, **kw) -> LGBMLearner:
@@ -182,6 +189,26 @@ def _build_two_stage(features, cfg):
     return ThreeStage({"main": _two_stage(cfg)}, Passthrough("main"))
 
 
+ASYM_EXPECTILE = 0.8  # lgbm-asym: an under-prediction costs 0.8 / 0.2 = 4× an over-prediction of the same log size
+RANK_GROUP_JOBS = 200  # lgbm-rank: train jobs per ranking group (consecutive in submit order)
+
+
+def _build_lgbm_asym(features, cfg):
+    meta = _build_lgbm_meta(features, cfg)
+    stage1 = {**meta.stage1, "expectile": _lgbm(cfg, objective="expectile", alpha=ASYM_EXPECTILE)}
+    return ThreeStage(stage1, clone(meta.stage2).set_params(objective="expectile", alpha=ASYM_EXPECTILE))
+
+
+def _build_lgbm_rank(features, cfg):
+    ranker = RankLearner(group_jobs=RANK_GROUP_JOBS, n_estimators=cfg.n_estimators, seed=cfg.seed, n_jobs=cfg.n_jobs)
+    return ThreeStage({"score": ranker}, IsotonicCalibrator("score", strict=True))
+
+
+def _build_lgbm_meta_matched(features, cfg):
+    meta = _build_lgbm_meta(features, cfg)
+    return ThreeStage(meta.stage1, SpreadMatched(meta.stage2))
+
+
 def _build_lgbm_meta(features, cfg):
     stage1 = {
         **_quantiles(cfg),
@@ -209,6 +236,12 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("isotonic", "LightGBM L2 + isotonic calibration", _build_isotonic),
         MethodSpec("two-stage", "three duration bands + one expert each", _build_two_stage),
         MethodSpec("lgbm-meta", "LightGBM meta-stacking of all Stage-1 learners", _build_lgbm_meta),
+        MethodSpec("lgbm-asym", "lgbm-meta fitted with an asymmetric loss (under-prediction 4x costlier)", _build_lgbm_asym,
+                   leaderboard=False),
+        MethodSpec("lgbm-rank", "LightGBM ranker on time windows + monotone map to seconds on validation", _build_lgbm_rank,
+                   leaderboard=False),
+        MethodSpec("lgbm-meta-matched", "lgbm-meta with the spread of its predictions matched to the sizes' on validation",
+                   _build_lgbm_meta_matched, leaderboard=False),
         MethodSpec("oracle", "reference: p̂ = p", None),
         MethodSpec("constant", "reference: train median", _build_constant),
     )
@@ -227,6 +260,9 @@ def register_method(name: str, build: Callable[[tuple, MethodConfig], ThreeStage
 
 
 BUILTIN_METHODS = tuple(METHODS)  # shipped with the package; everything registered later is a plugin
+# the built-ins with a committed leaderboard entry: the LASched methods and references, not (yet) the
+# methods trained for the decision (lgbm-asym, lgbm-rank, lgbm-meta-matched)
+LEADERBOARD_METHODS = tuple(name for name, spec in METHODS.items() if spec.leaderboard)
 
 
 def method_names() -> list[str]:

@@ -3,6 +3,10 @@
 - rmsle = sqrt(mean((log1p(p̂) − log1p(p))²))
 - cov_τ = mean(|p̂ − p| / p ≤ τ)            (Cov@25 = cov(τ=0.25), Cov@50 = cov(τ=0.5))
 - spearman = Spearman rank correlation of p̂ and p (average ranks for ties; NaN if constant)
+- under_log = mean(max(0, ln p − ln p̂)): the under-prediction mass, the mean factor (in log, nats)
+  by which jobs are predicted shorter than they are; an over-prediction counts 0. A perfect
+  predictor scores 0; a constant c scores mean(max(0, ln(p / c))), the upper tail of the sizes
+  above c (docs/predictors.md#metrics says why this definition).
 - interval_coverage = mean(lo ≤ p ≤ hi)
 - interval_width = mean(log1p(hi) − log1p(lo)): the width in log space, i.e. the log of the
   hi/lo ratio for long jobs. Log space, not seconds, because widths in seconds are dominated by
@@ -24,6 +28,7 @@ METRIC_NAMES = (
     "cov25_recurrent",
     "cov50_recurrent",
     "spearman",
+    "under_log",
     "interval_coverage",
     "interval_width",
 )
@@ -62,6 +67,14 @@ def spearman(p_hat, p) -> float:
     return float(spearmanr(p_hat, p).statistic)
 
 
+def under_log(p_hat, p) -> float:
+    """Under-prediction mass: mean over jobs of max(0, ln p − ln p̂) (NaN for no job)."""
+    p_hat, p = _arrays(p_hat, p)
+    if p.size == 0:
+        return float("nan")
+    return float(np.mean(np.maximum(0.0, np.log(p) - np.log(p_hat))))
+
+
 def interval_coverage(lo, hi, p) -> float:
     lo, hi, p = _arrays(lo, hi, p)
     return float(np.mean((lo <= p) & (p <= hi)))
@@ -83,6 +96,7 @@ def evaluate(p_hat, p, is_recurrent=None, lo=None, hi=None) -> dict[str, float]:
         "cov25_recurrent": coverage(p_hat[rec], p[rec], 0.25),
         "cov50_recurrent": coverage(p_hat[rec], p[rec], 0.50),
         "spearman": spearman(p_hat, p),
+        "under_log": under_log(p_hat, p),
         "interval_coverage": float("nan"),
         "interval_width": float("nan"),
     }

@@ -62,19 +62,45 @@ class LinearCalibrator(RegressorMixin, BaseEstimator):
 
 
 class IsotonicCalibrator(RegressorMixin, BaseEstimator):
-    """Monotone map from one Stage-1 column to y, fitted on validation (clipped outside)."""
+    """Monotone map from one Stage-1 column to y, fitted on validation (clipped outside).
 
-    def __init__(self, column: str = "main"):
+    `strict=True` makes the map strictly increasing inside the validation range (centred isotonic
+    regression): the isotonic fit's blocks of equal value are replaced by one point each, at the
+    block's mean input, joined by straight lines — so distinct inputs keep their order (a ranking
+    score stays a ranking) instead of tying on a plateau; beyond the first and last block centres
+    the map goes on with the slope of its nearest segment, bounded by the smallest and the largest
+    validation y (flat for a single block)."""
+
+    def __init__(self, column: str = "main", strict: bool = False):
         self.column = column
+        self.strict = strict
 
     def fit(self, P: pd.DataFrame, y):
         from sklearn.isotonic import IsotonicRegression
 
-        self.model_ = IsotonicRegression(out_of_bounds="clip").fit(_col(P, self.column), np.asarray(y, float))
+        x, y = _col(P, self.column), np.asarray(y, float)
+        self.model_ = IsotonicRegression(out_of_bounds="clip").fit(x, y)
+        if self.strict:
+            order = np.argsort(x, kind="stable")
+            xs, fitted = x[order], self.model_.predict(x[order])
+            block = np.r_[0, np.cumsum(fitted[1:] != fitted[:-1])]
+            counts = np.bincount(block)
+            self.knots_x_ = np.bincount(block, weights=xs) / counts
+            self.knots_y_ = np.bincount(block, weights=fitted) / counts
+            self.y_range_ = (float(np.min(y)), float(np.max(y)))
         return self
 
     def predict(self, P: pd.DataFrame) -> np.ndarray:
-        return self.model_.predict(_col(P, self.column))
+        x = _col(P, self.column)
+        if not self.strict:
+            return self.model_.predict(x)
+        kx, ky = self.knots_x_, self.knots_y_
+        out = np.interp(x, kx, ky)
+        if len(kx) > 1:
+            first, last = (ky[1] - ky[0]) / (kx[1] - kx[0]), (ky[-1] - ky[-2]) / (kx[-1] - kx[-2])
+            out = np.where(x < kx[0], ky[0] + first * (x - kx[0]), out)
+            out = np.where(x > kx[-1], ky[-1] + last * (x - kx[-1]), out)
+        return np.clip(out, *self.y_range_)
 
 
 def _nnls_stack(P: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -137,6 +163,83 @@ class RecencyWeighting(RegressorMixin, BaseEstimator):
         return P[self.columns_].to_numpy(float) @ self.weights_
 
 
+class SpreadMatched(RegressorMixin, BaseEstimator):
+    """A combiner whose validation predictions are given the spread of the validation sizes.
+
+    A regression of y on weak features predicts E[y | x]: calibrated (on validation the slope of y
+    on ŷ is ≈ 1), but its predictions spread less than the sizes do, so the longest jobs are
+    predicted too short and the shortest too long (the pull toward the middle). This wrapper fits
+    `combiner` (a `MetaStacker` by default), takes its out-of-fold validation ŷ (`oof_`; its
+    in-sample prediction if it keeps none) and maps ŷ linearly, ŷ' = μ_y + (ŷ − μ_ŷ)·s_y / s_ŷ, so
+    that on validation ŷ' has the mean and standard deviation of y. The map is increasing: the order
+    of the jobs, and so the rank correlation, is the combiner's. `oof_` is the mapped out-of-fold ŷ.
+    """
+
+    def __init__(self, combiner=None):
+        self.combiner = combiner
+
+    def fit(self, P: pd.DataFrame, y):
+        from sklearn.base import clone
+
+        y = np.asarray(y, float)
+        self.combiner_ = clone(self.combiner if self.combiner is not None else MetaStacker()).fit(P, y)
+        oof = getattr(self.combiner_, "oof_", None)
+        base = (oof.reindex(P.index).to_numpy(float) if isinstance(oof, pd.Series)
+                else np.asarray(oof, float) if oof is not None else np.asarray(self.combiner_.predict(P), float))
+        self.mean_hat_, self.mean_y_ = float(np.mean(base)), float(np.mean(y))
+        sd_hat, sd_y = float(np.std(base)), float(np.std(y))
+        self.scale_ = sd_y / sd_hat if sd_hat > 0 else 1.0
+        self.oof_ = pd.Series(self._map(base), index=P.index)
+        return self
+
+    def _map(self, y_hat: np.ndarray) -> np.ndarray:
+        return self.mean_y_ + (np.asarray(y_hat, float) - self.mean_hat_) * self.scale_
+
+    def predict(self, P: pd.DataFrame) -> np.ndarray:
+        return self._map(self.combiner_.predict(P))
+
+
+MAD_TO_SD = 1.4826  # σ = 1.4826 × median |r| for a normal r centred at 0
+
+
+class LogSpread(BaseEstimator):
+    """The predicted spread of a job's log size around p̂, calibrated on validation residuals only.
+
+    `fit(p_hat, p)` takes the validation jobs' p̂ and true sizes in seconds (p̂ out of sample where the
+    method allows: see ThreeStage.fit) and the residuals r = ln p − ln p̂. The validation jobs are cut
+    into at most `n_bins` bins at the quantiles of ln p̂ (fewer when a bin would hold fewer than
+    `min_jobs` jobs; tied p̂ merge bins), and each bin gets σ_b = 1.4826 × median |r| over its jobs —
+    the robust scale of a normal centred at p̂ (the revision rules read log S ~ N(ln p̂, σ²), centred
+    at p̂, so a bin whose p̂ is biased gets the bias in its spread). `predict(p_hat)` gives each job
+    the σ of the bin its p̂ falls in (below the first edge: the first bin; above the last: the last).
+    """
+
+    def __init__(self, n_bins: int = 4, min_jobs: int = 30):
+        self.n_bins = n_bins
+        self.min_jobs = min_jobs
+
+    def fit(self, p_hat, p):
+        log_hat = np.log(np.asarray(p_hat, float))
+        r = np.log(np.asarray(p, float)) - log_hat
+        if not len(r):
+            raise ValueError("LogSpread needs at least one validation job")
+        k = max(1, min(int(self.n_bins), len(r) // max(1, int(self.min_jobs))))
+        edges = np.unique(np.quantile(log_hat, np.linspace(0, 1, k + 1)[1:-1])) if k > 1 else np.empty(0)
+        while len(edges):  # a bin below min_jobs (ties) joins its neighbour, as duration_bands does
+            counts = np.bincount(np.searchsorted(edges, log_hat, side="right"), minlength=len(edges) + 1)
+            small = np.flatnonzero(counts < self.min_jobs)
+            if not len(small):
+                break
+            edges = np.delete(edges, max(small[0] - 1, 0))
+        band = np.searchsorted(edges, log_hat, side="right")
+        self.edges_ = edges  # in ln p̂ (seconds)
+        self.sd_ = np.array([MAD_TO_SD * float(np.median(np.abs(r[band == b]))) for b in range(len(edges) + 1)])
+        return self
+
+    def predict(self, p_hat) -> np.ndarray:
+        return self.sd_[np.searchsorted(self.edges_, np.log(np.asarray(p_hat, float)), side="right")]
+
+
 class MetaStacker(RegressorMixin, BaseEstimator):
     """LightGBM meta-model on validation predictions, with cross-fitting inside validation.
 
@@ -150,6 +253,11 @@ class MetaStacker(RegressorMixin, BaseEstimator):
     out-of-fold predictions (`oof_`, `oof_rmse_`, and `oof_linear_rmse_` for the linear stack
     alone) and the number of trees (`n_trees_`, 0 when trees do not help). The final model is
     refitted on all validation rows with that number of trees.
+
+    `objective='expectile'` fits the asymmetric squared loss of `predictors.stage1.LGBMLearner`
+    (w·(y − ŷ)², w = `alpha` for an under-prediction, 1 − `alpha` otherwise): the linear stack is
+    shifted by the `alpha`-expectile of its residuals, the trees boost from there with that loss
+    as a custom objective and early-stop on it, and trees are kept when they lower it out of fold.
     """
 
     MIN_ROWS = 4
@@ -163,9 +271,11 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         min_child_samples: int = 40,
         reg_lambda: float = 1.0,
         objective: str = "l2",
+        alpha: float = 0.5,
         seed: int = 0,
         n_jobs: int | None = None,
     ):
+        self.alpha = alpha
         self.n_splits = n_splits
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -177,8 +287,10 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def _params(self, n_estimators: int, n_rows: int) -> dict:
+        from predictors.stage1 import expectile_objective
+
         return dict(
-            objective=self.objective,
+            objective=expectile_objective(self.alpha) if self.objective == "expectile" else self.objective,
             n_estimators=n_estimators,
             learning_rate=self.learning_rate,
             num_leaves=self.num_leaves,
@@ -207,6 +319,10 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         if n < self.MIN_ROWS:  # each of the two folds must leave LightGBM two rows to fit
             raise InputError(f"the Stage-2 meta-model (lgbm-meta) needs at least {self.MIN_ROWS} validation jobs, "
                              f"the dataset has {n}: too small for this method")
+        from predictors.stage1 import expectile, expectile_metric, no_usable_feature
+
+        asym = self.objective == "expectile"
+        shift = (lambda r: expectile(r, self.alpha)) if asym else (lambda r: 0.0)  # noqa: E731
         k = max(2, min(self.n_splits, n // 50))
         folds = np.array_split(np.arange(n), k)
         oof, oof_lin = np.empty(n), np.empty(n)
@@ -215,13 +331,21 @@ class MetaStacker(RegressorMixin, BaseEstimator):
             keep = np.setdiff1d(np.arange(n), hold)
             b, w = _nnls_stack(L[keep], y[keep])
             base_keep, base_hold = self._linear(L[keep], b, w), self._linear(L[hold], b, w)
+            c = shift(y[keep] - base_keep)
+            base_keep, base_hold = base_keep + c, base_hold + c
             model = lgb.LGBMRegressor(**self._params(self.n_estimators, n))
-            model.fit(
-                M[keep], y[keep], init_score=base_keep,
-                eval_X=(M[hold],), eval_y=(y[hold],), eval_init_score=[base_hold],
-                callbacks=[lgb.early_stopping(50, verbose=False)],
-            )
-            it = int(model.best_iteration_ or 0)
+            try:
+                model.fit(
+                    M[keep], y[keep], init_score=base_keep,
+                    eval_X=(M[hold],), eval_y=(y[hold],), eval_init_score=[base_hold],
+                    **({"eval_metric": expectile_metric(self.alpha)} if asym else {}),
+                    callbacks=[lgb.early_stopping(50, verbose=False)],
+                )
+                it = int(model.best_iteration_ or 0)
+            except lgb.basic.LightGBMError as exc:  # a custom objective with nothing to split on: no trees
+                if not (asym and no_usable_feature(exc)):
+                    raise
+                it = 0
             best.append(it)
             # predict() excludes init_score: the trees' output is the correction to the stack.
             oof[hold] = base_hold + (model.predict(M[hold], num_iteration=it) if it else 0.0)
@@ -229,9 +353,17 @@ class MetaStacker(RegressorMixin, BaseEstimator):
         self.oof_ = pd.Series(oof, index=P.index)
         self.oof_rmse_ = float(np.sqrt(np.mean((oof - y) ** 2)))
         self.oof_linear_rmse_ = float(np.sqrt(np.mean((oof_lin - y) ** 2)))
+        if asym:  # trees are kept when they lower the loss being fitted
+            loss = lambda pred: expectile_metric(self.alpha)(y, pred)[1]  # noqa: E731
+            trees_help = loss(oof) < loss(oof_lin)
+        else:
+            trees_help = self.oof_rmse_ < self.oof_linear_rmse_
         self.lin_intercept_, self.lin_weights_ = _nnls_stack(L, y)
         base = self._linear(L, self.lin_intercept_, self.lin_weights_)
-        self.n_trees_ = int(round(np.mean(best))) if self.oof_rmse_ < self.oof_linear_rmse_ else 0
+        self.shift_ = float(shift(y - base))
+        self.lin_intercept_ += self.shift_
+        base = base + self.shift_
+        self.n_trees_ = int(round(np.mean(best))) if trees_help else 0
         self.model_ = None
         if self.n_trees_:
             self.model_ = lgb.LGBMRegressor(**self._params(self.n_trees_, n)).fit(M, y, init_score=base)

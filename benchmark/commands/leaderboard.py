@@ -50,7 +50,8 @@ def register(subparsers) -> None:
     board.add_argument("--rebuild-builtin", action="store_true",
                        help="score the built-in prediction methods for both tracks and write their entries first")
     board.add_argument("--data", help="dataset for --rebuild-builtin (default: the embedded default dataset)")
-    board.add_argument("--methods", help="methods for --rebuild-builtin, comma-separated (default: all)")
+    board.add_argument("--methods", help="methods for --rebuild-builtin, comma-separated (default: every built-in but those "
+                       "trained for the decision, docs/predictors.md)")
     board.add_argument("--plugins", metavar="MODULES|FILES", help="Python modules or .py files to import first (comma-separated)")
     board.add_argument("--quiet", action="store_true", help="no progress lines")
     board.set_defaults(handler=_leaderboard)

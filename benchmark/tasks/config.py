@@ -124,8 +124,8 @@ OPTIONS = _options(
                 "results.json records the same under `timings` on every run"),
     # prediction
     Option("methods", comma_list=True,
-           help="prediction methods, comma-separated (prediction task; default: all). A 'package.module:Class' "
-                "sklearn regressor is accepted too"),
+           help="prediction methods, comma-separated (prediction task; default: all but lgbm-asym, lgbm-rank, "
+                "lgbm-meta-matched). A 'package.module:Class' sklearn regressor is accepted too"),
     # fairness
     Option("scenario", choices=tuple(sorted(SCENARIOS)), group=_F,
            help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = the "

@@ -3,7 +3,7 @@
 `benchmark run --task prediction [--data DS | --jobs TRACE|FILE [--feature-columns a,b]
 [--train-jobs TRACE|FILE] [--n N]] [--methods a,b] [--output OUT] [--seed S] [--quiet]`
 writes OUT/results.json + results.csv (one row per method: the metrics of predictors.metrics and
-fit/predict seconds, `fit_cached`), OUT/predictions/<method>.parquet (job_id, p_hat[, lo, hi]) covering exactly
+fit/predict seconds, `fit_cached`), OUT/predictions/<method>.parquet (job_id, p_hat, log_sd[, lo, hi]) covering exactly
 the test split, OUT/pred_vs_true.png and OUT/coverage_curve.png (each with an SVG beside it), and prints the paper-style table.
 Without --data or --jobs it uses the embedded default dataset. With --jobs the data is any jobs
 table — a shipped trace or a file — featurised by `atlas_data.jobs_features` (its own
@@ -122,7 +122,7 @@ def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: lis
                 # a trace's fits are memoised in-process, so a demo's scheduling step reuses them
                 progress.note(f"fitting {name}")
                 pred = fit_trace_method(trace, name, seed=config.seed)
-                pred = CachedFit(pred.to_frame(), pred.fit_seconds, pred.predict_seconds, dict(pred.info))
+                pred = CachedFit(pred.to_frame(spread=True), pred.fit_seconds, pred.predict_seconds, dict(pred.info))
             else:
                 # the dataset's prediction cache, the very lookup of the scheduling and fairness tasks:
                 # a fit they (or an earlier run) made is reused, a fit made here is left for them
@@ -209,7 +209,8 @@ def _check_covers_test(frame, truth, name: str) -> None:
 
 
 def paper_table(rows: list[dict]) -> str:
-    """Method | Cov@25 All/Rec | Cov@50 All/Rec | RMSLE | ρ, coverages in %, as in the paper."""
+    """Method | Cov@25 All/Rec | Cov@50 All/Rec | RMSLE | Spearman | under-prediction, coverages in %, as in
+    the paper (plus the under-prediction mass, predictors.metrics.under_log)."""
 
     def pct(a, b):
         fmt = lambda v: "-" if v is None or not np.isfinite(v) else f"{100 * v:.1f}"  # noqa: E731
@@ -222,6 +223,7 @@ def paper_table(rows: list[dict]) -> str:
             "Cov@50 (%) All/Rec": pct(r["cov50"], r["cov50_recurrent"]),
             "RMSLE": r["rmsle"],
             "Spearman": r["spearman"],
+            "under": r["under_log"],
             "PI cov": r["interval_coverage"],
             "PI width": r["interval_width"],
             "fit s": r["fit_seconds"],

@@ -3,8 +3,9 @@
 One place turns these options into a `TraceSplit` — the target's jobs table, the `SplitData` the
 predictors are fitted on (train/validation of the target, or of `--train-jobs` for a transfer)
 and the target's test part, which the scheduling and fairness tasks then schedule with its real
-arrivals — and fits predictors on it (`fit_trace_method`, `trace_predictions`), so that the
-prediction, scheduling and fairness tasks and `benchmark transfer` cannot drift apart.
+arrivals — and fits predictors on it (`fit_trace_method`, `trace_predictions`, and the predicted
+spread of each p̂, `trace_prediction_spreads`), so that the prediction, scheduling and fairness
+tasks and `benchmark transfer` cannot drift apart.
 See docs/real-traces.md#10-predicting-durations-on-a-jobs-table.
 
 May import atlas_data, predictors, schedulers.sampling and benchmark.
@@ -202,18 +203,31 @@ def fit_trace_method(ts: TraceSplit, method: str, *, seed: int = 0, quiet: bool 
 
 def trace_predictions(ts: TraceSplit, methods, job_ids, *, seed: int = 0, quiet: bool = True) -> dict[str, np.ndarray]:
     """p̂ (seconds) of each method for `job_ids` (jobs of the target's test part), in that order."""
+    return _per_job(ts, methods, job_ids, "p_hat", seed=seed, quiet=quiet)
+
+
+def trace_prediction_spreads(ts: TraceSplit, methods, job_ids, *, seed: int = 0,
+                             quiet: bool = True) -> dict[str, np.ndarray]:
+    """The predicted spread σ (`predicted_log_sd`: log S ~ N(ln p̂, σ²)) of each method for `job_ids`, in
+    that order, from the same fits as `trace_predictions`: σ of ln p − ln p̂ on the validation jobs
+    (predictors.stage2.LogSpread), never on the scheduled ones; 0 for the `oracle` reference."""
+    return _per_job(ts, methods, job_ids, "log_sd", seed=seed, quiet=quiet)
+
+
+def _per_job(ts: TraceSplit, methods, job_ids, column: str, *, seed: int, quiet: bool) -> dict[str, np.ndarray]:
+    """One column of each method's fitted test-part frame (`Prediction.to_frame(spread=True)`) for `job_ids`."""
     from predictors.methods import check_method_name
 
     for method in methods:  # every name before the first fit (the tasks checked them before reading, too)
         check_method_name(method, where="--predictor")
     out = {}
     for method in methods:
-        frame = fit_trace_method(ts, method, seed=seed, quiet=quiet).to_frame()
-        lookup = frame.set_index(frame["job_id"].astype(str))["p_hat"]
-        predicted = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
-        if np.isnan(predicted).any():
+        frame = fit_trace_method(ts, method, seed=seed, quiet=quiet).to_frame(spread=True)
+        lookup = frame.set_index(frame["job_id"].astype(str))[column]
+        values = lookup.reindex(pd.Index(job_ids).astype(str)).to_numpy(np.float64)
+        if np.isnan(values).any():
             raise InputError(f"predictor '{method}' did not predict every job", where="--predictor")
-        out[method] = predicted
+        out[method] = values
     return out
 
 

@@ -14,7 +14,7 @@ import pytest
 from atlas_data.build import ensure_default_dataset, load_dataset
 from leaderboards.schema import ENTRY_SCHEMA, TRACKS
 from leaderboards.store import default_entries_dir, load_entries
-from predictors.methods import BUILTIN_METHODS
+from predictors.methods import LEADERBOARD_METHODS
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_committed_entries_match_a_freshly_built_default_dataset(fresh_default):
     n_test = int((frame["split"] == "test").sum())
     for track in TRACKS:
         entries = [e for e in load_entries(default_entries_dir(), track) if e["builtin"]]
-        assert sorted(e["name"] for e in entries) == sorted(BUILTIN_METHODS), track
+        assert sorted(e["name"] for e in entries) == sorted(LEADERBOARD_METHODS), track
         for e in entries:
             assert e["schema"] == ENTRY_SCHEMA
             assert e["dataset"]["fingerprint"] == card["fingerprint"], (

@@ -41,10 +41,14 @@ def test_results_json_has_one_row_per_method(run_dir, small_ds):
     rows = {r["method"]: r for r in doc["rows"]}
     assert list(rows) == METHODS.split(",")
     for r in rows.values():
-        for key in ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman",
+        for key in ("rmsle", "cov25", "cov50", "cov25_recurrent", "cov50_recurrent", "spearman", "under_log",
                     "interval_coverage", "interval_width", "fit_seconds", "predict_seconds"):
             assert key in r
-    assert rows["oracle"]["rmsle"] == 0.0 and rows["oracle"]["cov25"] == 1.0
+    assert rows["oracle"]["rmsle"] == 0.0 and rows["oracle"]["cov25"] == 1.0 and rows["oracle"]["under_log"] < 1e-12
+    # the under-prediction mass of the train median: the test sizes above it, by their log factor
+    p = test_rows["p_star"].to_numpy(float)
+    median = float(np.expm1(np.median(pd.read_parquet(small_ds / "atlas.parquet").query("split == 'train'")["y"])))
+    assert rows["constant"]["under_log"] == pytest.approx(np.mean(np.maximum(0.0, np.log(p / median))))
     assert rows["lgbm-meta"]["rmsle"] < rows["single-stage"]["rmsle"] < rows["constant"]["rmsle"]
     assert rows["cqr-stack"]["interval_coverage"] is not None and rows["lgbm-meta"]["interval_coverage"] is None
     assert (run_dir / "results.csv").is_file()
@@ -90,7 +94,7 @@ def test_predict_test_api_caches_and_invalidates_on_new_fingerprint(tmp_path, mo
     ds = tmp_path / "ds"
     write_dataset(make_frame(800, seed=5), ds)
     first = api.predict_test(ds, "single-stage", seed=0, n_estimators=20)
-    assert list(first.columns) == ["job_id", "p_hat"]
+    assert list(first.columns) == ["job_id", "p_hat", "log_sd"]  # the spread travels with p̂ (scheduling reads it)
     assert api.cache_path(ds, "single-stage", 0).is_file()
 
     calls = []

@@ -17,6 +17,8 @@ from predictors.stage2 import CQRStack, MetaStacker, RecencyWeighting
 from predictors.synthetic import FEATURES
 
 ALL = ["single-stage", "crr++", "hras", "quantile-median", "cqr-stack", "isotonic", "two-stage", "lgbm-meta", "oracle", "constant"]
+# the methods trained for the decision (tests/predictors/test_decision_methods.py)
+DECISION = ["lgbm-asym", "lgbm-rank", "lgbm-meta-matched"]
 
 
 def _score(split, pred):
@@ -31,7 +33,7 @@ def scores(split, tiny):
 
 
 def test_registry_has_every_method():
-    assert sorted(method_names()) == sorted(ALL)
+    assert sorted(method_names()) == sorted(ALL + DECISION)
     assert {n for n, s in METHODS.items() if s.interval} == {"quantile-median", "cqr-stack"}
 
 
@@ -198,3 +200,13 @@ def test_feature_groups_on_the_atlas_pipeline_features():
     assert [f for f in features.FEATURES if is_frozen_train_statistic(f)] == [
         "sig_train_count", "sig_train_mean_eb", "sig_train_ewma"
     ]
+
+
+def test_the_default_methods_are_the_leaderboard_built_ins():
+    """The prediction task runs, by default, the methods with a leaderboard entry: every built-in but those
+    trained for the decision, which run when named."""
+    from benchmark.tasks.prediction import DEFAULT_METHODS
+    from predictors.methods import BUILTIN_METHODS, LEADERBOARD_METHODS
+
+    assert sorted(DEFAULT_METHODS) == sorted(LEADERBOARD_METHODS) == sorted(ALL)
+    assert sorted(set(BUILTIN_METHODS) - set(LEADERBOARD_METHODS)) == sorted(DECISION)

@@ -86,8 +86,8 @@ def test_calibrator_sees_only_validation_predictions(spied, atlas_frame):
     assert fit[1] == val_ids  # never a train or test row
     assert fit[2] == ["spy"]  # a table of Stage-1 predictions, no features
     np.testing.assert_array_equal(fit[3], val_y)
-    (pred,) = [e for e in spied["s2"] if e[0] == "predict"]
-    assert pred[1] == test_ids
+    # it predicts the validation rows once (their residuals calibrate the predicted spread), then the test rows
+    assert [e[1] for e in spied["s2"] if e[0] == "predict"] == [val_ids, test_ids]
 
 
 def test_test_inputs_carry_no_labels_and_truth_is_separate(split):
