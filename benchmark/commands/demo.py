@@ -41,6 +41,9 @@ PHILLY_SMALL_NODES = 64  # the paper's 210 x 8 never contends on the published P
 PREDICTION_TRACES = ("philly", "elasticflow:cluster04", "elasticflow:cluster05", "openb")
 SCHEDULING_TRACES = (REAL_ARRIVALS, "philly", "openb")
 TRACE_PREDICTOR = "lgbm-meta"
+# beside it on the real traces' single-machine runs: the ranking objective (predictors trained for the
+# decision, docs/predictors.md), and every learned p̂'s controls (permuted, constant) for the value of prediction
+DECISION_PREDICTOR = "lgbm-rank"
 ROBUSTNESS_NOISE = "0,0.25,0.5,1,2"
 FAIRNESS_TRACE = "philly"  # its test part: 12,338 jobs of 13 VCs, on PHILLY_SMALL_NODES x 8 GPUs
 
@@ -74,11 +77,14 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
     for trace in SCHEDULING_TRACES:
         noise = ["--noise", ROBUSTNESS_NOISE] if trace == REAL_ARRIVALS else []
         for objective in ("total_completion", "max_stretch", "makespan"):
+            single = objective != "makespan"
+            predictors = f"{TRACE_PREDICTOR},{DECISION_PREDICTOR}" if single else TRACE_PREDICTOR
             steps.append((
                 f"scheduling / {objective} on the test part of the real trace {trace} (real arrivals), p̂ = "
-                f"{TRACE_PREDICTOR} learned on its train/validation part" + (" and noise p̂ = p·exp(σZ)" if noise else ""),
-                ["run", "--task", "scheduling", "--objective", objective, "--jobs", trace, "--predictor", TRACE_PREDICTOR,
-                 *noise, "--output", str(out / f"trace-{slug(trace)}-{objective}")],
+                f"{predictors} learned on its train/validation part" + (" and noise p̂ = p·exp(σZ)" if noise else "")
+                + (", with each learned p̂'s controls (permuted, constant)" if single else ""),
+                ["run", "--task", "scheduling", "--objective", objective, "--jobs", trace, "--predictor", predictors,
+                 *noise, *(["--controls"] if single else []), "--output", str(out / f"trace-{slug(trace)}-{objective}")],
             ))
     steps.append((f"fairness: ASTRAEA and the baselines on the test part of the real {FAIRNESS_TRACE} trace "
                    f"({PHILLY_SMALL_NODES} x 8 GPUs, tenant = VC, p̂ = {TRACE_PREDICTOR} learned on its train/validation part)",
@@ -207,7 +213,9 @@ def replace_block(readme: Path, summary: str) -> None:
 
 
 # the README's headline: total completion with and without p̂ on the synthetic ATLAS data and on a real trace
-HEADLINE_ROWS = (("fifo", None), ("rr", None), ("spjf", TRACE_PREDICTOR), ("prr", TRACE_PREDICTOR), ("srpt", None))
+HEADLINE_ROWS = (("fifo", None), ("rr", None), ("las", None), ("spjf", TRACE_PREDICTOR), ("sprpt", TRACE_PREDICTOR),
+                 ("sprpt(revision='double')", TRACE_PREDICTOR), ("prr(revision='double')", TRACE_PREDICTOR),
+                 ("gittins", TRACE_PREDICTOR), ("srpt", None))
 HEADLINE_FAIRNESS = (("fifo", None), ("yarn-cs", None), ("themis", TRACE_PREDICTOR), ("astraea", None),
                      ("astraea-p", TRACE_PREDICTOR))
 
@@ -234,6 +242,9 @@ def headline_markdown(out: Path, shown: Path | None = None) -> str:
     lines = [[policy, predictor or "–"] + [_fmt(_ratio(doc.get("rows"), policy, predictor)) for doc in docs.values()]
              for policy, predictor in HEADLINE_ROWS]
     parts.append(_md(header, lines))
+    value = value_markdown(out)
+    if value:
+        parts.append(value)
     fair = _rows(out / "fairness-trace")
     if fair:
         cells = [f"{policy}{'' if predictor is None else f' ({predictor} p̂)'} "
@@ -242,6 +253,34 @@ def headline_markdown(out: Path, shown: Path | None = None) -> str:
         parts.append(f"GPU cluster, the same Philly test part on {PHILLY_SMALL_NODES} × 8 GPUs: sharing-loss jobs "
                      "(long-term fairness, ρ_job < 0.95): " + ", ".join(cells) + ".")
     return "\n\n".join(parts) + "\n"
+
+
+def value_markdown(out: Path) -> str | None:
+    """Where predictions help and where they do not: per real trace and objective, the best blind policy,
+    the best policy on each learned p̂, the value of prediction and its controls (benchmark.value)."""
+    lines = []
+    for trace in SCHEDULING_TRACES:
+        for objective, label in (("total_completion", "ΣC_j / SRPT"), ("max_stretch", "max S / S*")):
+            path = out / f"trace-{slug(trace)}-{objective}" / "results.json"
+            if not path.exists():
+                continue
+            for v in json.loads(path.read_text()).get("value_of_prediction") or []:
+                controls = v.get("controls") or {}
+                learned = v.get("learned_policies")
+                lines.append([f"`{trace}`", label, v["p_hat"], f"{v['best_blind_policy']} {v['best_blind']:.3f}",
+                              f"{v['best_learned_policy'].split(' / ')[0]} {v['best_learned']:.3f}",
+                              _fmt(v.get("value"), "{:+.2f}"), _fmt(controls.get("permuted"), "{:+.2f}"),
+                              _fmt(controls.get("constant"), "{:+.2f}"),
+                              "–" if learned is None else str(len(learned))])
+    if not lines:
+        return None
+    head = ("**The value of prediction on the real traces** (their test parts with real arrivals, one machine): "
+            "value = (best blind − best with p̂) / (best blind − clairvoyant) — 1 = as good as knowing the sizes, 0 = no "
+            "better than not predicting, below 0 = the predictions hurt; the controls are the same p̂ permuted among "
+            "the jobs and made constant; *uses p̂*: how many policies do better on the p̂ than on both controls "
+            "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)).\n")
+    return head + "\n" + _md(["trace", "objective", "p̂", "best blind", "best with p̂", "value", "permuted", "constant",
+                              "uses p̂"], lines)
 
 
 def _rows(folder: Path) -> list[dict] | None:
@@ -276,6 +315,9 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
     if real:
         parts.append(real)
     prefixes = [("atlas", "ATLAS test split, learned p̂")] + [(f"trace-{slug(t)}", _trace_label(out, t)) for t in SCHEDULING_TRACES]
+    value = value_markdown(out)
+    if value:
+        parts.append(value.replace("](docs/", "]("))  # docs/results.md links from inside docs/
     for prefix, label in prefixes:
         table = _scheduling_table(out, prefix)
         if table:
@@ -387,6 +429,8 @@ def _scheduling_table(out: Path, prefix: str) -> str | None:
     cells: dict[tuple, dict] = {}
     for objective, rows in by_objective.items():
         for r in rows or []:
+            if str(r.get("predictor") or "").endswith(("~permuted", "~constant")):
+                continue  # the controls: in the value-of-prediction table
             key = (r["policy"], _p_hat_cell(r))
             cell = cells.setdefault(key, {})
             cell.setdefault(objective, []).append(r["ratio"])
