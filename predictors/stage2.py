@@ -208,17 +208,23 @@ class LogSpread(BaseEstimator):
     `fit(p_hat, p)` takes the validation jobs' p̂ and true sizes in seconds (p̂ out of sample where the
     method allows: see ThreeStage.fit) and the residuals r = ln p − ln p̂. The validation jobs are cut
     into at most `n_bins` bins at the quantiles of ln p̂ (fewer when a bin would hold fewer than
-    `min_jobs` jobs; tied p̂ merge bins), and each bin gets σ_b = 1.4826 × median |r| over its jobs —
-    the robust scale of a normal centred at p̂ (the revision rules read log S ~ N(ln p̂, σ²), centred
-    at p̂, so a bin whose p̂ is biased gets the bias in its spread). `predict(p_hat)` gives each job
-    the σ of the bin its p̂ falls in (below the first edge: the first bin; above the last: the last).
+    `min_jobs` jobs; tied p̂ merge bins), and each bin gets a σ_b of the residuals around 0 — not
+    around their median: the policies read log S ~ N(ln p̂, σ²), centred at p̂, so a bin whose p̂ is
+    biased gets the bias in its spread. `scale='rms'`: σ_b = √ mean r², the maximum-likelihood σ of
+    that normal, which keeps the weight of the tails the policies' expected remaining times hinge
+    on; `scale='mad'`: σ_b = 1.4826 × median |r|, robust to them (smaller on heavy-tailed residuals).
+    `predict(p_hat)` gives each job the σ of the bin its p̂ falls in (below the first edge: the first
+    bin; above the last: the last).
     """
 
-    def __init__(self, n_bins: int = 4, min_jobs: int = 30):
+    def __init__(self, n_bins: int = 4, min_jobs: int = 30, scale: str = "rms"):
         self.n_bins = n_bins
         self.min_jobs = min_jobs
+        self.scale = scale
 
     def fit(self, p_hat, p):
+        if self.scale not in ("rms", "mad"):
+            raise ValueError(f"unknown scale {self.scale!r} (rms or mad)")
         log_hat = np.log(np.asarray(p_hat, float))
         r = np.log(np.asarray(p, float)) - log_hat
         if not len(r):
@@ -233,7 +239,9 @@ class LogSpread(BaseEstimator):
             edges = np.delete(edges, max(small[0] - 1, 0))
         band = np.searchsorted(edges, log_hat, side="right")
         self.edges_ = edges  # in ln p̂ (seconds)
-        self.sd_ = np.array([MAD_TO_SD * float(np.median(np.abs(r[band == b]))) for b in range(len(edges) + 1)])
+        rb = [r[band == b] for b in range(len(edges) + 1)]
+        self.sd_ = np.array([float(np.sqrt(np.mean(x * x))) if self.scale == "rms" else MAD_TO_SD * float(np.median(np.abs(x)))
+                             for x in rb])
         return self
 
     def predict(self, p_hat) -> np.ndarray:

@@ -85,12 +85,17 @@ def test_log_spread_by_hand_per_bin_of_p_hat():
     p = p_hat * np.exp(np.r_[r_short, r_long])
     spread = LogSpread(n_bins=2, min_jobs=30).fit(p_hat, p)
     np.testing.assert_allclose(spread.edges_, [math.log(100.0)])  # the median of ln p̂
-    np.testing.assert_allclose(spread.sd_, [1.4826 * np.median(np.abs(r_short)), 1.4826 * 1.5])
+    # σ around p̂ (0), not around the residuals' median: the long bin's −2/+1 residuals give √((4 + 1) / 2)
+    np.testing.assert_allclose(spread.sd_, [np.sqrt(np.mean(r_short**2)), math.sqrt(2.5)])
     np.testing.assert_allclose(spread.predict([5.0, 99.0, 100.0, 1e6]), spread.sd_[[0, 0, 1, 1]])
+    mad = LogSpread(n_bins=2, min_jobs=30, scale="mad").fit(p_hat, p)
+    np.testing.assert_allclose(mad.sd_, [1.4826 * np.median(np.abs(r_short)), 1.4826 * 1.5])
     # too few jobs for two bins of 30, and p̂ all tied: one bin
     assert len(LogSpread(n_bins=2, min_jobs=31).fit(p_hat, p).sd_) == 1
     tied = LogSpread(n_bins=4, min_jobs=5).fit(np.full(60, 10.0), p)
-    assert tied.edges_.size == 0 and tied.sd_[0] == pytest.approx(1.4826 * np.median(np.abs(np.log(p / 10.0))))
+    assert tied.edges_.size == 0 and tied.sd_[0] == pytest.approx(np.sqrt(np.mean(np.log(p / 10.0) ** 2)))
+    with pytest.raises(ValueError, match="unknown scale"):
+        LogSpread(scale="iqr").fit(p_hat, p)
 
 
 # ----- the methods on the synthetic split --------------------------------------------------
