@@ -181,14 +181,11 @@ def on_wait(s, p, j, now):
     """j waits: into its tenant's tier A (in key order) or B."""
     k = s.job.tenant[j]
     p.w_count[k] += 1
-    if revising(p):
-        p.key[j] = remaining(s, p, j)
-    else:
-        p.key[j] = p_key(p.params.by_prediction, s.job.predicted, j)
-        if s.q.started[j]:
-            bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
-            p.s_count[k, s.job.gpus[j]] += 1
-            return
+    p.key[j] = p_key(p.params.by_prediction, s.job.predicted, j)
+    if s.q.started[j]:
+        bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
+        p.s_count[k, s.job.gpus[j]] += 1
+        return
     length = p.a_len[k]
     buf = room(p.a_buf, p.a_len, k)
     pos = a_position(s, p, buf, length, j)
@@ -202,7 +199,7 @@ def on_wait(s, p, j, now):
 def on_unwait(s, p, j):
     k = s.job.tenant[j]
     p.w_count[k] -= 1
-    if s.q.started[j] and not revising(p):
+    if s.q.started[j]:
         bag_remove(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] -= 1
         return
@@ -224,13 +221,15 @@ def tier_b(s, p, k, at_round, now):
     h.clear()
     by_prediction = p.params.by_prediction
     by_remaining = revising(p)
+    lease = s.cfg.lease_s
     predicted = s.job.predicted
     for part in range(2 if at_round else 1):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
             j = buf[i]
-            if by_remaining:
-                h.append((remaining(s, p, j), 0.0, j))
+            r = remaining(s, p, j) if by_remaining else math.inf
+            if r <= lease:  # predicted to end within a lease: ahead of every other candidate
+                h.append((-1.0, r, j))
             else:
                 h.append((job_rho(s, j, now), p_key(by_prediction, predicted, j), j))
     heapq.heapify(h)
@@ -252,15 +251,12 @@ def from_a(s, p, k, at_round, now):
     """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least)."""
     if p.a_ptr[k] >= p.a_len[k]:
         return False
-    if not revising(p) or not at_round or p.hb_len[k] == 0:
-        return True  # tier A first; when ASTRAEA-P revises, tier B holds only running jobs
+    if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+        return True  # tier A first (and tier B is empty)
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
     h = p.b_heap[k]
-    if len(h) == 0:
-        return True
-    a = p.a_buf[k][p.a_ptr[k]]
-    return p.key[a] < h[0][0] or (p.key[a] == h[0][0] and a < h[0][2])
+    return len(h) == 0 or h[0][0] >= 0.0  # a job predicted to end within a lease goes first
 
 
 @jitable
@@ -280,8 +276,7 @@ def head_key(s, p, k, at_round, now):
         return p.key[p.a_buf[k][p.a_ptr[k]]]
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
-    top = p.b_heap[k][0]
-    return top[0] if revising(p) else top[1]
+    return p.b_heap[k][0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
 
 
 @jitable
@@ -396,18 +391,20 @@ def leftover_tier_a(s, p, k, at_round, now, chosen):
 
 
 @jitable
-def leftover_merged(s, p, k, at_round, now, chosen):
-    """The leftover pass over tenant k's candidates in key order, tiers A and B merged (ASTRAEA-P
-    revising, at a round with running jobs); False once no GPU is left."""
-    gpus = s.job.gpus
+def leftover_ending(s, p, k, at_round, now, chosen):
+    """The leftover pass over tenant k's candidates predicted to end within a lease (ASTRAEA-P
+    revising: they come before its tier A); False once no GPU is left."""
+    if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+        return True  # no tier B
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
     h = p.b_heap[k]
-    while p.a_ptr[k] < p.a_len[k] or len(h) > 0:
+    gpus = s.job.gpus
+    while len(h) > 0 and h[0][0] < 0.0:
         total = total_now(s, at_round)
         if total == 0:
             return False
-        j = pop_head(s, p, k, at_round, now)
+        j = heapq.heappop(h)[2]
         if gpus[j] <= total and attempt(s, j, now, at_round, -1):
             chosen.append(j)
     return total_now(s, at_round) > 0
@@ -422,10 +419,8 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
         r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
     gpus = s.job.gpus
     for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
-        if revising(p) and at_round and p.hb_len[k] > 0:
-            if not leftover_merged(s, p, k, at_round, now, chosen):
-                return
-            continue
+        if revising(p) and not leftover_ending(s, p, k, at_round, now, chosen):
+            return
         if p.a_ptr[k] < p.a_len[k] and not leftover_tier_a(s, p, k, at_round, now, chosen):
             return
         if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
