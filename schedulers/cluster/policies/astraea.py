@@ -57,9 +57,15 @@ class AstraeaP(Astraea):
     Phase 1: among the tenants whose pre-charged ρ_tenant is within `band` (default 1.0, in ρ units:
     one fair share of GPU time) of the smallest, the one whose best candidate (phase 2's
     choice) has the smallest p̂; ties ρ_tenant, then tenant index. Pre-charging, skipping a tenant
-    whose best candidate cannot be placed and the leftover pass are ASTRAEA's. Phase 2: never-started
-    jobs first, shortest p̂ first (ties job index); then the jobs that have run by ρ_job, ties p̂, then
-    job index. p̂ only orders jobs, so with every p̂ equal the run is ASTRAEA's, job for job.
+    whose best candidate cannot be placed and the leftover pass are ASTRAEA's. Phase 2: first the
+    started jobs (running, or waiting after a preemption) whose revised predicted remaining time —
+    estimate − service received, the estimate p̂ revised by the `revision` rule
+    (schedulers.revision, default DEFAULT_REVISION) once the service reaches it — is at most a
+    lease, shortest first (ties job index); then never-started jobs, shortest p̂ first (ties job
+    index); then the other jobs that have run by ρ_job, ties p̂, then job index. Phase 1's key is the
+    best candidate's p̂, or its remaining time if it is of the first group. With revision `none` the
+    first group is empty (an outlived p̂ would leave a job 0 s from its end at every round): p̂ only
+    orders jobs, so with every p̂ equal the run is ASTRAEA's, job for job.
 
     Measured (docs/fairness.md#astraea-p-what-predicted-durations-change,
     tests/schedulers/astraea_p_study.py): on the Venus-like scenario (three draws) avg slowdown
@@ -67,7 +73,8 @@ class AstraeaP(Astraea):
     random or permuted p̂ give 2.2–2.4, so the gain is p̂'s information. Bad p̂ costs: a long job
     predicted short jumps ahead of shorter jobs of the band's other tenants (on a contended Philly,
     random p̂ is worse than ASTRAEA). The band bounds how far ahead of its share a tenant may be
-    served; without it (band = ∞) a tenant with only long jobs starves (Philly)."""
+    served; without it (band = ∞) a tenant with only long jobs starves (Philly). The revision rule's
+    evidence: docs/fairness.md#revising-outlived-predictions."""
 
     name = "astraea-p"
     needs_prediction = True
@@ -86,15 +93,14 @@ class AstraeaP(Astraea):
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
-# Tier A, a tenant's waiting jobs with a fixed key, is kept in key order (a_buf), with a count per
-# gang size: ASTRAEA's never-started jobs (key j), ASTRAEA-P's never-started jobs (key (p̂, j)) or,
-# when ASTRAEA-P revises (rule ≠ none), every waiting job, started or not, keyed (revised predicted
-# remaining time, j): a waiting job receives no service, so its key, set when it starts waiting
-# (key[j]), holds until it runs again. Tier B's key moves with time: each tenant's waiting jobs that
-# ran (sw_buf, counted per gang size; empty when ASTRAEA-P revises) and running jobs (hb_buf) are
-# kept as sets, keyed into a heap (b_heap) when a decision first reaches them: (ρ_job, p̂, j), or
-# (revised remaining, 0, j). A decision takes a tenant's candidates from tier A's head (a_ptr[k])
-# before tier B's; when ASTRAEA-P revises, from whichever head has the smaller key.
+# Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
+# so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
+# moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
+# jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them:
+# (ρ_job, p̂, j), or, when ASTRAEA-P revises and the job's revised predicted remaining time r is at
+# most a lease, (−1, r, j), which puts it before tier A. A decision takes a tenant's candidates from
+# tier A's head (a_ptr[k]) before tier B's, except tier B's (−1, r, j) entries. est[j] is job j's
+# estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised.
 if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only so
     raise ValueError("ASTRAEA's kernel needs a positive new-job bonus")
 # Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
@@ -130,7 +136,7 @@ def on_unhold(s, p, j):
 
 @jitable
 def revising(p):
-    """Whether ASTRAEA-P orders its candidates by revised predicted remaining time (rule ≠ none)."""
+    """Whether ASTRAEA-P puts started jobs predicted to end within a lease first (rule ≠ none)."""
     return p.params.by_prediction and p.params.rule != NONE
 
 
@@ -151,8 +157,8 @@ def remaining(s, p, j):
 
 @jitable
 def a_before(s, p, a, b):
-    """Tier-A order: j, or (key, j) for ASTRAEA-P (key: p̂ with NaN last, as numpy's stable sort has
-    it, or the revised remaining time)."""
+    """Tier-A order: j, or (key, j) for ASTRAEA-P (key[j]: p̂, NaN as inf, i.e. last, as numpy's
+    stable sort has it)."""
     if p.params.by_prediction:
         ka = p.key[a]
         kb = p.key[b]
@@ -215,8 +221,8 @@ def on_unwait(s, p, j):
 @jitable
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
-    (ρ_job, [p̂ for ASTRAEA-P,] j), or (revised remaining, 0, j) when ASTRAEA-P revises: popped in the
-    order of the sorted keys."""
+    (ρ_job, [p̂ for ASTRAEA-P,] j), or (−1, revised remaining, j) for a job ASTRAEA-P (revising)
+    predicts to end within a lease: popped in the order of the sorted keys."""
     h = p.b_heap[k]
     h.clear()
     by_prediction = p.params.by_prediction
@@ -248,7 +254,8 @@ def p_key(by_prediction, predicted, j):
 
 @jitable
 def from_a(s, p, k, at_round, now):
-    """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least)."""
+    """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
+    A first, unless tier B's best is a job predicted to end within a lease (ASTRAEA-P revising)."""
     if p.a_ptr[k] >= p.a_len[k]:
         return False
     if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
