@@ -327,7 +327,7 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
 
 # ----- the contended GPU cluster: the Philly test part on fewer GPUs (docs/fairness.md#revising-outlived-predictions)
 CONTENDED_NODES = 20  # the Philly test part asks 1.28 times what 20 x 8 GPUs serve over its submit span
-CONTENDED_POLICIES = "fifo,astraea,astraea-p(revision=none),astraea-p,srtf-oracle"
+CONTENDED_POLICIES = "astraea,astraea-p(revision=none),astraea-p,srtf-oracle"
 CONTENDED_PREDICTORS = ("oracle", TRACE_PREDICTOR)  # exact p̂ (p̂ = p, a reference), and learned p̂
 
 
@@ -345,7 +345,7 @@ def contended_markdown(out: Path) -> list[str]:
     ASTRAEA's avg-slowdown gap to SRTF-oracle it realises, (astraea − it) / (astraea − srtf-oracle)."""
     lines = []
     load = None
-    for predictor in CONTENDED_PREDICTORS:
+    for n_folder, predictor in enumerate(CONTENDED_PREDICTORS):
         folder = out / f"fairness-contended-{predictor}"
         rows = _rows(folder)
         if not rows:
@@ -354,7 +354,7 @@ def contended_markdown(out: Path) -> list[str]:
         slowdown = {r["policy"]: r.get("avg_slowdown") for r in rows}
         base, best = slowdown.get("astraea"), slowdown.get("srtf-oracle")
         for r in rows:
-            if lines and not r.get("predictor"):
+            if n_folder and not r.get("predictor"):
                 continue  # a policy without p̂ runs the same in each folder: shown once
             share = None
             if None not in (base, best, r.get("avg_slowdown")) and base > best:
