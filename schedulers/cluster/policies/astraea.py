@@ -69,7 +69,8 @@ class AstraeaP(Astraea):
 
     Measured (docs/fairness.md#astraea-p-what-predicted-durations-change,
     tests/schedulers/astraea_p_study.py): on the Venus-like scenario (three draws) avg slowdown
-    2.81 → 1.79 with exact p̂, sharing-loss / tenant-loss within a point of ASTRAEA's on average;
+    2.81 → 1.79 with exact p̂ (1.77 with the default revision), sharing-loss / tenant-loss within a
+    point of ASTRAEA's on average;
     random or permuted p̂ give 2.2–2.4, so the gain is p̂'s information. Bad p̂ costs: a long job
     predicted short jumps ahead of shorter jobs of the band's other tenants (on a contended Philly,
     random p̂ is worse than ASTRAEA). The band bounds how far ahead of its share a tenant may be
