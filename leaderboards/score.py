@@ -27,7 +27,7 @@
   per-window scores (`score.values`) are what the paired ranking compares.
 - `score_prediction` also keeps Cov@25 per scoring window (`windows`: the same disjoint blocks), the
   prediction track's paired comparison.
-    fairness (shown, not scored): `astraea-p` beside plain `astraea` on each of WINDOWS seeded
+    fairness (shown, not scored): `astraea-p(revision=none)` beside plain `astraea` on each of WINDOWS seeded
                       windows (`sample_window`, seeds seed·WINDOWS + k) of n_f = min(FAIRNESS_N, ⌈n_test / FAIRNESS_WINDOW_SHARE⌉)
                       consecutive jobs (tenant = user, gpus = ⌈requested GPU % / 100⌉ ≥ 1 as in
                       `--task fairness --data`, lease 900 s, the fairness task's default definitions).
@@ -323,7 +323,11 @@ def score_fairness(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) ->
         jobs, capped = capped_gangs(jobs, nodes)
         runs = {}
         for name in ("astraea-p", "astraea"):
-            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=GPUS_PER_NODE)
+            # ASTRAEA-P without revising outlived p̂ (revision none): with one p̂ for every job it is
+            # astraea, which the column's normalisation needs; with a rule, a constant p̂ still tells it
+            # which started jobs are predicted to end within a lease (docs/fairness.md)
+            settings = {"revision": "none"} if name == "astraea-p" else {}
+            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=GPUS_PER_NODE, **settings)
             runs[name] = simulate_fairness(jobs, policy).metrics
         mine, base = runs["astraea-p"], runs["astraea"]
         windows.append({

@@ -98,6 +98,7 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
     steps.append((f"fairness: the same Philly snapshot on {PHILLY_SMALL_NODES} x 8 GPUs, where the jobs contend",
                   ["run", "--task", "fairness", "--scenario", "philly", "--nodes", str(PHILLY_SMALL_NODES),
                    "--output", str(out / "fairness-philly-small")]))
+    steps.extend(contended_steps(out))
     return steps
 
 
@@ -362,7 +363,56 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
                   _fmt(r.get("avg_jct"), "{:,.0f}"), _fmt(r.get("avg_slowdown"), "{:.2f}"), _fmt(r.get("preemptions"), "{:.0f}"),
                   _fmt(r.get("migrations"), "{:.0f}"), _fmt(r.get("overhead_pct"), "{:.2f}"), _fmt(r.get("completed"), "{:.0f}")] for r in rows],
             ))
+    parts.extend(contended_markdown(out))
     return "\n\n".join(parts) + "\n"
+
+
+# ----- the contended GPU cluster: the Philly test part on fewer GPUs (docs/fairness.md#revising-outlived-predictions)
+CONTENDED_NODES = 20  # the Philly test part asks 1.28 times what 20 x 8 GPUs serve over its submit span
+CONTENDED_POLICIES = "astraea,astraea-p(revision=none),astraea-p,srtf-oracle"
+CONTENDED_PREDICTORS = ("oracle", TRACE_PREDICTOR)  # exact p̂ (p̂ = p, a reference), and learned p̂
+
+
+def contended_steps(out: Path) -> list[tuple[str, list[str]]]:
+    """The contended fairness runs: the Philly test part on CONTENDED_NODES x 8 GPUs, once per p̂."""
+    return [(f"fairness: the test part of the real {FAIRNESS_TRACE} trace on {CONTENDED_NODES} x 8 GPUs, where the jobs "
+             f"contend (offered load above 1), p̂ = {predictor}" + (" (exact: a reference)" if predictor == "oracle" else ""),
+             ["run", "--task", "fairness", "--jobs", FAIRNESS_TRACE, "--predictor", predictor, "--nodes",
+              str(CONTENDED_NODES), "--policies", CONTENDED_POLICIES, "--output", str(out / f"fairness-contended-{predictor}")])
+            for predictor in CONTENDED_PREDICTORS]
+
+
+def contended_markdown(out: Path) -> list[str]:
+    """The contended runs' table (docs/results.md): each policy's avg slowdown with the share of
+    ASTRAEA's avg-slowdown gap to SRTF-oracle it realises, (astraea − it) / (astraea − srtf-oracle)."""
+    lines = []
+    load = None
+    for n_folder, predictor in enumerate(CONTENDED_PREDICTORS):
+        folder = out / f"fairness-contended-{predictor}"
+        rows = _rows(folder)
+        if not rows:
+            continue
+        load = (json.loads((folder / "results.json").read_text()).get("offered_load") or {}).get("load", load)
+        slowdown = {r["policy"]: r.get("avg_slowdown") for r in rows}
+        base, best = slowdown.get("astraea"), slowdown.get("srtf-oracle")
+        for r in rows:
+            if n_folder and not r.get("predictor"):
+                continue  # a policy without p̂ runs the same in each folder: shown once
+            share = None
+            if None not in (base, best, r.get("avg_slowdown")) and base > best:
+                share = (base - r["avg_slowdown"]) / (base - best)
+            lines.append([r["policy"], _p_hat_cell(r), _fmt(r.get("avg_slowdown"), "{:.2f}"), _fmt(share, "{:.0%}"),
+                          _fmt(r.get("sharing_loss_jobs"), "{:.1%}"), _fmt(r.get("tenant_loss_intervals"), "{:.1%}"),
+                          _fmt(r.get("preemptions"), "{:.0f}")])
+    if not lines:
+        return []
+    caption = (f"**Fairness, contended** (test part of the real {FAIRNESS_TRACE} trace, {CONTENDED_NODES} × 8 GPUs"
+               + ("" if load is None else f", offered load {load:.2f}") + "; p̂ = p (`oracle`, a reference) and "
+               f"{TRACE_PREDICTOR}). Gap realised: (ASTRAEA − the policy) / (ASTRAEA − SRTF-oracle) in avg slowdown, "
+               "per p̂ source; `astraea-p` revises an outlived p̂ by doubling it, `astraea-p(revision=none)` is the "
+               "previous rule.\n")
+    return [caption, _md(["policy", "p̂", "avg slowdown", "gap realised", "sharing-loss jobs", "tenant-loss intervals",
+                          "preemptions"], lines)]
 
 
 def _trace_label(out: Path, trace: str) -> str:

@@ -14,7 +14,7 @@ scheduling ticks, the LTGF ledgers and the executed allocations. A policy decide
   through `schedulers.cluster.rule`. A class that defines `order` or `select` (a subclass of a
   built-in policy too) is run by its rule.
 
-May import schedulers.policy and schedulers.cluster.core.
+May import schedulers.policy, schedulers.revision and schedulers.cluster.core.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import math
 
 from schedulers.cluster.core import FAIR_SHARES
 from schedulers.policy import Policy
+from schedulers.revision import RULES, rule_code
 
 COLD_START_S = 60.0  # restore + framework start of a resumed job (Gandiva/Tiresias report tens of s to ~1 min)
 LEASE_S = 900.0
@@ -33,6 +34,19 @@ NEW_JOB_BONUS = 1.0  # ASTRAEA phase 2: reward = -rho_job + bonus for never-star
 # "submit" an ideal schedule already has sharing-loss jobs, the ≤ interval wait for the first tick)
 RHO_FROM = ("tick", "submit")
 _EPS = 1e-9
+
+
+# the revision rule of an outlived p̂ (schedulers.revision) a prediction-aware cluster policy uses
+# unless told otherwise (`astraea-p(revision=...)`); docs/policies.md and docs/fairness.md give the
+# evidence it was chosen on
+DEFAULT_REVISION = "double"
+
+
+def revision_code(rule: str) -> int:
+    """The kernel's integer for revision rule `rule` (ValueError naming the rules if unknown)."""
+    if not isinstance(rule, str):
+        raise ValueError(f"revision must be one of {', '.join(RULES)}, got {rule!r}")
+    return rule_code(rule)
 
 
 def first_tick(t: float, interval_s: float) -> float:
@@ -49,6 +63,7 @@ class ClusterPolicy(Policy):
     preemptive = True  # re-decide at lease rounds
     strict = False  # a Python `order`: stop at the first job that does not fit (FIFO) instead of skipping it
     work_conserving = True  # False: the policy's own rule may leave a job waiting that would fit (documented)
+    revision = "none"  # how an outlived p̂ is revised (schedulers.revision); the prediction-aware policies set it
 
     def __init__(self, *, nodes: int = 8, gpus_per_node: int = 8, node_capacities=None, lease_s: float = LEASE_S,
                  interval_s: float = INTERVAL_S, cold_start_s: float = COLD_START_S, tenant_weights=None,

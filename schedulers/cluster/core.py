@@ -31,7 +31,7 @@ job waits, the round plan (unclaimed GPUs first, then compaction), releases befo
 preemption at the same instant, cold starts, work-conserving fills at scheduling ticks. With the
 rule checks on (`check=True`) every decision and event is validated (`VIOLATIONS`).
 
-May import numpy, scipy and schedulers.jit; numba only when a loop is compiled.
+May import numpy, scipy, schedulers.jit and schedulers.revision; numba only when a loop is compiled.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def tenant_quotas(n_tenants: int, total_gpus: int, tenant_weights=None) -> list[
 #: a first call that takes longer than this to compile or load the loop gets the notice of `run`
 COMPILE_NOTICE_AFTER_S = 2.0
 
-Job = namedtuple("Job", "submit size gpus tenant weight xid xval predicted n T maxg")
+Job = namedtuple("Job", "submit size gpus tenant weight xid xval predicted log_sd n T maxg")
 Config = namedtuple("Config", "lease_s interval_s cold_start_s window_s eq16 rho_submit preemptive P check "
                                "work_conserving")
 Clock = namedtuple("Clock", "group_of base vjoin stamp completion start g_V g_rate g_count run_heap wakes moves_j "
@@ -123,7 +123,7 @@ jitable(float_list)
 
 
 @jitable
-def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, cap, node_order, quota, owner, lease_s,
               interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check, work_conserving):
     """The state of a run at time 0: an empty cluster, nothing waiting."""
     n = submit.shape[0]
@@ -139,7 +139,7 @@ def new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, nod
     for j in range(n):
         if gpus[j] > maxg:
             maxg = gpus[j]
-    job = group(Job, submit, size, gpus, tenant, weight, xid, xval, predicted, n, T, maxg)
+    job = group(Job, submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, n, T, maxg)
     cfg = group(Config, lease_s, interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, P, check,
                 work_conserving)
     run_heap = [(0.0, 0, 0)]
@@ -1221,11 +1221,12 @@ def _make_loop(sources: str):
     simulator's and the kernels' source files) keys numba's on-disk cache, so that a compiled
     loop is never loaded for sources it was not compiled from."""
 
-    def loop(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+    def loop(submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, cap, node_order, quota, owner, lease_s,
              interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check, work_conserving,
              params):
         sources  # noqa: B018 (the cache key: see above)
-        s = new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, cap, node_order, quota, owner, lease_s,
+        s = new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, cap, node_order, quota, owner,
+                      lease_s,
                       interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check,
                       work_conserving)
         p = setup(s, params)
@@ -1413,11 +1414,13 @@ _lock = threading.Lock()
 
 def _sources_digest(kernel_: Kernel) -> str:
     """A digest of the source files a kernel's compiled loop is made from: this module,
-    schedulers.jit and the kernel's own module."""
+    schedulers.jit, schedulers.revision (the revision rules a kernel may call) and the kernel's own module."""
     import inspect  # noqa: PLC0415
 
+    from schedulers import revision  # noqa: PLC0415
+
     digest = hashlib.sha256()
-    for path in (Path(__file__), Path(jit.__file__), Path(inspect.getsourcefile(kernel_.select))):
+    for path in (Path(__file__), Path(jit.__file__), Path(revision.__file__), Path(inspect.getsourcefile(kernel_.select))):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -1602,6 +1605,9 @@ def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
 
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
+    if getattr(policy, "revision", "none") == "quantile" and jobs.predicted_log_sd is None:
+        raise PolicyError(f"policy '{policy.name}': revision rule 'quantile' needs predicted distributions "
+                          "(predicted_log_sd), and the jobs carry none")
     caps = [int(c) for c in policy.capacities]
     M = sum(caps)
     gpus = jobs.gpus.astype(np.int64)
@@ -1618,10 +1624,13 @@ def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
     node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
     max_parts = (int(gpus.max()) // int(cap.min()) + 2) if jobs.n else 1
     predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
+    # the predicted log-normal spread of each job's size (the `quantile` revision rule); NaN: none given
+    log_sd = jobs.predicted_log_sd if jobs.predicted_log_sd is not None else np.full(jobs.n, math.nan)
     args = (
         np.ascontiguousarray(jobs.submit_time, np.float64), np.ascontiguousarray(jobs.size, np.float64), gpus,
         jobs.tenant.astype(np.int64), np.ascontiguousarray(jobs.weight, np.float64), xid.astype(np.int64),
-        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64), cap, node_order,
+        xval.astype(np.float64), np.ascontiguousarray(predicted, np.float64),
+        np.ascontiguousarray(log_sd, np.float64), cap, node_order,
         np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s),
         float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
         policy.rho_from == "submit", bool(policy.preemptive), max_parts, bool(policy.check),

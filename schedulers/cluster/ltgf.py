@@ -58,7 +58,7 @@ class LTGF:
         self.window_s = float(window_s)
         zeros = np.zeros(n)
         self._s = core.new_state(zeros, zeros, gpus, np.asarray(tenant, np.int64), weight, xid.astype(np.int64),
-                                 xval.astype(np.float64), zeros, np.array([max(1, int(total_gpus))], np.int64),
+                                 xval.astype(np.float64), zeros, zeros, np.array([max(1, int(total_gpus))], np.int64),
                                  np.zeros(1, np.int64), np.array(self.quota, np.float64), np.zeros(1, np.int64),
                                  1.0, 1.0, 0.0, self.window_s, fair_share == "eq16", False, False, 1, False, True)
         self._done = np.zeros(n, np.bool_)

@@ -187,4 +187,4 @@ def test_every_demo_run_builds_a_valid_configuration(tmp_path):
     from benchmark.commands.demo import demo_steps
 
     configs = [cfg.from_argv(argv) for _, argv in demo_steps(tmp_path) if argv[0] == "run"]
-    assert len(configs) == 21 and {c.task for c in configs} == {"prediction", "scheduling", "fairness"}
+    assert len(configs) == 23 and {c.task for c in configs} == {"prediction", "scheduling", "fairness"}

@@ -18,11 +18,13 @@ def test_every_demo_step_is_a_valid_command_line(tmp_path):
     for _, argv in steps:
         parser.parse_args(argv)  # raises SystemExit on a bad option
     tasks = [argv[argv.index("--task") + 1] for _, argv in steps if argv[0] == "run"]
-    assert tasks.count("scheduling") == 12 and tasks.count("fairness") == 4 and tasks.count("prediction") == 5
-    # the real traces' scheduling and fairness use learned p̂; noise only beside it, for the robustness curve
+    assert tasks.count("scheduling") == 12 and tasks.count("fairness") == 6 and tasks.count("prediction") == 5
+    # the real traces' scheduling and fairness use learned p̂ (the contended cluster also exact p̂, a
+    # reference); noise only beside it, for the robustness curve
     for _, argv in steps:
         if argv[0] == "run" and "--jobs" in argv and argv[argv.index("--task") + 1] != "prediction":
-            assert argv[argv.index("--predictor") + 1] == "lgbm-meta"
+            exact = "fairness-contended-oracle" in argv[argv.index("--output") + 1]
+            assert argv[argv.index("--predictor") + 1] == ("oracle" if exact else "lgbm-meta")
     noisy = [argv for _, argv in steps if "--noise" in argv]
     assert noisy and all("--predictor" in argv for argv in noisy)
 

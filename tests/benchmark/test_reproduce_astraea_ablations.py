@@ -109,7 +109,7 @@ def test_themis_without_reauction_never_preempts():
 
 def test_themis_defaults_are_unchanged():
     policy = Themis(**ONE_NODE)
-    assert policy.kernel_params() == (0.8, False) and policy.preemptive is True
+    assert policy.kernel_params() == (0.8, False, 0) and policy.preemptive is True  # f, size_blind, revision none
     base = simulate_fairness(_short_behind_long(), policy)
     same = simulate_fairness(_short_behind_long(), Themis(f=0.8, size_blind=False, reauction=True, **ONE_NODE))
     assert base.jobs.equals(same.jobs) and base.allocations.equals(same.allocations)

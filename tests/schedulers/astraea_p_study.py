@@ -32,6 +32,8 @@ SOURCES = ("exact", "s1", "s2", "random", "permuted", "constant")
 VARIANTS = {
     "astraea": ("astraea", {}),
     "astraea-p": ("astraea-p", {}),
+    "astraea-p revision none": ("astraea-p", {"rule": 0}),
+    "astraea-p revision tsafrir": ("astraea-p", {"rule": 2}),
     "astraea-p band 0.5": ("astraea-p", {"band": 0.5}),
     "astraea-p band inf": ("astraea-p", {"band": 1e12}),
 }

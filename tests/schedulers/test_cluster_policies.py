@@ -111,15 +111,19 @@ def test_astraea_p_helps_with_good_predictions_and_hurts_with_bad_ones():
     assert good.jobs["completion_time"].tolist() == [1050, 50]
     assert good.metrics["avg_jct"] < plain.metrics["avg_jct"]
     # bad p̂ (S predicted long): with S submitted first, plain astraea runs S first, astraea-p does not
-    def run_s_first(name, p_hat):
+    def run_s_first(name, p_hat, **settings):
         jobs = JobSet.from_arrays([0, 0], [50, 1000], predicted=p_hat, job_id=["S", "T"])
-        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0))
+        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0,
+                                                                   **settings))
 
     plain = run_s_first("astraea", [5000, 40])
-    bad = run_s_first("astraea-p", [5000, 40])
+    bad = run_s_first("astraea-p", [5000, 40], revision="none")
     assert plain.jobs["completion_time"].tolist() == [50, 1050]
     assert bad.jobs["completion_time"].tolist() == [150, 1050]  # T 0-100, S 100-150, T 150-1050
     assert bad.metrics["avg_jct"] > plain.metrics["avg_jct"]
+    # with the default revision (double) T, 100 s received at the round at 100, is revised 40 → 160:
+    # 60 s left, kept; at 200 revised to 320, 120 s left > the lease: S 200-250, T 250-1050
+    assert run_s_first("astraea-p", [5000, 40]).jobs["completion_time"].tolist() == [250, 1050]
 
 
 def test_eq16_lets_a_bursting_tenant_catch_up_eq8_does_not():

@@ -15,7 +15,7 @@ import numpy as np
 
 from schedulers.cluster.core import (_EPS, advance, assignment, candidates, group, kernel, place_in_order, rho_of,
                                      total_now)
-from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -55,6 +55,9 @@ class Allox(ClusterPolicy):
       GPUs / smallest demand) — no more can start now — with ⌈L / nodes⌉ + 1 positions per node; on
       identical nodes the matching orders jobs by footprint, so the rest follow in that order.
       Solved exactly by scipy's linear_sum_assignment.
+    - `revision` (schedulers.revision) is accepted as by every prediction-aware policy, and changes
+      nothing: a non-preemptive policy revises only at its decisions, and AlloX's decisions rank
+      only waiting jobs, which have never run, so no estimate is outlived when it is read.
     """
 
     name = "allox"
@@ -66,8 +69,10 @@ class Allox(ClusterPolicy):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
         return AlloxParams(alpha=self.alpha, match_max=ALLOX_MATCH_MAX)
 
-    def __init__(self, *, alpha: float = ALLOX_ALPHA, **kwargs):
+    def __init__(self, *, alpha: float = ALLOX_ALPHA, revision: str = "none", **kwargs):
         super().__init__(**kwargs)
+        self.revision = revision  # accepted, checked, and without effect: see the class docstring
+        revision_code(revision)
         if not 0.0 < float(alpha) <= 1.0:
             raise ValueError("allox alpha must be in (0, 1]")
         self.alpha = float(alpha)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (advance, attempt, bag_add, bag_remove, count_decision, group, job_rho, kernel,
-                                     may_fit, rho_of, room, total_now)
-from schedulers.cluster.base import NEW_JOB_BONUS, ClusterPolicy
+from schedulers.cluster.core import (advance, attained_engine, attempt, bag_add, bag_remove, count_decision, group,
+                                     job_rho, kernel, may_fit, rho_of, room, total_now)
+from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
+from schedulers.revision import NONE, next_estimate
 
 
 @register
@@ -46,7 +47,7 @@ class Astraea(ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core, below)."""
-        return AstraeaParams(by_prediction=False, band=0.0)
+        return AstraeaParams(by_prediction=False, band=0.0, rule=NONE)
 
 
 @register
@@ -56,44 +57,58 @@ class AstraeaP(Astraea):
     Phase 1: among the tenants whose pre-charged ρ_tenant is within `band` (default 1.0, in ρ units:
     one fair share of GPU time) of the smallest, the one whose best candidate (phase 2's
     choice) has the smallest p̂; ties ρ_tenant, then tenant index. Pre-charging, skipping a tenant
-    whose best candidate cannot be placed and the leftover pass are ASTRAEA's. Phase 2: never-started
-    jobs first, shortest p̂ first (ties job index); then the jobs that have run by ρ_job, ties p̂, then
-    job index. p̂ only orders jobs, so with every p̂ equal the run is ASTRAEA's, job for job.
+    whose best candidate cannot be placed and the leftover pass are ASTRAEA's. Phase 2: first the
+    started jobs (running, or waiting after a preemption) whose revised predicted remaining time —
+    estimate − service received, the estimate p̂ revised by the `revision` rule
+    (schedulers.revision, default DEFAULT_REVISION) once the service reaches it — is at most a
+    lease, shortest first (ties job index); then never-started jobs, shortest p̂ first (ties job
+    index); then the other jobs that have run by ρ_job, ties p̂, then job index. Phase 1's key is the
+    best candidate's p̂, or its remaining time if it is of the first group. With revision `none` the
+    first group is empty (an outlived p̂ would leave a job 0 s from its end at every round): p̂ only
+    orders jobs, so with every p̂ equal the run is ASTRAEA's, job for job.
 
     Measured (docs/fairness.md#astraea-p-what-predicted-durations-change,
     tests/schedulers/astraea_p_study.py): on the Venus-like scenario (three draws) avg slowdown
-    2.81 → 1.79 with exact p̂, sharing-loss / tenant-loss within a point of ASTRAEA's on average;
+    2.81 → 1.79 with exact p̂ (1.77 with the default revision), sharing-loss / tenant-loss within a
+    point of ASTRAEA's on average;
     random or permuted p̂ give 2.2–2.4, so the gain is p̂'s information. Bad p̂ costs: a long job
     predicted short jumps ahead of shorter jobs of the band's other tenants (on a contended Philly,
     random p̂ is worse than ASTRAEA). The band bounds how far ahead of its share a tenant may be
-    served; without it (band = ∞) a tenant with only long jobs starves (Philly)."""
+    served; without it (band = ∞) a tenant with only long jobs starves (Philly). The revision rule's
+    evidence: docs/fairness.md#revising-outlived-predictions."""
 
     name = "astraea-p"
     needs_prediction = True
     description = "ASTRAEA, shortest predicted job first among the tenants within a fairness band"
 
-    def __init__(self, *, band: float = 1.0, **kwargs):
+    def __init__(self, *, band: float = 1.0, revision: str = DEFAULT_REVISION, **kwargs):
         super().__init__(**kwargs)
         if not float(band) >= 0.0:
             raise ValueError("astraea-p band must be >= 0 (in rho_tenant units; inf: no band)")
         self.band = float(band)  # the fairness band of phase 1, in ρ_tenant units (see the docstring)
+        self.rule = revision_code(revision)
+        self.revision = revision
 
     def kernel_params(self):
-        return AstraeaParams(by_prediction=True, band=self.band)
+        return AstraeaParams(by_prediction=True, band=self.band, rule=self.rule)
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
-# Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P), so each
-# tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job, moves
-# with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running jobs
-# (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them.
+# Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
+# so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
+# moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
+# jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them:
+# (ρ_job, p̂, j), or, when ASTRAEA-P revises and the job's revised predicted remaining time r is at
+# most a lease, (−1, r, j), which puts it before tier A. A decision takes a tenant's candidates from
+# tier A's head (a_ptr[k]) before tier B's, except tier B's (−1, r, j) entries. est[j] is job j's
+# estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised.
 if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only so
     raise ValueError("ASTRAEA's kernel needs a positive new-job bonus")
 # Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
 # at each pick (its key moves with the band's lower edge), O(tenants) per pick.
-AstraeaParams = namedtuple("AstraeaParams", "by_prediction band")
+AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_heap b_built w_count round_at")
+                                          "hb_pos b_heap b_built w_count round_at a_ptr key est revisions")
 
 
 def setup(s, params):
@@ -103,11 +118,13 @@ def setup(s, params):
     b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
     for k in range(T):
         b_heap[k].clear()
+    est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
     return group(AstraeaState, params, [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64),
                         np.zeros((T, maxg + 1), np.int64), [np.zeros(8, np.int64) for _ in range(T)],
                         np.zeros(T, np.int64), np.full(n, -1, np.int64), np.zeros((T, maxg + 1), np.int64),
                         [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64), np.full(n, -1, np.int64),
-                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0))
+                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0), np.zeros(T, np.int64),
+                        np.zeros(n), est, np.zeros(n, np.int64))
 
 
 def on_hold(s, p, j):
@@ -119,14 +136,36 @@ def on_unhold(s, p, j):
 
 
 @jitable
+def revising(p):
+    """Whether ASTRAEA-P puts started jobs predicted to end within a lease first (rule ≠ none)."""
+    return p.params.by_prediction and p.params.rule != NONE
+
+
+@jitable
+def remaining(s, p, j):
+    """Job j's revised predicted remaining time, estimate − service received (s); the estimate, p̂ at
+    first, is revised by the policy's rule (schedulers.revision) once the service reaches it. Reads
+    only what the scheduler sees: p̂, its spread and the service received. Unknown p̂ (NaN): inf."""
+    a = attained_engine(s, j)
+    e = p.est[j]
+    if a >= e:
+        e = next_estimate(p.params.rule, e, a, p.revisions[j], s.job.log_sd[j], s.job.predicted[j])
+        p.est[j] = e
+        p.revisions[j] += 1
+    r = e - a
+    return math.inf if math.isnan(r) else r
+
+
+@jitable
 def a_before(s, p, a, b):
-    """Tier-A order: j, or (p̂, j) for ASTRAEA-P with NaN last, as numpy's stable sort has it."""
+    """Tier-A order: j, or (key, j) for ASTRAEA-P (key[j]: p̂, NaN as inf, i.e. last, as numpy's
+    stable sort has it)."""
     if p.params.by_prediction:
-        pa = s.job.predicted[a]
-        pb = s.job.predicted[b]
-        if pa < pb or (math.isnan(pb) and not math.isnan(pa)):
+        ka = p.key[a]
+        kb = p.key[b]
+        if ka < kb:
             return True
-        if pb < pa or (math.isnan(pa) and not math.isnan(pb)):
+        if kb < ka:
             return False
     return a < b
 
@@ -146,9 +185,10 @@ def a_position(s, p, buf, length, j):
 
 
 def on_wait(s, p, j, now):
-    """j waits: into its tenant's tier A (never started, in key order) or B."""
+    """j waits: into its tenant's tier A (in key order) or B."""
     k = s.job.tenant[j]
     p.w_count[k] += 1
+    p.key[j] = p_key(p.params.by_prediction, s.job.predicted, j)
     if s.q.started[j]:
         bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] += 1
@@ -182,29 +222,31 @@ def on_unwait(s, p, j):
 @jitable
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
-    (ρ_job, [p̂ for ASTRAEA-P,] j): popped in the order of the sorted keys."""
+    (ρ_job, [p̂ for ASTRAEA-P,] j), or (−1, revised remaining, j) for a job ASTRAEA-P (revising)
+    predicts to end within a lease: popped in the order of the sorted keys."""
     h = p.b_heap[k]
     h.clear()
     by_prediction = p.params.by_prediction
+    by_remaining = revising(p)
+    lease = s.cfg.lease_s
     predicted = s.job.predicted
     for part in range(2 if at_round else 1):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
             j = buf[i]
-            h.append((job_rho(s, j, now), p_key(by_prediction, predicted, j), j))
+            r = remaining(s, p, j) if by_remaining else math.inf
+            if r <= lease:  # predicted to end within a lease: ahead of every other candidate
+                h.append((-1.0, r, j))
+            else:
+                h.append((job_rho(s, j, now), p_key(by_prediction, predicted, j), j))
     heapq.heapify(h)
     p.b_built[k] = True
 
 
 @jitable
-def head_p(s, p, j):
-    """ASTRAEA-P's p̂ key of job j (NaN last); 0 for ASTRAEA, which has none."""
-    return p_key(p.params.by_prediction, s.job.predicted, j)
-
-
-@jitable(inline=True)
 def p_key(by_prediction, predicted, j):
-    """head_p over arrays already read from the state (tier_b reads them once per tenant)."""
+    """ASTRAEA-P's p̂ key of job j (NaN last); 0 for ASTRAEA, which has none. Not inlined: numba's
+    inlining of it into on_wait compiled a loop whose tier-A writes were lost (numba 0.68.1)."""
     if not by_prediction:
         return 0.0
     v = predicted[j]
@@ -212,25 +254,57 @@ def p_key(by_prediction, predicted, j):
 
 
 @jitable
-def head_job(s, p, k, at_round, now, head):
+def from_a(s, p, k, at_round, now):
+    """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
+    A first, unless tier B's best is a job predicted to end within a lease (ASTRAEA-P revising)."""
+    if p.a_ptr[k] >= p.a_len[k]:
+        return False
+    if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+        return True  # tier A first (and tier B is empty)
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    h = p.b_heap[k]
+    return len(h) == 0 or h[0][0] >= 0.0  # a job predicted to end within a lease goes first
+
+
+@jitable
+def head_job(s, p, k, at_round, now):
     """Tenant k's best candidate not yet chosen in this decision (phase 2's choice)."""
-    if head[k] < p.a_len[k]:
-        return p.a_buf[k][head[k]]
+    if from_a(s, p, k, at_round, now):
+        return p.a_buf[k][p.a_ptr[k]]
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
     return p.b_heap[k][0][2]
 
 
 @jitable
+def head_key(s, p, k, at_round, now):
+    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
+    if from_a(s, p, k, at_round, now):
+        return p.key[p.a_buf[k][p.a_ptr[k]]]
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    return p.b_heap[k][0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
+
+
+@jitable
+def pop_head(s, p, k, at_round, now):
+    """Tenant k's best candidate, taken from its tier (it leaves this decision's candidates)."""
+    if from_a(s, p, k, at_round, now):
+        j = p.a_buf[k][p.a_ptr[k]]
+        p.a_ptr[k] += 1
+        return j
+    return heapq.heappop(p.b_heap[k])[2]
+
+
+@jitable
 def take_head(s, p, k, at_round, now, head, chosen, charged):
     """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
     placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease."""
-    in_a = head[k] < p.a_len[k]
-    j = head_job(s, p, k, at_round, now, head)
+    j = head_job(s, p, k, at_round, now)
     if not attempt(s, j, now, at_round, -1):
         return False
-    if not in_a:
-        heapq.heappop(p.b_heap[k])
+    pop_head(s, p, k, at_round, now)
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -243,12 +317,14 @@ def open_tenants(s, p, at_round, now, end, charged, fair_k):
     at a round), and for every tenant with a candidate its ledgers advanced to now (as when each
     ρ_job is read), its attained and fair GPU·s read into charged and fair_k."""
     b_built = p.b_built  # read once, not per tenant (each read through the state costs reference counts)
+    a_ptr = p.a_ptr
     w_count = p.w_count
     hb_len = p.hb_len
     att = s.led.att
     fair = s.led.fair
     for k in range(s.job.T):
         b_built[k] = False
+        a_ptr[k] = 0
         end[k] = w_count[k] + (hb_len[k] if at_round else 0)
         if end[k] > 0:
             advance(s, k, now)
@@ -259,17 +335,18 @@ def open_tenants(s, p, at_round, now, end, charged, fair_k):
 @jitable
 def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped):
     """ASTRAEA-P's phase 1 (AstraeaP): among the tenants whose pre-charged ρ_tenant is within
-    `band` of the smallest, the one whose best candidate has the smallest p̂; ties ρ_tenant, then
-    k. With every p̂ equal this is ASTRAEA's (ρ_tenant, k) order: the smallest ρ is in the band."""
+    `band` of the smallest, the one whose best candidate has the smallest key (p̂, or revised
+    remaining time); ties ρ_tenant, then k. With every p̂ equal and rule none this is ASTRAEA's
+    (ρ_tenant, k) order: the smallest ρ is in the band."""
     T = s.job.T
     active = np.zeros(T, np.bool_)
     rho = np.zeros(T)
-    key = np.zeros(T)  # p̂ of the tenant's best candidate
+    key = np.zeros(T)  # the key of the tenant's best candidate
     open_tenants(s, p, at_round, now, end, charged, fair_k)
     for k in range(T):
         if end[k] > 0:
             rho[k] = rho_of(charged[k], fair_k[k])
-            key[k] = head_p(s, p, head_job(s, p, k, at_round, now, head))
+            key[k] = head_key(s, p, k, at_round, now)
             active[k] = True
     while total_now(s, at_round) > 0:
         low = math.inf
@@ -277,7 +354,7 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
             if active[k] and rho[k] < low:
                 low = rho[k]
         best = -1
-        for k in range(T):  # (p̂ of the best candidate, ρ_tenant, k) over the band
+        for k in range(T):  # (key of the best candidate, ρ_tenant, k) over the band
             if active[k] and rho[k] <= low + p.params.band and (
                     best < 0 or key[k] < key[best] or (key[k] == key[best] and rho[k] < rho[best])):
                 best = k
@@ -290,16 +367,92 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
             continue
         rho[k] = rho_of(charged[k], fair_k[k])
         if head[k] < end[k]:
-            key[k] = head_p(s, p, head_job(s, p, k, at_round, now, head))
+            key[k] = head_key(s, p, k, at_round, now)
         else:
             active[k] = False
+
+
+@jitable
+def leftover_tier_a(s, p, k, at_round, now, chosen):
+    """The leftover pass over tenant k's tier A from its head on (plain waiting jobs: a tier none of
+    whose gang sizes can be placed is left at once); False once no GPU is left."""
+    gpus = s.job.gpus
+    i = p.a_ptr[k]
+    buf = p.a_buf[k]
+    a_len = p.a_len[k]
+    fits = may_fit(s, p.a_count, k, total_now(s, at_round))
+    while i < a_len and fits:
+        total = total_now(s, at_round)
+        if total == 0:
+            return False
+        j = buf[i]
+        i += 1
+        if gpus[j] <= total:
+            misses = len(s.plan.missed_list)
+            if attempt(s, j, now, at_round, -1):
+                chosen.append(j)
+                fits = may_fit(s, p.a_count, k, total_now(s, at_round))
+            elif len(s.plan.missed_list) != misses:
+                fits = may_fit(s, p.a_count, k, total)
+    p.a_ptr[k] = i
+    return total_now(s, at_round) > 0
+
+
+@jitable
+def leftover_ending(s, p, k, at_round, now, chosen):
+    """The leftover pass over tenant k's candidates predicted to end within a lease (ASTRAEA-P
+    revising: they come before its tier A); False once no GPU is left."""
+    if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+        return True  # no tier B
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    h = p.b_heap[k]
+    gpus = s.job.gpus
+    while len(h) > 0 and h[0][0] < 0.0:
+        total = total_now(s, at_round)
+        if total == 0:
+            return False
+        j = heapq.heappop(h)[2]
+        if gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            chosen.append(j)
+    return total_now(s, at_round) > 0
+
+
+@jitable
+def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
+    """After phase 1: the skipped tenants' candidates in (ρ_tenant, k) order, each that fits."""
+    ks = np.sort(np.array(skipped))
+    r = np.empty(len(ks))
+    for i in range(len(ks)):
+        r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
+    gpus = s.job.gpus
+    for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
+        if revising(p) and not leftover_ending(s, p, k, at_round, now, chosen):
+            return
+        if p.a_ptr[k] < p.a_len[k] and not leftover_tier_a(s, p, k, at_round, now, chosen):
+            return
+        if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
+            continue  # no tier B
+        if quick and not may_fit(s, p.s_count, k, total_now(s, at_round)):
+            continue
+        if not p.b_built[k]:
+            tier_b(s, p, k, at_round, now)
+        h = p.b_heap[k]
+        while len(h) > 0:
+            total = total_now(s, at_round)
+            if total == 0:
+                return
+            j = heapq.heappop(h)[2]
+            if gpus[j] <= total and attempt(s, j, now, at_round, -1):
+                chosen.append(j)
+
 
 def decide(s, p, at_round, now, chosen):
     """Astraea.select: tenants by pre-charged ρ_tenant (ASTRAEA-P: band_phase1), each tenant's
     candidates best first (tier A in its kept order, then tier B, keyed when a decision first
-    reaches it); then the skipped tenants' candidates in (ρ_tenant, k) order. At a fill with no round at this instant every
-    candidate is a plain waiting job, so a tier none of whose gang sizes can be placed is passed
-    over unread."""
+    reaches it; merged by key when ASTRAEA-P revises); then the skipped tenants' candidates in
+    (ρ_tenant, k) order (leftovers). At a fill with no round at this instant every candidate is a
+    plain waiting job, so a tier none of whose gang sizes can be placed is passed over unread."""
     m = (s.q.n_hold[0] if at_round else 0) + s.q.n_wait[0]
     count_decision(s, m)
     if at_round:
@@ -330,46 +483,7 @@ def decide(s, p, at_round, now, chosen):
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
         return
-    ks = np.sort(np.array(skipped))
-    r = np.empty(len(ks))
-    for i in range(len(ks)):
-        r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
-    gpus = s.job.gpus
-    for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
-        i = head[k]
-        if i < p.a_len[k]:  # tier A: plain waiting jobs
-            buf = p.a_buf[k]
-            a_len = p.a_len[k]
-            fits = may_fit(s, p.a_count, k, total_now(s, at_round))
-            while i < a_len and fits:
-                total = total_now(s, at_round)
-                if total == 0:
-                    return
-                j = buf[i]
-                i += 1
-                if gpus[j] <= total:
-                    misses = len(s.plan.missed_list)
-                    if attempt(s, j, now, at_round, -1):
-                        chosen.append(j)
-                        fits = may_fit(s, p.a_count, k, total_now(s, at_round))
-                    elif len(s.plan.missed_list) != misses:
-                        fits = may_fit(s, p.a_count, k, total)
-            if total_now(s, at_round) == 0:
-                return
-        if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
-            continue  # no tier B
-        if quick and not may_fit(s, p.s_count, k, total_now(s, at_round)):
-            continue
-        if not p.b_built[k]:
-            tier_b(s, p, k, at_round, now)
-        h = p.b_heap[k]
-        while len(h) > 0:
-            total = total_now(s, at_round)
-            if total == 0:
-                return
-            j = heapq.heappop(h)[2]
-            if gpus[j] <= total and attempt(s, j, now, at_round, -1):
-                chosen.append(j)
+    leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick)
 
 
 KERNEL = kernel("astraea", AstraeaParams, AstraeaState, setup=setup, select=decide, on_wait=on_wait,

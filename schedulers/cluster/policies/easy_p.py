@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster
 simulator (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attempt, candidates, find, group, job_order_add, kernel
-from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.core import attained_engine, attempt, candidates, find, group, job_order_add, kernel
+from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
+from schedulers.revision import NONE, next_estimate
 
 
 @register
@@ -42,6 +43,11 @@ class EasyP(ClusterPolicy):
     shadow time. A job left waiting while it would fit on the free GPUs is the rule's choice, so
     the policy is not work-conserving (`work_conservation_gaps` counts those decisions).
 
+    `revision` (schedulers.revision; default none, the rule above): a running job that has outlived
+    its estimate (p̂ at first) has it revised at the decision that sees it, and its predicted end is
+    its start + the revised estimate instead of "any moment". Non-preemptive, the policy revises
+    only at its decisions, and only the running jobs' estimates (a waiting job has received none).
+
     The same rule with p̂ := the user's requested time is EASY as HPC batch schedulers run it
     (`benchmark reproduce hpc`, docs/hpc-backfilling.md); `EasyPlusPlus` below is EASY++.
     """
@@ -52,9 +58,14 @@ class EasyP(ClusterPolicy):
     work_conserving = False  # documented: a job that would delay the head's reservation waits
     description = "EASY backfilling on p̂: FIFO, the blocked head reserves its GPUs at the predicted shadow time"
 
+    def __init__(self, *, revision: str = "none", **cluster):
+        super().__init__(**cluster)
+        self.rule = revision_code(revision)
+        self.revision = revision
+
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return EasyParams(False, False, np.empty(0))
+        return EasyParams(False, False, np.empty(0), self.rule)
 
 
 class EasyPlusPlus(EasyP):
@@ -86,7 +97,7 @@ class EasyPlusPlus(EasyP):
         self.estimate = np.empty(0) if estimate is None else np.ascontiguousarray(estimate, np.float64)
 
     def kernel_params(self):
-        return EasyParams(len(self.estimate) == 0, True, self.estimate)
+        return EasyParams(len(self.estimate) == 0, True, self.estimate, NONE)  # its own correction, not a rule
 
 
 # ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
@@ -99,14 +110,15 @@ class EasyPlusPlus(EasyP):
 # the p̂ EasyPlusPlus is given instead of its prediction (empty: none). pred[j]: the prediction a job
 # is scheduled by (p̂, or EASY++'s, made on submit); begin[j]: its start; last[u, 0 / 1]: run times of
 # user u's most recent / second most recent completed jobs, done[u]: how many of them there are (0, 1, 2+).
-EasyParams = namedtuple("EasyParams", "recent plus estimate")
-EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin last done")
+# rule: the revision rule of an outlived p̂ (schedulers.revision); revisions[j]: how often pred[j] was revised.
+EasyParams = namedtuple("EasyParams", "recent plus estimate rule")
+EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin last done revisions")
 
 
 def setup(s, params):
     return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
                  np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64), np.zeros(s.job.n), np.zeros(s.job.n),
-                 np.zeros((s.job.T, 2)), np.zeros(s.job.T, np.int64))
+                 np.zeros((s.job.T, 2)), np.zeros(s.job.T, np.int64), np.zeros(s.job.n, np.int64))
 
 
 @jitable
@@ -146,6 +158,19 @@ def started(s, p, j, now, chosen):
 
 
 @jitable
+def revised_end(s, p, j):
+    """Running job j's predicted end, start + its estimate, the estimate revised first by the
+    policy's rule if j's service has reached it."""
+    done = attained_engine(s, j)
+    if done >= p.pred[j]:
+        p.pred[j] = next_estimate(p.params.rule, p.pred[j], done, p.revisions[j], s.job.log_sd[j],
+                                  s.job.predicted[j])
+        p.revisions[j] += 1
+        p.end[j] = p.begin[j] + p.pred[j]
+    return p.end[j]
+
+
+@jitable
 def shadow(s, p, head, now, chosen):
     """(shadow time, GPUs free then): the running jobs and those this decision just started
     (`chosen`, placed on the plan) released in order of (max(predicted end, now), job) into
@@ -164,6 +189,8 @@ def shadow(s, p, head, now, chosen):
         e = p.end[jobs[i]]
         if e <= now and p.params.plus:  # EASY++: outlived its prediction, raised to its requested time
             e = p.begin[jobs[i]] + s.job.predicted[jobs[i]]
+        elif p.params.rule != NONE:
+            e = revised_end(s, p, jobs[i])
         ends[i] = e if e > now else now  # outlived its p̂: predicted to end any moment
     order = np.argsort(ends, kind="mergesort")  # (end, job)
     for i in range(s.nodes.N):

@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.core import attempt, candidates, group, kernel
-from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
 
@@ -42,6 +42,10 @@ class QSSF(ClusterPolicy):
 
     Because the blocked head holds back smaller-priority jobs that would fit, the rule is not
     work-conserving (`work_conservation_gaps` counts those decisions), as for `fifo`.
+
+    `revision` (schedulers.revision) is accepted as by every prediction-aware policy, and changes
+    nothing: a non-preemptive policy revises only at its decisions, and QSSF's decisions rank only
+    waiting jobs, which have never run, so no estimate is outlived when it is read.
     """
 
     name = "qssf"
@@ -50,6 +54,11 @@ class QSSF(ClusterPolicy):
     strict = True  # stops at the first job that does not fit, in priority order
     work_conserving = False  # documented: the blocked highest-priority job holds back later ones
     description = "Helios QSSF: smallest predicted GPU service gpus × p̂ first, non-preemptive, stops at the first misfit"
+
+    def __init__(self, *, revision: str = "none", **cluster):
+        super().__init__(**cluster)
+        self.revision = revision  # accepted, checked, and without effect: see the class docstring
+        revision_code(revision)
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.core import attained_engine, attempt, candidates, group, job_order_add, kernel, total_now
-from schedulers.cluster.base import ClusterPolicy, _EPS
+from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
+from schedulers.revision import next_estimate
 
 
 THEMIS_F = 0.8  # Themis's fairness knob f: only the 1 − f fraction of jobs with the worst ρ bid
@@ -47,7 +48,11 @@ class Themis(ClusterPolicy):
     allocation) are not modelled — they cannot be applied to an all-or-nothing gang anyway; p̂
     (`predicted_duration`) stands in for the agents' remaining-time estimates — this is the only
     size information Themis uses, and its error level is whatever the jobs table carries (the
-    scenarios: p·exp(0.9 Z)). Placement is consolidated as for every policy."""
+    scenarios: p·exp(0.9 Z)). Placement is consolidated as for every policy.
+
+    `revision` (schedulers.revision; default none, the rule above): a job whose service reached its
+    estimate (p̂ at first) has the estimate revised at the next decision, and ρ reads the revised
+    estimate for both T_sh and T_id; with none, an outlived job's remaining time stays 1 s."""
 
     name = "themis"
     needs_prediction = True
@@ -55,15 +60,18 @@ class Themis(ClusterPolicy):
 
     def kernel_params(self):
         """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
-        return ThemisParams(f=self.f, blind=self.size_blind)
+        return ThemisParams(f=self.f, blind=self.size_blind, rule=self.rule)
 
     # size_blind and reauction are ablations (`benchmark reproduce astraea`, docs/fairness.md "Why
     # the ranking differs"), not Themis: size_blind=True reads one p̂ for every job (the median of
     # the jobs' p̂), so ρ keeps its form but carries no information about which job is longer;
     # reauction=False runs no lease rounds (a job keeps its GPUs to completion, the auction only
     # hands out GPUs that free up)
-    def __init__(self, *, f: float = THEMIS_F, size_blind: bool = False, reauction: bool = True, **kwargs):
+    def __init__(self, *, f: float = THEMIS_F, size_blind: bool = False, reauction: bool = True,
+                 revision: str = "none", **kwargs):
         super().__init__(**kwargs)
+        self.rule = revision_code(revision)
+        self.revision = revision
         if not 0.0 <= float(f) < 1.0:
             raise ValueError("themis f must be in [0, 1)")
         for what, value in (("size_blind", size_blind), ("reauction", reauction)):
@@ -77,8 +85,8 @@ class Themis(ClusterPolicy):
 
 
 # ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
-ThemisParams = namedtuple("ThemisParams", "f blind")
-ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t p_hat")
+ThemisParams = namedtuple("ThemisParams", "f blind rule")
+ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t p_hat revisions")
 
 
 def setup(s, params):
@@ -87,14 +95,20 @@ def setup(s, params):
     p_hat = s.job.predicted.copy()
     if params.blind and n > 0:
         p_hat[:] = np.median(s.job.predicted)
-    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n), p_hat)
+    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n), p_hat,
+                 np.zeros(n, np.int64))
 
 
 @jitable
 def themis_rho(s, p, j, now, n_now):
-    """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j."""
+    """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j; its estimate (p_hat) revised first if outlived."""
+    done = attained_engine(s, j)
     pj = p.p_hat[j]
-    r = pj - attained_engine(s, j)
+    if done >= pj:
+        pj = next_estimate(p.params.rule, pj, done, p.revisions[j], s.job.log_sd[j], s.job.predicted[j])
+        p.p_hat[j] = pj
+        p.revisions[j] += 1
+    r = pj - done
     rem = r if r >= 1.0 else 1.0
     if p.seen[j]:
         area0, t0 = p.seen_area[j], p.seen_t[j]
