@@ -199,28 +199,6 @@ def learned_spread(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet
     return None if np.isnan(spread).any() else spread
 
 
-def prediction_spreads(predictions: dict, sources: dict, frame: pd.DataFrame, job_ids, learner=None) -> dict:
-    """{label: the predicted spread σ of its p̂ (a number, or one per job in `job_ids` order), or None}:
-    a noise label's σ is its own level (p̂ = p·exp(σZ) is log-normal around p by construction); a
-    learned method's is calibrated on validation residuals (`learner.spreads`); a jobs table's p̂
-    has the table's `predicted_log_sd` column if it has one. What `gittins`, `serpt` and the
-    `quantile` revision read (schedulers.revision)."""
-    from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
-
-    out: dict = {}
-    learned = [label for label, source in sources.items() if source not in (NOISE_SOURCE, COLUMN_SOURCE)]
-    fitted = learner.spreads(learned, job_ids) if learned and hasattr(learner, "spreads") else {}
-    for label in predictions:
-        if sources.get(label) == NOISE_SOURCE:
-            out[label] = float(label.split(":", 1)[1])
-        elif sources.get(label) == COLUMN_SOURCE and "predicted_log_sd" in frame.columns:
-            order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
-            out[label] = frame["predicted_log_sd"].to_numpy(np.float64)[order]
-        else:
-            out[label] = fitted.get(label)
-    return out
-
-
 def resolve_policies(text: str, kind: str, option: str = "--policies") -> list[str]:
     """The registered names of a `--policies` value's items (`schedulers.policy.resolve_policy`: a
     name, a plugin's `package.module:Class`, either with `(param=value, ...)`); an item that

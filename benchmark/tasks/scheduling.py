@@ -50,7 +50,7 @@ from benchmark.options import machine_count
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    learned_spread, noise_predictions, prediction_spreads, resolve_names)
+                                    learned_spread, noise_predictions, resolve_names)
 from benchmark.timings import Timings
 from benchmark.value import control_predictions, value_of_prediction
 from schedulers import jit
@@ -153,6 +153,28 @@ def dataset_name(folder) -> dict:
         if Path(folder).resolve() == named_dataset_dir(name).resolve():
             return {"name": name}
     return {}
+
+
+def prediction_spreads(predictions: dict, sources: dict, frame: pd.DataFrame, job_ids, learner=None) -> dict:
+    """{label: the predicted spread σ of its p̂ (a number, or one per job in `job_ids` order), or None}:
+    a noise label's σ is its own level (p̂ = p·exp(σZ) is log-normal around p by construction); a
+    learned method's is calibrated on validation residuals (`learner.spreads`); a jobs table's p̂
+    has the table's `predicted_log_sd` column if it has one. What `gittins`, `serpt` and the
+    `quantile` revision read (schedulers.revision)."""
+    from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
+
+    out: dict = {}
+    learned = [label for label, source in sources.items() if source not in (NOISE_SOURCE, COLUMN_SOURCE)]
+    fitted = learner.spreads(learned, job_ids) if learned and hasattr(learner, "spreads") else {}
+    for label in predictions:
+        if sources.get(label) == NOISE_SOURCE:
+            out[label] = float(label.split(":", 1)[1])
+        elif sources.get(label) == COLUMN_SOURCE and "predicted_log_sd" in frame.columns:
+            order = pd.Index(frame["job_id"].astype(str)).get_indexer(pd.Index(job_ids).astype(str))
+            out[label] = frame["predicted_log_sd"].to_numpy(np.float64)[order]
+        else:
+            out[label] = fitted.get(label)
+    return out
 
 
 def add_controls(predictions: dict, sources: dict, spreads: dict, seed: int) -> None:

@@ -151,7 +151,7 @@ def test_simulate_and_score_take_a_policy_as_policies_does(monkeypatch):
     assert per_job["completion_time"].tolist() == [10.0, 2.0, 11.0, 15.0]
     table = api.score(jobs, "total_completion", policies=["fifo", "examples.my_policy:SPJFAging(alpha=100)"])
     assert table["policy"].tolist() == ["fifo", "spjf-aging(alpha=100)"] and table["value"].tolist() == [44.0, 38.0]
-    with pytest.raises(Exception, match="policy 'prr' has no parameter 'lamb' \\(it takes: lam\\)"):
+    with pytest.raises(Exception, match="policy 'prr' has no parameter 'lamb' \\(it takes: lam, revision\\)"):
         api.simulate(jobs, "prr(lamb=0.5)")  # was: unknown policy 'prr(lamb=0.5)'
     with pytest.raises(TypeError, match="policy must be a name or 'package.module:Class' text, got type"):
         api.simulate(jobs, type(api.policy_names))

@@ -4,7 +4,13 @@ against the O(n²) simulators on the same instance."""
 import json
 
 from benchmark.cli import main
-from schedulers.policy import policy_names
+from benchmark.perf_scheduling import ENGINE, REVISED
+from schedulers.policy import policy_names, resolve_policy
+
+
+def _timed():
+    """Every registered single-machine policy, the revising settings and sprpt on the engine."""
+    return set(policy_names("single")) | {resolve_policy(spec, "single") for spec in REVISED} | {ENGINE}
 
 
 def test_perf_scheduling_small(tmp_path, capsys):
@@ -12,7 +18,10 @@ def test_perf_scheduling_small(tmp_path, capsys):
     assert main(["perf", "--sizes", "300,600", "--naive-n", "300", "--output", str(out), "--quiet"]) == 0
     figures = json.loads(out.read_text())["scheduling"]
     assert set(figures["policies"]) == {"300", "600"}
-    assert set(figures["policies"]["600"]) == set(policy_names("single"))
+    assert set(figures["policies"]["600"]) == _timed()
+    events = figures["events"]["600"]
+    # a revision is a wake-up: the revising sprpt takes at least sprpt's events, sprpt on the engine exactly its own
+    assert events["sprpt(revision='double')"] >= events["sprpt"] == events[ENGINE]
     for name in ("rr", "prr", "las"):
         naive = figures["naive"][name]
         assert naive["same_schedule"] is True and naive["speedup"] == naive["naive_s"] / naive["engine_s"]
@@ -32,7 +41,7 @@ def test_perf_saves_each_section_as_it_finishes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(benchmark.perf_traces, "run", interrupted)
     assert main(["perf", "--scheduling", "--traces", "--sizes", "300", "--naive-n", "200", "--output", str(out)]) == 130
     figures = json.loads(out.read_text())
-    assert list(figures) == ["scheduling"] and set(figures["scheduling"]["policies"]["300"]) == set(policy_names("single"))
+    assert list(figures) == ["scheduling"] and set(figures["scheduling"]["policies"]["300"]) == _timed()
     printed = capsys.readouterr().out
     assert f"[perf] section scheduling done; figures saved to {out}" in printed
     assert printed.index("seconds per policy") < printed.index("[perf] section scheduling done")

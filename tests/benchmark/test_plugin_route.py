@@ -244,7 +244,7 @@ def test_the_worked_example_of_the_docs_runs_as_written(workdir, capsys, monkeyp
     (["--task", "scheduling", "--objective", "total_completion"], "prr(lam=5)",
      "--policies: policy 'prr(lam=5)': prr lambda must be in [0, 1]"),
     (["--task", "scheduling", "--objective", "total_completion"], "spjf(alpha=1)",
-     "policy 'spjf' has no parameter 'alpha' (it takes: none)"),  # said "(it takes: args)"
+     "policy 'spjf' has no parameter 'alpha' (it takes: revision)"),  # said "(it takes: args)"
     # a setting the task passes itself was silently overridden by the task's value, under the user's label
     (["--task", "fairness", "--nodes", "1", "--gpus-per-node", "8"], "astraea(lease_s=60)",
      "policy 'astraea(lease_s=60)': 'lease_s' is set by the task from its own options"),

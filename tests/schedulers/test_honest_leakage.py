@@ -16,7 +16,7 @@ import pytest
 
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
-from schedulers.policy import get_policy, policy_names
+from schedulers.policy import get_policy, policy_names, resolve_policy
 
 
 class Recorder:
@@ -39,7 +39,10 @@ class Recorder:
         return alloc
 
 
-HONEST = [p for p in policy_names("single") if not get_policy(p).clairvoyant]
+# the revising settings too: a revision reads the service received, never the size
+REVISING = ["sprpt(revision='double')", "pspjf(revision='tsafrir')", "edf-p(revision='quantile')",
+            "prr(revision='double')"]
+HONEST = [p for p in policy_names("single") if not get_policy(p).clairvoyant] + REVISING
 
 
 def _instance(seed):
@@ -52,7 +55,7 @@ def _instance(seed):
 
 
 def _make(name):
-    cls = get_policy(name)
+    cls = get_policy(resolve_policy(name, "single"))
     return cls(stretch=2.0) if name == "edf-p-ref" else cls()
 
 
@@ -63,7 +66,8 @@ def test_decisions_do_not_depend_on_true_sizes_until_a_changed_job_completes(nam
     changed = np.arange(100, 200, 3)  # later jobs: decisions before their first completion are many
     bigger = size.copy()
     bigger[changed] *= 3.0
-    a, b = JobSet.from_arrays(submit, size, p_hat), JobSet.from_arrays(submit, bigger, p_hat)
+    a, b = (JobSet.from_arrays(submit, sizes, p_hat) for sizes in (size, bigger))
+    a, b = (jobs.with_predictions(jobs.predicted, 0.8) for jobs in (a, b))  # the spread of p̂'s noise
     rec_a, rec_b = Recorder(_make(name)), Recorder(_make(name))
     done_a = simulate(a, rec_a).completion_time
     simulate(b, rec_b)

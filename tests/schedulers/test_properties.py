@@ -27,7 +27,8 @@ def instances(draw, max_n=7, integer=False):
         submit = draw(st.lists(st.floats(0, 20), min_size=n, max_size=n))
         size = draw(st.lists(st.floats(1, 10), min_size=n, max_size=n))
     predicted = draw(st.lists(st.floats(1, 10), min_size=n, max_size=n))
-    return JobSet.from_arrays(submit, size, predicted)
+    jobs = JobSet.from_arrays(submit, size, predicted)
+    return jobs.with_predictions(jobs.predicted, draw(st.sampled_from([0.0, 0.5, 2.0])))  # gittins, serpt read it
 
 
 @settings(max_examples=60, deadline=None)

@@ -17,7 +17,8 @@ from schedulers.cluster.metrics import compiled_policies
 from schedulers.policy import BUILTIN_ORDER, Policy, builtin_classes, get_policy, policy_names, register
 
 ROOT = Path(__file__).resolve().parents[2]
-SINGLE_MODULES = ["schedulers.policies.single", "schedulers.policies.parallel", "schedulers.policies.reference"]
+SINGLE_MODULES = ["schedulers.policies.single", "schedulers.policies.distribution", "schedulers.policies.parallel",
+                  "schedulers.policies.reference"]
 CLUSTER_MODULES = ["schedulers.cluster.policies." + m for m in (
     "fifo", "srtf_oracle", "yarn_cs", "tiresias_l", "themis", "gandiva_fair", "hived", "astraea", "allox", "qssf",
     "easy_p")]
@@ -67,7 +68,8 @@ def test_listings_follow_the_builtin_order():
     ("schedulers.cluster.policies", list(reversed(SINGLE_MODULES + CLUSTER_MODULES))),
     # shuffled: astraea and hived first, reference before single
     ("schedulers.policies", [CLUSTER_MODULES[i] for i in (7, 6, 10, 2, 0, 8, 4, 9, 1, 5, 3)]
-     + ["schedulers.policies.reference", "schedulers.policies.parallel", "schedulers.policies.single"]),
+     + ["schedulers.policies.reference", "schedulers.policies.parallel", "schedulers.policies.distribution",
+        "schedulers.policies.single"]),
 ])
 def test_import_order_does_not_change_the_listing(first, modules):
     expected = {kind: list(BUILTIN_ORDER[kind]) for kind in ("single", "parallel", "cluster")}
