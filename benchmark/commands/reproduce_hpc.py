@@ -247,6 +247,11 @@ def held_out_part(log: dict, method: str, seed: int, quiet: bool, whole: bool = 
 
 
 def add_arguments(parser) -> None:
+    parser.add_argument("--protocol", choices=("gaussier15", "tsafrir07"),
+                        help="a published whole-log table instead: SC'15's (gaussier15) or TPDS'07's Table 3 "
+                             "(tsafrir07), their job filter and schedulers, the paper's cells beside ours "
+                             "(--policies then names rows: easy, easy-sjbf, easy-clairvoyant, easy-sjbf-clairvoyant, "
+                             "easy-pp, easy-pp-double, easy-pp-tsafrir, easy-recent; docs/hpc-backfilling.md)")
     parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the three shipped logs")
     parser.add_argument("--policies", metavar="A,B,...", help=f"policies, comma-separated (default all: {', '.join(POLICIES)})")
     parser.add_argument("--predictor", metavar="METHOD", default="oracle",
@@ -355,6 +360,10 @@ def figure(rows: list[dict], path: Path) -> Path:
 
 
 def reproduce(args) -> int:
+    if getattr(args, "protocol", None):
+        from benchmark.commands.reproduce_hpc_protocol import reproduce_protocol
+
+        return reproduce_protocol(args)
     started = time.perf_counter()
     names = policy_names(args.policies)
     method = args.predictor

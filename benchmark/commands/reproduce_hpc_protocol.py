@@ -1,0 +1,136 @@
+"""`benchmark reproduce hpc --protocol gaussier15|tsafrir07`: the published whole-log tables beside ours.
+
+Argument handling and the report; the protocols themselves (the job filter, pyss's schedulers, the
+statistics, the papers' cells) are benchmark.hpc_protocols. Writes OUT/reproduce-hpc-PROTOCOL.md and
+results.json, and with `--readme FILE` the block between the `reproduce-hpc-PROTOCOL` markers
+(docs/hpc-backfilling.md#the-published-whole-log-tables). May import benchmark.* and through it
+atlas_data and schedulers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from atlas_data.errors import InputError
+from atlas_data.outputs import check_output_folder, command_line, output_folder
+from benchmark.hpc_protocols import GAUSSIER15, ROWS, TSAFRIR07, run_protocol
+from benchmark.progress import say
+from benchmark.results import check_readme_block, replace_readme_block
+
+#: the rows each protocol runs by default: all of SC'15's; TPDS'07's Table 3 and EASY++ as SC'15 runs it
+DEFAULT_ROWS = {"gaussier15": list(ROWS),
+                "tsafrir07": ["easy", "easy-sjbf", "easy-pp-tsafrir", "easy-sjbf-clairvoyant", "easy-pp"]}
+SHIPPED = {"SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz", "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz"}
+
+
+def markers(protocol: str) -> tuple[str, str]:
+    return f"<!-- reproduce-hpc-{protocol}:start -->", f"<!-- reproduce-hpc-{protocol}:end -->"
+
+
+def row_names(text: str | None, protocol: str) -> list[str]:
+    """The --policies list under a protocol (default DEFAULT_ROWS), InputError for an unknown or repeated name."""
+    if text is None:
+        return list(DEFAULT_ROWS[protocol])
+    names = [t.strip() for t in text.split(",")]
+    for name in names:
+        if name not in ROWS:
+            raise InputError(f"unknown row {name!r} under --protocol {protocol} (choose from {', '.join(ROWS)})",
+                             where="--policies")
+    if len(set(names)) < len(names):
+        raise InputError("a row is named twice", where="--policies")
+    return names
+
+
+def _pct(ours: float, paper: float | None) -> str:
+    if paper is None:
+        return "—"
+    pct = 100 * (ours - paper) / paper
+    return "0.00 %" if abs(pct) < 0.005 else f"{pct:+.2f} %"
+
+
+def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source: str, elapsed_s: float) -> str:
+    import datetime
+
+    day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    lines = [f"Produced by `benchmark reproduce hpc --protocol {protocol}` on {source} ({day}, {elapsed_s:.0f} s): "
+             + ("every job the SC'15 filter keeps, from an empty machine, on pyss's schedulers; the mean bounded "
+                "slowdown (τ = 10 s) over all of them; paper: Gaussier et al.'s raw results (predictsim "
+                "metrics_complete, avgbsld)." if protocol == "gaussier15" else
+                "the SC'15 filter's jobs on pyss's schedulers, scored by pyss's statistics (the first 1 % by "
+                "finish time and the jobs ending after the last submission left out); paper: Tsafrir, Etsion & "
+                "Feitelson, TPDS 2007, Table 3 (EASY++ there: the tsafrir correction).")
+             + " docs/hpc-backfilling.md#the-published-whole-log-tables.", ""]
+    if protocol == "gaussier15":
+        lines += ["| log | row | jobs (paper) | bounded slowdown | paper | difference | mean wait (s) | utilisation | "
+                  "corrections |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for _, rows, _ in results:
+            for r in rows:
+                paper = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']:.2f}"
+                jobs = f"{r['jobs']:,}" + ("" if r["paper_jobs"] is None else f" ({r['paper_jobs']:,})")
+                lines.append(f"| {r['log']} | {r['label']} | {jobs} | {r['bsld']:.2f} | {paper} | "
+                             f"{_pct(r['bsld'], r['paper_bsld'])} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
+                             f"{r['corrections']:,} |")
+    else:
+        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for _, rows, _ in results:
+            for r in rows:
+                pb = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']}"
+                pw = "—" if r["paper_wait_min"] is None else f"{r['paper_wait_min']}"
+                lines.append(f"| {r['log']} | {r['label']} | {r['processors']} | {r['bsld']:.2f} | {pb} | "
+                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} |")
+    lines += ["", "The SC'15 filter's jobs after each step (atlas_data.pwa_filter):", "",
+              "| log | " + " | ".join(k for k, _ in results[0][2]) + " |",
+              "|---|" + "---:|" * len(results[0][2])]
+    for log, rows, counts in results:
+        lines.append(f"| {log} | " + " | ".join(f"{n:,}" for _, n in counts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def reproduce_protocol(args) -> int:
+    started = time.perf_counter()
+    protocol = args.protocol
+    rows = row_names(args.policies, protocol)
+    if args.whole or getattr(args, "shake", 0):
+        raise InputError("a protocol runs whole logs unshaken: leave out --whole and --shake", where="--protocol")
+    if args.predictor != "oracle":
+        raise InputError("--predictor with --protocol is not available yet", where="--predictor")
+    if args.readme:
+        check_readme_block(Path(args.readme), *markers(protocol))
+    check_output_folder(args.output, "reproduce")
+    if args.jobs:
+        from atlas_data.adapters import is_swf_path
+
+        if not is_swf_path(args.jobs):
+            raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
+        todo = [(Path(args.jobs).name, Path(args.jobs))]
+        source = f"the SWF log {args.jobs}"
+    else:
+        from benchmark.commands.reproduce_rlscheduler import shipped_log
+
+        todo = [(name, shipped_log(file)) for name, file in SHIPPED.items()]
+        source = "the shipped SDSC-SP2 and CTC-SP2 logs"
+    results = []
+    for log, path in todo:
+        say(f"{log}: {protocol}: {', '.join(rows)}", args.quiet)
+        out, counts = run_protocol(path, log, protocol, rows)
+        results.append((log, out, counts))
+    elapsed = time.perf_counter() - started
+    text = markdown(protocol, results, source, elapsed)
+    out_dir = Path(args.output)
+    with output_folder(out_dir, "reproduce") as folder:
+        (folder / f"reproduce-hpc-{protocol}.md").write_text(text)
+        summary = {"source": source, "protocol": protocol, "rows": [r for _, rs, _ in results for r in rs],
+                   "filter": {log: counts for log, _, counts in results},
+                   "paper": GAUSSIER15 if protocol == "gaussier15" else TSAFRIR07,
+                   "row_settings": {k: {"what": v[0], "predictsim": v[1]} for k, v in ROWS.items()},
+                   "elapsed_s": elapsed, "complete": True, "argv": command_line()}
+        (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if args.readme:
+        replace_readme_block(Path(args.readme), *markers(protocol), text)
+    print(text)
+    say(f"reproduce hpc --protocol {protocol}: {elapsed:.0f} s; written {out_dir / f'reproduce-hpc-{protocol}.md'}, "
+        "results.json", args.quiet)
+    return 0
