@@ -1,0 +1,94 @@
+"""`reproduce hpc --protocol gaussier15|tsafrir07`: SC'15's filter, its published cells, TPDS'07's statistics.
+
+The shipped CTC-SP2 log is the version SC'15 ran (77,199 jobs after their filter, as in their raw
+results): its cells must come out as published. SDSC-SP2's shipped version keeps 53,999 jobs where
+theirs kept 54,006 (docs/hpc-backfilling.md): its cells are held to 0.2 % here.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from atlas_data.pwa_filter import STEPS, gaussier15_jobs
+from benchmark import hpc_protocols as hp
+from benchmark.cli import main
+from benchmark.commands.reproduce_rlscheduler import shipped_log
+
+
+def test_the_filter_rule_by_rule(tmp_path):
+    lines = ["; MaxProcs: 8",
+             "1 0 0 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1",   # kept as it is
+             "2 5 0 10 9 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1",   # 9 allocated > 8: dropped
+             "3 5 0 10 4 -1 -1 9 20 -1 1 1 1 1 1 1 -1 -1",   # 9 requested > 8: dropped
+             "4 6 0 10 -1 -1 -1 3 20 -1 1 2 1 1 1 1 -1 -1",  # allocated from the request: 3 processors
+             "5 7 0 10 5 -1 -1 -1 20 -1 1 2 1 1 1 1 -1 -1",  # request from the allocation: 5
+             "6 8 0 10 -1 -1 -1 -1 20 -1 1 2 1 1 1 1 -1 -1",  # no processor count: dropped
+             "7 9 0 0 2 -1 -1 2 20 -1 1 2 1 1 1 1 -1 -1",    # run time 0: dropped
+             "8 9 0 10 2 -1 -1 2 -1 -1 1 2 1 1 1 1 -1 -1",   # no requested time: dropped
+             "9 9 0 30 2 -1 -1 2 20 -1 1 3 1 1 1 1 -1 -1",   # ran past its request: cut to 20
+             "10 -1 0 10 2 -1 -1 2 20 -1 1 3 1 1 1 1 -1 -1"]  # negative submit: dropped
+    (tmp_path / "f.swf").write_text("\n".join(lines) + "\n")
+    jobs, counts = gaussier15_jobs(tmp_path / "f.swf")
+    assert [k for k, _ in counts] == list(STEPS)
+    assert [n for _, n in counts] == [10, 9, 8, 7, 6, 5, 5, 4]
+    assert jobs["number"].tolist() == [1, 4, 5, 9]
+    assert jobs["procs"].tolist() == [4, 3, 5, 2]
+    assert jobs["run"].tolist() == [10, 10, 10, 20] and jobs["requested"].tolist() == [20, 20, 20, 20]
+    assert jobs["user"].tolist() == [1, 2, 2, 3] and jobs["processors"] == 8
+
+
+def test_the_filter_keeps_the_papers_job_counts_on_the_shipped_logs():
+    _, ctc = gaussier15_jobs(shipped_log("CTC-SP2-1996-3.1-cln.swf.gz"))
+    assert [n for _, n in ctc] == [77222, 77222, 77222, 77222, 77205, 77199, 77199, 77199]
+    assert ctc[-1][1] == hp.GAUSSIER15["CTC-SP2"]["jobs"]
+    _, sdsc = gaussier15_jobs(shipped_log("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    assert [n for _, n in sdsc] == [59715, 59715, 59715, 59715, 54034, 53999, 53999, 53999]  # theirs: 54,006
+
+
+@pytest.mark.parametrize("row", ["easy", "easy-sjbf-clairvoyant", "easy-pp"])
+def test_ctc_sp2_cells_come_out_as_published(row):
+    rows, _ = hp.run_protocol(shipped_log("CTC-SP2-1996-3.1-cln.swf.gz"), "CTC-SP2", "gaussier15", [row])
+    assert rows[0]["jobs"] == 77199
+    assert rows[0]["bsld"] == pytest.approx(hp.GAUSSIER15["CTC-SP2"][row], abs=5e-4)
+
+
+def test_sdsc_sp2_cells_within_the_seven_jobs_the_versions_differ_by():
+    rows, _ = hp.run_protocol(shipped_log("SDSC-SP2-1998-4.2-cln.swf.gz"), "SDSC-SP2", "gaussier15",
+                              ["easy", "easy-pp"])
+    for r in rows:
+        assert r["bsld"] == pytest.approx(r["paper_bsld"], rel=2e-3)
+        assert r["bsld"] != pytest.approx(r["paper_bsld"], rel=1e-5)  # not the paper's job set
+
+
+def test_tsafrir07_statistics_by_hand():
+    # 3 jobs; the tiny one (1 processor, requested 1 s) is ignored; fewer than 100 jobs: nothing skipped;
+    # the job ending after the last submission (at 10) ends the count
+    jobs = {"submit": np.array([0, 10, 2]), "run": np.array([5, 20, 1]), "requested": np.array([9, 30, 1]),
+            "procs": np.array([2, 2, 1])}
+    start = np.array([0, 10, 4])
+    s = hp.tsafrir07_statistics(jobs, start)
+    # by finish time: job 0 (5), job 2 (5, tiny), job 1 (30 > 10: stop)
+    assert s["counted"] == 1 and s["bsld"] == 1.0 and s["wait_min"] == 0.0
+    start = np.array([3, 10, 4])  # job 0 waits 3 s: bsld (3 + 5) / 10 → 1
+    assert hp.tsafrir07_statistics(jobs, start)["wait_min"] == pytest.approx(3 / 60)
+
+
+def test_the_command_writes_the_table_and_refuses_an_unknown_row(tmp_path, capsys):
+    from swf_logs import random_swf
+
+    log = random_swf(tmp_path / "r.swf", 300, seed=2, max_gap=40, max_request=400)
+    out = tmp_path / "out"
+    assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--policies", "easy,easy-pp",
+                 "--output", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "results.json").read_text())
+    assert [r["label"] for r in summary["rows"]] == ["easy", "easy-pp"]
+    jobs, _ = gaussier15_jobs(log)
+    assert summary["rows"][0]["jobs"] == len(jobs["run"]) and summary["rows"][0]["paper_bsld"] is None
+    assert "| r.swf | easy |" in (out / "reproduce-hpc-gaussier15.md").read_text()
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--protocol", "tsafrir07", "--jobs", str(log), "--policies", "easy,nope",
+                 "--output", str(tmp_path / "no"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown row 'nope'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "no").exists()
