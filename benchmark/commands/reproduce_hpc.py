@@ -38,7 +38,8 @@ from atlas_data.outputs import check_output_folder, command_line, output_folder
 from atlas_data.shaking import spread
 from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
                                                       add_shake_arguments, differences_table, load_log,
-                                                      paired_differences, sequence_starts, shaken_caption,
+                                                      paired_differences, print_notes, sequence_starts,
+                                                      shaken_caption,
                                                       shaken_cells, shaken_fields, shaken_sequences, shaking_settings,
                                                       shipped_log)
 from benchmark.options import seed as seed_type
@@ -135,6 +136,20 @@ def check_estimates(log: dict, names: list[str]) -> None:
     if needing and math.isinf(site_limit(log)):
         raise InputError(f"the log gives no requested time (field 9) and no MaxRuntime: {', '.join(needing)} "
                          "need the users' estimates (fcfs and easy-p do not)", path=log["path"], where="--policies")
+
+
+def default_narrowed(name: str, log: dict, names: list[str]) -> list[str]:
+    """The default policy list narrowed to what the log supports: without any requested time or
+    MaxRuntime, the policies that read no estimate (fcfs, easy-p), with a note on stderr."""
+    if not math.isinf(site_limit(log)):
+        return names
+    import sys
+
+    left = [n for n in names if n not in NEEDS_ESTIMATES]
+    print(f"{name}: note: the log gives no requested time (field 9) and no MaxRuntime: running "
+          f"{', '.join(left)} only ({', '.join(n for n in names if n in NEEDS_ESTIMATES)} need the users' "
+          "estimates)", file=sys.stderr)
+    return left
 
 
 def check_span(log: dict, starts: list[int], length: int) -> None:
@@ -387,8 +402,11 @@ def reproduce(args) -> int:
     else:
         todo = [(name, with_site_limit(load_log(shipped_log(file))), slice_) for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
+    per_log = {}
     for name, log, slice_ in todo:  # every log checked before the first simulation
-        check_estimates(log, names)
+        print_notes(name, log)
+        per_log[name] = default_narrowed(name, log, names) if args.policies is None else names
+        check_estimates(log, per_log[name])
         if not whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
                              "(--whole runs on the whole log)", path=log["path"], where="--jobs")
@@ -407,7 +425,7 @@ def reproduce(args) -> int:
             if shaking else []
         _, _, killed = killed_runs(log)
         in_sequences = int(sum(killed[s0:s0 + length].sum() for s0 in starts))
-        for policy in names:
+        for policy in per_log[name]:
             # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
             # own prediction and with the learned one
             learned = method != "oracle"
