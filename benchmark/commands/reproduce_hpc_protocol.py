@@ -17,6 +17,7 @@ from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.hpc_protocols import GAUSSIER15, ROWS, TSAFRIR07, run_protocol
 from benchmark.progress import say
+from predictors.online_jobs import ONLINE_METHODS, online_predictor
 from benchmark.results import check_readme_block, replace_readme_block
 
 #: the rows each protocol runs by default: all of SC'15's; TPDS'07's Table 3 and EASY++ as SC'15 runs it
@@ -81,6 +82,14 @@ def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source:
                 pw = "—" if r["paper_wait_min"] is None else f"{r['paper_wait_min']}"
                 lines.append(f"| {r['log']} | {r['label']} | {r['processors']} | {r['bsld']:.2f} | {pb} | "
                              f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} |")
+    learned = [(r, own) for _, rows, _ in results for r in rows if r["p_hat"]
+               for own in rows if own["label"] == r["row"] and own["log"] == r["log"]]
+    if learned:
+        lines += ["", f"`ROW ({learned[0][0]['p_hat']})`: the row's scheduler and correction with the online learned "
+                  "p̂ (predictors.online_jobs: each job's from a model fitted only on jobs terminated before its "
+                  "submission) in place of EASY++'s two-job mean. Against the same row with the two-job mean:", ""]
+        lines += [f"- {r['log']}, {r['row']}: {r['bsld']:.2f} against {own['bsld']:.2f} "
+                  f"({_pct(r['bsld'], own['bsld'])}; {r['seconds']:.0f} s with the predictor)" for r, own in learned]
     lines += ["", "The SC'15 filter's jobs after each step (atlas_data.pwa_filter):", "",
               "| log | " + " | ".join(k for k, _ in results[0][2]) + " |",
               "|---|" + "---:|" * len(results[0][2])]
@@ -95,8 +104,11 @@ def reproduce_protocol(args) -> int:
     rows = row_names(args.policies, protocol)
     if args.whole or getattr(args, "shake", 0):
         raise InputError("a protocol runs whole logs unshaken: leave out --whole and --shake", where="--protocol")
-    if args.predictor != "oracle":
-        raise InputError("--predictor with --protocol is not available yet", where="--predictor")
+    method = None if args.predictor == "oracle" else args.predictor
+    if method is not None and method not in ONLINE_METHODS:
+        raise InputError(f"under --protocol, --predictor names an online method ({', '.join(ONLINE_METHODS)}): "
+                         f"every job of the whole log is predicted from the jobs finished before it, got {method!r}",
+                         where="--predictor")
     if args.readme:
         check_readme_block(Path(args.readme), *markers(protocol))
     check_output_folder(args.output, "reproduce")
@@ -115,14 +127,16 @@ def reproduce_protocol(args) -> int:
     results = []
     for log, path in todo:
         say(f"{log}: {protocol}: {', '.join(rows)}", args.quiet)
-        out, counts = run_protocol(path, log, protocol, rows)
+        factory = None if method is None else (lambda jobs: online_predictor(method, jobs, args.seed))
+        out, counts = run_protocol(path, log, protocol, rows, predictor_factory=factory, predictor_name=method)
         results.append((log, out, counts))
     elapsed = time.perf_counter() - started
     text = markdown(protocol, results, source, elapsed)
     out_dir = Path(args.output)
     with output_folder(out_dir, "reproduce") as folder:
         (folder / f"reproduce-hpc-{protocol}.md").write_text(text)
-        summary = {"source": source, "protocol": protocol, "rows": [r for _, rs, _ in results for r in rs],
+        summary = {"source": source, "protocol": protocol, "predictor": method, "seed": args.seed,
+                   "online_settings": ONLINE_METHODS.get(method), "rows": [r for _, rs, _ in results for r in rs],
                    "filter": {log: counts for log, _, counts in results},
                    "paper": GAUSSIER15 if protocol == "gaussier15" else TSAFRIR07,
                    "row_settings": {k: {"what": v[0], "predictsim": v[1]} for k, v in ROWS.items()},

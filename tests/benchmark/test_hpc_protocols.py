@@ -92,3 +92,21 @@ def test_the_command_writes_the_table_and_refuses_an_unknown_row(tmp_path, capsy
     err = capsys.readouterr().err
     assert "unknown row 'nope'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "no").exists()
+
+
+def test_a_learned_predictor_under_a_protocol_is_an_online_one(tmp_path, capsys):
+    from swf_logs import random_swf
+
+    log = random_swf(tmp_path / "r.swf", 400, seed=4, max_gap=30, max_request=400)
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--predictor", "lgbm-meta",
+                 "--output", str(tmp_path / "no"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "online method (online-lgbm)" in err and len(err.strip().splitlines()) == 1
+    out = tmp_path / "out"
+    assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--predictor", "online-lgbm",
+                 "--policies", "easy,easy-pp", "--output", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "results.json").read_text())
+    assert [r["label"] for r in summary["rows"]] == ["easy", "easy-pp", "easy-pp (online-lgbm)"]
+    assert summary["rows"][2]["p_hat"] == "online-lgbm" and summary["rows"][2]["jobs"] == summary["rows"][1]["jobs"]
+    assert "easy-pp: " in (out / "reproduce-hpc-gaussier15.md").read_text()
