@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-N_FEATURES = 12
+N_FEATURES = 11
 MIN_FIT_ROWS = 50  # no fit on fewer terminated jobs: EASY++'s prediction until then
 #: the online methods `reproduce hpc --protocol ... --predictor NAME` knows, with their settings
 ONLINE_METHODS = {"online-lgbm": dict(alpha=0.6, refit_every=2000, trees=120)}
@@ -50,15 +50,13 @@ class OnlineLGBM:
     `observe`, at the job's termination."""
 
     def __init__(self, submit, run, requested, procs, user, *, refit_every: int = 2000, alpha: float = 0.6,
-                 seed: int = 0, trees: int = 120, target: str = "log", floor_recent: bool = False):
+                 seed: int = 0, trees: int = 120):
         self.submit = np.asarray(submit).tolist()
         self._run = np.asarray(run).tolist()
         self.requested = np.asarray(requested).tolist()
         self.procs = np.asarray(procs).tolist()
         self.user = np.asarray(user).tolist()
         self.refit_every, self.alpha, self.seed, self.trees = int(refit_every), float(alpha), int(seed), int(trees)
-        self.target = target  # "log": log run time; "ratio": log(run / requested)
-        self.floor_recent = floor_recent  # never below EASY++'s own prediction
         self.history: dict[int, list[float]] = {}  # user → observed log run times, oldest first
         self.runs: dict[int, list[int]] = {}       # user → observed run times (s), oldest first
         self.ratio: dict[int, list[float]] = {}    # user → observed run / requested
@@ -75,7 +73,6 @@ class OnlineLGBM:
     def features(self, job: int, now: int) -> list[float]:
         u = self.user[job]
         h = self.history.get(u, [])
-        runs = self.runs.get(u, [])
         r = self.ratio.get(u, [])
         key = (u, self.requested[job], self.procs[job])
         gap = now - self.last_submit[u] if u in self.last_submit else -1
@@ -84,8 +81,7 @@ class OnlineLGBM:
                 h[-1] if h else nan, h[-2] if len(h) > 1 else nan, float(np.mean(h[-5:])) if h else nan,
                 float(np.mean(r[-5:])) if r else nan, float(len(h)), self.same.get(key, nan),
                 1.0 if key in self.same else 0.0, math.log1p(gap) if gap >= 0 else nan,
-                float(np.median(h[-20:])) if h else nan,
-                math.log(max(1, (runs[-1] + runs[-2]) // 2)) if len(runs) > 1 else nan]
+                float(np.median(h[-20:])) if h else nan]
 
     def predict(self, job: int, now: int) -> int:
         row = self.features(job, now)
@@ -97,13 +93,7 @@ class OnlineLGBM:
             return int(req) if len(last) < 2 else int(min(req, (last[-1] + last[-2]) // 2))
         # the booster (no wrapper checks); a custom objective's raw score leaves out the init score
         log_p = self.base + float(self.model.predict(np.array([row]), num_threads=1)[0])
-        if self.target == "ratio":
-            log_p += math.log(max(req, 1))
-        p = round(math.exp(log_p))
-        if self.floor_recent:
-            runs = self.runs.get(self.user[job], [])
-            p = max(p, (runs[-1] + runs[-2]) // 2 if len(runs) > 1 else req)
-        return int(max(1, min(req, p)))
+        return int(max(1, min(req, round(math.exp(log_p)))))
 
     def observe(self, job: int, now: int) -> None:
         run = self._run[job]  # the job has terminated: its run time is known from now on
@@ -114,7 +104,7 @@ class OnlineLGBM:
         self.ratio.setdefault(u, []).append(run / max(self.requested[job], 1))
         self.same[(u, self.requested[job], self.procs[job])] = log_run
         self.x.append(self.rows.pop(job))
-        self.y.append(log_run - (math.log(max(self.requested[job], 1)) if self.target == "ratio" else 0.0))
+        self.y.append(log_run)
         self.pending += 1
         if self.pending >= self.refit_every and len(self.y) >= MIN_FIT_ROWS:
             self.refit()

@@ -51,11 +51,13 @@ def _pct(ours: float, paper: float | None) -> str:
     return "0.00 %" if abs(pct) < 0.005 else f"{pct:+.2f} %"
 
 
-def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source: str, elapsed_s: float) -> str:
+def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source: str, elapsed_s: float,
+             method: str | None = None) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    lines = [f"Produced by `benchmark reproduce hpc --protocol {protocol}` on {source} ({day}, {elapsed_s:.0f} s): "
+    command = f"--protocol {protocol}" + (f" --predictor {method}" if method else "")
+    lines = [f"Produced by `benchmark reproduce hpc {command}` on {source} ({day}, {elapsed_s:.0f} s): "
              + ("every job the SC'15 filter keeps, from an empty machine, on pyss's schedulers; the mean bounded "
                 "slowdown (τ = 10 s) over all of them; paper: Gaussier et al.'s raw results (predictsim "
                 "metrics_complete, avgbsld)." if protocol == "gaussier15" else
@@ -131,7 +133,7 @@ def reproduce_protocol(args) -> int:
         out, counts = run_protocol(path, log, protocol, rows, predictor_factory=factory, predictor_name=method)
         results.append((log, out, counts))
     elapsed = time.perf_counter() - started
-    text = markdown(protocol, results, source, elapsed)
+    text = markdown(protocol, results, source, elapsed, method)
     out_dir = Path(args.output)
     with output_folder(out_dir, "reproduce") as folder:
         (folder / f"reproduce-hpc-{protocol}.md").write_text(text)
