@@ -67,23 +67,23 @@ def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source:
              + " docs/hpc-backfilling.md#the-published-whole-log-tables.", ""]
     if protocol == "gaussier15":
         lines += ["| log | row | jobs (paper) | bounded slowdown | paper | difference | mean wait (s) | utilisation | "
-                  "corrections |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "corrections | seconds |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for _, rows, _ in results:
             for r in rows:
                 paper = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']:.2f}"
                 jobs = f"{r['jobs']:,}" + ("" if r["paper_jobs"] is None else f" ({r['paper_jobs']:,})")
                 lines.append(f"| {r['log']} | {r['label']} | {jobs} | {r['bsld']:.2f} | {paper} | "
                              f"{_pct(r['bsld'], r['paper_bsld'])} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
-                             f"{r['corrections']:,} |")
+                             f"{r['corrections']:,} | {r['seconds']:.1f} |")
     else:
-        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted | seconds |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for _, rows, _ in results:
             for r in rows:
                 pb = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']}"
                 pw = "—" if r["paper_wait_min"] is None else f"{r['paper_wait_min']}"
                 lines.append(f"| {r['log']} | {r['label']} | {r['processors']} | {r['bsld']:.2f} | {pb} | "
-                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} |")
+                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} | {r['seconds']:.1f} |")
     learned = [(r, own) for _, rows, _ in results for r in rows if r["p_hat"]
                for own in rows if own["label"] == r["row"] and own["log"] == r["log"]]
     if learned:

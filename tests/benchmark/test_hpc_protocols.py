@@ -110,3 +110,20 @@ def test_a_learned_predictor_under_a_protocol_is_an_online_one(tmp_path, capsys)
     assert [r["label"] for r in summary["rows"]] == ["easy", "easy-pp", "easy-pp (online-lgbm)"]
     assert summary["rows"][2]["p_hat"] == "online-lgbm" and summary["rows"][2]["jobs"] == summary["rows"][1]["jobs"]
     assert "easy-pp: " in (out / "reproduce-hpc-gaussier15.md").read_text()
+
+
+def test_a_log_the_protocol_cannot_run_is_one_line(tmp_path, capsys):
+    lines = ["; MaxProcs: 8"] + [f"{i + 1} {i * 50} 0 40 2 -1 -1 -1 -1 -1 1 1 1 1 1 1 -1 -1" for i in range(20)]
+    (tmp_path / "noreq.swf").write_text("\n".join(lines) + "\n")
+    (tmp_path / "nomax.swf").write_text("\n".join(lines[1:]) + "\n")
+    capsys.readouterr()
+    for name, fragment in (("noreq.swf", "no job passes the SC'15 filter (read: 20;"),
+                           ("nomax.swf", "no MaxProcs")):
+        assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(tmp_path / name),
+                     "--output", str(tmp_path / "no"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert fragment in err and "requested time > 0: 0" in err if name == "noreq.swf" else fragment in err
+        assert len(err.strip().splitlines()) == 1 and not (tmp_path / "no").exists()
+    assert main(["reproduce", "hpc", "--protocol", "tsafrir07", "--whole", "--output", str(tmp_path / "no"),
+                 "--quiet"]) == 2
+    assert "leave out --whole" in capsys.readouterr().err
