@@ -128,32 +128,37 @@ def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_facto
     """Every row of `rows` on the log at `path` (named `log`) under `protocol`: (one dict per row —
     log, row, bsld, wait (s), utilisation, jobs, corrections, seconds, the paper's cell(s) — and
     the filter's counts per step). `predictor_factory(jobs)` → a Predictor: then each EASY++ row also
-    runs with it in place of the two-job mean (row label `ROW (predictor_name)`)."""
-    if processors is None and protocol == "tsafrir07":
-        processors = TSAFRIR07_PROCESSORS.get(log)
-    jobs, counts = gaussier15_jobs(path, processors)
-    out = []
-    variants = [(r, None) for r in rows]
+    runs with it in place of the two-job mean (row label `ROW (predictor_name)`). Under tsafrir07 a log
+    whose machine TPDS'07 took bigger (TSAFRIR07_PROCESSORS) runs `easy` on the header's MaxProcs too
+    (row label `easy (N processors)`): the reason its cells differ from SC'15's, measured."""
+    override = processors is None and protocol == "tsafrir07" and log in TSAFRIR07_PROCESSORS
+    jobs, counts = gaussier15_jobs(path, TSAFRIR07_PROCESSORS[log] if override else processors)
+    variants = [(r, None, jobs) for r in rows]
     if predictor_factory is not None:
-        variants += [(r, "learned") for r in rows if ROWS[r][2].get("predictor") == "recent"]
-    for row, learned in variants:
-        r = run_row(jobs, row, predictor_factory(jobs) if learned else None)
+        variants += [(r, "learned", jobs) for r in rows if ROWS[r][2].get("predictor") == "recent"]
+    if override and "easy" in rows:  # the measured reason: EASY on the log's own machine size too
+        variants.append(("easy", "header", gaussier15_jobs(path)[0]))
+    out = []
+    for row, kind, on in variants:
+        learned = kind == "learned"
+        r = run_row(on, row, predictor_factory(on) if learned else None)
         start = r["start"]
-        wait = start - jobs["submit"]
-        span = float((start + jobs["run"]).max() - jobs["submit"].min())
+        wait = start - on["submit"]
+        span = float((start + on["run"]).max() - on["submit"].min())
+        label = {"learned": f"{row} ({predictor_name})", "header": f"{row} ({on['processors']} processors)"}
         result = {"log": log, "protocol": protocol, "row": row, "p_hat": predictor_name if learned else None,
-                  "label": f"{row} ({predictor_name})" if learned else row, "jobs": len(start),
-                  "processors": jobs["processors"], "corrections": r["corrections"], "seconds": r["seconds"],
-                  "bsld": float(be.bounded_slowdowns(jobs["submit"], jobs["run"], start).mean()),
+                  "label": label.get(kind, row), "jobs": len(start),
+                  "processors": on["processors"], "corrections": r["corrections"], "seconds": r["seconds"],
+                  "bsld": float(be.bounded_slowdowns(on["submit"], on["run"], start).mean()),
                   "wait": float(wait.mean()),
-                  "utilisation": float((jobs["run"] * jobs["procs"]).sum()) / (jobs["processors"] * span)}
+                  "utilisation": float((on["run"] * on["procs"]).sum()) / (on["processors"] * span)}
         if protocol == "tsafrir07":
-            stats = tsafrir07_statistics(jobs, start)
+            stats = tsafrir07_statistics(on, start)
             result.update(bsld=stats["bsld"], wait=stats["wait_min"] * 60, counted=stats["counted"])
-            paper = None if learned else TSAFRIR07.get(log, {}).get(row)
+            paper = None if kind else TSAFRIR07.get(log, {}).get(row)
             result["paper_bsld"], result["paper_wait_min"] = paper if paper else (None, None)
         else:
-            result["paper_bsld"] = None if learned else GAUSSIER15.get(log, {}).get(row)
+            result["paper_bsld"] = None if kind else GAUSSIER15.get(log, {}).get(row)
             result["paper_jobs"] = GAUSSIER15.get(log, {}).get("jobs")
         out.append(result)
     return out, counts

@@ -127,3 +127,11 @@ def test_a_log_the_protocol_cannot_run_is_one_line(tmp_path, capsys):
     assert main(["reproduce", "hpc", "--protocol", "tsafrir07", "--whole", "--output", str(tmp_path / "no"),
                  "--quiet"]) == 2
     assert "leave out --whole" in capsys.readouterr().err
+
+
+def test_tpds07_ran_ctc_sp2_on_512_processors_and_the_header_says_338():
+    rows, _ = hp.run_protocol(shipped_log("CTC-SP2-1996-3.1-cln.swf.gz"), "CTC-SP2", "tsafrir07", ["easy"])
+    assert [(r["label"], r["processors"]) for r in rows] == [("easy", 512), ("easy (338 processors)", 338)]
+    assert rows[0]["bsld"] == pytest.approx(hp.TSAFRIR07["CTC-SP2"]["easy"][0], abs=0.6)  # 4.47 against 5
+    assert rows[0]["wait"] / 60 == pytest.approx(hp.TSAFRIR07["CTC-SP2"]["easy"][1], abs=1.0)  # 20.5 min against 21
+    assert rows[1]["bsld"] > 40 and rows[1]["paper_bsld"] is None  # tenfold on the log's own machine
