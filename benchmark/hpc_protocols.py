@@ -56,6 +56,13 @@ GAUSSIER15 = {
     "CTC-SP2": {"jobs": 77199, "easy": 49.5713, "easy-sjbf": 30.0411, "easy-clairvoyant": 37.1654,
                 "easy-sjbf-clairvoyant": 17.5717, "easy-pp": 26.5338, "easy-pp-double": 55.6406,
                 "easy-pp-tsafrir": 85.7672, "easy-recent": 35.3240},
+    # logs not shipped: `--jobs` with the archive's file (its name starting with the key) gets these
+    "KTH-SP2": {"jobs": 28481, "easy": 92.5765, "easy-sjbf": 69.4054, "easy-clairvoyant": 71.7224,
+                "easy-sjbf-clairvoyant": 49.8477, "easy-pp": 62.8569, "easy-pp-double": 64.5275,
+                "easy-pp-tsafrir": 63.5007, "easy-recent": 65.7236},
+    "SDSC-BLUE": {"jobs": 232542, "easy": 36.5234, "easy-sjbf": 19.8260, "easy-clairvoyant": 30.6215,
+                  "easy-sjbf-clairvoyant": 13.1776, "easy-pp": 16.8269, "easy-pp-double": 22.3393,
+                  "easy-pp-tsafrir": 20.9864, "easy-recent": 26.5836},
 }
 #: TPDS'07 Table 3: (bounded slowdown, mean wait in minutes) of EASY, EASY-SJBF, EASY++, PERFECT++
 TSAFRIR07 = {
@@ -65,6 +72,15 @@ TSAFRIR07 = {
 }
 #: the machine TPDS'07 simulated where it differs from the log's MaxProcs
 TSAFRIR07_PROCESSORS = {"CTC-SP2": 512}
+
+
+def paper_key(log: str) -> str:
+    """The name the papers' tables give a log: `log` itself, or the key of GAUSSIER15 / TSAFRIR07 that
+    a file name starts with (`KTH-SP2-1996-2.1-cln.swf.gz` → `KTH-SP2`)."""
+    for key in (*GAUSSIER15, *TSAFRIR07):
+        if log == key or log.startswith(key + "-"):
+            return key
+    return log
 
 
 def predictor_of(kind: str | None, jobs: dict) -> be.Predictor | None:
@@ -131,8 +147,9 @@ def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_facto
     runs with it in place of the two-job mean (row label `ROW (predictor_name)`). Under tsafrir07 a log
     whose machine TPDS'07 took bigger (TSAFRIR07_PROCESSORS) runs `easy` on the header's MaxProcs too
     (row label `easy (N processors)`): the reason its cells differ from SC'15's, measured."""
-    override = processors is None and protocol == "tsafrir07" and log in TSAFRIR07_PROCESSORS
-    jobs, counts = gaussier15_jobs(path, TSAFRIR07_PROCESSORS[log] if override else processors)
+    key = paper_key(log)
+    override = processors is None and protocol == "tsafrir07" and key in TSAFRIR07_PROCESSORS
+    jobs, counts = gaussier15_jobs(path, TSAFRIR07_PROCESSORS[key] if override else processors)
     variants = [(r, None, jobs) for r in rows]
     if predictor_factory is not None:
         variants += [(r, "learned", jobs) for r in rows if ROWS[r][2].get("predictor") == "recent"]
@@ -155,10 +172,10 @@ def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_facto
         if protocol == "tsafrir07":
             stats = tsafrir07_statistics(on, start)
             result.update(bsld=stats["bsld"], wait=stats["wait_min"] * 60, counted=stats["counted"])
-            paper = None if kind else TSAFRIR07.get(log, {}).get(row)
+            paper = None if kind else TSAFRIR07.get(key, {}).get(row)
             result["paper_bsld"], result["paper_wait_min"] = paper if paper else (None, None)
         else:
-            result["paper_bsld"] = None if kind else GAUSSIER15.get(log, {}).get(row)
-            result["paper_jobs"] = GAUSSIER15.get(log, {}).get("jobs")
+            result["paper_bsld"] = None if kind else GAUSSIER15.get(key, {}).get(row)
+            result["paper_jobs"] = GAUSSIER15.get(key, {}).get("jobs")
         out.append(result)
     return out, counts

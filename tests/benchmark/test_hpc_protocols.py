@@ -135,3 +135,14 @@ def test_tpds07_ran_ctc_sp2_on_512_processors_and_the_header_says_338():
     assert rows[0]["bsld"] == pytest.approx(hp.TSAFRIR07["CTC-SP2"]["easy"][0], abs=0.6)  # 4.47 against 5
     assert rows[0]["wait"] / 60 == pytest.approx(hp.TSAFRIR07["CTC-SP2"]["easy"][1], abs=1.0)  # 20.5 min against 21
     assert rows[1]["bsld"] > 40 and rows[1]["paper_bsld"] is None  # tenfold on the log's own machine
+
+
+def test_a_log_file_of_the_archive_finds_its_papers_cells_by_name(tmp_path):
+    assert hp.paper_key("KTH-SP2-1996-2.1-cln.swf.gz") == "KTH-SP2" and hp.paper_key("SDSC-SP2") == "SDSC-SP2"
+    assert hp.paper_key("SDSC-SP2-1998-4.2-cln.swf") == "SDSC-SP2" and hp.paper_key("mine.swf") == "mine.swf"
+    # a (random) log named as the archive's KTH-SP2 gets SC'15's KTH-SP2 cells beside ours
+    from swf_logs import random_swf
+
+    log = random_swf(tmp_path / "KTH-SP2-1996-2.1-cln.swf", 200, seed=1, max_gap=60, max_request=300)
+    rows, _ = hp.run_protocol(log, log.name, "gaussier15", ["easy"])
+    assert rows[0]["paper_bsld"] == hp.GAUSSIER15["KTH-SP2"]["easy"] and rows[0]["paper_jobs"] == 28481
