@@ -16,7 +16,8 @@ train part (benchmark.tasks.traces), and every run is on sequences of the test p
 EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the default) the true run
 times side by side. With `--shake K` every row also runs on K shaken copies of each sequence (input
 shaking, atlas_data.shaking; the same copies for every policy) and shows its spread.
-docs/hpc-backfilling.md.
+`--protocol gaussier15|tsafrir07` runs a published whole-log table instead
+(benchmark.commands.reproduce_hpc_protocol). docs/hpc-backfilling.md.
 
 Writes OUT/reproduce-hpc.md, results.json and reproduce-hpc.png / .svg (each row's bounded
 slowdown with its shaken range, per log) and with `--readme FILE` the block between the
