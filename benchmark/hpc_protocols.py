@@ -74,6 +74,17 @@ TSAFRIR07 = {
 TSAFRIR07_PROCESSORS = {"CTC-SP2": 512}
 
 
+def shaken_jobs(jobs: dict, max_shift_s: int, seed: int, copy: int) -> dict:
+    """A shaken copy of the filtered jobs (atlas_data.shaking: each submit time moved by a whole number
+    of seconds in ±max_shift_s, the jobs in the copy's arrival order, its first submit where the log's was)."""
+    from atlas_data.shaking import shaken_copy
+
+    times, order = shaken_copy(jobs["submit"], max_shift_s, seed, copy)
+    out = {k: (v[order] if isinstance(v, np.ndarray) else v) for k, v in jobs.items()}
+    out["submit"] = np.maximum(times.astype(np.int64) + int(jobs["submit"].min()), 0)
+    return out
+
+
 def paper_key(log: str) -> str:
     """The name the papers' tables give a log: `log` itself, or the key of GAUSSIER15 / TSAFRIR07 that
     a file name starts with (`KTH-SP2-1996-2.1-cln.swf.gz` → `KTH-SP2`)."""
@@ -140,13 +151,16 @@ def tsafrir07_statistics(jobs: dict, start: np.ndarray) -> dict:
 
 
 def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_factory=None,
-                 predictor_name: str | None = None, processors: int | None = None) -> tuple[list[dict], list]:
+                 predictor_name: str | None = None, processors: int | None = None,
+                 shaking: dict | None = None) -> tuple[list[dict], list]:
     """Every row of `rows` on the log at `path` (named `log`) under `protocol`: (one dict per row —
     log, row, bsld, wait (s), utilisation, jobs, corrections, seconds, the paper's cell(s) — and
     the filter's counts per step). `predictor_factory(jobs)` → a Predictor: then each EASY++ row also
     runs with it in place of the two-job mean (row label `ROW (predictor_name)`). Under tsafrir07 a log
     whose machine TPDS'07 took bigger (TSAFRIR07_PROCESSORS) runs `easy` on the header's MaxProcs too
-    (row label `easy (N processors)`): the reason its cells differ from SC'15's, measured."""
+    (row label `easy (N processors)`): the reason its cells differ from SC'15's, measured. `shaking`
+    ({copies, max_shift_s, seed}): every row also runs on that many shaken copies of the log (the same
+    copies for every row; a learned row's predictor starts afresh on each), `bsld_shaken` its scores."""
     key = paper_key(log)
     override = processors is None and protocol == "tsafrir07" and key in TSAFRIR07_PROCESSORS
     jobs, counts = gaussier15_jobs(path, TSAFRIR07_PROCESSORS[key] if override else processors)
@@ -177,5 +191,13 @@ def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_facto
         else:
             result["paper_bsld"] = None if kind else GAUSSIER15.get(key, {}).get(row)
             result["paper_jobs"] = GAUSSIER15.get(key, {}).get("jobs")
+        if shaking:
+            scores = []
+            for c in range(shaking["copies"]):
+                copy = shaken_jobs(on, shaking["max_shift_s"], shaking["seed"], c)
+                started = run_row(copy, row, predictor_factory(copy) if learned else None)["start"]
+                scores.append(tsafrir07_statistics(copy, started)["bsld"] if protocol == "tsafrir07" else
+                              float(be.bounded_slowdowns(copy["submit"], copy["run"], started).mean()))
+            result["bsld_shaken"] = scores
         out.append(result)
     return out, counts

@@ -16,6 +16,9 @@ from pathlib import Path
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.hpc_protocols import GAUSSIER15, ROWS, TSAFRIR07, run_protocol
+from benchmark.commands.reproduce_rlscheduler import (SHAKEN_HEAD, SHAKEN_RULE, differences_table,
+                                                      paired_differences, shaken_caption, shaken_cells,
+                                                      shaken_fields, shaking_settings)
 from benchmark.progress import say
 from predictors.online_jobs import ONLINE_METHODS, online_predictor
 from benchmark.results import check_readme_block, replace_readme_block
@@ -52,7 +55,7 @@ def _pct(ours: float, paper: float | None) -> str:
 
 
 def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source: str, elapsed_s: float,
-             method: str | None = None) -> str:
+             method: str | None = None, shaking: dict | None = None, diffs: list[dict] = ()) -> str:
     import datetime
 
     day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
@@ -64,26 +67,29 @@ def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source:
                 "the SC'15 filter's jobs on pyss's schedulers, scored by pyss's statistics (the first 1 % by "
                 "finish time and the jobs ending after the last submission left out); paper: Tsafrir, Etsion & "
                 "Feitelson, TPDS 2007, Table 3 (EASY++ there: the tsafrir correction).")
-             + " docs/hpc-backfilling.md#the-published-whole-log-tables.", ""]
+             + " docs/hpc-backfilling.md#the-published-whole-log-tables."
+             + (shaken_caption(shaking, "the same score").replace("every sequence", "the whole log") if shaking else ""),
+             ""]
+    head, rule, tail = (SHAKEN_HEAD, SHAKEN_RULE, shaken_cells) if shaking else ("", "", lambda r: "")
     if protocol == "gaussier15":
         lines += ["| log | row | jobs (paper) | bounded slowdown | paper | difference | mean wait (s) | utilisation | "
-                  "corrections | seconds |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "corrections | seconds |" + head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + rule]
         for _, rows, _ in results:
             for r in rows:
                 paper = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']:.2f}"
                 jobs = f"{r['jobs']:,}" + ("" if r["paper_jobs"] is None else f" ({r['paper_jobs']:,})")
                 lines.append(f"| {r['log']} | {r['label']} | {jobs} | {r['bsld']:.2f} | {paper} | "
                              f"{_pct(r['bsld'], r['paper_bsld'])} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
-                             f"{r['corrections']:,} | {r['seconds']:.1f} |")
+                             f"{r['corrections']:,} | {r['seconds']:.1f} |" + tail(r))
     else:
-        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted | seconds |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted | "
+                  "seconds |" + head, "|---|---|---:|---:|---:|---:|---:|---:|---:|" + rule]
         for _, rows, _ in results:
             for r in rows:
                 pb = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']}"
                 pw = "—" if r["paper_wait_min"] is None else f"{r['paper_wait_min']}"
                 lines.append(f"| {r['log']} | {r['label']} | {r['processors']} | {r['bsld']:.2f} | {pb} | "
-                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} | {r['seconds']:.1f} |")
+                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} | {r['seconds']:.1f} |" + tail(r))
     learned = [(r, own) for _, rows, _ in results for r in rows if r["p_hat"]
                for own in rows if own["label"] == r["row"] and own["log"] == r["log"]]
     if learned:
@@ -92,6 +98,7 @@ def markdown(protocol: str, results: list[tuple[str, list[dict], list]], source:
                   "submission) in place of EASY++'s two-job mean. Against the same row with the two-job mean:", ""]
         lines += [f"- {r['log']}, {r['row']}: {r['bsld']:.2f} against {own['bsld']:.2f} "
                   f"({_pct(r['bsld'], own['bsld'])}; {r['seconds']:.0f} s with the predictor)" for r, own in learned]
+    lines += differences_table(list(diffs))
     lines += ["", "The SC'15 filter's jobs after each step (atlas_data.pwa_filter):", "",
               "| log | " + " | ".join(k for k, _ in results[0][2]) + " |",
               "|---|" + "---:|" * len(results[0][2])]
@@ -104,8 +111,9 @@ def reproduce_protocol(args) -> int:
     started = time.perf_counter()
     protocol = args.protocol
     rows = row_names(args.policies, protocol)
-    if args.whole or getattr(args, "shake", 0):
-        raise InputError("a protocol runs whole logs unshaken: leave out --whole and --shake", where="--protocol")
+    if args.whole:
+        raise InputError("a protocol runs whole logs: leave out --whole", where="--protocol")
+    shaking = shaking_settings(args)
     method = None if args.predictor == "oracle" else args.predictor
     if method is not None and method not in ONLINE_METHODS:
         raise InputError(f"under --protocol, --predictor names an online method ({', '.join(ONLINE_METHODS)}): "
@@ -130,15 +138,23 @@ def reproduce_protocol(args) -> int:
     for log, path in todo:
         say(f"{log}: {protocol}: {', '.join(rows)}", args.quiet)
         factory = None if method is None else (lambda jobs: online_predictor(method, jobs, args.seed))
-        out, counts = run_protocol(path, log, protocol, rows, predictor_factory=factory, predictor_name=method)
+        out, counts = run_protocol(path, log, protocol, rows, predictor_factory=factory, predictor_name=method,
+                                   shaking=shaking)
+        for r in out:
+            if shaking:
+                r.update(shaken_fields(r.pop("bsld_shaken")))
         results.append((log, out, counts))
+    all_rows = [r for _, rs, _ in results for r in rs]
+    pairs = [(f"{r['row']} ({method})", r["row"]) for r in all_rows if r["p_hat"]]
+    diffs = paired_differences(all_rows, list(dict.fromkeys(pairs)), lambda r: r["label"]) if shaking else []
     elapsed = time.perf_counter() - started
-    text = markdown(protocol, results, source, elapsed, method)
+    text = markdown(protocol, results, source, elapsed, method, shaking, diffs)
     out_dir = Path(args.output)
     with output_folder(out_dir, "reproduce") as folder:
         (folder / f"reproduce-hpc-{protocol}.md").write_text(text)
         summary = {"source": source, "protocol": protocol, "predictor": method, "seed": args.seed,
-                   "online_settings": ONLINE_METHODS.get(method), "rows": [r for _, rs, _ in results for r in rs],
+                   "online_settings": ONLINE_METHODS.get(method), "shaking": shaking, "differences": diffs,
+                   "rows": all_rows,
                    "filter": {log: counts for log, _, counts in results},
                    "paper": GAUSSIER15 if protocol == "gaussier15" else TSAFRIR07,
                    "row_settings": {k: {"what": v[0], "predictsim": v[1]} for k, v in ROWS.items()},

@@ -146,3 +146,21 @@ def test_a_log_file_of_the_archive_finds_its_papers_cells_by_name(tmp_path):
     log = random_swf(tmp_path / "KTH-SP2-1996-2.1-cln.swf", 200, seed=1, max_gap=60, max_request=300)
     rows, _ = hp.run_protocol(log, log.name, "gaussier15", ["easy"])
     assert rows[0]["paper_bsld"] == hp.GAUSSIER15["KTH-SP2"]["easy"] and rows[0]["paper_jobs"] == 28481
+
+
+def test_shaken_copies_of_a_whole_log_and_the_learned_rows_differences(tmp_path):
+    from swf_logs import random_swf
+
+    log = random_swf(tmp_path / "r.swf", 400, seed=6, max_gap=25, max_request=400)
+    argv = ["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--policies", "easy,easy-pp",
+            "--predictor", "online-lgbm", "--quiet"]
+    assert main([*argv, "--shake", "2", "--shake-shift", "0", "--output", str(tmp_path / "zero")]) == 0
+    summary = json.loads((tmp_path / "zero" / "results.json").read_text())
+    for r in summary["rows"]:  # unmoved copies: every copy's score is the unshaken one
+        assert r["bsld_shaken"] == [r["bsld"], r["bsld"]]
+    assert [(d["a"], d["b"]) for d in summary["differences"]] == [("easy-pp (online-lgbm)", "easy-pp")]
+    assert main([*argv, "--shake", "3", "--output", str(tmp_path / "moved")]) == 0
+    summary = json.loads((tmp_path / "moved" / "results.json").read_text())
+    easy = summary["rows"][0]
+    assert len(easy["bsld_shaken"]) == 3 and easy["bsld_shaken"] != [easy["bsld"]] * 3
+    assert "same sign on every copy" in (tmp_path / "moved" / "reproduce-hpc-gaussier15.md").read_text()
