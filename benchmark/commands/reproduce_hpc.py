@@ -16,7 +16,8 @@ train part (benchmark.tasks.traces), and every run is on sequences of the test p
 EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the default) the true run
 times side by side. With `--shake K` every row also runs on K shaken copies of each sequence (input
 shaking, atlas_data.shaking; the same copies for every policy) and shows its spread.
-docs/hpc-backfilling.md.
+`--protocol gaussier15|tsafrir07` runs a published whole-log table instead
+(benchmark.commands.reproduce_hpc_protocol). docs/hpc-backfilling.md.
 
 Writes OUT/reproduce-hpc.md, results.json and reproduce-hpc.png / .svg (each row's bounded
 slowdown with its shaken range, per log) and with `--readme FILE` the block between the
@@ -38,7 +39,8 @@ from atlas_data.outputs import check_output_folder, command_line, output_folder
 from atlas_data.shaking import spread
 from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
                                                       add_shake_arguments, differences_table, load_log,
-                                                      paired_differences, sequence_starts, shaken_caption,
+                                                      paired_differences, print_notes, sequence_starts,
+                                                      shaken_caption,
                                                       shaken_cells, shaken_fields, shaken_sequences, shaking_settings,
                                                       shipped_log)
 from benchmark.options import seed as seed_type
@@ -135,6 +137,20 @@ def check_estimates(log: dict, names: list[str]) -> None:
     if needing and math.isinf(site_limit(log)):
         raise InputError(f"the log gives no requested time (field 9) and no MaxRuntime: {', '.join(needing)} "
                          "need the users' estimates (fcfs and easy-p do not)", path=log["path"], where="--policies")
+
+
+def default_narrowed(name: str, log: dict, names: list[str]) -> list[str]:
+    """The default policy list narrowed to what the log supports: without any requested time or
+    MaxRuntime, the policies that read no estimate (fcfs, easy-p), with a note on stderr."""
+    if not math.isinf(site_limit(log)):
+        return names
+    import sys
+
+    left = [n for n in names if n not in NEEDS_ESTIMATES]
+    print(f"{name}: note: the log gives no requested time (field 9) and no MaxRuntime: running "
+          f"{', '.join(left)} only ({', '.join(n for n in names if n in NEEDS_ESTIMATES)} need the users' "
+          "estimates)", file=sys.stderr)
+    return left
 
 
 def check_span(log: dict, starts: list[int], length: int) -> None:
@@ -247,13 +263,20 @@ def held_out_part(log: dict, method: str, seed: int, quiet: bool, whole: bool = 
 
 
 def add_arguments(parser) -> None:
+    parser.add_argument("--protocol", choices=("gaussier15", "tsafrir07"),
+                        help="a published whole-log table instead: SC'15's (gaussier15) or TPDS'07's Table 3 "
+                             "(tsafrir07), their job filter and schedulers, the paper's cells beside ours "
+                             "(--policies then names rows: easy, easy-sjbf, easy-clairvoyant, easy-sjbf-clairvoyant, "
+                             "easy-pp, easy-pp-double, easy-pp-tsafrir, easy-recent; docs/hpc-backfilling.md)")
     parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the three shipped logs")
     parser.add_argument("--policies", metavar="A,B,...", help=f"policies, comma-separated (default all: {', '.join(POLICIES)})")
     parser.add_argument("--predictor", metavar="METHOD", default="oracle",
                         help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
                              "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
                              "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
-                             "run is then on the test part")
+                             "run is then on the test part. With --protocol: an online method (online-lgbm), "
+                             "each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
+                             "rows in place of their two-job mean")
     parser.add_argument("--whole", action="store_true",
                         help="run each policy once on the whole log (every kept job from an empty machine; with a "
                              "learned --predictor the whole test part) instead of the 10 sequences of 1,024 jobs")
@@ -355,6 +378,10 @@ def figure(rows: list[dict], path: Path) -> Path:
 
 
 def reproduce(args) -> int:
+    if getattr(args, "protocol", None):
+        from benchmark.commands.reproduce_hpc_protocol import reproduce_protocol
+
+        return reproduce_protocol(args)
     started = time.perf_counter()
     names = policy_names(args.policies)
     method = args.predictor
@@ -378,8 +405,11 @@ def reproduce(args) -> int:
     else:
         todo = [(name, with_site_limit(load_log(shipped_log(file))), slice_) for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
+    per_log = {}
     for name, log, slice_ in todo:  # every log checked before the first simulation
-        check_estimates(log, names)
+        print_notes(name, log)
+        per_log[name] = default_narrowed(name, log, names) if args.policies is None else names
+        check_estimates(log, per_log[name])
         if not whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
                              "(--whole runs on the whole log)", path=log["path"], where="--jobs")
@@ -398,7 +428,7 @@ def reproduce(args) -> int:
             if shaking else []
         _, _, killed = killed_runs(log)
         in_sequences = int(sum(killed[s0:s0 + length].sum() for s0 in starts))
-        for policy in names:
+        for policy in per_log[name]:
             # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
             # own prediction and with the learned one
             learned = method != "oracle"

@@ -103,7 +103,8 @@ def _header_int(header: list[str], name: str) -> int:
 def load_log(path) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
     path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
-    (field 1), max_runtime (the header's MaxRuntime, 0 if absent)};
+    (field 1), max_runtime (the header's MaxRuntime, 0 if absent), notes (lines dropped: no processor
+    count)};
     InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
     from atlas_data.adapters import swf_fields
 
@@ -120,7 +121,12 @@ def load_log(path) -> dict:
     order = np.argsort(number, kind="stable")
     run = np.where(run < 0, 10.0, run)
     procs = np.maximum(allocated, requested)
-    keep = order[run[order] > 0]
+    # a line with no processor count (allocated and requested missing or ≤ 0) cannot run: dropped, with
+    # the note `data import` prints for it (atlas_data.adapters.import_swf's `no_processors`)
+    no_procs = int((procs[order] <= 0).sum())
+    notes = [f"dropped {no_procs}: no_processors (allocated and requested processors missing or <= 0; "
+             "as `data import` drops them)"] if no_procs else []
+    keep = order[(run[order] > 0) & (procs[order] > 0)]
     max_nodes, max_procs = _header_int(header, "MaxNodes"), _header_int(header, "MaxProcs")
     max_procs = max_procs or max_nodes
     if not max_nodes and not max_procs:
@@ -142,7 +148,15 @@ def load_log(path) -> dict:
                          path=path_s, where=f"line {lines[keep][i]}")
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
             "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
-            "number": number[keep], "max_runtime": _header_int(header, "MaxRuntime")}
+            "number": number[keep], "max_runtime": _header_int(header, "MaxRuntime"), "notes": notes}
+
+
+def print_notes(name: str, log: dict) -> None:
+    """The log's notes (what load_log dropped) on stderr, one line each, quiet or not."""
+    import sys
+
+    for note in log.get("notes", ()):
+        print(f"{name}: note: {note}", file=sys.stderr)
 
 
 def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int = LENGTH,
@@ -353,6 +367,7 @@ def reproduce(args) -> int:
         todo = [(name, load_log(shipped_log(file)), slice_, paper) for name, (file, slice_, paper) in LOGS.items()]
         source = "the shipped SDSC-SP2 and HPC2N logs"
     for name, log, slice_, _ in todo:  # every log checked before the first simulation
+        print_notes(name, log)
         if (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the protocol needs at least {2 * LENGTH + 2}", path=log["path"],
                              where="--jobs")

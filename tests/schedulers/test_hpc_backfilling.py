@@ -304,14 +304,39 @@ def test_a_missing_requested_time_hands_no_policy_the_true_run_time(monkeypatch)
     assert seen[0][5] == 100.0 and seen[1][5] == 3_000.0
 
 
-def test_a_log_without_any_estimate_refuses_the_policies_that_need_one(tmp_path, capsys):
+def test_a_log_without_any_estimate_runs_what_it_supports_and_refuses_the_rest_when_named(tmp_path, capsys):
     lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
     lines += [f"{i + 1} {i * 50} 0 {40 + i % 7} 2 -1 -1 -1 -1 -1 1 {i % 3 + 1} 1 1 1 1 -1 -1" for i in range(300)]
     (tmp_path / "none.swf").write_text("\n".join(lines) + "\n")
     capsys.readouterr()
     argv = ["reproduce", "hpc", "--jobs", str(tmp_path / "none.swf"), "--whole", "--quiet"]
-    assert main([*argv, "--output", str(tmp_path / "no")]) == 2
+    # the default list narrows to the policies that read no estimate, with a note
+    assert main([*argv, "--output", str(tmp_path / "default")]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "no requested time" in err[0] and "sjf, easy, easy-pp, conservative" in err[0], err
+    assert err == ["none.swf: note: the log gives no requested time (field 9) and no MaxRuntime: running fcfs, "
+                   "easy-p only (sjf, easy, easy-pp, conservative need the users' estimates)"], err
+    rows = json.loads((tmp_path / "default" / "results.json").read_text())["rows"]
+    assert [r["label"] for r in rows] == ["fcfs", "easy-p (oracle)"]
+    # a policy that needs an estimate, named, is refused
+    assert main([*argv, "--policies", "fcfs,sjf", "--output", str(tmp_path / "no")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no requested time" in err[0] and "sjf need the users' estimates" in err[0], err
     assert not (tmp_path / "no").exists()
-    assert main([*argv, "--policies", "fcfs,easy-p", "--output", str(tmp_path / "out")]) == 0
+
+
+def test_lines_without_processors_are_dropped_with_data_imports_note(tmp_path, capsys):
+    lines = ["; MaxNodes: 8", "; MaxProcs: 8"]
+    lines += [f"{i + 1} {i * 50} 0 {40 + i % 7} {-1 if i in (3, 9, 10) else 2} -1 -1 -1 60 -1 1 {i % 3 + 1} "
+              "1 1 1 1 -1 -1" for i in range(300)]
+    (tmp_path / "neg.swf").write_text("\n".join(lines) + "\n")
+    log = hpc.load_log(tmp_path / "neg.swf")
+    assert log["jobs"] == 297 and 4.0 not in log["number"].tolist() and 5.0 in log["number"].tolist()
+    assert log["notes"] == ["dropped 3: no_processors (allocated and requested processors missing or <= 0; "
+                            "as `data import` drops them)"]
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--jobs", str(tmp_path / "neg.swf"), "--whole", "--policies", "fcfs,easy",
+                 "--output", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "neg.swf: note: dropped 3: no_processors" in err
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert rows[0]["jobs"] == 297
