@@ -3,8 +3,8 @@
 Argument handling and the report; the protocols themselves (the job filter, pyss's schedulers, the
 statistics, the papers' cells) are benchmark.hpc_protocols. Writes OUT/reproduce-hpc-PROTOCOL.md and
 results.json, and with `--readme FILE` the block between the `reproduce-hpc-PROTOCOL` markers
-(docs/hpc-backfilling.md#the-published-whole-log-tables). May import benchmark.* and through it
-atlas_data and schedulers.
+(docs/hpc-backfilling.md#the-published-whole-log-tables). May import benchmark.*,
+predictors.online_jobs (the online methods) and through benchmark atlas_data and schedulers.
 """
 
 from __future__ import annotations
