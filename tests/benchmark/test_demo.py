@@ -24,7 +24,11 @@ def test_every_demo_step_is_a_valid_command_line(tmp_path):
     for _, argv in steps:
         if argv[0] == "run" and "--jobs" in argv and argv[argv.index("--task") + 1] != "prediction":
             exact = "fairness-contended-oracle" in argv[argv.index("--output") + 1]
-            assert argv[argv.index("--predictor") + 1] == ("oracle" if exact else "lgbm-meta")
+            single = argv[argv.index("--task") + 1] == "scheduling" and "makespan" not in argv
+            # the single-machine runs add the ranking objective, and every learned p̂'s controls
+            expected = "oracle" if exact else ("lgbm-meta,lgbm-rank" if single else "lgbm-meta")
+            assert argv[argv.index("--predictor") + 1] == expected
+            assert ("--controls" in argv) == single
     noisy = [argv for _, argv in steps if "--noise" in argv]
     assert noisy and all("--predictor" in argv for argv in noisy)
 
@@ -90,7 +94,7 @@ def test_one_run_writes_the_headline_and_the_full_block_into_their_files(tmp_pat
     assert head.startswith(f"# landing\n{HEADLINE_START}\nProduced by `benchmark demo`") and head.endswith(f"{HEADLINE_END}\nmore\n")
     assert "test split (40 jobs) | real Philly trace, test part with its real arrivals (1,234 jobs) |" in head
     assert "| fifo | – | 3.250 | 9.500 |" in head and "| spjf | lgbm-meta | 1.125 | 4.000 |" in head
-    assert "| prr | lgbm-meta | – | – |" in head and "| rr | – | 1.500 | – |" in head  # a missing row is a dash
+    assert "| gittins | lgbm-meta | – | – |" in head and "| rr | – | 1.500 | – |" in head  # a missing row is a dash
     assert "\nold\n" not in head and START not in head
     full = results.read_text()
     assert "| fifo | – | 3.250 | – | – |" in full and HEADLINE_START not in full
