@@ -27,12 +27,12 @@ May import numpy, scipy and schedulers.policy / schedulers.policies.single.
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 
 import numpy as np
 
-from schedulers.policy import IDLE, Allocation, Policy, PolicyError, register
+from schedulers.policies.single import _OneAtATime
+from schedulers.policy import IDLE, Allocation, PolicyError, register
 
 GRID = tuple(float(x) for x in 2.0 ** (np.arange(-14 * 8, 14 * 8 + 1) / 8))  # normalised ages a / p̂
 _SIGMA_STEP = 0.01  # spreads closer than this share a rank table
@@ -88,8 +88,10 @@ def serpt_table(sd: float, ages=GRID) -> np.ndarray:
     return table
 
 
-class _RankPolicy(Policy):
-    """One job at a time, smallest rank at its attained service first (see the module docstring)."""
+class _RankPolicy(_OneAtATime):
+    """One job at a time, smallest rank at its attained service first (see the module docstring):
+    the one-job-at-a-time loop of schedulers.policies.single with the rank as the key, and a wake-up
+    where the running job's rank passes the best waiting one's."""
 
     needs_prediction = True
     needs_spread = True  # reads predicted_log_sd: a run schedules it only with a p̂ that has one
@@ -101,9 +103,7 @@ class _RankPolicy(Policy):
         if log_sd is None:
             raise PolicyError(f"policy '{self.name}' needs predicted distributions (a spread σ per job, "
                               "predicted_log_sd) and the jobs carry only p̂")
-        self.group = view.new_group(1.0)
-        self.waiting: list[tuple[float, int]] = []
-        self.running = IDLE
+        super().reset(view)
         self.scale = view.jobs.predicted.tolist()
         keys = np.round(np.asarray(log_sd, np.float64) / _SIGMA_STEP).astype(np.int64)
         self.tables: dict[int, list[float] | None] = {}
@@ -123,25 +123,19 @@ class _RankPolicy(Policy):
         # float rounding of a wake-up time counts as reaching the grid point
         return max(0, bisect.bisect_right(GRID, x * (1.0 + _TOL) + 1e-300) - 1)
 
-    def allocate(self, view) -> Allocation | None:
-        alloc = Allocation()
-        if self.running != IDLE and view.is_done(self.running):
-            self.running = IDLE
-        for j in view.arrived:
-            heapq.heappush(self.waiting, (self.rank(j, 0.0), j))
+    @staticmethod
+    def _slack(view) -> float:
         # the clock resolves times to about 1e-16 of now: service below that counts as received, or a
         # wake-up a few ulps early would find the job short of its grid age again and again
-        slack = 1e-12 * max(1.0, view.now)
+        return 1e-12 * max(1.0, view.now)
+
+    def key(self, view, j: int) -> float:
+        attained = view.attained(j)
+        return self.rank(j, attained + self._slack(view) if attained > 0.0 else 0.0)
+
+    def after(self, view, alloc: Allocation) -> Allocation:
         if self.running != IDLE and self.waiting:
-            current = (self.rank(self.running, view.attained(self.running) + slack), self.running)
-            if self.waiting[0] < current:
-                heapq.heappush(self.waiting, current)
-                alloc.assign(self.running, IDLE)
-                self.running = IDLE
-        if self.running == IDLE and self.waiting:
-            _, self.running = heapq.heappop(self.waiting)
-            alloc.assign(self.running, self.group)
-        if self.running != IDLE and self.waiting:
+            slack = self._slack(view)
             wake = self._overtaken_at(view.attained(self.running) + slack, self.waiting[0])
             if wake is not None:
                 alloc.wake_at(view.now + max(wake, slack))
