@@ -598,6 +598,31 @@ def _swf_lines(path: Path) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
+SWF_HEADER_MAX = 2**53  # a header number above this is not exact as the float every time and size is
+
+
+def swf_header_int(header: list[str], name: str, path: str | os.PathLike | None = None) -> int:
+    """The whole number after `; NAME:` in an SWF header's comment lines (0 when the field is absent or
+    holds no number, as the format allows). A number that is not plain ASCII digits (`²`, Arabic-Indic
+    digits) or exceeds 2^53 (times and sizes beyond exact float range) is an InputError naming the
+    field, never a silent 0 or a rounded value."""
+    for line in header:
+        key, _, value = line.lstrip(";").partition(":")
+        if key.strip() != name or not value.split():
+            continue
+        token = value.split()[0]
+        if not token[0].isdigit():
+            return 0  # words, not a number: the field as absent
+        if not (token.isascii() and token.isdigit()):
+            raise InputError(f"header field {name}: {token[:40]!r} is not a whole number written in ASCII digits",
+                             path=None if path is None else str(path))
+        if len(token) > 16 or int(token) > SWF_HEADER_MAX:
+            raise InputError(f"header field {name}: {token[:20]}{'…' if len(token) > 20 else ''} is above 2^53, "
+                             "beyond what a time or a size can hold exactly", path=None if path is None else str(path))
+        return int(token)
+    return 0
+
+
 def swf_fields(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
     """(the job lines' 18 SWF_FIELDS as numbers, one row per line, −1 = missing; each row's line
     number; the header comment lines; each row's job number as written) of a Standard Workload Format log, `.swf` or `.swf.gz`.

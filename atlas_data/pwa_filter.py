@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from atlas_data.adapters import swf_fields
+from atlas_data.adapters import swf_fields, swf_header_int
 from atlas_data.errors import InputError
 
 #: the steps of the filter, in order (the labels of `gaussier15_jobs`' counts)
@@ -33,27 +33,18 @@ STEPS = ("read", "allocated processors <= MaxProcs", "requested processors <= Ma
          "submit time >= 0")
 
 
-def header_int(header: list[str], name: str) -> int:
-    """The first whole number after `; NAME:` in an SWF header (0 when absent)."""
-    for line in header:
-        key, _, value = line.lstrip(";").partition(":")
-        if key.strip() == name and value.split() and value.split()[0].isdigit():
-            return int(value.split()[0])
-    return 0
-
-
 def gaussier15_jobs(path, processors: int | None = None) -> tuple[dict, list[tuple[str, int]]]:
     """({number, submit, run, requested, procs, user (int64 arrays, in file order), processors (the
     machine: `processors` or the header's MaxProcs), path}, [(step, jobs after it)]): the log's jobs
     through the SC'15 filter (module docstring). InputError for a header without MaxProcs (and no
     `processors`) or a log that keeps no job."""
     values, _, header, _ = swf_fields(path)
-    machine = processors or header_int(header, "MaxProcs")
+    machine = processors or swf_header_int(header, "MaxProcs", path)
     if machine <= 0:
         raise InputError("the header gives no MaxProcs: the machine's size is unknown", path=str(path))
     number, submit, run = values[:, 0], values[:, 1], values[:, 3].copy()
     allocated, requested, request, user = values[:, 4].copy(), values[:, 7].copy(), values[:, 8], values[:, 11]
-    m = header_int(header, "MaxProcs") or machine  # the filter's m is the header's
+    m = swf_header_int(header, "MaxProcs", path) or machine  # the filter's m is the header's
     counts = [(STEPS[0], len(values))]
     keep = np.ones(len(values), dtype=bool)
 

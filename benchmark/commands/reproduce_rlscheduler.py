@@ -92,21 +92,13 @@ def sequence_starts(n_jobs: int, slice_: int = 0, sequences: int = SEQUENCES, le
     return [int(rng.randint(length, upper)) for _ in range(sequences)]
 
 
-def _header_int(header: list[str], name: str) -> int:
-    for line in header:
-        key, _, value = line.lstrip(";").partition(":")
-        if key.strip() == name and value.split() and value.split()[0].isdigit():
-            return int(value.split()[0])
-    return 0
-
-
 def load_log(path) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
     path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
     (field 1), max_runtime (the header's MaxRuntime, 0 if absent), notes (lines dropped: no processor
     count)};
     InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
-    from atlas_data.adapters import swf_fields
+    from atlas_data.adapters import swf_fields, swf_header_int
 
     path_s = str(path)
     values, lines, header, _ = swf_fields(path)
@@ -127,7 +119,7 @@ def load_log(path) -> dict:
     notes = [f"dropped {no_procs}: no_processors (allocated and requested processors missing or <= 0; "
              "as `data import` drops them)"] if no_procs else []
     keep = order[(run[order] > 0) & (procs[order] > 0)]
-    max_nodes, max_procs = _header_int(header, "MaxNodes"), _header_int(header, "MaxProcs")
+    max_nodes, max_procs = swf_header_int(header, "MaxNodes", path), swf_header_int(header, "MaxProcs", path)
     max_procs = max_procs or max_nodes
     if not max_nodes and not max_procs:
         raise InputError("the header gives neither MaxNodes nor MaxProcs: the machine's size is unknown",
@@ -148,7 +140,7 @@ def load_log(path) -> dict:
                          path=path_s, where=f"line {lines[keep][i]}")
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
             "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
-            "number": number[keep], "max_runtime": _header_int(header, "MaxRuntime"), "notes": notes}
+            "number": number[keep], "max_runtime": swf_header_int(header, "MaxRuntime", path), "notes": notes}
 
 
 def print_notes(name: str, log: dict) -> None:

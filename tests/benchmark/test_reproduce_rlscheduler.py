@@ -106,6 +106,11 @@ def _line(number, submit, run, procs=1, request=-1):
     ("short", ["at least 2050"]),
     ("fraction", ["line 3", "whole seconds"]),
     ("suffix", ["--jobs", "SWF log"]),
+    # header numbers that pass str.isdigit but are no ASCII whole number, or beyond exact floats
+    ("superscript", ["MaxProcs", "ASCII digits"]),
+    ("arabic-indic", ["MaxNodes", "ASCII digits"]),
+    ("huge", ["MaxRuntime", "2^53"]),
+    ("thousands of digits", ["MaxProcs", "2^53"]),
 ])
 def test_bad_swf_input_is_one_line_and_writes_nothing(tmp_path, capsys, case, fragments):
     path = tmp_path / "log.swf"
@@ -119,6 +124,14 @@ def test_bad_swf_input_is_one_line_and_writes_nothing(tmp_path, capsys, case, fr
         _swf(path, [_line(i + 1, i, 5) for i in range(100)])
     elif case == "fraction":
         _swf(path, [_line(1, "0.5", 5)])
+    elif case == "superscript":
+        _swf(path, [_line(1, 0, 5)], header=("; MaxNodes: 4", "; MaxProcs: 4\u00b2"))
+    elif case == "arabic-indic":
+        _swf(path, [_line(1, 0, 5)], header=("; MaxNodes: \u0664", "; MaxProcs: 4"))
+    elif case == "huge":
+        _swf(path, [_line(1, 0, 5)], header=("; MaxNodes: 4", "; MaxProcs: 4", "; MaxRuntime: 100000000000000000"))
+    elif case == "thousands of digits":
+        _swf(path, [_line(1, 0, 5)], header=("; MaxNodes: 4", "; MaxProcs: " + "9" * 5000))
     else:
         path = tmp_path / "log.csv"
         path.write_text("job_id,submit_time,duration\na,0,1\n")
