@@ -377,8 +377,9 @@ def render(entries_by_track: dict[str, list[dict]], fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
-# inside a table cell only these start or end inline markup (links, images, emphasis, code, cells)
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# inside a table cell only these start or end inline markup (links, images, emphasis, code, cells;
+# `$` math, which GitHub renders between two of them)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 
 
 def md_escape(text) -> str:

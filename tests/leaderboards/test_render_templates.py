@@ -77,6 +77,7 @@ def test_markdown_escapes_every_value_unless_trusted():
     assert md.from_string("{{ x|md_url }}").render(x="https://x.org/a)b c") == "https://x.org/a%29b%20c"
     assert environment("html").from_string("{{ x }}").render(x="<a href=\"x\">'") == "&lt;a href=&#34;x&#34;&gt;&#39;"
     assert md_escape("a  \n b|c") == r"a b\|c"
+    assert md_escape("$x^2$ costs $5") == r"\$x^2\$ costs \$5"  # rendered as a formula when left bare
     # no template switches escaping off
     for template in (ROOT / "leaderboards" / "templates").glob("*.j2"):
         text = template.read_text()
