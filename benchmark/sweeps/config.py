@@ -141,6 +141,12 @@ def load_config(path: str | Path) -> SweepConfig:
                 out.append(float(v))
             else:
                 wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
+                if key == "noise":  # the one number key: its own range, not just "finite"
+                    from benchmark.tasks.inputs import MAX_NOISE
+
+                    wanted = f"a number from 0 to {MAX_NOISE:g}"
+                if kind != "str" and isinstance(v, str):  # YAML reads 1e3 (no dot) as text, not as a number
+                    wanted += " (YAML reads a number such as 1e3 without a dot as text: write 1.0e3)"
                 fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
         if len(set(out)) < len(out):
             fail(key, f"duplicate value in '{key}': {out}")

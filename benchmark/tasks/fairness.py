@@ -297,7 +297,9 @@ def check_simulated_span(config, jobs: JobSet, total_gpus: int) -> None:
     horizon, windows = span_estimate(jobs.submit_time, size, jobs.gpus, len(jobs.tenant_names), total_gpus,
                                      config.fair_window)
     if windows > MAX_TENANT_WINDOWS:
-        raise InputError(f"the simulated span (about {horizon / 86400:,.0f} days for {len(jobs.tenant_names)} tenant(s)) "
+        days = horizon / 86400
+        raise InputError(f"the simulated span (about {f'{days:,.0f}' if days < 1e6 else f'{days:.3g}'} days for "
+                         f"{len(jobs.tenant_names)} tenant(s)) "
                          f"needs about {windows:.3g} fairness windows of {config.fair_window:g} s, more than "
                          f"{MAX_TENANT_WINDOWS:,}: use a longer --fair-window, or fewer or shorter jobs",
                          where="--fair-window")

@@ -293,6 +293,12 @@ def test_a_sweep_noise_level_beyond_the_bound_is_refused(tmp_path, capsys):
                    "noise: [0, 1.0e+308]\nn: [200]\nmlflow: false\n", "noise", "from 0 to 10")
 
 
+def test_a_sweep_noise_level_yaml_reads_as_text_says_the_range_and_why(tmp_path, capsys):
+    # `1e308` without a dot is text to YAML: the message said "a finite number" where the limit is 10
+    _sweep_refused(tmp_path, capsys, "task: scheduling\nobjectives: [total_completion]\npolicies: [spjf]\n"
+                   "noise: [0, 1e308]\nn: [200]\nmlflow: false\n", "noise", "from 0 to 10", "without a dot")
+
+
 @pytest.mark.parametrize("option", ["--venus-nodes", "--philly-nodes", "--sizes"])
 def test_reproduce_astraea_refuses_a_cluster_beyond_the_bound(tmp_path, capsys, option):
     out = tmp_path / "O"
