@@ -43,12 +43,12 @@ import heapq
 
 import numpy as np
 
-from schedulers.revision import DOUBLE, next_estimate
+from schedulers.revision import DOUBLE, TSAFRIR_STEPS_S, next_estimate
 
 PRED_OVER, SUBMIT, TERMINATE = 0, 1, 2  # pyss's order of events at one instant
 CORRECTORS = ("reqtime", "double", "tsafrir")
 #: the tsafrir corrector's cumulative increments over the first prediction (predictsim common_correctors)
-TSAFRIR_OFFSETS_S = (0, 60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000, 180000, 360000)
+TSAFRIR_OFFSETS_S = (0,) + tuple(int(step) for step in TSAFRIR_STEPS_S)  # the same steps, each from the first
 
 
 class Predictor:

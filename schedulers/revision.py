@@ -93,6 +93,17 @@ def next_estimate(rule: int, estimate: float, attained: float, revisions: int, l
     return max(new, attained + MIN_STEP_S)
 
 
+@jitable
+def revise_outlived(rule: int, estimate, revisions, j: int, attained: float, log_sd: float, predicted: float) -> float:
+    """Job j's estimate (`estimate[j]`), revised in place by `rule` first if the service `attained`
+    has reached it, the revision counted in `revisions[j]`: the step every policy takes before it
+    reads an estimate (lists or arrays alike, so Python policies and compiled kernels share it)."""
+    if attained >= estimate[j]:
+        estimate[j] = next_estimate(rule, estimate[j], attained, revisions[j], log_sd, predicted)
+        revisions[j] += 1
+    return estimate[j]
+
+
 def check_log_sd(log_sd, rule: int, what: str) -> None:
     """The quantile rule needs a predicted spread per job: refuse a run that has none."""
     if rule == QUANTILE and log_sd is None:

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from schedulers.policies.single import _OneAtATime
+from schedulers.policies.single import _OneAtATime, clock_slack
 from schedulers.policy import IDLE, Allocation, PolicyError, register
 
 GRID = tuple(float(x) for x in 2.0 ** (np.arange(-14 * 8, 14 * 8 + 1) / 8))  # normalised ages a / p̂
@@ -123,19 +123,13 @@ class _RankPolicy(_OneAtATime):
         # float rounding of a wake-up time counts as reaching the grid point
         return max(0, bisect.bisect_right(GRID, x * (1.0 + _TOL) + 1e-300) - 1)
 
-    @staticmethod
-    def _slack(view) -> float:
-        # the clock resolves times to about 1e-16 of now: service below that counts as received, or a
-        # wake-up a few ulps early would find the job short of its grid age again and again
-        return 1e-12 * max(1.0, view.now)
-
     def key(self, view, j: int) -> float:
         attained = view.attained(j)
-        return self.rank(j, attained + self._slack(view) if attained > 0.0 else 0.0)
+        return self.rank(j, attained + clock_slack(view.now) if attained > 0.0 else 0.0)
 
     def after(self, view, alloc: Allocation) -> Allocation:
         if self.running != IDLE and self.waiting:
-            slack = self._slack(view)
+            slack = clock_slack(view.now)
             wake = self._overtaken_at(view.attained(self.running) + slack, self.waiting[0])
             if wake is not None:
                 alloc.wake_at(view.now + max(wake, slack))

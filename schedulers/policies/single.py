@@ -11,7 +11,28 @@ from __future__ import annotations
 import heapq
 
 from schedulers.policy import IDLE, Allocation, Policy, register
-from schedulers.revision import NONE, check_log_sd, next_estimate, rule_code
+from schedulers.revision import NONE, check_log_sd, revise_outlived, rule_code
+
+
+def clock_slack(now: float) -> float:
+    """Service below this counts as received at time `now`: the clock resolves times to about 1e-16
+    of now, so a wake-up computed to land on a threshold may land a few ulps short of it (and a
+    policy that then asks for the same wake-up again would never move on)."""
+    return 1e-12 * max(1.0, now)
+
+
+def reached(attained: float, estimate: float) -> bool:
+    """Whether a job's service has reached its estimate, float rounding of the wake-up time included."""
+    return attained >= estimate - 1e-9 * max(1.0, estimate)
+
+
+def revise(policy, view, j: int, attained: float) -> None:
+    """schedulers.revision.revise_outlived on job j of a single-machine policy (its `estimate`,
+    `revisions` and `revision_code`), a job the caller found at its estimate: a service a rounding
+    short of it counts as the estimate."""
+    log_sd = view.jobs.predicted_log_sd
+    revise_outlived(policy.revision_code, policy.estimate, policy.revisions, j, max(attained, policy.estimate[j]),
+                    0.0 if log_sd is None else float(log_sd[j]), float(view.jobs.predicted[j]))
 
 
 class _OneAtATime(Policy):
@@ -35,8 +56,7 @@ class _OneAtATime(Policy):
         self.running = IDLE
         self.estimate = view.jobs.predicted.tolist() if self.needs_prediction else None
         self.revisions = [0] * view.jobs.n if self.revision_code != NONE else None
-        self.log_sd = view.jobs.predicted_log_sd
-        check_log_sd(self.log_sd, self.revision_code, f"policy '{self.name}'")
+        check_log_sd(view.jobs.predicted_log_sd, self.revision_code, f"policy '{self.name}'")
 
     def key(self, view, j: int) -> float:
         raise NotImplementedError
@@ -48,7 +68,9 @@ class _OneAtATime(Policy):
         for j in view.arrived:
             heapq.heappush(self.waiting, (self.key(view, j), j))
         if self.running != IDLE and self.revisions is not None:
-            self._revise(view, self.running)
+            attained = view.attained(self.running)
+            if reached(attained, self.estimate[self.running]):
+                revise(self, view, self.running, attained)
         if self.running != IDLE and self.preemptive and self.waiting:
             current = (self.key(view, self.running), self.running)
             if self.waiting[0] < current:
@@ -61,17 +83,6 @@ class _OneAtATime(Policy):
         if self.running != IDLE and self.revisions is not None and self.preemptive:
             alloc.wake_at(view.now + max(0.0, self.estimate[self.running] - view.attained(self.running)))
         return self.after(view, alloc)
-
-    def _revise(self, view, j: int) -> None:
-        """Revise job j's estimate while it has received at least as much service as it (an
-        outlived prediction); float rounding of the wake-up time counts as reaching it."""
-        attained, estimate = view.attained(j), self.estimate[j]
-        if attained < estimate - 1e-9 * max(1.0, estimate):
-            return
-        log_sd = 0.0 if self.log_sd is None else float(self.log_sd[j])
-        self.estimate[j] = next_estimate(self.revision_code, estimate, max(attained, estimate), self.revisions[j],
-                                         log_sd, float(view.jobs.predicted[j]))
-        self.revisions[j] += 1
 
     def after(self, view, alloc: Allocation) -> Allocation:
         return alloc
@@ -313,19 +324,13 @@ class PRR(Policy):
         heapq.heappush(self.targets, (view.group_clock(self.shared) + remaining, j, self.stamp[j]))
 
     def _revise(self, view, j: int, attained: float) -> None:
-        """Revise job j, which the caller found at its estimate (to the clock's tolerance)."""
-        log_sd = view.jobs.predicted_log_sd
-        attained = max(attained, self.estimate[j])
-        while attained >= self.estimate[j]:
-            self.estimate[j] = next_estimate(self.revision_code, self.estimate[j], max(attained, self.estimate[j]),
-                                             self.revisions[j], 0.0 if log_sd is None else float(log_sd[j]),
-                                             float(view.jobs.predicted[j]))
-            self.revisions[j] += 1
+        """Revise job j, which the caller found at its estimate, and key it anew."""
+        revise(self, view, j, attained)
         heapq.heappush(self.by_prediction, (self.estimate[j], j))
 
     def _revise_outlived(self, view) -> None:
         """Revise every job whose service has reached its estimate (the shared ones by their targets)."""
-        slack = 1e-12 * max(1.0, view.now)  # the clock's resolution: see schedulers.policies.distribution
+        slack = clock_slack(view.now)
         clock = view.group_clock(self.shared)
         while self.targets and self.targets[0][0] <= clock + slack * 2.0 + 1e-9 * max(1.0, abs(clock)):
             _, j, stamp = heapq.heappop(self.targets)
@@ -336,11 +341,11 @@ class PRR(Policy):
         f = self.favourite
         if f != IDLE and not view.is_done(f):
             attained = view.attained(f) + slack
-            if attained >= self.estimate[f] - 1e-9 * max(1.0, self.estimate[f]):
+            if reached(attained, self.estimate[f]):
                 self._revise(view, f, attained)
 
     def _wake_at_next_estimate(self, view, alloc: Allocation, k: int) -> None:
-        slack = 1e-12 * max(1.0, view.now)
+        slack = clock_slack(view.now)
         member = (1.0 - self.lam) / k
         while self.targets and (self.targets[0][2] != self.stamp[self.targets[0][1]] or view.is_done(self.targets[0][1])):
             heapq.heappop(self.targets)

@@ -19,7 +19,7 @@ from schedulers.cluster.core import (advance, attained_engine, attempt, bag_add,
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
-from schedulers.revision import NONE, next_estimate
+from schedulers.revision import NONE, revise_outlived
 
 
 @register
@@ -147,12 +147,7 @@ def remaining(s, p, j):
     first, is revised by the policy's rule (schedulers.revision) once the service reaches it. Reads
     only what the scheduler sees: p̂, its spread and the service received. Unknown p̂ (NaN): inf."""
     a = attained_engine(s, j)
-    e = p.est[j]
-    if a >= e:
-        e = next_estimate(p.params.rule, e, a, p.revisions[j], s.job.log_sd[j], s.job.predicted[j])
-        p.est[j] = e
-        p.revisions[j] += 1
-    r = e - a
+    r = revise_outlived(p.params.rule, p.est, p.revisions, j, a, s.job.log_sd[j], s.job.predicted[j]) - a
     return math.inf if math.isnan(r) else r
 
 

@@ -16,7 +16,7 @@ from schedulers.cluster.core import attained_engine, attempt, candidates, find, 
 from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
-from schedulers.revision import NONE, next_estimate
+from schedulers.revision import NONE, revise_outlived
 
 
 @register
@@ -161,12 +161,9 @@ def started(s, p, j, now, chosen):
 def revised_end(s, p, j):
     """Running job j's predicted end, start + its estimate, the estimate revised first by the
     policy's rule if j's service has reached it."""
-    done = attained_engine(s, j)
-    if done >= p.pred[j]:
-        p.pred[j] = next_estimate(p.params.rule, p.pred[j], done, p.revisions[j], s.job.log_sd[j],
-                                  s.job.predicted[j])
-        p.revisions[j] += 1
-        p.end[j] = p.begin[j] + p.pred[j]
+    # begin + the estimate: the end set at the start (now + p̂) while no revision moved it
+    p.end[j] = p.begin[j] + revise_outlived(p.params.rule, p.pred, p.revisions, j, attained_engine(s, j),
+                                            s.job.log_sd[j], s.job.predicted[j])
     return p.end[j]
 
 

@@ -17,7 +17,7 @@ from schedulers.cluster.core import attained_engine, attempt, candidates, group,
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
 from schedulers.jit import jitable
 from schedulers.policy import register
-from schedulers.revision import next_estimate
+from schedulers.revision import revise_outlived
 
 
 THEMIS_F = 0.8  # Themis's fairness knob f: only the 1 − f fraction of jobs with the worst ρ bid
@@ -103,11 +103,7 @@ def setup(s, params):
 def themis_rho(s, p, j, now, n_now):
     """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j; its estimate (p_hat) revised first if outlived."""
     done = attained_engine(s, j)
-    pj = p.p_hat[j]
-    if done >= pj:
-        pj = next_estimate(p.params.rule, pj, done, p.revisions[j], s.job.log_sd[j], s.job.predicted[j])
-        p.p_hat[j] = pj
-        p.revisions[j] += 1
+    pj = revise_outlived(p.params.rule, p.p_hat, p.revisions, j, done, s.job.log_sd[j], s.job.predicted[j])
     r = pj - done
     rem = r if r >= 1.0 else 1.0
     if p.seen[j]:
