@@ -28,6 +28,11 @@ import numpy as np
 PERMUTED, CONSTANT = "~permuted", "~constant"
 
 
+def is_control(label) -> bool:
+    """Whether a p̂ label is a control of another (`L~permuted`, `L~constant`)."""
+    return str(label or "").endswith((PERMUTED, CONSTANT))
+
+
 def _best(rows, keep) -> tuple[float, str | None]:
     best = (math.inf, None)
     for row in rows:
@@ -49,9 +54,9 @@ def value_of_prediction(rows: list[dict], clairvoyant_policies) -> list[dict]:
     sizes."""
     clairvoyant_policies = set(clairvoyant_policies)
     blind, blind_by = _best(rows, lambda r: not r.get("predictor") and r["policy"] not in clairvoyant_policies)
-    clair, clair_by = _best(rows, lambda r: not r.get("predictor") and r["policy"] in clairvoyant_policies)
+    clair, _ = _best(rows, lambda r: not r.get("predictor") and r["policy"] in clairvoyant_policies)
     labels = [label for label in dict.fromkeys(r.get("predictor") for r in rows)
-              if label and not label.startswith("noise:") and PERMUTED not in label and CONSTANT not in label]
+              if label and not label.startswith("noise:") and not is_control(label)]
     noise = sorted({float(r["predictor"].split(":", 1)[1]) for r in rows if str(r.get("predictor") or "").startswith("noise:")})
     out = []
     for label in labels:

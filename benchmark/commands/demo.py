@@ -18,6 +18,8 @@ import shlex
 import time
 from pathlib import Path
 
+from benchmark.value import is_control
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("demo", help="run the main job on the embedded default data")
@@ -479,7 +481,7 @@ def _scheduling_table(out: Path, prefix: str) -> str | None:
     cells: dict[tuple, dict] = {}
     for objective, rows in by_objective.items():
         for r in rows or []:
-            if str(r.get("predictor") or "").endswith(("~permuted", "~constant")):
+            if is_control(r.get("predictor")):
                 continue  # the controls: in the value-of-prediction table
             key = (r["policy"], _p_hat_cell(r))
             cell = cells.setdefault(key, {})

@@ -52,7 +52,7 @@ from benchmark.results import Run, default_output_dir, format_table, write_resul
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     learned_spread, noise_predictions, resolve_names)
 from benchmark.timings import Timings
-from benchmark.value import CONSTANT, PERMUTED, control_predictions, value_of_prediction
+from benchmark.value import control_predictions, is_control, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
@@ -294,11 +294,10 @@ def _write_tables_and_plots(folder, timings, per_job, rows, objective, title, s_
 
         # the controls of --controls are read in the value-of-prediction table, not drawn: a figure of
         # three times the series would hide the policies it is for
-        control = (PERMUTED, CONSTANT)
-        rows = [r for r in rows if not str(r.get("predictor") or "").endswith(control)]
+        rows = [r for r in rows if not is_control(r.get("predictor"))]
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
         if objective != "makespan":
-            drawn = per_job[~per_job["predictor"].astype(str).str.endswith(control)]
+            drawn = per_job[~per_job["predictor"].map(is_control)]
             plots.stretch_cdf(drawn, folder / "stretch_cdf.png", title=title, s_star=s_star)
         if robustness:
             plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
