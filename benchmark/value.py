@@ -16,7 +16,13 @@ knowing the sizes, 0 = no better than not predicting, < 0 = predictions hurt. Be
 - with noise p̂ = p·exp(σZ) in the same run: `consistency` (value at σ = 0), `robustness` (the worst
   value over every σ and the controls) and `smoothness` (the slope of the best ratio over σ, least
   squares).
-Pure functions of result rows; may import the standard library and numpy only.
+- `ceiling` and `blind_ceiling` (ΣC runs with `--controls`): the value that Gittins on the *exact*
+  size distribution of the scheduled jobs reaches, within each of CEILING_BINS p̂-quantile bins and
+  within one bin (schedulers.policies.distribution.CalibrationCeiling). They read true sizes: not
+  results, but how much a policy that knew perfectly how sizes spread given p̂'s bin could take from
+  this p̂ (`ceiling`), and from no p̂ at all (`blind_ceiling`). A learned p̂ whose best policy is far
+  below its ceiling is wasted by the policies; one whose ceiling is low carries little information.
+Pure functions of result rows and ratios; may import the standard library and numpy only.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ import math
 import numpy as np
 
 PERMUTED, CONSTANT = "~permuted", "~constant"
+#: p̂-quantile bins of the calibration ceiling: each bin keeps an eighth of the jobs, so its size
+#: distribution is a distribution, not a list of sizes (with one job per bin the ceiling is SRPT)
+CEILING_BINS = 8
 
 
 def is_control(label) -> bool:
@@ -74,6 +83,11 @@ def value_of_prediction(rows: list[dict], clairvoyant_policies) -> list[dict]:
         record.update(_noise_columns(rows, noise, blind, clair, [v for v in controls.values() if v is not None]))
         out.append(record)
     return out
+
+
+def ceilings(record: dict, ratios: dict[str, float]) -> dict:
+    """`ceiling` and `blind_ceiling` of one value record from the ceilings' ratios (module docstring)."""
+    return {key: _value(record["best_blind"], ratio, record["clairvoyant"]) for key, ratio in ratios.items()}
 
 
 def _learned_policies(rows: list[dict], label: str) -> list[str]:

@@ -274,16 +274,19 @@ def value_markdown(out: Path) -> str | None:
                               f"{v['best_learned_policy'].split(' / ')[0]} {v['best_learned']:.3f}",
                               _fmt(v.get("value"), "{:+.2f}"), _fmt(controls.get("permuted"), "{:+.2f}"),
                               _fmt(controls.get("constant"), "{:+.2f}"),
-                              "–" if learned is None else str(len(learned))])
+                              "–" if learned is None else str(len(learned)),
+                              _fmt(v.get("ceiling"), "{:+.2f}"), _fmt(v.get("blind_ceiling"), "{:+.2f}")])
     if not lines:
         return None
     head = ("**The value of prediction on the real traces** (their test parts with real arrivals, one machine): "
             "value = (best blind − best with p̂) / (best blind − clairvoyant) — 1 = as good as knowing the sizes, 0 = no "
             "better than not predicting, below 0 = the predictions hurt; the controls are the same p̂ permuted among "
-            "the jobs and made constant; *uses p̂*: how many policies do better on the p̂ than on both controls "
+            "the jobs and made constant; *uses p̂*: how many policies do better on the p̂ than on both controls; "
+            "*ceiling*: the value of Gittins on the exact size distribution of the test jobs in each p̂ octile "
+            "(it reads true sizes: how much this p̂ could give at best), *blind ceiling* the same with one bin "
             "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)).\n")
     return head + "\n" + _md(["trace", "objective", "p̂", "best blind", "best with p̂", "value", "permuted", "constant",
-                              "uses p̂"], lines)
+                              "uses p̂", "ceiling", "blind ceiling"], lines)
 
 
 def _rows(folder: Path) -> list[dict] | None:

@@ -52,7 +52,7 @@ from benchmark.results import Run, default_output_dir, format_table, write_resul
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
                                     learned_spread, noise_predictions, resolve_names)
 from benchmark.timings import Timings
-from benchmark.value import control_predictions, is_control, value_of_prediction
+from benchmark.value import CEILING_BINS, ceilings, control_predictions, is_control, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
 from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
@@ -189,6 +189,29 @@ def add_controls(predictions: dict, sources: dict, spreads: dict, seed: int) -> 
             spreads[label + suffix] = spreads.get(label)
 
 
+def add_ceilings(value: list[dict], jobs: JobSet, predictions: dict, srpt_sum: float) -> None:
+    """Beside each learned p̂'s value, the value of its calibration ceilings (benchmark.value,
+    schedulers.policies.distribution.CalibrationCeiling): Gittins on the exact size distribution of the
+    scheduled jobs in each of CEILING_BINS p̂-quantile bins (`ceiling`) and in one bin (`blind_ceiling`,
+    the same for every p̂: what the best blind policy could reach knowing the size distribution).
+    Diagnostics that read true sizes; never result rows."""
+    from schedulers.engine import simulate
+    from schedulers.policies.distribution import CalibrationCeiling
+
+    blind = None
+    for record in value:
+        p_hat = predictions[record["p_hat"]]
+        with_p = jobs.with_predictions(np.maximum(np.asarray(p_hat, np.float64), 1e-9))
+        ratios = {}
+        for key, bins in (("ceiling", CEILING_BINS), ("blind_ceiling", 1)):
+            if key == "blind_ceiling" and blind is not None:
+                ratios[key] = blind
+                continue
+            ratios[key] = float(simulate(with_p, CalibrationCeiling(bins)).completion_time.sum()) / srpt_sum
+        blind = ratios["blind_ceiling"]
+        record.update(ceilings(record, ratios))
+
+
 def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:
     """Every row names where its p̂ came from (None for policies that read no p̂)."""
     for row in rows:
@@ -258,6 +281,9 @@ def execute(config, timings: Timings | None = None):
         row["leaks"] = []
     with_sources(rows, sources)
     value = value_of_prediction(rows, [p for p in policies if get_policy(p).clairvoyant]) if objective != "makespan" else []
+    if config.controls and objective == "total_completion" and value:
+        with timings.stage("ceilings"):
+            add_ceilings(value, jobs, predictions, reference["sum_completion"])
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
@@ -390,6 +416,8 @@ def _render_value(doc: dict) -> str:
         controls = {k: c for k, c in (v.get("controls") or {}).items() if c is not None}
         if controls:
             line += "; controls " + ", ".join(f"{k} {c:+.2f}" for k, c in controls.items())
+        if v.get("ceiling") is not None:
+            line += f"; ceiling {v['ceiling']:+.2f} (blind {v['blind_ceiling']:+.2f})"
         lines.append(line)
     return ("\n" + "\n".join(lines)) if lines else ""
 

@@ -21,6 +21,12 @@ gains service, so only its rank changes: the policy asks to be woken when the ru
 the first grid age at which its rank exceeds the best waiting job's, and at no other time. Cost per
 event: O(log n) for the heap plus O(grid) for that look-ahead, never a scan of the jobs.
 
+`CalibrationCeiling` is not a policy to run but a measuring stick, and it reads true sizes: Gittins on
+the *exact* distribution of true sizes among the scheduled jobs whose p̂ falls in the same p̂-quantile
+bin — what a scheduler could reach if it knew perfectly how the test jobs' sizes are spread given
+their p̂. Its share of the blind-to-clairvoyant gap is the ceiling that p̂'s information sets for a
+policy that reads p̂ only through its bin (docs/evaluation-protocol.md#the-value-of-prediction).
+
 May import numpy, scipy and schedulers.policy / schedulers.policies.single.
 """
 
@@ -148,6 +154,58 @@ class _RankPolicy(_OneAtATime):
             if r > best_rank or (r == best_rank and best_job < j):
                 return max(0.0, scale * GRID[k] - attained)
         return None
+
+
+def empirical_gittins_table(sizes, ages) -> np.ndarray:
+    """The Gittins rank r(a) = inf over b > a of E[min(S, b) − a | S > a] / P(S ≤ b | S > a) of the
+    empirical distribution of `sizes` (each value equally likely) at each age of `ages`; exact: for a
+    discrete distribution the infimum is reached at a support point. Past the largest size the rank of
+    the last age that still has mass (as gittins_table does past its grid)."""
+    s = np.sort(np.asarray(sizes, np.float64))
+    ages = np.asarray(ages, np.float64)
+    if not len(s) or not (s > 0).all():
+        raise ValueError("an empirical Gittins table needs positive sizes")
+    out = np.full(len(ages), np.nan)
+    for k, a in enumerate(ages):
+        alive = s[np.searchsorted(s, a, side="right"):]
+        if not len(alive):
+            break
+        m = len(alive)
+        stop = np.arange(1, m + 1)  # b = alive[t-1]: t survivors finish by b
+        # E[min(S, b) − a; S > a] · m = Σ_{u ≤ t} (s_u − a) + (m − t)(b − a)
+        work = np.cumsum(alive - a) + (m - stop) * (alive - a)
+        out[k] = float(np.min(work / stop))
+    last = np.flatnonzero(np.isfinite(out))
+    out[last[-1] + 1:] = out[last[-1]]
+    return out
+
+
+class CalibrationCeiling(_RankPolicy):
+    """Gittins on the exact size distribution of each p̂-quantile bin of the scheduled jobs (module
+    docstring): a diagnostic that reads true sizes, never a learned policy (not registered)."""
+
+    name = "gittins-ceiling"
+    description = "diagnostic, reads true sizes: Gittins on the exact size distribution of each p̂-quantile bin"
+    clairvoyant = True
+    needs_spread = False
+
+    def __init__(self, bins: int = 8):
+        if int(bins) < 1:
+            raise PolicyError(f"gittins-ceiling needs at least one bin, got {bins}")
+        self.bins = int(bins)
+
+    def reset(self, view) -> None:
+        _OneAtATime.reset(self, view)
+        size = np.asarray(view.jobs.size, np.float64)
+        log_p = np.log(np.maximum(np.asarray(view.jobs.predicted, np.float64), 1e-300))
+        inner = np.quantile(log_p, np.arange(1, self.bins) / self.bins) if self.bins > 1 else np.zeros(0)
+        bin_of = np.searchsorted(inner, log_p, side="right")
+        scale = float(np.median(size))
+        ages = np.asarray(GRID) * scale
+        self.tables = {int(b): (empirical_gittins_table(size[bin_of == b], ages) / scale).tolist()
+                       for b in np.unique(bin_of)}
+        self.table_of = bin_of.tolist()
+        self.scale = [scale] * view.jobs.n
 
 
 @register

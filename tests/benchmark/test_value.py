@@ -9,7 +9,11 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.value import CONSTANT, PERMUTED, control_predictions, value_of_prediction
+from benchmark.value import CEILING_BINS, CONSTANT, PERMUTED, control_predictions, value_of_prediction
+from schedulers.engine import simulate
+from schedulers.jobs import JobSet
+from schedulers.policies.distribution import CalibrationCeiling
+from schedulers.policies.single import SRPT
 
 
 def _rows():
@@ -94,3 +98,16 @@ def test_controls_run_beside_a_learned_p_hat(tmp_path):
     (record,) = doc["value_of_prediction"]
     assert set(record["controls"]) == {"permuted", "constant"}
     assert isinstance(record["learned_policies"], list)
+    # the calibration ceilings: diagnostics beside the value, never result rows
+    assert not any("ceiling" in r["policy"] for r in doc["rows"])
+    ratio = {(r["policy"], r["predictor"]): r["ratio"] for r in doc["rows"]}
+    blind = min(ratio[("fifo", None)], ratio[("las", None)])
+    per_job = pd.read_parquet(out / "per_job.parquet")
+    learned = per_job[(per_job["policy"] == "gittins") & (per_job["predictor"] == "hras")].sort_values("job_id")
+    jobs = JobSet.from_arrays(learned["submit_time"].to_numpy(), learned["duration"].to_numpy(),
+                              learned["predicted_duration"].to_numpy())
+    srpt = simulate(jobs, SRPT()).completion_time.sum()
+    for key, bins in (("ceiling", CEILING_BINS), ("blind_ceiling", 1)):
+        ceiling = simulate(jobs, CalibrationCeiling(bins)).completion_time.sum() / srpt
+        assert record[key] == pytest.approx((blind - ceiling) / (blind - 1.0), rel=1e-9)
+    assert record["blind_ceiling"] < record["ceiling"] < 1.0

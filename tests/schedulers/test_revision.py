@@ -11,7 +11,8 @@ from scipy import integrate, stats
 
 from schedulers.engine import Engine, simulate
 from schedulers.jobs import JobSet
-from schedulers.policies.distribution import GRID, Gittins, SERPT, gittins_table, serpt_table
+from schedulers.policies.distribution import (GRID, CalibrationCeiling, Gittins, SERPT, empirical_gittins_table,
+                                             gittins_table, serpt_table)
 from schedulers.policies.single import EDFP, LAS, PRR, PSPJF, SPJF, SPRPT, SRPT
 from schedulers.policy import PolicyError
 from schedulers.revision import DOUBLE, NONE, QUANTILE, TSAFRIR, next_estimate, rule_code
@@ -172,6 +173,37 @@ def test_gittins_with_one_shared_decreasing_hazard_distribution_serves_least_att
     las = simulate(jobs, LAS()).completion_time.sum()
     # one job at a time on grid cells (ratio 2^(1/8)) against LAS's exact sharing
     assert gittins == pytest.approx(las, rel=0.02)
+
+
+def test_empirical_gittins_table_matches_a_brute_force_infimum_over_stopping_ages():
+    rng = np.random.default_rng(11)
+    sizes = np.ceil(rng.lognormal(2.0, 1.0, 60))
+    ages = np.array([0.0, 1.0, 3.5, 7.0, 20.0, float(sizes.max()) + 1.0])
+    table = empirical_gittins_table(sizes, ages)
+    for a, rank in zip(ages[:-1], table[:-1]):
+        alive = sizes[sizes > a]
+        b = np.linspace(a, alive.max(), 20_001)[1:]  # every stopping age, not only the support points
+        work = np.array([np.minimum(alive, x).sum() - a * len(alive) for x in b])
+        done = np.array([(alive <= x).sum() for x in b])
+        assert rank == pytest.approx(float(np.min(work[done > 0] / done[done > 0])), rel=1e-3)
+    assert table[-1] == table[-2]  # past the largest size: the last age's rank
+
+
+def test_calibration_ceiling_with_one_job_per_bin_is_srpt_and_with_one_bin_ignores_p_hat():
+    rng = np.random.default_rng(12)
+    n = 120
+    submit, size = np.sort(rng.uniform(0, 400, n)), rng.lognormal(1.5, 1.0, n)
+    exact = JobSet.from_arrays(submit, size, size)
+    # (nearly) one job per bin: each bin's distribution is a point mass at the job's own size, so the
+    # rank is the remaining size, read on the age grid's cells: SRPT to the grid's resolution
+    srpt = simulate(exact, SRPT()).completion_time.sum()
+    assert Engine(exact, CalibrationCeiling(n)).run().completion_time.sum() == pytest.approx(srpt, rel=1e-4)
+    assert Engine(exact, CalibrationCeiling(4)).run().completion_time.sum() > 1.01 * srpt
+    shuffled = JobSet.from_arrays(submit, size, rng.permutation(size))
+    one_bin = [Engine(jobs, CalibrationCeiling(1)).run().completion_time for jobs in (exact, shuffled)]
+    assert np.array_equal(one_bin[0], one_bin[1])
+    with pytest.raises(PolicyError, match="at least one bin"):
+        CalibrationCeiling(0)
 
 
 def test_distribution_policies_need_a_spread():
