@@ -36,3 +36,28 @@ def sigint_as_in_a_terminal():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, found)
+
+
+_STARTED = {}
+
+
+def pytest_sessionstart(session):
+    import time
+
+    _STARTED["wall"] = time.perf_counter()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Wall and CPU time of the whole suite (this process and the workers it has waited for, user + system)
+    beside pytest's own line, so that a slow run on a loaded machine can be told from a slower suite."""
+    import resource
+    import time
+
+    if "wall" not in _STARTED:
+        return
+    wall = time.perf_counter() - _STARTED["wall"]
+    cpu = sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for field in ("ru_utime", "ru_stime"))
+    load = os.getloadavg()[0]
+    terminalreporter.write_line(f"suite: {wall:.0f} s wall, {cpu:.0f} s CPU (this process and its finished workers), "
+                                f"load average {load:.2f}")
