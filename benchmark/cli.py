@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "benchmark.commands.reproduce",
     "benchmark.commands.transfer",
     "benchmark.commands.robustness",
+    "benchmark.commands.value",
 )
 
 # top-level command -> (its module, its one-line help); the help must match the module's own
@@ -44,6 +45,7 @@ COMMANDS = {
     "reproduce": ("benchmark.commands.reproduce", "reproduce a paper's tables and figures beside ours"),
     "transfer": ("benchmark.commands.transfer", "cross-cluster transfer of a duration predictor (own vs other clusters)"),
     "robustness": ("benchmark.commands.robustness", "robustness curves: each p̂ policy against noise and no-information controls"),
+    "value": ("benchmark.commands.value", "the value of prediction on many real jobs tables, one table of verdicts"),
 }
 
 

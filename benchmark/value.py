@@ -113,6 +113,45 @@ def _noise_columns(rows, noise: list[float], blind: float, clair: float, control
     return {"consistency": consistency, "robustness": min(finite) if finite else None, "smoothness": slope}
 
 
+VALUE_HEADER = ["trace", "objective", "p̂", "best blind", "best with p̂", "value", "permuted", "constant", "uses p̂",
+                "ceiling", "blind ceiling"]
+OBJECTIVE_LABEL = {"total_completion": "ΣC_j / SRPT", "max_stretch": "max S / S*"}
+
+
+def value_cells(trace: str, objective: str, record: dict) -> list[str]:
+    """One Markdown row (VALUE_HEADER) of a value record of `trace`'s `objective` run."""
+    controls = record.get("controls") or {}
+    learned = record.get("learned_policies")
+    signed = "{:+.2f}"
+    return [f"`{trace}`", OBJECTIVE_LABEL.get(objective, objective), record["p_hat"],
+            f"{record['best_blind_policy']} {record['best_blind']:.3f}",
+            f"{record['best_learned_policy'].split(' / ')[0]} {record['best_learned']:.3f}",
+            _signed(record.get("value"), signed), _signed(controls.get("permuted"), signed),
+            _signed(controls.get("constant"), signed), "–" if learned is None else str(len(learned)),
+            _signed(record.get("ceiling"), signed), _signed(record.get("blind_ceiling"), signed)]
+
+
+def _signed(value, spec: str) -> str:
+    return "–" if value is None else spec.format(value)
+
+
+def value_summary(entries: list[tuple[str, str, dict]]) -> dict[str, dict]:
+    """Per objective over (trace, objective, record) entries: how many tables, on how many the best policy
+    on p̂ is at most the best blind one, the mean value, and the largest best-with-p̂ / best-blind ratio."""
+    out: dict[str, dict] = {}
+    for _, objective, record in entries:
+        if record.get("value") is None:
+            continue
+        item = out.setdefault(objective, {"tables": 0, "not_worse": 0, "values": [], "worst_ratio": 0.0})
+        item["tables"] += 1
+        item["not_worse"] += record["best_learned"] <= record["best_blind"]
+        item["values"].append(record["value"])
+        item["worst_ratio"] = max(item["worst_ratio"], record["best_learned"] / record["best_blind"])
+    for item in out.values():
+        item["mean_value"] = float(np.mean(item.pop("values")))
+    return out
+
+
 def control_predictions(p_hat: np.ndarray, seed: int) -> dict[str, np.ndarray]:
     """The controls of one p̂: permuted among the jobs (seeded) and constant (its median). Neither reads a
     true size: they keep p̂'s values and drop what p̂ says about each job."""

@@ -261,21 +261,16 @@ def headline_markdown(out: Path, shown: Path | None = None) -> str:
 def value_markdown(out: Path) -> str | None:
     """Where predictions help and where they do not: per real trace and objective, the best blind policy,
     the best policy on each learned p̂, the value of prediction and its controls (benchmark.value)."""
+    from benchmark.value import VALUE_HEADER, value_cells
+
     lines = []
     for trace in SCHEDULING_TRACES:
-        for objective, label in (("total_completion", "ΣC_j / SRPT"), ("max_stretch", "max S / S*")):
+        for objective in ("total_completion", "max_stretch"):
             path = out / f"trace-{slug(trace)}-{objective}" / "results.json"
             if not path.exists():
                 continue
             for v in json.loads(path.read_text()).get("value_of_prediction") or []:
-                controls = v.get("controls") or {}
-                learned = v.get("learned_policies")
-                lines.append([f"`{trace}`", label, v["p_hat"], f"{v['best_blind_policy']} {v['best_blind']:.3f}",
-                              f"{v['best_learned_policy'].split(' / ')[0]} {v['best_learned']:.3f}",
-                              _fmt(v.get("value"), "{:+.2f}"), _fmt(controls.get("permuted"), "{:+.2f}"),
-                              _fmt(controls.get("constant"), "{:+.2f}"),
-                              "–" if learned is None else str(len(learned)),
-                              _fmt(v.get("ceiling"), "{:+.2f}"), _fmt(v.get("blind_ceiling"), "{:+.2f}")])
+                lines.append(value_cells(trace, objective, v))
     if not lines:
         return None
     head = ("**The value of prediction on the real traces** (their test parts with real arrivals, one machine): "
@@ -284,9 +279,9 @@ def value_markdown(out: Path) -> str | None:
             "the jobs and made constant; *uses p̂*: how many policies do better on the p̂ than on both controls; "
             "*ceiling*: the value of Gittins on the exact size distribution of the test jobs in each p̂ octile "
             "(it reads true sizes: how much this p̂ could give at best), *blind ceiling* the same with one bin "
-            "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)).\n")
-    return head + "\n" + _md(["trace", "objective", "p̂", "best blind", "best with p̂", "value", "permuted", "constant",
-                              "uses p̂", "ceiling", "blind ceiling"], lines)
+            "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)); on every shipped "
+            "table: `benchmark value` ([results.md](docs/results.md#the-value-of-prediction-on-every-shipped-table)).\n")
+    return head + "\n" + _md(VALUE_HEADER, lines)
 
 
 def _rows(folder: Path) -> list[dict] | None:

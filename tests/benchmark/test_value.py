@@ -111,3 +111,40 @@ def test_controls_run_beside_a_learned_p_hat(tmp_path):
         ceiling = simulate(jobs, CalibrationCeiling(bins)).completion_time.sum() / srpt
         assert record[key] == pytest.approx((blind - ceiling) / (blind - 1.0), rel=1e-9)
     assert record["blind_ceiling"] < record["ceiling"] < 1.0
+
+
+def test_value_command_collects_each_tables_record_and_writes_its_block(tmp_path, capsys):
+    readme = tmp_path / "results.md"
+    readme.write_text("# r\n\n<!-- value:start -->\nold\n<!-- value:end -->\n\ntail\n", encoding="utf-8")
+    out = tmp_path / "value"
+    assert main(["value", "--jobs", "elasticflow:cluster10,elasticflow:cluster06", "--predictor", "hras",
+                 "--objectives", "total_completion", "--output", str(out), "--readme", str(readme), "--quiet",
+                 "--no-mlflow"]) == 0
+    doc = json.loads((out / "value.json").read_text())
+    assert [(r["trace"], r["objective"]) for r in doc["records"]] == [
+        ("elasticflow:cluster10", "total_completion"), ("elasticflow:cluster06", "total_completion")]
+    for k, record in enumerate(doc["records"]):
+        run = json.loads(next(out.glob(f"0{k + 1}-*-total_completion")).joinpath("results.json").read_text())
+        (own,) = run["value_of_prediction"]
+        assert record["value"] == own["value"] and record["ceiling"] == own["ceiling"]
+    summary = doc["summary"]["total_completion"]
+    values = [r["value"] for r in doc["records"]]
+    assert summary["tables"] == 2 and summary["mean_value"] == pytest.approx(sum(values) / 2)
+    assert summary["not_worse"] == sum(r["best_learned"] <= r["best_blind"] for r in doc["records"])
+    text = readme.read_text(encoding="utf-8")
+    assert "old" not in text and text.endswith("<!-- value:end -->\n\ntail\n")
+    assert "| `elasticflow:cluster06` | ΣC_j / SRPT | hras |" in text
+    assert f"on {summary['not_worse']} of 2 tables; mean value {summary['mean_value']:+.2f}" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--objectives", "makespan"], "--objectives"),
+    (["--jobs", "openb,openb"], "named twice"),
+    (["--predictor", "lgbm-meta,hras"], "one predictor"),
+])
+def test_value_command_refuses_bad_options_before_any_run(tmp_path, capsys, argv, message):
+    out = tmp_path / "value"
+    assert main(["value", "--output", str(out), "--quiet", "--no-mlflow", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not out.exists()

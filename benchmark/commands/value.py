@@ -1,0 +1,132 @@
+"""`benchmark value`: the value of prediction on many real jobs tables at once, one table of verdicts.
+
+For each jobs table (`--jobs`, default every shipped real GPU-cluster table: Philly, openb and the ten
+ElasticFlow clusters) and each objective, one ordinary scheduling run on its test part with the
+learned p̂ and its controls (`benchmark run --task scheduling --jobs T --predictor M --controls`,
+printed before it runs, so any line can be repeated by hand); then the value-of-prediction record of
+each run (benchmark.value) in one table, and per objective: on how many tables the best policy on p̂
+does at least as well as the best blind one, the mean value, and the largest ratio of the best policy
+on p̂ to the best blind one. Writes OUT/value.json and OUT/value.md beside the runs' folders;
+`--readme FILE` rewrites the block between `<!-- value:start -->` and `<!-- value:end -->`
+(docs/results.md). A table that cannot be scheduled is exit 2 before any run, named with the problem.
+
+May import benchmark.cli (in-process runs), benchmark.results, benchmark.value and atlas_data.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+START, END = "<!-- value:start -->", "<!-- value:end -->"
+#: every shipped real GPU-cluster jobs table (docs/real-traces.md)
+SHIPPED_TABLES = ("philly", "openb", *(f"elasticflow:cluster{k:02d}" for k in range(1, 11)))
+OBJECTIVES = ("total_completion", "max_stretch")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("value", help="the value of prediction on many real jobs tables, one table of verdicts")
+    parser.add_argument("--jobs", default=",".join(SHIPPED_TABLES), metavar="T1,T2,...",
+                        help="jobs tables (shipped trace names or files, as `run --jobs` takes; default: every shipped "
+                             "real GPU-cluster table, Philly, openb and the ten ElasticFlow clusters)")
+    parser.add_argument("--predictor", default="lgbm-meta", metavar="METHOD",
+                        help="the learned p̂, fitted on each table's train/validation part (default lgbm-meta)")
+    parser.add_argument("--objectives", default=",".join(OBJECTIVES), metavar="O1,O2",
+                        help="total_completion and/or max_stretch (default both)")
+    parser.add_argument("--output", default="results/value", help="output folder (default results/value)")
+    parser.add_argument("--readme", metavar="FILE", help="rewrite the value block of this Markdown file (docs/results.md)")
+    parser.add_argument("--quiet", action="store_true", help="only the final table")
+    parser.add_argument("--no-mlflow", action="store_true", help="do not log the runs to MLflow")
+    parser.set_defaults(handler=_value)
+
+
+def _tables(text: str) -> list[str]:
+    from atlas_data.errors import InputError
+
+    tables = [t.strip() for t in text.split(",")]
+    if not all(tables):
+        raise InputError(f"an empty name in {text!r}", where="--jobs")
+    if len(set(tables)) < len(tables):
+        raise InputError(f"a table named twice in {text!r}", where="--jobs")
+    return tables
+
+
+def _objectives(text: str) -> list[str]:
+    from atlas_data.errors import InputError
+
+    chosen = [o.strip() for o in text.split(",")]
+    wrong = [o for o in chosen if o not in OBJECTIVES]
+    if wrong or not chosen or len(set(chosen)) < len(chosen):
+        raise InputError(f"{text!r}: give total_completion and/or max_stretch, each once", where="--objectives")
+    return chosen
+
+
+def _value(args) -> int:
+    from atlas_data.outputs import check_output_folder, output_folder
+    from benchmark.cli import main
+    from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
+    from benchmark.tasks.inputs import resolve_names
+
+    tables, objectives = _tables(args.jobs), _objectives(args.objectives)
+    resolve_names(predictors=args.predictor, one_predictor=True)  # an unknown method: exit 2 before any run
+    if args.readme:
+        check_readme_block(Path(args.readme), START, END)
+    out = Path(args.output)
+    check_output_folder(out, "value")
+    started = time.perf_counter()
+    entries: list[tuple[str, str, dict]] = []
+    with output_folder(out, "value") as folder:
+        for i, table in enumerate(tables):
+            for objective in objectives:
+                sub = folder / f"{i + 1:02d}-{_slug(table)}-{objective}"
+                argv = ["run", "--task", "scheduling", "--objective", objective, "--jobs", table, "--predictor",
+                        args.predictor, "--controls", "--output", str(sub), "--quiet",
+                        *(["--no-mlflow"] if args.no_mlflow else [])]
+                if not args.quiet:
+                    sys.stderr.write(f"[value] {i + 1}/{len(tables)} {table} {objective}: benchmark {' '.join(argv)}\n")
+                code = main(argv)
+                if code:
+                    return code
+                doc = json.loads((sub / "results.json").read_text(encoding="utf-8"))
+                entries.extend((table, objective, record) for record in doc.get("value_of_prediction") or []
+                               if record["p_hat"] == args.predictor)
+        text = markdown(entries, args.predictor)
+        write_text_atomic(folder / "value.md", text + "\n")
+        write_text_atomic(folder / "value.json", json.dumps(
+            {"predictor": args.predictor, "tables": tables, "objectives": objectives,
+             "records": [{"trace": t, "objective": o, **r} for t, o, r in entries],
+             "summary": _summary(entries), "seconds": round(time.perf_counter() - started, 1)}, indent=1) + "\n")
+    print(text)
+    if args.readme:
+        replace_readme_block(Path(args.readme), START, END, text)
+    return 0
+
+
+def _slug(table: str) -> str:
+    """A folder name for a table: elasticflow:cluster05 -> elasticflow-cluster05, a file by its stem."""
+    name = Path(table).stem if Path(table).suffix else table
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+
+
+def _summary(entries) -> dict:
+    from benchmark.value import value_summary
+
+    return value_summary(entries)
+
+
+def markdown(entries: list[tuple[str, str, dict]], predictor: str) -> str:
+    """The value table of `entries` (trace, objective, record) and one verdict line per objective."""
+    from benchmark.value import OBJECTIVE_LABEL, VALUE_HEADER, value_cells, value_summary
+
+    rule = ["---"] + ["---:"] * (len(VALUE_HEADER) - 1)
+    rows = [VALUE_HEADER, rule, *(value_cells(t, o, r) for t, o, r in entries)]
+    lines = [f"The value of the learned p̂ (`{predictor}`, fitted on each table's train/validation part) on each "
+             "table's test part, one machine, with its controls and ceilings (`benchmark value`; columns as in the "
+             "demo's table above).", "", *("| " + " | ".join(r) + " |" for r in rows), ""]
+    for objective, item in value_summary(entries).items():
+        lines.append(f"- {OBJECTIVE_LABEL.get(objective, objective)}: the best policy on p̂ is at least as good as the "
+                     f"best blind one on {item['not_worse']} of {item['tables']} tables; mean value "
+                     f"{item['mean_value']:+.2f}; best with p̂ / best blind at most {item['worst_ratio']:.2f}.")
+    return "\n".join(lines)
