@@ -618,10 +618,7 @@ def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, 
     Blank lines are skipped; a line with a different field count, or a field that is not a finite
     number, is an InputError naming the line; a log without job lines too."""
     log = read_swf_columns(path, fields)
-    values = np.empty((len(log), len(fields)), order="F")  # column by column, each freed once copied
-    for k, name in enumerate(fields):
-        values[:, k] = log.columns.pop(name)
-    return values, log.lines, log.header, log.job_numbers.astype(str)
+    return log.values, log.lines, log.header, log.job_numbers_text()
 
 
 def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
@@ -651,11 +648,10 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
     def present(x: np.ndarray) -> np.ndarray:  # −1 (or any negative) marks a missing value
         return x >= 0
 
-    allocated, requested = field.pop("allocated_processors"), field["requested_processors"]
+    allocated, requested = field["allocated_processors"], field["requested_processors"]
     fell_back = ~(allocated > 0) & (requested > 0)
     gpus = np.where(allocated > 0, allocated, np.where(requested > 0, requested, np.nan))
-    del allocated
-    submit, run = field.pop("submit_time"), field.pop("run_time")
+    submit, run = field["submit_time"], field["run_time"]
     keep, dropped = _drop_by_reason([("no_submit_time", ~present(submit)), ("no_processors", np.isnan(gpus)),
                                      ("no_duration", ~present(run)), ("non_positive_duration", ~(run > 0))], n)
     tenant_raw = field[SWF_TENANTS[tenant_column]][keep]
