@@ -659,16 +659,21 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
     tenant[~present(tenant_raw)] = "default"
     jobs = pd.DataFrame({"job_id": log.job_numbers_text(keep), "submit_time": submit[keep],
                          "duration": run[keep], "gpus": gpus[keep], "tenant": tenant})
-    del submit, run, gpus, tenant
-    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
-    for column, source in SWF_CATEGORICAL.items():
-        jobs[column] = pd.Series(_swf_ids(field[source][keep]), dtype=object)
+    extra = {column: _swf_ids(field[source][keep]) for column, source in SWF_CATEGORICAL.items()}
     for column, source in SWF_NUMERIC.items():
         x = field[source][keep]
-        jobs[column] = np.where(present(x), x, np.nan)
+        extra[column] = np.where(present(x), x, np.nan)
+    fell_back = int((fell_back & keep).sum())
+    places = places.subset(keep)
+    del log, field, allocated, requested, submit, run, gpus, tenant, keep  # the log's columns, before the table's checks
+    jobs = validate_jobs(jobs, path_s, places=places)
+    for column in SWF_CATEGORICAL:
+        jobs[column] = pd.Series(extra.pop(column), dtype=object)
+    for column in SWF_NUMERIC:
+        jobs[column] = extra.pop(column)
     notes = [f"{comments} header comment line(s); tenant = {tenant_column}: {jobs['tenant'].nunique()} tenants"]
-    if int((fell_back & keep).sum()):
-        notes.append(f"{int((fell_back & keep).sum())} kept jobs have no allocated processors and use the requested ones")
+    if fell_back:
+        notes.append(f"{fell_back} kept jobs have no allocated processors and use the requested ones")
     defaulted = int((~present(tenant_raw)).sum())
     if defaulted:
         notes.append(f"{defaulted} kept jobs have no {tenant_column} (−1) and use tenant 'default'")
