@@ -618,7 +618,10 @@ def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, 
     Blank lines are skipped; a line with a different field count, or a field that is not a finite
     number, is an InputError naming the line; a log without job lines too."""
     log = read_swf_columns(path, fields)
-    return log.values, log.lines, log.header, log.job_numbers_text()
+    values = np.empty((len(log), len(fields)), order="F")  # column by column, each freed once copied
+    for k, name in enumerate(fields):
+        values[:, k] = log.columns.pop(name)
+    return values, log.lines, log.header, log.job_numbers_text()
 
 
 def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
@@ -642,30 +645,32 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
     log = read_swf_columns(path, SWF_IMPORTED)
     comments = len(log.header)
     n = len(log)
-    field = log.columns
+    field = log.columns  # each popped once used: the log's memory shrinks as the table grows
     places = Places(np.arange(1, n + 1, dtype=np.int64), None, log.lines)
 
     def present(x: np.ndarray) -> np.ndarray:  # −1 (or any negative) marks a missing value
         return x >= 0
 
-    allocated, requested = field["allocated_processors"], field["requested_processors"]
+    allocated, requested = field.pop("allocated_processors"), field["requested_processors"]
     fell_back = ~(allocated > 0) & (requested > 0)
     gpus = np.where(allocated > 0, allocated, np.where(requested > 0, requested, np.nan))
-    submit, run = field["submit_time"], field["run_time"]
+    del allocated, requested
+    submit, run = field.pop("submit_time"), field.pop("run_time")
     keep, dropped = _drop_by_reason([("no_submit_time", ~present(submit)), ("no_processors", np.isnan(gpus)),
                                      ("no_duration", ~present(run)), ("non_positive_duration", ~(run > 0))], n)
+    fell_back = int((fell_back & keep).sum())
     tenant_raw = field[SWF_TENANTS[tenant_column]][keep]
     tenant = _swf_ids(tenant_raw)
     tenant[~present(tenant_raw)] = "default"
     jobs = pd.DataFrame({"job_id": log.job_numbers_text(keep), "submit_time": submit[keep],
                          "duration": run[keep], "gpus": gpus[keep], "tenant": tenant})
-    extra = {column: _swf_ids(field[source][keep]) for column, source in SWF_CATEGORICAL.items()}
+    del submit, run, gpus, tenant
+    extra = {column: _swf_ids(field.pop(source)[keep]) for column, source in SWF_CATEGORICAL.items()}
     for column, source in SWF_NUMERIC.items():
-        x = field[source][keep]
+        x = field.pop(source)[keep]
         extra[column] = np.where(present(x), x, np.nan)
-    fell_back = int((fell_back & keep).sum())
     places = places.subset(keep)
-    del log, field, allocated, requested, submit, run, gpus, tenant, keep  # the log's columns, before the table's checks
+    del log, field, keep  # the rest of the log, before the table's checks
     jobs = validate_jobs(jobs, path_s, places=places)
     for column in SWF_CATEGORICAL:
         jobs[column] = pd.Series(extra.pop(column), dtype=object)

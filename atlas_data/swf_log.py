@@ -1,7 +1,7 @@
 """The streaming reader of Standard Workload Format logs (`.swf`, `.swf.gz`; Parallel Workloads Archive).
 
 `read_swf_columns(path, fields)` reads a log block by block (a few MiB of text at a time, cut at line
-breaks) and keeps only the asked-for fields of the job lines as float64 rows, grown in place, each row's line
+breaks) and keeps only the asked-for fields of the job lines as float64 columns, grown in place, each row's line
 number and job number as written, and the header comment lines: its memory is that of the kept
 columns, never of the text (a log of 10⁷ lines is ~60 bytes of text a line and 8 bytes per kept
 field). `atlas_data.adapters.swf_fields` and `import_swf` read through it.
@@ -54,24 +54,18 @@ _NOT_PLAIN = re.compile(rb"[\x0b\x0c\x1c-\x1f\x80-\xff]")
 
 @dataclass(frozen=True)
 class SwfColumns:
-    """What `read_swf_columns` keeps of a log: the asked-for SWF_FIELDS as a float64 array, one row per
-    job line (−1 = missing), each field's column by name, each row's line number (int64), the header
-    comment lines (stripped) and each row's job number as written (UTF-8 bytes; `job_numbers_text`
-    gives them as text)."""
+    """What `read_swf_columns` keeps of a log: {field: float64 column} of the asked-for SWF_FIELDS (one
+    row per job line, −1 = missing; a caller may pop a column to free it), each row's line number
+    (int64), the header comment lines (stripped) and each row's job number as written (UTF-8 bytes;
+    `job_numbers_text` gives them as text)."""
 
-    fields: tuple
-    values: np.ndarray
+    columns: dict
     lines: np.ndarray
     header: list
     job_numbers: np.ndarray
 
     def __len__(self) -> int:
         return len(self.lines)
-
-    @property
-    def columns(self) -> dict:
-        """{field: its column of `values`} (views, no copies)."""
-        return {f: self.values[:, k] for k, f in enumerate(self.fields)}
 
     def job_numbers_text(self, rows=slice(None)) -> np.ndarray:
         """The job numbers as written of `rows` (a mask, indices or slice), as a numpy array of text."""
@@ -83,23 +77,22 @@ class SwfColumns:
 
 
 class _Growing:
-    """An array grown by whole rows in place (`ndarray.resize`: realloc, which moves large blocks by
+    """A column grown in place (`ndarray.resize`: realloc, which moves large blocks by
     remapping pages, not copying), so the rows are never held twice; `done()` trims the spare rows."""
 
-    def __init__(self, dtype, width: int | None = None):
-        self.shape_tail = () if width is None else (width,)
-        self.array = np.empty((1 << 12,) + self.shape_tail, dtype=dtype)
+    def __init__(self, dtype):
+        self.array = np.empty(1 << 12, dtype=dtype)
         self.n = 0
 
     def add(self, rows: np.ndarray) -> None:
         end = self.n + len(rows)
         if end > len(self.array):
-            self.array.resize((max(end, len(self.array) * 5 // 4),) + self.shape_tail, refcheck=False)
+            self.array.resize(max(end, len(self.array) * 5 // 4), refcheck=False)
         self.array[self.n:end] = rows
         self.n = end
 
     def done(self) -> np.ndarray:
-        self.array.resize((self.n,) + self.shape_tail, refcheck=False)
+        self.array.resize(self.n, refcheck=False)
         return self.array
 
 
@@ -246,7 +239,8 @@ def read_swf_columns(path: str | os.PathLike, fields=SWF_FIELDS) -> SwfColumns:
     if unknown:
         raise ValueError(f"not SWF fields: {unknown}")
     index = [SWF_FIELDS.index(f) for f in fields]
-    kept, lines, job_numbers, header = _Growing(np.float64, len(fields)), _Growing(np.int64), [], []
+    kept = {f: _Growing(np.float64) for f in fields}
+    lines, job_numbers, header = _Growing(np.int64), [], []
     errors = _Errors()
     first = 1
     for block in _blocks(path):
@@ -262,7 +256,8 @@ def read_swf_columns(path: str | os.PathLike, fields=SWF_FIELDS) -> SwfColumns:
         if len(header) > SWF_MAX_COMMENT_LINES:
             raise InputError(f"more than {SWF_MAX_COMMENT_LINES:,} comment lines (;): not an SWF log", path=path_s)
         if values is not None and len(values):
-            kept.add(values[:, index])
+            for f, k in zip(fields, index):
+                kept[f].add(values[:, k])
             lines.add(numbers)
             job_numbers.append(ids)
         first += count
@@ -271,4 +266,4 @@ def read_swf_columns(path: str | os.PathLike, fields=SWF_FIELDS) -> SwfColumns:
             raise InputError(kind[1], path=path_s, where=f"line {kind[0]}")
     if not job_numbers:
         raise InputError("the SWF log has no job lines", path=path_s)
-    return SwfColumns(tuple(fields), kept.done(), lines.done(), header, np.concatenate(job_numbers))
+    return SwfColumns({f: kept[f].done() for f in fields}, lines.done(), header, np.concatenate(job_numbers))

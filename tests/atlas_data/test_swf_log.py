@@ -152,8 +152,9 @@ def test_only_the_asked_fields_are_kept(tmp_path):
     path = tmp_path / "log.swf"
     path.write_text(f"{LINE}\n{LINE.replace('1 0 5', '2 9 5', 1)}\n")
     log = read_swf_columns(path, ("submit_time", "user_id"))
-    assert log.values.shape == (2, 2) and log.values.tolist() == [[0.0, 3.0], [9.0, 3.0]]
-    assert log.columns["submit_time"].tolist() == [0.0, 9.0] and log.job_numbers_text().tolist() == ["1", "2"]
+    assert list(log.columns) == ["submit_time", "user_id"] and len(log) == 2
+    assert log.columns["submit_time"].tolist() == [0.0, 9.0] and log.columns["user_id"].tolist() == [3.0, 3.0]
+    assert log.lines.tolist() == [1, 2] and log.job_numbers_text().tolist() == ["1", "2"]
 
 
 def test_a_gzip_bomb_is_refused_before_it_is_read_whole(tmp_path, capsys, monkeypatch):
@@ -218,8 +219,8 @@ def test_memory_is_that_of_the_kept_columns_not_of_the_text(tmp_path, monkeypatc
     log = read_swf_columns(path, ("submit_time", "run_time"))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert log.values[:, 0].tolist() == (np.arange(n) * 7.0).tolist()
-    kept = log.values.nbytes + log.lines.nbytes + log.job_numbers.nbytes  # 200,000 × (2 × 8 + 8 + 6) bytes
+    assert log.columns["submit_time"].tolist() == (np.arange(n) * 7.0).tolist()
+    kept = sum(c.nbytes for c in log.columns.values()) + log.lines.nbytes + log.job_numbers.nbytes  # 200,000 × (2 × 8 + 8 + 6) bytes
     assert kept == n * (2 * 8 + 8 + 6)
     # the kept columns (grown by a quarter at a time) and one block of text with its parse; the whole-text
     # reader held the text several times over (bytes, str, lines, tokens)
