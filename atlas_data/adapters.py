@@ -97,6 +97,13 @@ class ImportReport:
         lines += [f"  note: {note}" for note in self.notes]
         return lines
 
+    def dropped_line(self) -> str | None:
+        """The drops in one line (what a quiet command still says: no row is dropped unsaid); None if none."""
+        if not self.dropped_total:
+            return None
+        reasons = ", ".join(f"{reason} {count}" for reason, count in self.dropped.items() if count)
+        return f"{self.source}: {self.path}: dropped {self.dropped_total} of {self.rows_read} rows ({reasons})"
+
 
 def _require_columns(df: pd.DataFrame, columns, path: str, what: str) -> None:
     for column in columns:
