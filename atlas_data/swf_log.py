@@ -19,7 +19,8 @@ any field that is not finite — whichever comes first in the file.
 Refused with one line (InputError), before the file is read whole: a NUL byte (binary data, not a
 text log), a line longer than SWF_MAX_LINE_BYTES, more than SWF_MAX_COMMENT_LINES comment lines, and
 a `.gz` file that decompresses to more than SWF_GZIP_MAX_RATIO times its size (and more than
-SWF_GZIP_FLOOR_BYTES): a gzip bomb. Archive logs compress 5 to 10 times.
+SWF_GZIP_FLOOR_BYTES): a gzip bomb, refused as soon as that much has been inflated (and before any of
+it is parsed when the gzip trailer announces it). Archive logs compress 5 to 10 times.
 
 May import only numpy and atlas_data.errors.
 """
@@ -120,19 +121,34 @@ def _blocks(path: Path) -> Iterator[bytes]:
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc}", path=path_s) from None
     limit = max(SWF_GZIP_FLOOR_BYTES, SWF_GZIP_MAX_RATIO * size)
+    bomb = InputError(f"decompresses to more than {limit / 2**20:,.0f} MiB, over {SWF_GZIP_MAX_RATIO} times its "
+                      f"{size:,} bytes: refused as a gzip bomb (archive logs compress 5 to 10 times; gunzip a genuine "
+                      "log and give the .swf)", path=path_s)
+    def inflated(stream, n: int) -> bytes:
+        try:
+            return stream.read(n)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"cannot read the file: {exc}", path=path_s) from None
+
     with raw:
+        if gz and size >= 18:  # the trailer's size (mod 2^32) of the last member says a bomb before any parsing
+            raw.seek(size - 4)
+            claimed = int.from_bytes(raw.read(4), "little")
+            raw.seek(0)
+            if claimed > limit:  # confirmed by inflating (not parsing) up to the limit: a truncated file's trailer is noise
+                stream, total = gzip.GzipFile(fileobj=raw, mode="rb"), 0
+                while chunk := inflated(stream, 1 << 20):
+                    total += len(chunk)
+                    if total > limit:
+                        raise bomb
+                raw.seek(0)
         stream = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
         carry, total, line = b"", 0, 1
         while True:
-            try:
-                chunk = stream.read(SWF_BLOCK_BYTES)
-            except (OSError, EOFError) as exc:
-                raise InputError(f"cannot read the file: {exc}", path=path_s) from None
+            chunk = inflated(stream, SWF_BLOCK_BYTES)
             total += len(chunk)
-            if gz and total > limit:
-                raise InputError(f"decompresses to more than {limit / 2**20:,.0f} MiB, over {SWF_GZIP_MAX_RATIO} times "
-                                 f"its {size:,} bytes: refused as a gzip bomb (archive logs compress 5 to 10 times; "
-                                 "gunzip a genuine log and give the .swf)", path=path_s)
+            if gz and total > limit:  # what the trailer cannot tell (several members, 4 GiB and more) is counted
+                raise bomb
             nul = chunk.find(b"\0")
             if nul >= 0:
                 at = line + (carry + chunk[:nul]).count(b"\n")

@@ -157,9 +157,13 @@ def test_only_the_asked_fields_are_kept(tmp_path):
     assert log.lines.tolist() == [1, 2] and log.job_numbers_text().tolist() == ["1", "2"]
 
 
-def test_a_gzip_bomb_is_refused_before_it_is_read_whole(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("members", ["one", "bomb then a small member"])
+def test_a_gzip_bomb_is_refused_before_it_is_read_whole(tmp_path, capsys, monkeypatch, members):
     bomb = tmp_path / "bomb.swf.gz"
-    bomb.write_bytes(gzip.compress((LINE + "\n").encode() * 500_000))  # 23 MB of text in ~70 kB
+    data = gzip.compress((LINE + "\n").encode() * 500_000)  # 23 MB of text in ~70 kB
+    if members != "one":  # the trailer read first names the last member's size only: the count must catch it
+        data += gzip.compress((LINE + "\n").encode())
+    bomb.write_bytes(data)
     size = bomb.stat().st_size
     assert size < 100_000
     monkeypatch.setattr(swf_log, "SWF_GZIP_FLOOR_BYTES", 1 << 20)
@@ -171,7 +175,10 @@ def test_a_gzip_bomb_is_refused_before_it_is_read_whole(tmp_path, capsys, monkey
     exit_2_one_line(capsys, ["data", "import", "--format", "swf", str(bomb), "--out", str(tmp_path / "jobs.parquet")],
                     f"{bomb}: decompresses to more than {limit / 2**20:,.0f} MiB, over 100 times its {size:,} bytes: "
                     "refused as a gzip bomb (archive logs compress 5 to 10 times; gunzip a genuine log and give the .swf)")
-    assert sum(read) <= limit < 23_000_000 // 2  # stopped at the limit, not after reading it all
+    if members == "one":
+        assert read == []  # refused from the trailer, before a byte is inflated
+    else:
+        assert 0 < sum(read) <= limit < 23_000_000 // 2  # stopped at the limit, not after reading it all
     assert not (tmp_path / "jobs.parquet").exists()
 
 
@@ -225,3 +232,12 @@ def test_memory_is_that_of_the_kept_columns_not_of_the_text(tmp_path, monkeypatc
     # the kept columns (grown by a quarter at a time) and one block of text with its parse; the whole-text
     # reader held the text several times over (bytes, str, lines, tokens)
     assert peak < 1.25 * kept + 12 * swf_log.SWF_BLOCK_BYTES < text
+
+
+def test_a_truncated_gzip_is_unreadable_not_a_bomb(tmp_path):
+    path = tmp_path / "cut.swf.gz"
+    data = (PWA / "SDSC-SP2-1998-4.2-cln.swf.gz").read_bytes()[:300_000]
+    path.write_bytes(data)
+    assert int.from_bytes(data[-4:], "little") > swf_log.SWF_GZIP_FLOOR_BYTES  # its last bytes claim a bomb's size
+    with pytest.raises(InputError, match=r"cut.swf.gz: cannot read the file: Compressed file ended before"):
+        read_swf_columns(path)
