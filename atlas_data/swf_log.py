@@ -1,9 +1,9 @@
 """The streaming reader of Standard Workload Format logs (`.swf`, `.swf.gz`; Parallel Workloads Archive).
 
 `read_swf_columns(path, fields)` reads a log block by block (a few MiB of text at a time, cut at line
-breaks) and keeps only the asked-for fields of the job lines as float64 columns, grown in place, each row's line
-number and job number as written, and the header comment lines: its memory is that of the kept
-columns, never of the text (a log of 10⁷ lines is ~60 bytes of text a line and 8 bytes per kept
+breaks) and keeps only the asked-for fields of the job lines as float64 columns, grown in place,
+each row's line number and job number as written, and the header comment lines: its memory is that
+of the kept columns, never of the text (a log of 10⁷ lines is ~60 bytes of text a line and 8 bytes per kept
 field). `atlas_data.adapters.swf_fields` and `import_swf` read through it.
 
 A line's meaning is that of the whole-text reading it replaces, exactly: the text is UTF-8 (a byte
@@ -12,9 +12,9 @@ empty is skipped, one starting with `;` is a header comment, every other one hol
 split at whitespace (`str.split`), each read as `float()` reads it. A block of plain ASCII without
 the rarer separators (vertical tab, form feed, \\x1c–\\x1f) is parsed at C speed by numpy.loadtxt,
 whose numbers are Python's correctly rounded `float()`; any block it refuses or that holds other
-bytes is read by the exact per-line rules above, which also find the error to report. The first
-line with a wrong field count is reported before any field that is not a number, and that before
-any field that is not finite — whichever comes first in the file.
+bytes is read by the exact per-line rules above, which also find the error to report, ranked as the
+whole-text reader ranked them: the first line with a wrong field count anywhere in the file, else the
+first field that is not a number, else the first that is not finite.
 
 Refused with one line (InputError), before the file is read whole: a NUL byte (binary data, not a
 text log), a line longer than SWF_MAX_LINE_BYTES, more than SWF_MAX_COMMENT_LINES comment lines, and

@@ -241,3 +241,13 @@ def test_a_truncated_gzip_is_unreadable_not_a_bomb(tmp_path):
     assert int.from_bytes(data[-4:], "little") > swf_log.SWF_GZIP_FLOOR_BYTES  # its last bytes claim a bomb's size
     with pytest.raises(InputError, match=r"cut.swf.gz: cannot read the file: Compressed file ended before"):
         read_swf_columns(path)
+
+
+def test_a_log_of_comments_without_end_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(swf_log, "SWF_MAX_COMMENT_LINES", 5)
+    path = tmp_path / "log.swf"
+    path.write_text(";\n" * 5 + f"{LINE}\n")
+    assert len(read_swf_columns(path).header) == 5
+    path.write_text(";\n" * 6 + f"{LINE}\n")
+    with pytest.raises(InputError, match=r"log.swf: more than 5 comment lines \(;\): not an SWF log"):
+        read_swf_columns(path)
