@@ -42,6 +42,7 @@ from atlas_data.jobs_features import FeatureColumns
 from atlas_data.jobs_table import (Places, read_csv_frame, read_jobs_source, read_table, row_label, seconds_of,
                                   suggest_column_map, validate_jobs)
 from atlas_data.outputs import check_output_file, output_file, write_signed_parquet
+from atlas_data.swf_log import SWF_FIELDS, read_swf_columns
 
 FORMATS = ("openb", "helios", "philly", "elasticflow", "swf", "jobs")
 
@@ -95,6 +96,13 @@ class ImportReport:
         lines += [f"  dropped {count}: {reason}" for reason, count in self.dropped.items()]
         lines += [f"  note: {note}" for note in self.notes]
         return lines
+
+    def dropped_line(self) -> str | None:
+        """The drops in one line (what a quiet command still says: no row is dropped unsaid); None if none."""
+        if not self.dropped_total:
+            return None
+        reasons = ", ".join(f"{reason} {count}" for reason, count in self.dropped.items() if count)
+        return f"{self.source}: {self.path}: dropped {self.dropped_total} of {self.rows_read} rows ({reasons})"
 
 
 def _require_columns(df: pd.DataFrame, columns, path: str, what: str) -> None:
@@ -564,10 +572,6 @@ def import_jobs(path: str | os.PathLike, columns: dict[str, str] | None = None) 
 
 
 # ----- Standard Workload Format (Parallel Workloads Archive) -----------------------------------------
-#: the 18 fields of a Standard Workload Format line, in order [Feitelson14]; −1 means missing
-SWF_FIELDS = ("job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
-              "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
-              "group_id", "executable_number", "queue_number", "partition_number", "preceding_job", "think_time")
 #: the fields that may be the tenant (`--tenant-column`), and the extra column each becomes
 SWF_TENANTS = {"user": "user_id", "group": "group_id", "queue": "queue_number", "partition": "partition_number"}
 #: submit-time fields kept as extra columns (prediction features): categorical ids and numeric requests;
@@ -577,25 +581,15 @@ SWF_CATEGORICAL = {"user_id": "user_id", "group_id": "group_id", "queue_id": "qu
 SWF_NUMERIC = {"requested_time": "requested_time", "requested_processors": "requested_processors",
                "requested_memory": "requested_memory"}
 SWF_SUFFIXES = (".swf", ".swf.gz")
+#: the fields `import_swf` reads (the others are never held in memory)
+SWF_IMPORTED = tuple(f for f in SWF_FIELDS if f in {"submit_time", "run_time", "allocated_processors",
+                                                    *SWF_TENANTS.values(), *SWF_CATEGORICAL.values(),
+                                                    *SWF_NUMERIC.values()})
 
 
 def is_swf_path(spec: str | os.PathLike) -> bool:
     """True for a file name ending in .swf or .swf.gz (read by `import_swf` wherever a jobs table goes)."""
     return str(spec).lower().endswith(SWF_SUFFIXES)
-
-
-def _swf_lines(path: Path) -> list[str]:
-    import gzip
-
-    if not path.is_file():
-        raise InputError("file not found" if not path.exists() else "not a regular file", path=str(path))
-    try:
-        opener = gzip.open if path.name.lower().endswith(".gz") else open
-        with opener(path, "rb") as fh:
-            data = fh.read()
-    except (OSError, EOFError) as exc:
-        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    return data.decode("utf-8", errors="replace").splitlines()
 
 
 SWF_HEADER_MAX = 2**53  # a header number above this is not exact as the float every time and size is
@@ -623,43 +617,18 @@ def swf_header_int(header: list[str], name: str, path: str | os.PathLike | None 
     return 0
 
 
-def swf_fields(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
-    """(the job lines' 18 SWF_FIELDS as numbers, one row per line, −1 = missing; each row's line
-    number; the header comment lines; each row's job number as written) of a Standard Workload Format log, `.swf` or `.swf.gz`.
+def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """(the job lines' `fields` (all 18 SWF_FIELDS unless told) as numbers, one row per line, −1 = missing;
+    each row's line number; the header comment lines; each row's job number as written, an array of
+    text) of a Standard Workload Format log, `.swf` or `.swf.gz`, read block by block
+    (`atlas_data.swf_log`: memory is that of the kept fields, a gzip bomb or binary data is refused).
     Blank lines are skipped; a line with a different field count, or a field that is not a finite
     number, is an InputError naming the line; a log without job lines too."""
-    path = Path(path)
-    path_s = str(path)
-    data, line_numbers, header = [], [], []
-    for number, line in enumerate(_swf_lines(path), start=1):
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith(";"):
-            header.append(text)
-            continue
-        data.append(text)
-        line_numbers.append(number)
-    if not data:
-        raise InputError("the SWF log has no job lines", path=path_s)
-    tokens = list(map(str.split, data))  # C-speed: logs have millions of lines
-    counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    bad = counts != len(SWF_FIELDS)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(f"expected {len(SWF_FIELDS)} whitespace-separated SWF fields, got {counts[i]}",
-                         path=path_s, where=f"line {line_numbers[i]}")
-    try:
-        values = np.array([f for row in tokens for f in row], dtype=np.float64).reshape(len(tokens), len(SWF_FIELDS))
-    except ValueError:
-        i, k = next((i, k) for i, row in enumerate(tokens) for k, f in enumerate(row) if not _is_number(f))
-        raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a number: {tokens[i][k]!r}", path=path_s,
-                         where=f"line {line_numbers[i]}") from None
-    if not np.isfinite(values).all():  # "nan" and "inf" parse as floats, but an SWF field is a number or −1
-        i, k = (int(a[0]) for a in np.nonzero(~np.isfinite(values)))
-        raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a finite number: {tokens[i][k]!r} (−1 marks a "
-                         "missing value)", path=path_s, where=f"line {line_numbers[i]}")
-    return values, np.array(line_numbers, dtype=np.int64), header, [row[0] for row in tokens]
+    log = read_swf_columns(path, fields)
+    values = np.empty((len(log), len(fields)), order="F")  # column by column, each freed once copied
+    for k, name in enumerate(fields):
+        values[:, k] = log.columns.pop(name)
+    return values, log.lines, log.header, log.job_numbers_text()
 
 
 def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
@@ -680,58 +649,60 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
     if tenant_column not in SWF_TENANTS:
         raise InputError(f"an SWF tenant is one of {', '.join(SWF_TENANTS)}, got {tenant_column!r}",
                          where="--tenant-column")
-    values, line_numbers, header, ids = swf_fields(path)
-    comments = len(header)
-    n = len(values)
-    field = {name: values[:, k] for k, name in enumerate(SWF_FIELDS)}
-    places = Places(np.arange(1, n + 1, dtype=np.int64), None, np.array(line_numbers, dtype=np.int64))
+    log = read_swf_columns(path, SWF_IMPORTED)
+    comments = len(log.header)
+    n = len(log)
+    field = log.columns  # each popped once used: the log's memory shrinks as the table grows
+    places = Places(np.arange(1, n + 1, dtype=np.int64), None, log.lines)
 
     def present(x: np.ndarray) -> np.ndarray:  # −1 (or any negative) marks a missing value
         return x >= 0
 
-    allocated, requested = field["allocated_processors"], field["requested_processors"]
+    allocated, requested = field.pop("allocated_processors"), field["requested_processors"]
     fell_back = ~(allocated > 0) & (requested > 0)
     gpus = np.where(allocated > 0, allocated, np.where(requested > 0, requested, np.nan))
-    submit, run = field["submit_time"], field["run_time"]
+    del allocated, requested
+    submit, run = field.pop("submit_time"), field.pop("run_time")
     keep, dropped = _drop_by_reason([("no_submit_time", ~present(submit)), ("no_processors", np.isnan(gpus)),
                                      ("no_duration", ~present(run)), ("non_positive_duration", ~(run > 0))], n)
-    tenant_raw = field[SWF_TENANTS[tenant_column]]
+    fell_back = int((fell_back & keep).sum())
+    tenant_raw = field[SWF_TENANTS[tenant_column]][keep]
     tenant = _swf_ids(tenant_raw)
     tenant[~present(tenant_raw)] = "default"
-    jobs = pd.DataFrame({"job_id": np.array(ids, dtype=object)[keep], "submit_time": submit[keep],
-                         "duration": run[keep], "gpus": gpus[keep], "tenant": tenant[keep]})
-    jobs = validate_jobs(jobs, path_s, places=places.subset(keep))
-    for column, source in SWF_CATEGORICAL.items():
-        jobs[column] = pd.Series(_swf_ids(field[source][keep]), dtype=object)
+    jobs = pd.DataFrame({"job_id": log.job_numbers_text(keep), "submit_time": submit[keep],
+                         "duration": run[keep], "gpus": gpus[keep], "tenant": tenant})
+    del submit, run, gpus, tenant
+    extra = {column: _swf_ids(field.pop(source)[keep]) for column, source in SWF_CATEGORICAL.items()}
     for column, source in SWF_NUMERIC.items():
-        x = field[source][keep]
-        jobs[column] = np.where(present(x), x, np.nan)
+        x = field.pop(source)[keep]
+        extra[column] = np.where(present(x), x, np.nan)
+    places = places.subset(keep)
+    del log, field, keep  # the rest of the log, before the table's checks
+    jobs = validate_jobs(jobs, path_s, places=places)
+    for column in SWF_CATEGORICAL:
+        jobs[column] = pd.Series(extra.pop(column), dtype=object)
+    for column in SWF_NUMERIC:
+        jobs[column] = extra.pop(column)
     notes = [f"{comments} header comment line(s); tenant = {tenant_column}: {jobs['tenant'].nunique()} tenants"]
-    if int((fell_back & keep).sum()):
-        notes.append(f"{int((fell_back & keep).sum())} kept jobs have no allocated processors and use the requested ones")
-    defaulted = int((~present(tenant_raw) & keep).sum())
+    if fell_back:
+        notes.append(f"{fell_back} kept jobs have no allocated processors and use the requested ones")
+    defaulted = int((~present(tenant_raw)).sum())
     if defaulted:
         notes.append(f"{defaulted} kept jobs have no {tenant_column} (−1) and use tenant 'default'")
     return jobs, ImportReport("swf", path_s, n, len(jobs), dropped, tuple(notes))
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _swf_ids(values: np.ndarray) -> np.ndarray:
-    """SWF id fields as text ("7"), None where missing (−1); vectorised, logs have millions of lines."""
-    out = np.full(len(values), None, dtype=object)
-    ok = values >= 0
-    whole = ok & (values == np.floor(values)) & (values < 2.0 ** 53)
-    out[whole] = values[whole].astype(np.int64).astype(str)
+    """SWF id fields as text ("7"), None where missing (−1); vectorised, logs have millions of lines. Each
+    distinct id is one text object shared by its rows (a user's million jobs hold one "7", not a million)."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    out = np.full(len(distinct), None, dtype=object)
+    ok = distinct >= 0
+    whole = ok & (distinct == np.floor(distinct)) & (distinct < 2.0 ** 53)
+    out[whole] = distinct[whole].astype(np.int64).astype(str)
     other = ok & ~whole
-    out[other] = [f"{v:g}" for v in values[other]]
-    return out
+    out[other] = [f"{v:g}" for v in distinct[other]]
+    return out[inverse.reshape(-1)]
 
 
 def swf_feature_columns(jobs: pd.DataFrame) -> FeatureColumns:

@@ -477,11 +477,11 @@ def validate_jobs(
 
     out = pd.DataFrame(
         {
-            "job_id": pd.Series(job_id.to_numpy(), dtype=str),
+            "job_id": pd.Series(job_id.array, dtype=str),  # the column as it is: no Python object per row
             "submit_time": submit_time,
             "duration": duration,
             "gpus": gpus,
-            "tenant": pd.Series(tenant.to_numpy(), dtype=str),
+            "tenant": pd.Series(tenant.array, dtype=str),
             "weight": weight,
         }
     )

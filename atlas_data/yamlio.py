@@ -1,5 +1,6 @@
 """YAML files a user writes (sweep configs, leaderboard submissions): read safely, and a key given
-twice is an error, not the last one silently winning.
+twice is an error, not the last one silently winning. Merge keys (`<<: *defaults`) work as in
+yaml.safe_load: the keys written beside `<<` override the merged ones.
 
 Bounded before the work (docs/data-formats.md#limits): the file must be a regular file of at most
 MAX_YAML_BYTES (`load_yaml_file`; a device such as /dev/zero or a FIFO would be read forever), and
@@ -79,17 +80,24 @@ class _StrictLoader(yaml.SafeLoader):
                 "(docs/data-formats.md#limits)", mark)
 
 
+_MERGE = object()  # stands for YAML's merge key `<<` in the repeated-key check (`'<<'` quoted is a plain key)
+
+
 def _mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False):
+    """A mapping as yaml.safe_load builds it, merge keys (`<<: *anchor`, `<<: [*a, *b]`) included: the
+    merged mappings' keys come in and the keys written beside `<<` win, as YAML defines them; a key
+    written twice in the same mapping (`<<` too) is an error naming both lines."""
     seen: dict = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
+        merge = key_node.tag == "tag:yaml.org,2002:merge"
+        key = _MERGE if merge else loader.construct_object(key_node, deep=deep)
         try:
             first = seen.setdefault(key, key_node)
         except TypeError:  # an unhashable key: PyYAML's own error follows
             continue
         if first is not key_node:
             raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} is given twice (first on line {first.start_mark.line + 1})", key_node.start_mark)
+                None, None, f"key {'<<' if key is _MERGE else key!r} is given twice (first on line {first.start_mark.line + 1})", key_node.start_mark)
     return loader.construct_mapping(node, deep=deep)
 
 

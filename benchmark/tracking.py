@@ -26,7 +26,9 @@ store (not_mlflow: the rule of what is one) are exit 2 with one line; such a fil
 A local store (SQLite file or file store) is written only under an exclusive lock on `<store>.lock`
 (fcntl.flock), held from the store check to the end of the logging; its holder writes its pid and
 command into it, and a command that waits for it says so on stderr and gives up after
-$ATLAS_STORE_LOCK_TIMEOUT seconds (60) with exit 2. A new SQLite store is built and migrated in a
+$ATLAS_STORE_LOCK_TIMEOUT seconds (60) with exit 2; a command that created the lock file and then
+refuses the store (exit 2, e.g. a schema version MLflow does not open) removes it again (a waiter
+that finds its file removed locks the new one). A new SQLite store is built and migrated in a
 temporary file and renamed into place, so an interrupt or four runs starting at once never leave it
 half-migrated; a store that an older interruption left half-migrated is rebuilt (no runs in it) or
 repaired on a copy, keeping the old file as `<db>.damaged-<time>`, or refused with exit 2 and the
@@ -482,7 +484,9 @@ def store_lock(uri: str, *, after: str = ""):
         return
     timeout = lock_timeout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as handle:
+    while True:
+        created = not path.exists()
+        handle = open(path, "a+", encoding="utf-8")
         holder = ""  # read when the lock is found taken: the waiting line and the giving-up line name it
 
         def waiting() -> None:
@@ -497,7 +501,15 @@ def store_lock(uri: str, *, after: str = ""):
             return InputError(f"gave up after {timeout:g} s waiting for the MLflow store lock{held}: let that "
                               f"command finish, or set {LOCK_TIMEOUT_VARIABLE} to wait longer{after}", path=str(path))
 
-        lock_within(handle, timeout, waiting=waiting, gave_up=gave_up)
+        try:
+            lock_within(handle, timeout, waiting=waiting, gave_up=gave_up)
+            if _names_this_file(path, handle):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()  # its holder removed it (a store it refused): lock the file that stands there now
+    with handle:
         try:
             with contextlib.suppress(OSError):  # who holds it, for whoever waits (the lock is what counts)
                 handle.seek(0)
@@ -506,10 +518,24 @@ def store_lock(uri: str, *, after: str = ""):
                 handle.write(f"pid {os.getpid()}: {command[:200]}\n")
                 handle.flush()
             yield
+        except InputError:
+            if created:  # a store refused (e.g. another schema version) keeps no lock file of ours beside it
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
         finally:
             with contextlib.suppress(OSError):
                 handle.truncate(0)
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _names_this_file(path: Path, handle) -> bool:
+    """True while `path` is the file open as `handle` (not removed or replaced since it was opened)."""
+    try:
+        here, there = os.fstat(handle.fileno()), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_ino, here.st_dev) == (there.st_ino, there.st_dev)
 
 
 def store_is_idle(uri: str) -> bool:

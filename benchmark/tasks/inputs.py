@@ -122,13 +122,14 @@ def refuse_columns(mapping: dict, what: str, option: str = "--columns") -> None:
 def read_swf(spec: str, quiet: bool) -> tuple[pd.DataFrame, dict]:
     """An SWF log as a jobs table with its kept fields (`atlas_data.adapters.import_swf`), and its card.
 
-    What was read, kept and dropped goes to stderr: even with --quiet when rows were dropped, since
-    a run never drops input silently."""
+    What was read, kept and dropped goes to stderr; with --quiet only one line, and only when rows were
+    dropped, since a run never drops input silently."""
     from atlas_data.adapters import import_swf
 
     jobs, report = import_swf(spec)
-    for line in report.summary_lines():
-        say(line, quiet and report.dropped_total == 0)
+    lines = report.summary_lines() if not quiet else [report.dropped_line()] if report.dropped_total else []
+    for line in lines:
+        say(line)
     card = {"source": "swf", "path": str(spec), "rows_read": report.rows_read, "dropped": report.dropped}
     return jobs, card
 

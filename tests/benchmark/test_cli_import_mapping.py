@@ -176,12 +176,39 @@ def test_run_jobs_file_with_columns(tmp_path, capsys, one_error):
 def test_run_on_an_swf_log_prints_its_drops(tmp_path, capsys):
     path = tmp_path / "log.swf"
     kept = swf_log(path, n=100)
-    out = tmp_path / "s"
-    assert _run("--task", "scheduling", "--objective", "total_completion", "--jobs", path, "--policies", "fifo,srpt",
-                "--output", out, "--quiet") == 0
-    assert json.loads((out / "results.json").read_text())["n_jobs"] == kept
-    err = capsys.readouterr().err
-    assert f"kept {kept}, dropped {100 - kept}" in err  # even with --quiet: rows were dropped
+    assert kept == 96  # lines 8 and 58 ran −1 s (cancelled), 9 and 59 ran 0 s
+    args = ("--task", "scheduling", "--objective", "total_completion", "--jobs", path, "--policies", "fifo,srpt")
+    capsys.readouterr()
+    assert _run(*args, "--output", tmp_path / "s", "--quiet") == 0
+    assert json.loads((tmp_path / "s" / "results.json").read_text())["n_jobs"] == kept
+    # with --quiet one line, and only because rows were dropped: a run never drops input unsaid
+    assert capsys.readouterr().err.splitlines() == [
+        f"swf: {path}: dropped 4 of 100 rows (no_duration 2, non_positive_duration 2)"]
+    assert _run(*args, "--output", tmp_path / "t") == 0
+    err = capsys.readouterr().err.splitlines()
+    assert f"swf: read 100 rows from {path}: kept 96, dropped 4" in err and "  dropped 2: no_duration" in err
+
+
+def test_a_quiet_run_on_a_log_without_drops_says_nothing_of_the_import(tmp_path, capsys):
+    path = tmp_path / "log.swf"
+    swf_log(path, n=7)  # lines 8 and 9 are not there: nothing dropped
+    capsys.readouterr()
+    assert _run("--task", "scheduling", "--objective", "total_completion", "--jobs", path, "--policies", "fifo",
+                "--output", tmp_path / "s", "--quiet") == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_reproduce_hpc_with_a_learned_predictor_and_quiet_prints_one_line_of_drops(tmp_path, capsys):
+    from swf_logs import random_swf
+
+    log = random_swf(tmp_path / "log.swf", 3_000, seed=1, max_gap=30, max_request=400)
+    with log.open("a") as fh:  # a cancelled job (run time −1) and one that ran 0 s
+        fh.write("3001 99999 0 -1 1 -1 -1 -1 100 -1 1 1 1 1 1 1 -1 -1\n3002 99999 0 0 1 -1 -1 -1 100 -1 1 1 1 1 1 1 -1 -1\n")
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--jobs", str(log), "--policies", "easy-p", "--predictor", "constant", "--whole",
+                 "--quiet", "--output", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"swf: {log}: dropped 2 of 3002 rows (no_duration 1, non_positive_duration 1)"]
 
 
 def test_prediction_on_an_swf_log_learns_from_its_fields(tmp_path):

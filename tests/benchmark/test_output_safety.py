@@ -340,3 +340,95 @@ def test_replace_readme_block_rechecks_the_markers_at_the_end(tmp_path):
     with pytest.raises(InputError, match="ambiguous"):
         replace_readme_block(readme, DEMO_START, DEMO_END, "new")
     assert readme.read_text() == content
+
+
+def test_the_readme_keeps_its_inode_hard_links_owner_and_mode(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# mine\n{DEMO_START}\nold\n{DEMO_END}\nafter\n")
+    readme.chmod(0o640)
+    other = tmp_path / "copy-of-readme.md"
+    os.link(readme, other)  # a second name of the same file
+    if os.geteuid() == 0:  # root can give it another owner: the edit must not take it back
+        os.chown(readme, 4321, 4321)
+    before = readme.stat()
+    replace_readme_block(readme, DEMO_START, DEMO_END, "new\nlines")
+    after = readme.stat()
+    assert (after.st_ino, after.st_dev, after.st_nlink) == (before.st_ino, before.st_dev, 2)
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    assert stat.S_IMODE(after.st_mode) == 0o640
+    expected = f"# mine\n{DEMO_START}\nnew\nlines\n{DEMO_END}\nafter\n"
+    assert readme.read_text() == expected and other.read_text() == expected  # both names see the new text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "copy-of-readme.md"]  # no backup left
+
+
+def test_a_shorter_block_leaves_no_old_bytes_at_the_end(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{DEMO_START}\n{'x' * 5000}\n{DEMO_END}\nend\n")
+    replace_readme_block(readme, DEMO_START, DEMO_END, "y")
+    assert readme.read_bytes() == f"{DEMO_START}\ny\n{DEMO_END}\nend\n".encode()
+
+
+def test_a_failed_write_puts_the_old_text_back(tmp_path, monkeypatch):
+    import benchmark.results as results
+
+    readme = tmp_path / "README.md"
+    content = f"{DEMO_START}\nold\n{DEMO_END}\n"
+    readme.write_text(content)
+    real = results._write_in_place
+    calls = []
+
+    def full_disk(fh, data):  # the first write (the new text) fails half-way; the second (the old text) works
+        calls.append(data)
+        if len(calls) == 1:
+            fh.seek(0)
+            fh.write(data[:7])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(fh, data)
+
+    monkeypatch.setattr(results, "_write_in_place", full_disk)
+    with pytest.raises(InputError, match=f"^--readme: no space left on device while writing {readme}$"):
+        replace_readme_block(readme, DEMO_START, DEMO_END, "a much longer new block")
+    assert readme.read_text() == content and calls[1] == content.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+
+
+def test_a_crash_leaves_a_backup_that_the_next_edit_names(tmp_path, capsys):
+    import signal
+    import subprocess
+    import sys
+
+    readme = tmp_path / "README.md"
+    content = f"{DEMO_START}\nold\n{DEMO_END}\n"
+    readme.write_text(content)
+    # the process is killed (SIGKILL) half-way through writing the new text: nothing of it cleans up
+    crash = (
+        "import os, signal, sys\n"
+        "import benchmark.results as results\n"
+        "def killed(fh, data):\n"
+        "    fh.seek(0); fh.write(b'half-written'); os.fsync(fh.fileno()); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "results._write_in_place = killed\n"
+        f"results.replace_readme_block({str(readme)!r}, {DEMO_START!r}, {DEMO_END!r}, 'a new block')\n")
+    done = subprocess.run([sys.executable, "-c", crash], cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == -signal.SIGKILL
+    backup = tmp_path / ".README.md.readme-backup"
+    assert backup.read_text() == content and readme.read_text() != content  # the old text is recoverable
+    exit_2_one_line(capsys, ["demo", "--no-mlflow", "--quiet", "--output", tmp_path / "out", "--readme", readme],
+                    f"{readme}: --readme: {backup} holds the text from before an interrupted edit: compare, keep the "
+                    "right text in the file, remove the backup and rerun")
+    assert backup.read_text() == content and not (tmp_path / "out").exists()
+
+
+def test_a_second_edit_waits_for_the_lock_and_then_gives_up_with_one_line(tmp_path, monkeypatch):
+    import fcntl
+
+    import benchmark.results as results
+
+    readme = tmp_path / "README.md"
+    content = f"{DEMO_START}\nold\n{DEMO_END}\n"
+    readme.write_text(content)
+    monkeypatch.setattr(results, "README_LOCK_WAIT_S", 0.2)
+    with open(readme, "rb") as holder:  # another command's edit in progress
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(InputError, match=r"^.*README.md: --readme: another command kept it locked for 0.2 s; rerun"):
+            replace_readme_block(readme, DEMO_START, DEMO_END, "new")
+    assert readme.read_text() == content and sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]

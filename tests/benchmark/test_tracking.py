@@ -431,6 +431,7 @@ def test_store_of_another_mlflow_version_is_exit_2_with_the_fix(stores, jobs_csv
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and all(w in err for w in words), err
     assert db.read_bytes() == before  # neither migrated nor repaired
+    assert sorted(p.name for p in results.iterdir()) == ["mlflow.db"]  # no lock file left beside a refused store
 
 
 def test_leftovers_of_a_killed_build_are_removed_and_junk_is_refused(stores, tmp_path, jobs_csv, monkeypatch, capsys,
@@ -611,3 +612,44 @@ def test_the_docs_name_the_metrics_the_code_logs():
     assert documented == expected
     for old in ("lgbm-meta/lgbm-meta.rmsle", "srpt.ratio", "spjf/noise:0.5.ratio", "OUT/cells/mlflow.db"):
         assert old not in doc
+
+
+def test_a_waiter_whose_lock_file_was_removed_by_a_refusal_locks_the_new_one(tmp_path, monkeypatch):
+    """A command that created `<store>.lock` and refuses the store removes it; one that waited on the removed
+    file then locks the file standing at the path (else a third command could lock a new file beside it)."""
+    import threading
+
+    from benchmark.tracking import lock_path, store_lock
+
+    monkeypatch.delenv("ATLAS_STORE_LOCK_TIMEOUT", raising=False)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    path = lock_path(uri)
+    holding, release, seen = threading.Event(), threading.Event(), {}
+
+    def refuser():
+        with pytest.raises(InputError, match="refused"):
+            with store_lock(uri):
+                holding.set()
+                release.wait(10)
+                raise InputError("refused")
+
+    def waiter():
+        with store_lock(uri):
+            seen["exists"] = path.exists()
+
+    checks = []
+    real = tracking._names_this_file
+    monkeypatch.setattr(tracking, "_names_this_file", lambda p, h: checks.append(real(p, h)) or checks[-1])
+
+    first = threading.Thread(target=refuser)
+    first.start()
+    assert holding.wait(10)
+    second = threading.Thread(target=waiter)
+    second.start()
+    time.sleep(0.3)  # the waiter is waiting on the refuser's file
+    release.set()
+    first.join(10)
+    second.join(10)
+    # the refuser's own check, the waiter's on the removed file (no), then on the new one (yes)
+    assert checks == [True, False, True] and seen == {"exists": True}
+    assert path.exists()  # the waiter's run went through: its lock file stays, as after any logged run
