@@ -58,7 +58,7 @@ from benchmark.progress import Progress, say
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, noise_level, choose_policies, csv_list, learned_predictions,
-                                    noise_predictions, resolve_names)
+                                    noise_predictions, note_unused_predictions, resolve_names)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
@@ -134,6 +134,7 @@ def _load_trace_learned(config) -> tuple[pd.DataFrame, dict, None]:
     trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs, seed=config.seed,
                         columns=config.columns, train_columns=config.train_columns,
                         quiet=config.quiet, frame=config.frame)
+    note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=config.seed, quiet=config.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
@@ -271,10 +272,11 @@ def _read_tenant_weights(path: Path) -> dict[str, float]:
 def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
                  source: str | None) -> tuple[JobSet, str | None, str | None]:
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
-    from benchmark.tasks.traces import NOISE_SOURCE
+    from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
 
     sigmas = csv_list(config.noise, "noise", noise_level)  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
+        note_unused_predictions(source == COLUMN_SOURCE, f"--noise {config.noise}", config.quiet)
         (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
         return jobs.with_predictions(p_hat), name, NOISE_SOURCE
     if jobs.predicted is None:

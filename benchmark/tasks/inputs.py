@@ -229,6 +229,13 @@ def resolve_names(*, predictors: str | None = None, policies: str | None = None,
     return methods, (resolve_policies(policies, kind) if policies is not None else None)
 
 
+def note_unused_predictions(has_column: bool, source: str, quiet: bool) -> None:
+    """One line when a jobs table's own p̂ (its `predicted_duration` column) is replaced by `source`
+    (the option that gives p̂ instead): a run must not silently schedule on other p̂ than the file's."""
+    if has_column:
+        say(f"the jobs table's own predicted_duration is not used: p̂ comes from {source}", quiet)
+
+
 def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,
                     task: str, quiet: bool, have_spreads: bool = True) -> list[str]:
     """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.

@@ -38,6 +38,7 @@ class TraceSplit:
     test_jobs: pd.DataFrame  # the target's test part as a jobs table, in submit order
     card: dict  # results.json `dataset`: source, feature columns, features, counts, split ranges
     key: tuple  # what the fit depends on (the in-process memo of fitted predictions)
+    own_predictions: bool = False  # the target table brought its own predicted_duration (replaced by the fit)
 
 
 def _file_key(spec: str, frame: pd.DataFrame | None = None) -> tuple:
@@ -164,7 +165,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
     test_jobs = jobs[jobs["job_id"].astype(str).isin(set(test_ids))]
     test_jobs = test_jobs.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
     base = [c for c in ("job_id", "submit_time", "duration", "gpus", "tenant", "weight") if c in test_jobs.columns]
-    return TraceSplit(split, test_jobs[base], card, key)
+    return TraceSplit(split, test_jobs[base], card, key, own_predictions="predicted_duration" in jobs.columns)
 
 
 # Fitted test predictions of this process, by (TraceSplit.key, method, seed): the demo and a sweep
