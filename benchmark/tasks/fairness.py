@@ -32,8 +32,9 @@ Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: wei
 of the jobs listed once, no other, weights from 1e-9 to 1e9) or equal weights. `--n N` schedules N consecutive jobs from a seeded
 start (as the scheduling task).
 
-Every run reports the offered load (GPU·s asked / GPU·s of the cluster over the submit span) and
-the peak GPU demand if no job ever waited: below the cluster size no policy can differ.
+Every run reports the offered load (Σ duration × GPUs / (submit span × cluster GPUs), with the span) and
+the peak GPU demand if no job ever waited: jobs that outlast the submit span can give a load above 1 with
+a peak below the cluster size, where little or nothing contends.
 
 Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
 tenant_intervals/<policy>.parquet, allocations/<policy>.parquet (the executed allocations: job_id,
@@ -524,6 +525,19 @@ def _x(v):
     return "n/a" if v is None else ("inf" if v == math.inf else f"{v:.2f}x")
 
 
+def load_line(load: dict) -> str:
+    """The offered load (`offered_load`) as the run prints it: the figure with what it divides, and the
+    peak demand beside it — a load above 1 says the GPU·s asked exceed the cluster's over the submit
+    span, not that jobs ever wait (jobs that outlast the span can give both a load above 1 and a peak
+    below the cluster)."""
+    text = (f"offered load {load['load']:.2f} = Σ duration × GPUs / (submit span × cluster GPUs) = "
+            f"{load['gpu_seconds']:,.0f} GPU·s / ({load['span_s'] / 3600:,.2f} h × {load['gpus']} GPUs); "
+            f"peak demand if nobody waited: {load['peak_demand_gpus']:.0f} of {load['gpus']} GPUs")
+    if load["peak_demand_gpus"] <= load["gpus"]:
+        text += " (never more asked at once than the cluster has)"
+    return text
+
+
 def render(doc: dict) -> str:
     from benchmark.tasks.traces import describe_data
 
@@ -534,8 +548,7 @@ def render(doc: dict) -> str:
             f"{opts.get('tenant_loss_share', 'eq8')}")
     load = doc.get("offered_load") or {}
     if load.get("load") is not None:
-        head += (f"\noffered load {load['load']:.2f} (GPU·s asked / GPU·s of the cluster over the submit span); "
-                 f"peak demand if nobody waited: {load['peak_demand_gpus']:.0f} of {load['gpus']} GPUs")
+        head += "\n" + load_line(load)
     snap = (doc.get("dataset") or {}).get("snapshot")
     if snap:
         head += (f"\nsnapshot: {snap['start']} to {snap['end']} (exclusive), {snap['jobs']} jobs, {snap['tenants']} VCs "

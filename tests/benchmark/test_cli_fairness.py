@@ -165,3 +165,20 @@ def test_results_say_which_policies_ran_compiled(tmp_path, monkeypatch):
     assert off["cluster_loops"] == {"astraea": "Python", "fifo": "Python"}
     for a, b in zip(on["rows"], off["rows"]):
         assert {k: v for k, v in a.items() if k != "sim_seconds"} == {k: v for k, v in b.items() if k != "sim_seconds"}
+
+
+def test_the_offered_load_line_says_what_it_divides_and_the_peak_beside_it(tmp_path, capsys):
+    # two 1-GPU jobs of 100 h submitted an hour apart on 8 × 8 GPUs: 720,000 GPU·s over a submit span
+    # of 1 h on 64 GPUs is a load of 720,000 / 230,400 = 3.125, while at most 2 GPUs are ever asked for
+    path = tmp_path / "long.csv"
+    pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0, 3600], "duration": [360_000, 360_000], "gpus": [1, 1],
+                  "tenant": ["t1", "t2"]}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", "--no-mlflow", "--jobs", str(path), "--nodes", "8", "--policies", "fifo",
+                 "--output", str(out)]) == 0
+    load = json.loads((out / "results.json").read_text())["offered_load"]
+    assert load == {"gpu_seconds": 720_000.0, "span_s": 3600.0, "load": 3.125, "peak_demand_gpus": 2.0, "gpus": 64}
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("offered load")]
+    assert lines == ["offered load 3.12 = Σ duration × GPUs / (submit span × cluster GPUs) = 720,000 GPU·s / "
+                     "(1.00 h × 64 GPUs); peak demand if nobody waited: 2 of 64 GPUs (never more asked at once than "
+                     "the cluster has)"]
