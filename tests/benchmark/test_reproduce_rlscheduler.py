@@ -151,3 +151,37 @@ def test_the_compiled_loop_gives_the_python_run():
     for policy, backfill in rls.CELLS:
         assert (rls.run_sequence(log, start, policy, backfill, compiled=True)
                 == rls.run_sequence(log, start, policy, backfill, compiled=False))
+
+
+def test_a_log_of_the_published_table_given_with_jobs_gets_its_paper_column(tmp_path, capsys):
+    # the shipped HPC2N log given by path, recompressed under another name and with a comment added:
+    # recognised by its jobs (as RLScheduler's Lublin-1 and Lublin-2 are), so it runs the paper's
+    # sequences (their batch_job_slice) and shows the published cells, which it equals
+    with gzip.open(rls.shipped_log("HPC2N-2002-2.2-cln.swf.gz"), "rt") as fh:
+        text = fh.read()
+    path = tmp_path / "my-copy.swf"
+    path.write_text("; a comment of mine\n" + text)
+    out = tmp_path / "out"
+    assert main(["reproduce", "rlscheduler", "--jobs", str(path), "--output", str(out)]) == 0
+    assert f"{path}: the paper's HPC2N log" in capsys.readouterr().err
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert [(r["log"], r["policy"], r["backfill"], r["paper"], r["equal"]) for r in rows] == [
+        ("HPC2N", policy, backfill, rls.LOGS["HPC2N"][2][(policy, backfill)], True) for policy, backfill in rls.CELLS]
+
+
+def test_the_published_logs_are_known_by_the_jobs_the_protocol_reads(tmp_path):
+    shipped = {name: rls.log_fingerprint(rls.load_log(rls.shipped_log(file))) for name, (file, _, _) in rls.LOGS.items()}
+    assert {name: rls.PAPER_LOGS[key][0] for name, key in shipped.items()} == {"SDSC-SP2": "SDSC-SP2", "HPC2N": "HPC2N"}
+    assert [name for name, _, _ in rls.PAPER_LOGS.values()] == ["Lublin-1", "SDSC-SP2", "HPC2N", "Lublin-2"]
+    # the Lublin-model logs: N = the log's size (their batch_job_slice 0)
+    assert [(s, sorted(cells) == sorted(rls.CELLS)) for name, s, cells in rls.PAPER_LOGS.values()
+            if name.startswith("Lublin")] == [(0, True), (0, True)]
+    lines = [_line(i, 10 * i, 5 + i % 7, procs=1 + i % 4, request=20) for i in range(1, 60)]
+    plain = rls.load_log(_swf(tmp_path / "a.swf", lines))
+    spaced = tmp_path / "b.swf.gz"
+    with gzip.open(spaced, "wt") as fh:
+        fh.write("; MaxNodes: 4\n; a comment\n; MaxProcs: 4\n" + "\n".join("  " + line.replace(" ", "   ")
+                                                                            for line in lines) + "\n")
+    assert rls.log_fingerprint(rls.load_log(spaced)) == rls.log_fingerprint(plain)
+    changed = rls.load_log(_swf(tmp_path / "c.swf", lines[:-1] + [_line(59, 590, 6, procs=1, request=20)]))
+    assert rls.log_fingerprint(changed) != rls.log_fingerprint(plain)
