@@ -21,7 +21,7 @@ gains service, so only its rank changes: the policy asks to be woken when the ru
 the first grid age at which its rank exceeds the best waiting job's, and at no other time. Cost per
 event: O(log n) for the heap plus O(grid) for that look-ahead, never a scan of the jobs.
 
-May import numpy, scipy and schedulers.policy / schedulers.policies.single.
+May import numpy, scipy and schedulers.policy_base / schedulers.policies.single.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from schedulers.policies.single import _OneAtATime, clock_slack
-from schedulers.policy import IDLE, Allocation, PolicyError, register
+from schedulers.policy_base import IDLE, Allocation, PolicyError, register
 
 GRID = tuple(float(x) for x in 2.0 ** (np.arange(-14 * 8, 14 * 8 + 1) / 8))  # normalised ages a / p̂
 _SIGMA_STEP = 0.01  # spreads closer than this share a rank table
@@ -153,6 +153,7 @@ class _RankPolicy(_OneAtATime):
 @register
 class Gittins(_RankPolicy):
     name = "gittins"
+    rank = 120  # its place in every listing of single policies
     description = "preemptive, highest Gittins index of the job's predicted log-normal distribution (median p̂, spread σ)"
     _table = staticmethod(gittins_table)
 
@@ -160,5 +161,6 @@ class Gittins(_RankPolicy):
 @register
 class SERPT(_RankPolicy):
     name = "serpt"
+    rank = 130  # its place in every listing of single policies
     description = "preemptive, shortest expected remaining size E[S - attained | S > attained] under the predicted distribution"
     _table = staticmethod(serpt_table)
