@@ -8,9 +8,9 @@ import pytest
 
 from benchmark.cli import main
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS
+from schedulers.policy import builtin_classes, get_policy
 
-ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p", "allox",
-       "qssf", "easy-p"]
+ALL = [cls.name for cls in builtin_classes("cluster")]  # every built-in cluster policy, in the listing order
 
 
 def _jobs_csv(tmp_path, n=40, predicted=True, name="jobs.csv"):
@@ -40,8 +40,7 @@ def test_all_policies_outputs(tmp_path):
     assert doc["cluster_loops"] == dict.fromkeys(ALL, "Python")  # 40 jobs: below the compiled loop's threshold
     for row in doc["rows"]:
         assert set(METRICS) <= set(row) and row["completed"] == 40
-        assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p", "allox", "qssf", "easy-p")
-                                    else None)
+        assert row["predictor"] == ("column" if get_policy(row["policy"], "cluster").needs_prediction else None)
     for name in ALL:
         jobs = pd.read_parquet(out / "jobs" / f"{name}.parquet")
         assert list(jobs.columns[: len(JOB_COLUMNS)]) == list(JOB_COLUMNS) and len(jobs) == 40
