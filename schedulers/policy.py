@@ -4,7 +4,7 @@ A policy is discovered from its file: every module of the policy packages (POLIC
 `schedulers/policies/`, `schedulers/cluster/policies/`) is imported the first time a name is asked
 for, and registers its classes itself (`register`, schedulers.policy_base); a new built-in policy is
 one more file there, with its name written once, in its class. The built-in policies of a kind are
-listed by the `rank` their class declares, then by name; plugin policies follow in registration
+listed by the `listing_rank` their class declares, then by name; plugin policies follow in registration
 order. Installed packages add policies through the `atlas_bench.plugins` entry-point group.
 
 `resolve_policy(spec, kind)` is the one way a `--policies` item becomes a registered name: a
@@ -75,12 +75,12 @@ def task_kind(task: str | None, objective: str | None = None) -> str:
 
 def builtin_classes(kind: str) -> list[type[Policy]]:
     """The built-in policy classes of `kind` (not plugins, not `(param=value)` settings), by their
-    declared `rank`, then name: the order of every listing, and what the specialised loops derive
+    declared `listing_rank`, then name: the order of every listing, and what the specialised loops derive
     the classes they run from."""
     discover()
     kind, = _kinds(kind)
     found = [cls for (k, name), cls in policy_base._REGISTRY.items() if k == kind and "(" not in name and not is_plugin(cls)]
-    return sorted(found, key=lambda cls: (cls.rank, cls.name))
+    return sorted(found, key=lambda cls: (cls.listing_rank, cls.name))
 
 
 def policy_names(kind: str | None = None) -> list[str]:

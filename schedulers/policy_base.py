@@ -9,7 +9,8 @@ of service groups, group rates, and an optional wake-up time. Keeping decisions 
 lets processor-sharing policies run in O(log n) per event.
 
 `register` is how a policy module registers its classes, by `name` within their `kind`; a class may
-declare its `rank`, the place of the built-in policies of its kind in every listing (schedulers.policy).
+declare its `listing_rank`, its place among the built-in policies of its kind in every listing
+(schedulers.policy).
 `guard(policy)` turns an exception inside a plugin policy into one line naming it (exit 2).
 May import the standard library and atlas_data (errors, plugins) only.
 """
@@ -72,9 +73,9 @@ class Policy:
     kind: ClassVar[str] = "single"  # "single" (one machine), "parallel" (m machines), "cluster"
     description: ClassVar[str] = ""
     # The place of a built-in policy in every listing, default run and results table of its kind: by
-    # rank, then name (a class that declares none comes after the ranked ones, by name). Plugins
-    # follow the built-in policies in registration order, whatever their rank.
-    rank: ClassVar[float] = math.inf
+    # listing_rank, then name (a class that declares none comes after the ranked ones, by name). Plugins
+    # follow the built-in policies in registration order, whatever their listing_rank.
+    listing_rank: ClassVar[float] = math.inf
     # The specialised loop that runs this built-in single-machine class with the same results as the
     # engine: a kind of schedulers.fastpath's loops. Read only from the class that sets it, so a
     # subclass runs on the engine unless fastpath finds it changes no decision; "" (default): the

@@ -153,7 +153,7 @@ class _RankPolicy(_OneAtATime):
 @register
 class Gittins(_RankPolicy):
     name = "gittins"
-    rank = 120  # its place in every listing of single policies
+    listing_rank = 120  # its place in every listing of single policies
     description = "preemptive, highest Gittins index of the job's predicted log-normal distribution (median p̂, spread σ)"
     _table = staticmethod(gittins_table)
 
@@ -161,6 +161,6 @@ class Gittins(_RankPolicy):
 @register
 class SERPT(_RankPolicy):
     name = "serpt"
-    rank = 130  # its place in every listing of single policies
+    listing_rank = 130  # its place in every listing of single policies
     description = "preemptive, shortest expected remaining size E[S - attained | S > attained] under the predicted distribution"
     _table = staticmethod(serpt_table)

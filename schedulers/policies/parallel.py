@@ -63,7 +63,7 @@ class _ListScheduling(Policy):
 @register
 class LPT(_ListScheduling):
     name = "lpt"
-    rank = 10  # its place in every listing of parallel policies
+    listing_rank = 10  # its place in every listing of parallel policies
     clairvoyant = True
     descending = True
     description = "longest true size first onto the least loaded machine"
@@ -75,7 +75,7 @@ class LPT(_ListScheduling):
 @register
 class SPT(_ListScheduling):
     name = "spt"
-    rank = 20  # its place in every listing of parallel policies
+    listing_rank = 20  # its place in every listing of parallel policies
     clairvoyant = True
     description = "shortest true size first onto the least loaded machine"
 
@@ -86,7 +86,7 @@ class SPT(_ListScheduling):
 @register
 class RandomOrder(_ListScheduling):
     name = "random"
-    rank = 30  # its place in every listing of parallel policies
+    listing_rank = 30  # its place in every listing of parallel policies
     clairvoyant = True  # balances by true load, like online list scheduling that sees completions
     description = "seeded random order onto the least loaded machine"
 
@@ -100,7 +100,7 @@ class RandomOrder(_ListScheduling):
 @register
 class LPPT(_ListScheduling):
     name = "lppt"
-    rank = 40  # its place in every listing of parallel policies
+    listing_rank = 40  # its place in every listing of parallel policies
     needs_prediction = True
     descending = True
     description = "longest predicted first, balanced by predicted load"
@@ -112,7 +112,7 @@ class LPPT(_ListScheduling):
 @register
 class SPPT(_ListScheduling):
     name = "sppt"
-    rank = 50  # its place in every listing of parallel policies
+    listing_rank = 50  # its place in every listing of parallel policies
     needs_prediction = True
     description = "shortest predicted first, balanced by predicted load"
 

@@ -40,7 +40,7 @@ class LASReference(_OneAtATime):
     """
 
     name = "las-ref"
-    rank = 140  # its place in every listing of single policies
+    listing_rank = 140  # its place in every listing of single policies
     fast_loop = "las-ref"  # its loop in schedulers.fastpath
     preemptive = True
     description = "NOT LAS: the reference code's LAS — the least-attained job runs alone until it finishes or the next arrival"
@@ -55,7 +55,7 @@ class EDFPReference(EDF):
     reference code's EDF-P). Not clairvoyant itself: the S it is given is the caller's business."""
 
     name = "edf-p-ref"
-    rank = 150  # its place in every listing of single policies
+    listing_rank = 150  # its place in every listing of single policies
     fast_loop = "edf-p-ref"  # its loop in schedulers.fastpath
     clairvoyant = False
     needs_prediction = True
@@ -74,7 +74,7 @@ class RandomReference(_ListScheduling):
     """
 
     name = "random-ref"
-    rank = 60  # its place in every listing of parallel policies
+    listing_rank = 60  # its place in every listing of parallel policies
     description = "each job to a uniformly random machine, loads ignored (the reference code's Random)"
 
     def __init__(self, machines: int = 1, seed: int = 0, draw_order=None):

@@ -101,7 +101,7 @@ class _Revising(_OneAtATime):
 @register
 class FIFO(_OneAtATime):
     name = "fifo"
-    rank = 10  # its place in every listing of single policies
+    listing_rank = 10  # its place in every listing of single policies
     fast_loop = "fifo"  # its loop in schedulers.fastpath
     description = "non-preemptive, submit order"
 
@@ -112,7 +112,7 @@ class FIFO(_OneAtATime):
 @register
 class SJF(_OneAtATime):
     name = "sjf"
-    rank = 20  # its place in every listing of single policies
+    listing_rank = 20  # its place in every listing of single policies
     fast_loop = "sjf"  # its loop in schedulers.fastpath
     clairvoyant = True
     description = "non-preemptive, smallest true size first"
@@ -124,7 +124,7 @@ class SJF(_OneAtATime):
 @register
 class SPJF(_Revising):
     name = "spjf"
-    rank = 30  # its place in every listing of single policies
+    listing_rank = 30  # its place in every listing of single policies
     fast_loop = "spjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "non-preemptive, smallest predicted size first"
@@ -136,7 +136,7 @@ class SPJF(_Revising):
 @register
 class SRPT(_OneAtATime):
     name = "srpt"
-    rank = 40  # its place in every listing of single policies
+    listing_rank = 40  # its place in every listing of single policies
     fast_loop = "srpt"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
@@ -149,7 +149,7 @@ class SRPT(_OneAtATime):
 @register
 class SPRPT(_Revising):
     name = "sprpt"
-    rank = 50  # its place in every listing of single policies
+    listing_rank = 50  # its place in every listing of single policies
     fast_loop = "sprpt"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -162,7 +162,7 @@ class SPRPT(_Revising):
 @register
 class PSPJF(_Revising):
     name = "pspjf"
-    rank = 60  # its place in every listing of single policies
+    listing_rank = 60  # its place in every listing of single policies
     fast_loop = "pspjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -177,7 +177,7 @@ class EDF(_OneAtATime):
     """Preemptive EDF on deadlines r_j + S·p_j with true sizes; at S = S* it is optimal for max stretch."""
 
     name = "edf"
-    rank = 70  # its place in every listing of single policies
+    listing_rank = 70  # its place in every listing of single policies
     fast_loop = "edf"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
@@ -202,7 +202,7 @@ class EDFP(_Revising):
     """
 
     name = "edf-p"
-    rank = 80  # its place in every listing of single policies
+    listing_rank = 80  # its place in every listing of single policies
     fast_loop = "edf-p"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -241,7 +241,7 @@ class EDFP(_Revising):
 @register
 class RoundRobin(Policy):
     name = "rr"
-    rank = 90  # its place in every listing of single policies
+    listing_rank = 90  # its place in every listing of single policies
     fast_loop = "rr"  # its loop in schedulers.fastpath
     description = "processor sharing: every active job at rate 1/k"
 
@@ -267,7 +267,7 @@ class PRR(Policy):
     k/(1 − λ) for k the most jobs active during its stay."""
 
     name = "prr"
-    rank = 100  # its place in every listing of single policies
+    listing_rank = 100  # its place in every listing of single policies
     fast_loop = "prr"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "every job (1-λ)/k, the job with the smallest estimate (p̂, revised when outlived) additionally λ"
@@ -379,7 +379,7 @@ class LAS(Policy):
     """
 
     name = "las"
-    rank = 110  # its place in every listing of single policies
+    listing_rank = 110  # its place in every listing of single policies
     fast_loop = "las"  # its loop in schedulers.fastpath
     description = "least attained service: the lowest-attained jobs share the machine"
 

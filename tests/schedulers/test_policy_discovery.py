@@ -83,7 +83,7 @@ from schedulers.policy_base import register
 @register
 class LIFO(_OneAtATime):
     name = "lifo"
-    rank = 15  # between fifo (10) and sjf (20)
+    listing_rank = 15  # between fifo (10) and sjf (20)
     description = "non-preemptive; the job submitted last first"
 
     def key(self, view, j):

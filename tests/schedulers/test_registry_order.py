@@ -1,5 +1,5 @@
 """The policy registry is the one list of policies, in one order: listings, default runs and results
-tables follow each built-in class's declared `rank` (then its name) whatever order the policy modules
+tables follow each built-in class's declared `listing_rank` (then its name) whatever order the policy modules
 were imported in, plugins after the built-ins in registration order; and the specialised loops
 (schedulers.fastpath, the compiled cluster loop) take the classes they run from the classes (`fast_loop`)
 and the registry."""
@@ -55,9 +55,9 @@ def test_the_order_is_each_classs_declared_rank_then_its_name():
     assert policy_names("single")[:4] == ["fifo", "sjf", "spjf", "srpt"]
     for kind in KINDS:
         classes = builtin_classes(kind)
-        assert classes == sorted(classes, key=lambda cls: (cls.rank, cls.name)), kind
+        assert classes == sorted(classes, key=lambda cls: (cls.listing_rank, cls.name)), kind
         assert all(cls.__module__.startswith(("schedulers.policies.", "schedulers.cluster.policies.")) for cls in classes)
-        assert all("rank" in cls.__dict__ for cls in classes), kind  # every built-in policy declares its place
+        assert all("listing_rank" in cls.__dict__ for cls in classes), kind  # every built-in policy declares its place
     every_kind = [n for n in policy_names() if not is_plugin(get_policy(n))]  # other tests may have added plugins
     assert every_kind == list(dict.fromkeys(sum(([c.name for c in builtin_classes(k)] for k in KINDS), [])))
 
@@ -67,7 +67,7 @@ def test_a_built_in_class_without_a_rank_comes_after_the_ranked_ones_by_name(mon
     monkeypatch.setattr(schedulers.policy_base, "_REGISTRY", dict(schedulers.policy_base._REGISTRY))
     cluster = get_policy("fifo", "cluster")
     for name, rank in (("zz-unranked", math.inf), ("aa-unranked", math.inf), ("between", 15)):
-        schedulers.policy_base.register(type("X", (cluster,), {"name": name, "rank": rank,
+        schedulers.policy_base.register(type("X", (cluster,), {"name": name, "listing_rank": rank,
                                                                 "__module__": "schedulers.cluster.policies.x"}))
     names = policy_names("cluster")
     assert names[:3] == ["fifo", "between", "srtf-oracle"] and names[-2:] == ["aa-unranked", "zz-unranked"]
@@ -100,11 +100,11 @@ def test_plugins_follow_the_builtins_in_registration_order(monkeypatch):
     cluster = get_policy("fifo", "cluster")
     made = []
     for name in ("zz-second-name-first", "aa-first-name-second"):
-        made.append(register(type("Mine", (cluster,), {"name": name, "rank": 0, "__module__": "my_plugin"})))
+        made.append(register(type("Mine", (cluster,), {"name": name, "listing_rank": 0, "__module__": "my_plugin"})))
     names = policy_names("cluster")  # other tests may have registered plugins before these
     builtin = [cls.name for cls in builtin_classes("cluster")]
     assert names[:len(builtin)] == builtin and "fifo" in builtin
-    assert names[-2:] == ["zz-second-name-first", "aa-first-name-second"]  # a plugin's rank does not move it
+    assert names[-2:] == ["zz-second-name-first", "aa-first-name-second"]  # a plugin's listing_rank does not move it
     assert not set(made) & set(builtin_classes("cluster"))  # never a specialised loop's class
 
 

@@ -61,7 +61,7 @@ class Allox(ClusterPolicy):
     """
 
     name = "allox"
-    rank = 100  # its place in every listing of cluster policies
+    listing_rank = 100  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"

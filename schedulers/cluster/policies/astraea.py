@@ -43,7 +43,7 @@ class Astraea(ClusterPolicy):
     with a candidate is advanced either way, so the LTGF clocks move exactly as when every ρ is read."""
 
     name = "astraea"
-    rank = 80  # its place in every listing of cluster policies
+    listing_rank = 80  # its place in every listing of cluster policies
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
     def kernel_params(self):
@@ -79,7 +79,7 @@ class AstraeaP(Astraea):
     evidence: docs/fairness.md#revising-outlived-predictions."""
 
     name = "astraea-p"
-    rank = 90  # its place in every listing of cluster policies
+    listing_rank = 90  # its place in every listing of cluster policies
     needs_prediction = True
     description = "ASTRAEA, shortest predicted job first among the tenants within a fairness band"
 

@@ -53,7 +53,7 @@ class EasyP(ClusterPolicy):
     """
 
     name = "easy-p"
-    rank = 120  # its place in every listing of cluster policies
+    listing_rank = 120  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     work_conserving = False  # documented: a job that would delay the head's reservation waits

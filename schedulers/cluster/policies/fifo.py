@@ -21,7 +21,7 @@ from schedulers.policy_base import register
 @register
 class FIFOCluster(ClusterPolicy):
     name = "fifo"
-    rank = 10  # its place in every listing of cluster policies
+    listing_rank = 10  # its place in every listing of cluster policies
     preemptive = False
     strict = True
     work_conserving = False  # documented: a blocked head of queue holds back later jobs

@@ -30,7 +30,7 @@ class GandivaFair(ClusterPolicy):
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
-    rank = 60  # its place in every listing of cluster policies
+    listing_rank = 60  # its place in every listing of cluster policies
     description = "ticket-based stride scheduling per tenant"
 
     def kernel_params(self):

@@ -44,7 +44,7 @@ class HiveD(ClusterPolicy):
     otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
-    rank = 70  # its place in every listing of cluster policies
+    listing_rank = 70  # its place in every listing of cluster policies
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
     def kernel_params(self):

@@ -49,7 +49,7 @@ class QSSF(ClusterPolicy):
     """
 
     name = "qssf"
-    rank = 110  # its place in every listing of cluster policies
+    listing_rank = 110  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     strict = True  # stops at the first job that does not fit, in priority order

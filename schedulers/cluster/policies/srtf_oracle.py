@@ -21,7 +21,7 @@ from schedulers.policy_base import register
 @register
 class SRTFOracle(ClusterPolicy):
     name = "srtf-oracle"
-    rank = 20  # its place in every listing of cluster policies
+    listing_rank = 20  # its place in every listing of cluster policies
     clairvoyant = True
     description = "shortest true remaining time first at every lease round (clairvoyant reference)"
 

@@ -55,7 +55,7 @@ class Themis(ClusterPolicy):
     estimate for both T_sh and T_id; with none, an outlived job's remaining time stays 1 s."""
 
     name = "themis"
-    rank = 50  # its place in every listing of cluster policies
+    listing_rank = 50  # its place in every listing of cluster policies
     needs_prediction = True
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
 

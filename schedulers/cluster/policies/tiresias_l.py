@@ -29,7 +29,7 @@ class TiresiasL(ClusterPolicy):
     Preemption happens at lease rounds, like every policy on this core."""
 
     name = "tiresias-l"
-    rank = 40  # its place in every listing of cluster policies
+    listing_rank = 40  # its place in every listing of cluster policies
     description = "discretised 2D-LAS on attained GPU·s with starvation promotion"
     THRESHOLDS_GPU_S = (3600.0, 36000.0)
     STARVATION = 2.0

@@ -30,7 +30,7 @@ class YarnCS(ClusterPolicy):
     submit order; never preempts, so lent GPUs come back only when the borrower finishes."""
 
     name = "yarn-cs"
-    rank = 30  # its place in every listing of cluster policies
+    listing_rank = 30  # its place in every listing of cluster policies
     preemptive = False
     work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "per-tenant FIFO with quotas, idle quota lendable, no preemption"
