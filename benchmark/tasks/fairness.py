@@ -57,8 +57,9 @@ from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import Run, default_output_dir, format_table, write_results
-from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, noise_level, choose_policies, csv_list, learned_predictions,
+from benchmark.tasks.config import (DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size,
+                                    option_text)
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions,
                                     noise_predictions, note_unused_predictions, resolve_names)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
@@ -275,9 +276,9 @@ def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
     from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
 
-    sigmas = csv_list(config.noise, "noise", noise_level)  # one σ, without --predictor (FairnessConfig.validate)
+    sigmas = config.noise or ()  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
-        note_unused_predictions(source == COLUMN_SOURCE, f"--noise {config.noise}", config.quiet)
+        note_unused_predictions(source == COLUMN_SOURCE, f"--noise {option_text(config, 'noise')}", config.quiet)
         (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
         return jobs.with_predictions(p_hat), name, NOISE_SOURCE
     if jobs.predicted is None:
