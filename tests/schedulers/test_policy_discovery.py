@@ -74,6 +74,24 @@ def test_a_copy_of_the_fifo_file_with_a_new_name_is_listed_and_runs_as_fifo(poli
         "j0": 0.0, "j1": 100.0, "j2": 100.0, "j3": 150.0, "j4": 550.0, "j5": 560.0, "j6": 620.0, "j7": 620.0}
 
 
+@pytest.mark.slow
+def test_the_copy_runs_compiled_as_fifo_does(policy_file):
+    # its kernel is compiled into a loop of its own (about a minute and a half on 2 cores)
+    import numpy as np
+
+    from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.jobs import JobSet
+
+    policy_file(cluster_package, "fifo_twin", _fifo_source("fifo-twin"))
+    rng = np.random.default_rng(0)
+    n = 300
+    jobs = JobSet.from_arrays(np.sort(rng.integers(0, 20_000, n)).astype(float), rng.integers(20, 3000, n).astype(float),
+                              gpus=rng.choice([1, 2, 4, 8], n), tenant=rng.choice(["a", "b"], n))
+    runs = [simulate_fairness(jobs, get_policy(name, "cluster")(nodes=2, gpus_per_node=8), compiled=compiled).jobs
+            for name, compiled in (("fifo-twin", True), ("fifo", False))]
+    assert runs[0]["completion_time"].tolist() == runs[1]["completion_time"].tolist()
+
+
 def test_a_new_single_machine_policy_file_is_discovered_in_its_rank(policy_file):
     policy_file(single_package, "lifo", '''"""Last come, first served: a policy file of the package, nothing else."""
 from schedulers.policies.single import _OneAtATime
