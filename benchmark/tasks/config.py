@@ -11,7 +11,11 @@ the same configuration with the same defaults and the same checks:
 - the API gives Python values (`from_options`: a list for a comma list, a dict for `--columns`,
   numbers for numbers), converted by the same converters as the command line's text;
 - `validate(given)` checks what needs no data (each value's range, options of another task, option
-  pairs that do not go together, the cluster's bounds) and raises InputError naming the option.
+  pairs that do not go together, the cluster's bounds) and raises InputError naming the option;
+- a typed field (`_typed`) is parsed once, when the configuration is made, from the text either route
+  gives: `FairnessConfig.policies` is a tuple of items, `noise` a tuple of σ, `columns` a tuple of
+  (jobs column, file column) pairs, which the task reads as they are; `as_options` gives them back
+  as the command line writes them (what results and MLflow record).
 
 A configuration's one field that is not an option is `frame`: the jobs table in memory that the API
 was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>`.
