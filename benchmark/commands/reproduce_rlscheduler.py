@@ -60,16 +60,14 @@ LOGS = {
               {("fcfs", False): 297.18, ("sjf", False): 157.71, ("fcfs", True): 127.38, ("sjf", True): 122.04}),
 }
 CELLS = (("fcfs", False), ("sjf", False), ("fcfs", True), ("sjf", True))
-# every log of the published table by the fingerprint of the jobs the protocol reads from it (log_fingerprint):
-# (its name in the paper, their batch_job_slice, its published cells), so that `--jobs` with one of them — the
-# two Lublin-model logs, not shipped (lublin_256.swf and lublin_256_new2 in the RLScheduler repository), or
-# a shipped log given by its path — gets the paper's column and the paper's sequences, whatever the file's
-# name, compression or comments
+# the published table's two logs that are not shipped, by the fingerprint of the jobs the protocol reads
+# from them (log_fingerprint): (their name in the paper, their batch_job_slice, their published cells),
+# so that `--jobs` with one of them (lublin_256.swf and lublin_256_new2 of the RLScheduler repository,
+# logs of the Lublin-Feitelson model) gets the paper's column, whatever the file's name, compression or
+# comments. (The shipped two run without --jobs; given by path, they are any SWF log: N = the log's size.)
 PAPER_LOGS = {
     "d3b89f0b5d30a764": ("Lublin-1", 0, {("fcfs", False): 7273.77, ("sjf", False): 277.35, ("fcfs", True): 235.82,
                                          ("sjf", True): 73.31}),
-    "affb9be44f813e53": ("SDSC-SP2", *LOGS["SDSC-SP2"][1:]),
-    "92fe2e11dc018371": ("HPC2N", *LOGS["HPC2N"][1:]),
     "6fd5c82d2d37aa9d": ("Lublin-2", 0, {("fcfs", False): 7842.47, ("sjf", False): 787.89, ("fcfs", True): 247.61,
                                          ("sjf", True): 91.99}),
 }
@@ -305,8 +303,8 @@ def differences_table(diffs: list[dict]) -> list[str]:
 # ----- the command --------------------------------------------------------------------------------
 def add_arguments(parser) -> None:
     parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the two shipped logs "
-                        "of the published table (N = the log's size, no published cells; a log of the table, such as "
-                        "RLScheduler's Lublin-1 and Lublin-2, is recognised by its jobs and gets the paper's cells)")
+                        "of the published table (N = the log's size, no published cells; the table's Lublin-1 and "
+                        "Lublin-2 logs are recognised by their jobs and get the paper's cells)")
     parser.add_argument("--output", default="results/reproduce-rlscheduler",
                         help="output folder (default results/reproduce-rlscheduler)")
     parser.add_argument("--readme", metavar="FILE",
@@ -381,8 +379,7 @@ def reproduce(args) -> int:
         log = load_log(args.jobs)
         name, slice_, paper = PAPER_LOGS.get(log_fingerprint(log), (Path(args.jobs).name, 0, {}))
         if paper:
-            say(f"{args.jobs}: the paper's {name} log (its jobs are those of the published table's): its cells are "
-                "shown beside ours", args.quiet)
+            say(f"{args.jobs}: the paper's {name} log (the same jobs): its cells are shown beside ours", args.quiet)
         todo = [(name, log, slice_, paper)]
         source = f"the SWF log {args.jobs}" + (f" (the paper's {name})" if paper else "")
     else:
