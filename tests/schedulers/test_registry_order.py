@@ -48,10 +48,13 @@ def _listing_after(first: str, modules: list[str]) -> dict:
 
 
 def test_the_order_is_each_classs_declared_rank_then_its_name():
-    # the one place the product's order is written out: the results tables' order of cluster policies
-    assert policy_names("cluster") == ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair",
-                                       "hived", "astraea", "astraea-p", "allox", "qssf", "easy-p"]
-    assert policy_names("single")[:4] == ["fifo", "sjf", "spjf", "srpt"]
+    # the one place the product's order is written out: the results tables' order of these cluster
+    # policies (a new policy file takes its place among them by its rank)
+    shipped = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p",
+               "allox", "qssf", "easy-p"]
+    assert [name for name in policy_names("cluster") if name in shipped] == shipped
+    assert [name for name in policy_names("single") if name in ("fifo", "sjf", "spjf", "srpt")] == ["fifo", "sjf", "spjf",
+                                                                                                    "srpt"]
     for kind in KINDS:
         classes = builtin_classes(kind)
         assert classes == sorted(classes, key=lambda cls: (cls.listing_rank, cls.name)), kind
