@@ -49,6 +49,12 @@ COMMANDS = {
 }
 
 
+#: what `benchmark --help` opens with: for the user, not this module's docstring
+DESCRIPTION = ("ATLAS-Bench: how much a job-duration predictor helps a scheduler, on one machine and on a "
+               "multi-tenant GPU cluster, on real traces and without leakage. `benchmark COMMAND --help` gives a "
+               "command's options; docs/cli.md lists them all.")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
@@ -76,7 +82,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     The other commands are stubs (their help line only), so a parser for one command imports
     one command module.
     """
-    parser = _Parser(prog="benchmark", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="benchmark", description=DESCRIPTION)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     full = set(COMMANDS) if commands is None else set(commands)

@@ -119,11 +119,12 @@ def _say(message: str) -> None:
 
 def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, method: str = "constant",
                    track: str = "prediction", seed: int = 0, quiet: bool = True) -> Path:
-    """An example submission folder with a built-in method's test predictions."""
+    """An example submission folder with a method's test predictions (a built-in one by default; a plugin's
+    import path or registered name works too, and the description says which it is)."""
     import yaml
 
     from predictors.api import predict_test
-    from predictors.methods import check_method_name
+    from predictors.methods import check_method_name, is_plugin_method
 
     check_method_name(method, where="--method")  # a registered name or a plugin's import path
     if track not in TRACKS:
@@ -138,7 +139,8 @@ def write_template(out_dir: Path | str, ds_dir: Path | str | None = None, *, met
     meta = {
         "name": f"my-{method.rpartition(':')[2] or method}",
         "authors": ["Your Name"],
-        "description": f"Starter submission: the built-in '{method}' predictor. Replace predictions.parquet with yours.",
+        "description": f"Starter submission: the {'plugin' if is_plugin_method(method) else 'built-in'} '{method}' "
+                       "predictor. Replace predictions.parquet with yours.",
         "url": "",
         "track": track,
         "dataset_fingerprint": dataset.card["fingerprint"],

@@ -17,9 +17,9 @@ Observers (fairness accounting) get `on_interval(engine, t0, t1)` for every stre
 which the allocation is constant, before the events at t1 are processed.
 
 A plugin policy's exceptions (and the rule breaks the engine finds) are reported as the plugin's
-(`schedulers.policy.guard`). `simulate` runs the built-in single-machine policies on their
+(`schedulers.policy_base.guard`). `simulate` runs the built-in single-machine policies on their
 specialised loops (schedulers.fastpath), with this engine as the reference implementation.
-May import numpy and schedulers.policy / schedulers.jobs / schedulers.fastpath only.
+May import numpy and schedulers.policy_base / schedulers.jobs / schedulers.fastpath only.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 
 from schedulers.fastpath import fast_simulate
 from schedulers.jobs import JobSet
-from schedulers.policy import IDLE, Allocation, Policy, PolicyError, guard
+from schedulers.policy_base import IDLE, Allocation, Policy, PolicyError, guard
 
 _REL_TOL = 1e-11  # completions closer than this (relative, in virtual service) are simultaneous
 _MAX_IDLE_WAKES = 10_000  # wake-ups in a row that serve nobody or let no time pass: a stuck policy

@@ -28,9 +28,9 @@ The compiled loops perform the same IEEE floating-point operations in the same o
 ones (no fast-math), so their runs are identical, bit for bit; the Python loops stay the reference,
 and the fallback when numba is missing.
 
-Which classes run on which loop is read from the policy registry: a built-in class names its loop
-in `fast_loop` (schedulers.policy). May import the standard library, schedulers.jit and
-schedulers.policy, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
+Which classes run on which loop is read from the classes: a built-in class names its loop in its
+own `fast_loop` (schedulers.policy_base.Policy). May import the standard library, atlas_data.plugins,
+schedulers.jit, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from __future__ import annotations
 import heapq
 import math
 
+from atlas_data.plugins import is_plugin
 from schedulers import jit
 
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
@@ -159,22 +160,19 @@ def _zeros(n: int, like):
     return np.zeros(n, np.float64)
 
 
-def fast_classes() -> dict:
-    """{built-in single-machine policy class: the kind of loop that runs it}, from the registry: the
-    classes that name a loop in their own `fast_loop`."""
-    from schedulers.policy import builtin_classes  # noqa: PLC0415 (the registry loads the policy modules)
-
-    return {cls: cls.__dict__["fast_loop"] for cls in builtin_classes("single") if cls.__dict__.get("fast_loop")}
+def fast_loop_of(cls) -> str:
+    """The kind of loop a class names in its own `fast_loop` ("" if none): only a built-in class's
+    counts — a plugin class never takes a specialised loop, whatever it sets."""
+    return "" if is_plugin(cls) else cls.__dict__.get("fast_loop", "")
 
 
 def _fast_kind(policy) -> str | None:
     if getattr(policy, "revision", "none") != "none":  # the loops keep p̂ as the key: the engine revises
         return None
     cls = type(policy)
-    fast = fast_classes()
     for base in cls.__mro__:
-        kind = fast.get(base)
-        if kind is not None:
+        kind = fast_loop_of(base)
+        if kind:
             # a subclass that only sets parameters or a name keeps the fast path; one that
             # changes a decision (key, allocate, ...) runs on the reference engine
             same = all(getattr(cls, m, None) is getattr(base, m, None) for m in _DECISION_METHODS)

@@ -32,17 +32,19 @@ def register(data_subparsers) -> None:
     p.add_argument("--jobs", type=_job_count, default=30_000, help="number of jobs (default 30,000; at most 2,000,000)")
     p.add_argument("--seed", type=seed_type, default=0, help="random seed (default 0)")
     p.add_argument("--out", required=True, help="folder for the raw pai_*.csv and .header files")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(handler=_synth)
 
     p = data_subparsers.add_parser("build", help="build the ATLAS dataset (parquet + dataset.json)")
-    p.add_argument("--source", choices=["synthetic", "pai"], default="synthetic")
+    p.add_argument("--source", choices=["synthetic", "pai"], default="synthetic",
+                   help="synthetic: a calibrated synthetic PAI-2020 trace made here (default); pai: the real raw "
+                        "PAI-2020 tables in --raw-dir")
     p.add_argument("--raw-dir", help="folder with the raw PAI tables (--source pai)")
     # None = not given: --source pai reads every job of its raw tables and refuses both (nothing ignored)
     p.add_argument("--jobs", type=_job_count, help="synthetic jobs (--source synthetic; default 30,000; at most 2,000,000)")
     p.add_argument("--seed", type=seed_type, help="synthetic seed (--source synthetic; default 0)")
     p.add_argument("--out", required=True, help="dataset folder to write")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress lines and no summary")
     p.set_defaults(handler=_build)
 
     p = data_subparsers.add_parser("describe", help="summarise an ATLAS dataset and plot its durations")

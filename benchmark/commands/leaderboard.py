@@ -8,7 +8,7 @@
 `submit` validates the folder against the dataset (default: the embedded default dataset), scores
 it and stores one JSON entry under the entries dir (default: leaderboards/entries/ in the
 package); any problem exits 2 with one line and writes nothing. `--template` writes an example
-submission folder from a built-in method's predictions (a new or empty folder only: a template
+submission folder from a method's predictions (built-in by default; a new or empty folder only: a template
 is meant to be edited). `leaderboard` renders the ranking(s); `--output FILE` is written through
 atlas_data.outputs (signed, replaced only when an earlier `leaderboard` wrote it).
 There is no --seed: every entry is scored with seed 0 (scheduling windows, built-in predictors),

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
             parser.add_argument(f"--{name}", action="store_true", help=f"run the {name} section")
     parser.add_argument("--scheduling", action="store_true", help="run the scheduling-core section (default)")
     parser.add_argument("--output", help="write the figures as JSON here")
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines; the tables are still printed")
     for module in SECTIONS.values():
         importlib.import_module(module).add_arguments(parser)
     parser.set_defaults(handler=_perf)

@@ -4,7 +4,8 @@ RLScheduler (Zhang et al., SC'20) publishes the average bounded slowdown of FCFS
 without backfilling, on two Parallel Workloads Archive logs (SDSC-SP2, HPC2N). This command runs
 their evaluation protocol (docs/reproduce-rlscheduler.md) on the cluster simulator
 (schedulers.cluster.core, kernel schedulers.cluster.policies.hpc_queue) and prints each cell beside
-the published one: on the two shipped logs by default, on any SWF log with `--jobs FILE`.
+the published one: on the two shipped logs by default, on any SWF log with `--jobs FILE` (the table's
+other two logs, Lublin-1 and Lublin-2, not shipped, are recognised by their jobs and get their cells).
 
 The protocol, read from their environment (HPCSimPickJobs.py, job.py, compare-make-table.py):
 - a log's jobs sorted by job number; jobs with run time 0 dropped, a negative run time (−1,
@@ -59,6 +60,17 @@ LOGS = {
               {("fcfs", False): 297.18, ("sjf", False): 157.71, ("fcfs", True): 127.38, ("sjf", True): 122.04}),
 }
 CELLS = (("fcfs", False), ("sjf", False), ("fcfs", True), ("sjf", True))
+# the published table's two logs that are not shipped, by the fingerprint of the jobs the protocol reads
+# from them (log_fingerprint): (their name in the paper, their batch_job_slice, their published cells),
+# so that `--jobs` with one of them (lublin_256.swf and lublin_256_new2 of the RLScheduler repository,
+# logs of the Lublin-Feitelson model) gets the paper's column, whatever the file's name, compression or
+# comments. (The shipped two run without --jobs; given by path, they are any SWF log: N = the log's size.)
+PAPER_LOGS = {
+    "d3b89f0b5d30a764": ("Lublin-1", 0, {("fcfs", False): 7273.77, ("sjf", False): 277.35, ("fcfs", True): 235.82,
+                                         ("sjf", True): 73.31}),
+    "6fd5c82d2d37aa9d": ("Lublin-2", 0, {("fcfs", False): 7842.47, ("sjf", False): 787.89, ("fcfs", True): 247.61,
+                                         ("sjf", True): 91.99}),
+}
 
 
 def shipped_log(file: str) -> Path:
@@ -141,6 +153,16 @@ def load_log(path) -> dict:
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
             "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
             "number": number[keep], "max_runtime": swf_header_int(header, "MaxRuntime", path), "notes": notes}
+
+
+def log_fingerprint(log: dict) -> str:
+    """The jobs the protocol reads from a log (`load_log`: job number, submit, run and requested time,
+    nodes, and the machine's nodes), hashed: the same for one log whatever its file's name, compression,
+    comments or spacing."""
+    fields = np.column_stack([log["number"], log["submit"], log["run"], log["request"], log["nodes"]]).astype("<f8")
+    digest = hashlib.sha256(np.ascontiguousarray(fields).tobytes())
+    digest.update(str(int(log["machine"])).encode())
+    return digest.hexdigest()[:16]
 
 
 def print_notes(name: str, log: dict) -> None:
@@ -281,7 +303,8 @@ def differences_table(diffs: list[dict]) -> list[str]:
 # ----- the command --------------------------------------------------------------------------------
 def add_arguments(parser) -> None:
     parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the two shipped logs "
-                        "of the published table (N = the log's size, no published cells)")
+                        "of the published table (N = the log's size, no published cells; the table's Lublin-1 and "
+                        "Lublin-2 logs are recognised by their jobs and get the paper's cells)")
     parser.add_argument("--output", default="results/reproduce-rlscheduler",
                         help="output folder (default results/reproduce-rlscheduler)")
     parser.add_argument("--readme", metavar="FILE",
@@ -353,8 +376,12 @@ def reproduce(args) -> int:
 
         if not is_swf_path(args.jobs):
             raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
-        todo = [(Path(args.jobs).name, load_log(args.jobs), 0, {})]
-        source = f"the SWF log {args.jobs}"
+        log = load_log(args.jobs)
+        name, slice_, paper = PAPER_LOGS.get(log_fingerprint(log), (Path(args.jobs).name, 0, {}))
+        if paper:
+            say(f"{args.jobs}: the paper's {name} log (the same jobs): its cells are shown beside ours", args.quiet)
+        todo = [(name, log, slice_, paper)]
+        source = f"the SWF log {args.jobs}" + (f" (the paper's {name})" if paper else "")
     else:
         todo = [(name, load_log(shipped_log(file)), slice_, paper) for name, (file, slice_, paper) in LOGS.items()]
         source = "the shipped SDSC-SP2 and HPC2N logs"

@@ -22,7 +22,9 @@ def register(subparsers) -> None:
     from benchmark.tasks.config import add_run_arguments
 
     parser = subparsers.add_parser("run", help="run one task and write an output folder")
-    parser.add_argument("--task", required=True, choices=sorted(TASKS))
+    parser.add_argument("--task", required=True, choices=sorted(TASKS),
+                        help="fairness: the GPU cluster (docs/fairness.md); prediction: score duration predictors; "
+                             "scheduling: single- or parallel-machine objectives (docs/evaluation-protocol.md)")
     add_run_arguments(parser)
     parser.set_defaults(handler=_run)
 

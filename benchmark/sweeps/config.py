@@ -37,7 +37,7 @@ unless the config or `--max-cells` says otherwise) is exit 2, so a typo such as 
 not start 100,000 runs. The file must be a regular UTF-8 file within the YAML limits of
 atlas_data.yamlio (docs/data-formats.md#limits).
 
-May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), benchmark.tasks.config (a cell's configuration), schedulers.objectives,
+May import benchmark.cli (the run parser), benchmark.options (the bounds of every number), benchmark.commands.run (task names), benchmark.tasks.config (a cell's configuration), benchmark.tasks.inputs (its policies resolved), schedulers.objectives,
 schedulers.policy, predictors.methods (names checked before any cell), atlas_data.errors, atlas_data.yamlio.
 """
 
@@ -427,12 +427,12 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
         except InputError as exc:
             raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="predictors") from None
     if getattr(parsed, "policies", None):  # a policy name or parameter the run refuses: refused now, not in every cell
-        from schedulers.policy import resolve_policy, split_policy_list, task_kind
+        from benchmark.tasks.inputs import resolve_policies
+        from schedulers.policy import task_kind
 
         kind = task_kind(parsed.task, getattr(parsed, "objective", None))
         try:
-            for item in split_policy_list(parsed.policies):
-                resolve_policy(item, kind)
+            resolve_policies(parsed.policies, kind)  # the text, or a typed configuration's items
         except InputError as exc:
             raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="policies") from None
 

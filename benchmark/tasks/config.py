@@ -11,7 +11,11 @@ the same configuration with the same defaults and the same checks:
 - the API gives Python values (`from_options`: a list for a comma list, a dict for `--columns`,
   numbers for numbers), converted by the same converters as the command line's text;
 - `validate(given)` checks what needs no data (each value's range, options of another task, option
-  pairs that do not go together, the cluster's bounds) and raises InputError naming the option.
+  pairs that do not go together, the cluster's bounds) and raises InputError naming the option;
+- a typed field (`_typed`) is parsed once, when the configuration is made, from the text either route
+  gives: `FairnessConfig.policies` is a tuple of items, `noise` a tuple of σ, `columns` a tuple of
+  (jobs column, file column) pairs, which the task reads as they are; `as_options` gives them back
+  as the command line writes them (what results and MLflow record).
 
 A configuration's one field that is not an option is `frame`: the jobs table in memory that the API
 was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>`.
@@ -170,6 +174,55 @@ def _opt(dest: str):
 FRAME_LABEL = "<DataFrame>"
 
 
+def _typed(dest: str, parse, render):
+    """A configuration field whose command-line text is parsed once, when the configuration is made:
+    `parse(text)` gives the typed value (a tuple), `render(value)` the text the command line writes for
+    it (what results and MLflow record, and how a typed value given by hand is checked)."""
+    return field(default=OPTIONS[dest].default, metadata={"option": OPTIONS[dest], "parse": parse, "render": render})
+
+
+def _policy_items(text: str) -> tuple[str, ...]:
+    from benchmark.tasks.inputs import policy_items
+
+    return tuple(policy_items(text))
+
+
+def _noise_levels(text: str) -> tuple[float, ...]:
+    from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
+
+    levels = tuple(csv_list(text, "noise", noise_level))
+    check_noise_levels(levels)
+    return levels
+
+
+def _column_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    from atlas_data.jobs_table import parse_column_map
+
+    return tuple(parse_column_map(text).items())
+
+
+def _number_text(value: float) -> str:
+    """A number as short as it reads back exactly: 0.5, 1, 1e-07, 0.30000000000000004."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
+def _parse_typed(config) -> None:
+    """Each typed field of `config` (`_typed`) from its text (or from a typed value, through its text:
+    one parse, one set of checks, for the command line, the API and `dataclasses.replace`)."""
+    for f in fields(config):
+        parse, value = f.metadata.get("parse"), getattr(config, f.name)
+        if parse is not None and value is not None:
+            object.__setattr__(config, f.name, parse(value if isinstance(value, str) else f.metadata["render"](value)))
+
+
+def option_text(config, dest: str):
+    """The value of option `dest` of `config` as the command line writes it (a typed field's text)."""
+    value = getattr(config, dest)
+    render = next(f.metadata.get("render") for f in fields(config) if f.name == dest)
+    return value if render is None or value is None else render(value)
+
+
 def _frame():
     """The one field that is not an option: a jobs table in memory, read in place of the --jobs file
     when `jobs` is FRAME_LABEL (the API's `jobs=DataFrame`); `jobs` names it in messages and results."""
@@ -267,13 +320,15 @@ class FairnessConfig:
     scenario: str | None = _opt("scenario")
     data: str | None = _opt("data")
     jobs: str | None = _opt("jobs")
-    columns: str | None = _opt("columns")
+    # parsed once from their text (`_typed`): the tasks read the tuples, never the text again
+    columns: tuple[tuple[str, str], ...] | None = _typed("columns", _column_pairs,
+                                                         lambda pairs: ",".join(f"{k}={v}" for k, v in pairs))
     feature_columns: str | None = _opt("feature_columns")
     train_jobs: str | None = _opt("train_jobs")
     train_columns: str | None = _opt("train_columns")
     predictor: str | None = _opt("predictor")
-    policies: str | None = _opt("policies")
-    noise: str | None = _opt("noise")
+    policies: tuple[str, ...] | None = _typed("policies", _policy_items, ",".join)
+    noise: tuple[float, ...] | None = _typed("noise", _noise_levels, lambda levels: ",".join(map(_number_text, levels)))
     n: int | None = _opt("n")
     sample: str = _opt("sample")
     nodes: int | None = _opt("nodes")
@@ -297,12 +352,13 @@ class FairnessConfig:
 
     task = "fairness"
 
-    def validate(self, given=None) -> None:
-        from benchmark.tasks.inputs import csv_list, noise_level
+    def __post_init__(self) -> None:
+        _parse_typed(self)
 
+    def validate(self, given=None) -> None:
         _validate(self, given)
         check_cluster_size(self.nodes, self.gpus_per_node)  # before reading any jobs
-        sigmas = csv_list(self.noise, "noise", noise_level)
+        sigmas = self.noise or ()
         if len(sigmas) > 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
         if sigmas and self.predictor:
@@ -347,21 +403,22 @@ def _validate(config, given) -> None:
     from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
 
     for f in _option_fields(config):
-        value = getattr(config, f.name)
+        value = option_text(config, f.name)
         if value is not None and value != f.default:
             try:
                 check_value(OPTIONS[f.name], value, config.task)
             except (TypeError, ValueError) as exc:  # a configuration built by hand, not by from_options
                 problem = str(exc).removeprefix(f"{config.task}(): {f.name}").lstrip(": ")
                 raise InputError(problem, where=OPTIONS[f.name].flag) from None
-    if getattr(config, "noise", None) is not None:
+    if isinstance(getattr(config, "noise", None), str):  # a typed configuration's levels were checked when parsed
         check_noise_levels(csv_list(config.noise, "noise", noise_level))
     if config.frame is not None and config.jobs != FRAME_LABEL:
         raise InputError(f"a jobs table in memory goes with jobs={FRAME_LABEL!r}", where="--jobs")
     if config.columns is not None:
         if not config.jobs:
             raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
-        parse_column_map(config.columns)  # a malformed mapping stops here, before any work
+        if isinstance(config.columns, str):  # a typed configuration's map was read when it was made
+            parse_column_map(config.columns)  # a malformed mapping stops here, before any work
     if config.train_columns is not None:
         if not config.train_jobs:
             raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
@@ -497,5 +554,6 @@ def defaults(task: str) -> dict:
 
 
 def as_options(config) -> dict:
-    """The configuration as {option: value}, what MLflow logs as the run's parameters."""
-    return {f.name: getattr(config, f.name) for f in _option_fields(config)}
+    """The configuration as {option: value}, what MLflow logs as the run's parameters (a typed field
+    as the command line writes it)."""
+    return {f.name: option_text(config, f.name) for f in _option_fields(config)}

@@ -32,8 +32,9 @@ Tenant quotas: `--tenant-weights FILE` (CSV `tenant,weight` or JSON {tenant: wei
 of the jobs listed once, no other, weights from 1e-9 to 1e9) or equal weights. `--n N` schedules N consecutive jobs from a seeded
 start (as the scheduling task).
 
-Every run reports the offered load (GPU·s asked / GPU·s of the cluster over the submit span) and
-the peak GPU demand if no job ever waited: below the cluster size no policy can differ.
+Every run reports the offered load (Σ duration × GPUs / (submit span × cluster GPUs), with the span) and
+the peak GPU demand if no job ever waited: jobs that outlast the submit span can give a load above 1 with
+a peak below the cluster size, where little or nothing contends.
 
 Output folder: results.json / results.csv (one row per policy: the fairness metrics), jobs/<policy>.parquet,
 tenant_intervals/<policy>.parquet, allocations/<policy>.parquet (the executed allocations: job_id,
@@ -56,9 +57,10 @@ from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
 from benchmark.progress import Progress, say
 from benchmark.results import Run, default_output_dir, format_table, write_results
-from benchmark.tasks.config import DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, noise_level, choose_policies, csv_list, learned_predictions,
-                                    noise_predictions, resolve_names)
+from benchmark.tasks.config import (DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size,
+                                    option_text)
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions,
+                                    noise_predictions, note_unused_predictions, resolve_names)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
@@ -134,6 +136,7 @@ def _load_trace_learned(config) -> tuple[pd.DataFrame, dict, None]:
     trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs, seed=config.seed,
                         columns=config.columns, train_columns=config.train_columns,
                         quiet=config.quiet, frame=config.frame)
+    note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=config.seed, quiet=config.quiet)[methods[0]]
     return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
@@ -271,10 +274,11 @@ def _read_tenant_weights(path: Path) -> dict[str, float]:
 def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
                  source: str | None) -> tuple[JobSet, str | None, str | None]:
     """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
-    from benchmark.tasks.traces import NOISE_SOURCE
+    from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
 
-    sigmas = csv_list(config.noise, "noise", noise_level)  # one σ, without --predictor (FairnessConfig.validate)
+    sigmas = config.noise or ()  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
+        note_unused_predictions(source == COLUMN_SOURCE, f"--noise {option_text(config, 'noise')}", config.quiet)
         (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
         return jobs.with_predictions(p_hat), name, NOISE_SOURCE
     if jobs.predicted is None:
@@ -522,6 +526,19 @@ def _x(v):
     return "n/a" if v is None else ("inf" if v == math.inf else f"{v:.2f}x")
 
 
+def load_line(load: dict) -> str:
+    """The offered load (`offered_load`) as the run prints it: the figure with what it divides, and the
+    peak demand beside it — a load above 1 says the GPU·s asked exceed the cluster's over the submit
+    span, not that jobs ever wait (jobs that outlast the span can give both a load above 1 and a peak
+    below the cluster)."""
+    text = (f"offered load {load['load']:.2f} = Σ duration × GPUs / (submit span × cluster GPUs) = "
+            f"{load['gpu_seconds']:,.0f} GPU·s / ({load['span_s'] / 3600:,.2f} h × {load['gpus']} GPUs); "
+            f"peak demand if nobody waited: {load['peak_demand_gpus']:.0f} of {load['gpus']} GPUs")
+    if load["peak_demand_gpus"] <= load["gpus"]:
+        text += " (never more asked at once than the cluster has)"
+    return text
+
+
 def render(doc: dict) -> str:
     from benchmark.tasks.traces import describe_data
 
@@ -532,8 +549,7 @@ def render(doc: dict) -> str:
             f"{opts.get('tenant_loss_share', 'eq8')}")
     load = doc.get("offered_load") or {}
     if load.get("load") is not None:
-        head += (f"\noffered load {load['load']:.2f} (GPU·s asked / GPU·s of the cluster over the submit span); "
-                 f"peak demand if nobody waited: {load['peak_demand_gpus']:.0f} of {load['gpus']} GPUs")
+        head += "\n" + load_line(load)
     snap = (doc.get("dataset") or {}).get("snapshot")
     if snap:
         head += (f"\nsnapshot: {snap['start']} to {snap['end']} (exclusive), {snap['jobs']} jobs, {snap['tenants']} VCs "

@@ -50,6 +50,14 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
     return items
 
 
+def column_map(columns: str | tuple | None, option: str = "--columns") -> dict[str, str]:
+    """{jobs-table column: file column} of a `--columns` value: its text, read here, or the pairs a
+    typed configuration parsed from it already (benchmark.tasks.config)."""
+    from atlas_data.jobs_table import parse_column_map
+
+    return dict(columns) if isinstance(columns, tuple) else parse_column_map(columns, option)
+
+
 def policy_items(text: str, option: str = "--policies") -> list[str]:
     """The items of a `--policies` value (commas inside parentheses belong to the item); an empty
     item is an InputError naming the option, as in csv_list."""
@@ -88,9 +96,9 @@ def _read_jobs_or_trace(spec: str, columns: str | None = None, quiet: bool = Fal
     name (`openb`, `philly`, `philly:<vc>`, `elasticflow`, `elasticflow:<cluster>`). `frame`: a jobs
     table in memory (the API's `jobs=DataFrame`), read as a file would be; `spec` names it."""
     from atlas_data.adapters import is_shipped_trace_name, shipped_trace
-    from atlas_data.jobs_table import COLUMNS, PREDICTION_COLUMN, parse_column_map, read_jobs_source, validate_jobs
+    from atlas_data.jobs_table import COLUMNS, PREDICTION_COLUMN, read_jobs_source, validate_jobs
 
-    mapping = parse_column_map(columns)
+    mapping = column_map(columns)
     if frame is None and is_shipped_trace_name(spec) and not Path(spec).exists():
         refuse_columns(mapping, f"the shipped trace '{spec}'")
         return shipped_trace(spec)
@@ -200,15 +208,16 @@ def learned_spread(ds_dir: str | Path, method: str, job_ids, *, seed: int, quiet
     return None if np.isnan(spread).any() else spread
 
 
-def resolve_policies(text: str, kind: str, option: str = "--policies") -> list[str]:
+def resolve_policies(text: str | tuple, kind: str, option: str = "--policies") -> list[str]:
     """The registered names of a `--policies` value's items (`schedulers.policy.resolve_policy`: a
-    name, a plugin's `package.module:Class`, either with `(param=value, ...)`); an item that
-    resolves to a name given before is an InputError naming `option`."""
-    items = policy_items(text, option)
+    name, a plugin's `package.module:Class`, either with `(param=value, ...)`), given as its text or
+    as the tuple of items a typed configuration holds; an item that resolves to a name given before
+    is an InputError naming `option`."""
+    items = list(text) if isinstance(text, tuple) else policy_items(text, option)  # a tuple: parsed already
     chosen = [resolve_policy(item, kind) for item in items]
     for i, name in enumerate(chosen):
         if name in chosen[:i]:
-            raise InputError(f"policy '{items[i]}' is given twice in {text!r}", where=option)
+            raise InputError(f"policy '{items[i]}' is given twice in {','.join(items)!r}", where=option)
     return chosen
 
 
@@ -228,6 +237,13 @@ def resolve_names(*, predictors: str | None = None, policies: str | None = None,
     for method in methods:
         check_method_name(method, where="--predictor")
     return methods, (resolve_policies(policies, kind) if policies is not None else None)
+
+
+def note_unused_predictions(has_column: bool, source: str, quiet: bool) -> None:
+    """One line when a jobs table's own p̂ (its `predicted_duration` column) is replaced by `source`
+    (the option that gives p̂ instead): a run must not silently schedule on other p̂ than the file's."""
+    if has_column:
+        say(f"the jobs table's own predicted_duration is not used: p̂ comes from {source}", quiet)
 
 
 def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,

@@ -50,7 +50,7 @@ from benchmark.options import machine_count
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    learned_spread, noise_predictions, resolve_names)
+                                    learned_spread, noise_predictions, note_unused_predictions, resolve_names)
 from benchmark.timings import Timings
 from benchmark.value import CEILING_BINS, ceilings, control_predictions, is_control, value_of_prediction
 from schedulers import jit
@@ -86,7 +86,7 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
                 return trace_prediction_spreads(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
 
             learner.spreads = spreads
-
+            note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
             card = {**trace.card, "scheduled": "test part (its real arrivals)"}
             return trace.test_jobs, card, f"{config.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
@@ -116,6 +116,8 @@ def build_predictions(config, frame: pd.DataFrame, job_ids, size: np.ndarray, le
 
     predictions: dict[str, np.ndarray] = {}
     predictions.update(noise_predictions(size, csv_list(config.noise, "noise", noise_level), config.seed))
+    if predictions:
+        note_unused_predictions("predicted_duration" in frame.columns, f"--noise {config.noise}", config.quiet)
     sources = {label: NOISE_SOURCE for label in predictions}
     methods = csv_list(config.predictor, "predictor")
     if methods:

@@ -38,6 +38,7 @@ class TraceSplit:
     test_jobs: pd.DataFrame  # the target's test part as a jobs table, in submit order
     card: dict  # results.json `dataset`: source, feature columns, features, counts, split ranges
     key: tuple  # what the fit depends on (the in-process memo of fitted predictions)
+    own_predictions: bool = False  # the target table brought its own predicted_duration (replaced by the fit)
 
 
 def _file_key(spec: str, frame: pd.DataFrame | None = None) -> tuple:
@@ -69,12 +70,12 @@ def _load_with_features(spec: str, feature_columns: str | None, option: str, col
                         frame: pd.DataFrame | None = None):
     from atlas_data.adapters import shipped_feature_columns, shipped_trace, swf_feature_columns
     from atlas_data.jobs_features import check_feature_columns, read_jobs_with_features
-    from atlas_data.jobs_table import COLUMNS, parse_column_map
-    from benchmark.tasks.inputs import csv_list, is_swf, read_swf, refuse_columns
+    from atlas_data.jobs_table import COLUMNS
+    from benchmark.tasks.inputs import column_map, csv_list, is_swf, read_swf, refuse_columns
 
     names = csv_list(feature_columns, "feature-columns")
     map_option = "--train-columns" if option == "--train-jobs" else "--columns"
-    mapping = parse_column_map(columns, map_option)
+    mapping = column_map(columns, map_option)
     if frame is not None:
         jobs, declared = read_jobs_with_features(spec, names, mapping, map_option, frame=frame)
         return jobs, declared, {"source": "jobs", "path": str(spec), "feature_columns": declared.as_dict()}
@@ -118,15 +119,16 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
                 quiet: bool = True, frame: pd.DataFrame | None = None) -> TraceSplit:
     """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead.
 
-    `columns` (the `--columns` text) renames the target file's columns, `train_columns` (the
-    `--train-columns` text) those of a `--train-jobs` file; `frame` is the target table in memory
-    (`spec` names it)."""
+    `columns` (the `--columns` text, or the pairs a typed configuration parsed from it) renames the
+    target file's columns, `train_columns` (the `--train-columns` text) those of a `--train-jobs` file;
+    `frame` is the target table in memory (`spec` names it)."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
     from atlas_data.split import split_ranges
+    from benchmark.tasks.inputs import column_map
     from predictors.data import SplitData
     from schedulers.sampling import sample_window
 
-    mapping_text = columns
+    mapping_text = tuple(column_map(columns).items())  # one key for the text and its parsed pairs
     jobs, columns, card = load_with_features(spec, feature_columns, columns=mapping_text, quiet=quiet, frame=frame)
     n_total = int(len(jobs))
     if n is not None:
@@ -164,7 +166,7 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
     test_jobs = jobs[jobs["job_id"].astype(str).isin(set(test_ids))]
     test_jobs = test_jobs.sort_values(["submit_time", "job_id"], kind="stable").reset_index(drop=True)
     base = [c for c in ("job_id", "submit_time", "duration", "gpus", "tenant", "weight") if c in test_jobs.columns]
-    return TraceSplit(split, test_jobs[base], card, key)
+    return TraceSplit(split, test_jobs[base], card, key, own_predictions="predicted_duration" in jobs.columns)
 
 
 # Fitted test predictions of this process, by (TraceSplit.key, method, seed): the demo and a sweep

@@ -14,7 +14,7 @@ scheduling ticks, the LTGF ledgers and the executed allocations. A policy decide
   through `schedulers.cluster.rule`. A class that defines `order` or `select` (a subclass of a
   built-in policy too) is run by its rule.
 
-May import schedulers.policy, schedulers.revision and schedulers.cluster.core.
+May import schedulers.policy_base, schedulers.revision and schedulers.cluster.core.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from schedulers.cluster.core import FAIR_SHARES
-from schedulers.policy import Policy
+from schedulers.policy_base import Policy
 from schedulers.revision import RULES, rule_code
 
 COLD_START_S = 60.0  # restore + framework start of a resumed job (Gandiva/Tiresias report tens of s to ~1 min)

@@ -1525,13 +1525,6 @@ def compile_notice(name: str) -> str:
             "under a minute per policy; cached for later runs)")
 
 
-def kernel_names() -> list[str]:
-    """The built-in cluster policies (each has its kernel), in the registry's order."""
-    from schedulers.policy import builtin_classes  # noqa: PLC0415
-
-    return [cls.name for cls in builtin_classes("cluster")]
-
-
 def compilable(params) -> bool:
     """Whether the kernel of `params` can run compiled (a Python rule's cannot)."""
     return _KERNELS[type(params)].compilable
@@ -1601,7 +1594,7 @@ class LedgerReadings:
 def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
     """(the arguments of the loop for `policy` on `jobs` deciding by the kernel of `params` — by
     default its own, `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
-    from schedulers.policy import PolicyError  # noqa: PLC0415
+    from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
@@ -1645,7 +1638,7 @@ def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
     `notice(text)` is told when the policy's loop is being compiled (its first run after
     installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in
     under a second."""
-    from schedulers.policy import PolicyError  # noqa: PLC0415
+    from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
     args, quotas = arguments(jobs, policy, params)
     compiled = compiled and compilable(args[-1])

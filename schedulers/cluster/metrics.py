@@ -43,7 +43,7 @@ import pandas as pd
 from schedulers.cluster.base import first_tick
 from schedulers.cluster.ltgf import LTGF
 from schedulers.jobs import JobSet
-from schedulers.policy import guard
+from schedulers.policy_base import guard
 
 SHARING_LOSS_RHO = 0.95
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_slowdown", "p99_slowdown",
@@ -73,7 +73,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
     when the compiled loop is being compiled (the first large run after installing); `compiled`:
     the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
-    broken rule) is one line naming it (schedulers.policy.guard)."""
+    broken rule) is one line naming it (schedulers.policy_base.guard)."""
     from schedulers import jit  # noqa: PLC0415
     from schedulers.cluster import core, rule  # noqa: PLC0415
 
@@ -216,9 +216,9 @@ def span_estimate(submit, size, gpus, tenants: int, total_gpus: int, window_s: f
 def compiled_policies() -> list[str]:
     """The built-in cluster policies (each runs on its kernel, compiled or as Python), in the
     registry's order (without importing numba)."""
-    from schedulers.cluster import core  # noqa: PLC0415
+    from schedulers.policy import builtin_classes  # noqa: PLC0415 (the registry discovers the policy modules)
 
-    return core.kernel_names()
+    return [cls.name for cls in builtin_classes("cluster")]
 
 
 def allocation_table(jobs: JobSet, state) -> pd.DataFrame:

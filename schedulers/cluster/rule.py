@@ -8,7 +8,7 @@ decision with a `RuleView` and places what it returns. Every choice is validated
 a job index that is no job, a job that is neither running nor waiting, a job returned twice or
 returned without being placed is a PolicyError naming the job and the time.
 
-May import numpy, schedulers.engine (JobsView), schedulers.policy and schedulers.cluster.core.
+May import numpy, schedulers.engine (JobsView), schedulers.policy_base and schedulers.cluster.core.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from schedulers.cluster.core import (_KERNELS, ROUNDS, advance, attained_engine, attempt, candidates, group, job_rho, kernel,
                                      ledger_attained, rho_of, total_now)
 from schedulers.engine import JobsView
-from schedulers.policy import PolicyError
+from schedulers.policy_base import PolicyError
 
 RuleParams = namedtuple("RuleParams", "policy jobs")
 RuleState = namedtuple("RuleState", "params view")

@@ -1,10 +1,6 @@
-"""Built-in policies; importing this package registers them (see schedulers.policy.register)."""
+"""The built-in single-machine and parallel-machine policies, one module per policy family.
 
-import importlib
-import importlib.util
-
-for _module in ("single", "distribution", "parallel", "reference"):
-    if importlib.util.find_spec(f"schedulers.policies.{_module}") is not None:
-        importlib.import_module(f"schedulers.policies.{_module}")
-
-importlib.import_module("schedulers.cluster.policies")  # the cluster half registers its own policies
+Every module of this package is a policy module: schedulers.policy discovers them (imports each,
+and each registers its classes with schedulers.policy_base.register), so this file imports nothing;
+a new module here is found without being listed. The order of every listing is each class's `listing_rank`.
+"""

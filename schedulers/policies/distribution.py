@@ -27,7 +27,7 @@ bin — what a scheduler could reach if it knew perfectly how the test jobs' siz
 their p̂. Its share of the blind-to-clairvoyant gap is the ceiling that p̂'s information sets for a
 policy that reads p̂ only through its bin (docs/evaluation-protocol.md#the-value-of-prediction).
 
-May import numpy, scipy and schedulers.policy / schedulers.policies.single.
+May import numpy, scipy and schedulers.policy_base / schedulers.policies.single.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from schedulers.policies.single import _OneAtATime, clock_slack
-from schedulers.policy import IDLE, Allocation, PolicyError, register
+from schedulers.policy_base import IDLE, Allocation, PolicyError, register
 
 GRID = tuple(float(x) for x in 2.0 ** (np.arange(-14 * 8, 14 * 8 + 1) / 8))  # normalised ages a / p̂
 _SIGMA_STEP = 0.01  # spreads closer than this share a rank table
@@ -211,6 +211,7 @@ class CalibrationCeiling(_RankPolicy):
 @register
 class Gittins(_RankPolicy):
     name = "gittins"
+    listing_rank = 120  # its place in every listing of single policies
     description = "preemptive, highest Gittins index of the job's predicted log-normal distribution (median p̂, spread σ)"
     _table = staticmethod(gittins_table)
 
@@ -218,5 +219,6 @@ class Gittins(_RankPolicy):
 @register
 class SERPT(_RankPolicy):
     name = "serpt"
+    listing_rank = 130  # its place in every listing of single policies
     description = "preemptive, shortest expected remaining size E[S - attained | S > attained] under the predicted distribution"
     _table = staticmethod(serpt_table)

@@ -3,7 +3,7 @@
 The policy fixes, before time 0, an order and a machine for every job: jobs are taken in the
 policy's order and each goes to the machine whose load is smallest so far. Predictive variants
 order *and* balance by p̂ (the only sizes they know); the engine then runs each machine's queue
-with true sizes, so the makespan counts true sizes. May import numpy and schedulers.policy.
+with true sizes, so the makespan counts true sizes. May import numpy and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections import deque
 
 import numpy as np
 
-from schedulers.policy import IDLE, Allocation, Policy, register
+from schedulers.policy_base import IDLE, Allocation, Policy, register
 
 
 class _ListScheduling(Policy):
@@ -63,6 +63,7 @@ class _ListScheduling(Policy):
 @register
 class LPT(_ListScheduling):
     name = "lpt"
+    listing_rank = 10  # its place in every listing of parallel policies
     clairvoyant = True
     descending = True
     description = "longest true size first onto the least loaded machine"
@@ -74,6 +75,7 @@ class LPT(_ListScheduling):
 @register
 class SPT(_ListScheduling):
     name = "spt"
+    listing_rank = 20  # its place in every listing of parallel policies
     clairvoyant = True
     description = "shortest true size first onto the least loaded machine"
 
@@ -84,6 +86,7 @@ class SPT(_ListScheduling):
 @register
 class RandomOrder(_ListScheduling):
     name = "random"
+    listing_rank = 30  # its place in every listing of parallel policies
     clairvoyant = True  # balances by true load, like online list scheduling that sees completions
     description = "seeded random order onto the least loaded machine"
 
@@ -97,6 +100,7 @@ class RandomOrder(_ListScheduling):
 @register
 class LPPT(_ListScheduling):
     name = "lppt"
+    listing_rank = 40  # its place in every listing of parallel policies
     needs_prediction = True
     descending = True
     description = "longest predicted first, balanced by predicted load"
@@ -108,6 +112,7 @@ class LPPT(_ListScheduling):
 @register
 class SPPT(_ListScheduling):
     name = "sppt"
+    listing_rank = 50  # its place in every listing of parallel policies
     needs_prediction = True
     description = "shortest predicted first, balanced by predicted load"
 

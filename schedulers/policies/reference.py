@@ -16,7 +16,7 @@ reproduce atlas`; see docs/reproduce-atlas.md). Each differs from the policy of 
   one `randint(m)` per job in draw order), ignoring the loads; `random` list-schedules a random
   order onto the least-loaded machine.
 
-All are O(log n) per event. May import numpy and schedulers.policy / schedulers.policies.
+All are O(log n) per event. May import numpy and schedulers.policy_base / schedulers.policies.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 
 from schedulers.policies.parallel import _ListScheduling
 from schedulers.policies.single import EDF, _OneAtATime
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
@@ -40,6 +40,7 @@ class LASReference(_OneAtATime):
     """
 
     name = "las-ref"
+    listing_rank = 140  # its place in every listing of single policies
     fast_loop = "las-ref"  # its loop in schedulers.fastpath
     preemptive = True
     description = "NOT LAS: the reference code's LAS — the least-attained job runs alone until it finishes or the next arrival"
@@ -54,6 +55,7 @@ class EDFPReference(EDF):
     reference code's EDF-P). Not clairvoyant itself: the S it is given is the caller's business."""
 
     name = "edf-p-ref"
+    listing_rank = 150  # its place in every listing of single policies
     fast_loop = "edf-p-ref"  # its loop in schedulers.fastpath
     clairvoyant = False
     needs_prediction = True
@@ -72,6 +74,7 @@ class RandomReference(_ListScheduling):
     """
 
     name = "random-ref"
+    listing_rank = 60  # its place in every listing of parallel policies
     description = "each job to a uniformly random machine, loads ignored (the reference code's Random)"
 
     def __init__(self, machines: int = 1, seed: int = 0, draw_order=None):

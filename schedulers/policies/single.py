@@ -3,14 +3,14 @@
 Every policy is O(log n) per event: one-job-at-a-time policies keep a heap of waiting jobs; the
 sharing policies (rr, prr, las) put jobs into engine service groups, whose virtual clocks make
 processor sharing exact without touching every job at every event. Ties are broken by job index,
-which is (submit time, job_id) order. May import schedulers.policy only.
+which is (submit time, job_id) order. May import schedulers.policy_base only.
 """
 
 from __future__ import annotations
 
 import heapq
 
-from schedulers.policy import IDLE, Allocation, Policy, register
+from schedulers.policy_base import IDLE, Allocation, Policy, register
 from schedulers.revision import NONE, check_log_sd, revise_outlived, rule_code
 
 
@@ -101,6 +101,7 @@ class _Revising(_OneAtATime):
 @register
 class FIFO(_OneAtATime):
     name = "fifo"
+    listing_rank = 10  # its place in every listing of single policies
     fast_loop = "fifo"  # its loop in schedulers.fastpath
     description = "non-preemptive, submit order"
 
@@ -111,6 +112,7 @@ class FIFO(_OneAtATime):
 @register
 class SJF(_OneAtATime):
     name = "sjf"
+    listing_rank = 20  # its place in every listing of single policies
     fast_loop = "sjf"  # its loop in schedulers.fastpath
     clairvoyant = True
     description = "non-preemptive, smallest true size first"
@@ -122,6 +124,7 @@ class SJF(_OneAtATime):
 @register
 class SPJF(_Revising):
     name = "spjf"
+    listing_rank = 30  # its place in every listing of single policies
     fast_loop = "spjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "non-preemptive, smallest predicted size first"
@@ -133,6 +136,7 @@ class SPJF(_Revising):
 @register
 class SRPT(_OneAtATime):
     name = "srpt"
+    listing_rank = 40  # its place in every listing of single policies
     fast_loop = "srpt"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
@@ -145,6 +149,7 @@ class SRPT(_OneAtATime):
 @register
 class SPRPT(_Revising):
     name = "sprpt"
+    listing_rank = 50  # its place in every listing of single policies
     fast_loop = "sprpt"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -157,6 +162,7 @@ class SPRPT(_Revising):
 @register
 class PSPJF(_Revising):
     name = "pspjf"
+    listing_rank = 60  # its place in every listing of single policies
     fast_loop = "pspjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -171,6 +177,7 @@ class EDF(_OneAtATime):
     """Preemptive EDF on deadlines r_j + S·p_j with true sizes; at S = S* it is optimal for max stretch."""
 
     name = "edf"
+    listing_rank = 70  # its place in every listing of single policies
     fast_loop = "edf"  # its loop in schedulers.fastpath
     clairvoyant = True
     preemptive = True
@@ -195,6 +202,7 @@ class EDFP(_Revising):
     """
 
     name = "edf-p"
+    listing_rank = 80  # its place in every listing of single policies
     fast_loop = "edf-p"  # its loop in schedulers.fastpath
     needs_prediction = True
     preemptive = True
@@ -233,6 +241,7 @@ class EDFP(_Revising):
 @register
 class RoundRobin(Policy):
     name = "rr"
+    listing_rank = 90  # its place in every listing of single policies
     fast_loop = "rr"  # its loop in schedulers.fastpath
     description = "processor sharing: every active job at rate 1/k"
 
@@ -258,6 +267,7 @@ class PRR(Policy):
     k/(1 − λ) for k the most jobs active during its stay."""
 
     name = "prr"
+    listing_rank = 100  # its place in every listing of single policies
     fast_loop = "prr"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "every job (1-λ)/k, the job with the smallest estimate (p̂, revised when outlived) additionally λ"
@@ -369,6 +379,7 @@ class LAS(Policy):
     """
 
     name = "las"
+    listing_rank = 110  # its place in every listing of single policies
     fast_loop = "las"  # its loop in schedulers.fastpath
     description = "least attained service: the lowest-attained jobs share the machine"
 

@@ -141,9 +141,10 @@ def test_score_takes_policies_as_text_and_one_machine_count():
 
 def test_simulate_and_score_take_a_policy_as_policies_does(monkeypatch):
     import schedulers.policy
+    import schedulers.policy_base
 
     schedulers.policy.policy_names()
-    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))  # registrations stay here
+    monkeypatch.setattr(schedulers.policy_base, "_REGISTRY", dict(schedulers.policy_base._REGISTRY))  # registrations stay here
     jobs = HAND.assign(predicted_duration=[8.0, 2.0, 1.0, 4.0])
     # package.module:Class with a setting: was KeyError / "unknown policy". Keys p̂ + α·r with α = 100:
     # a 8, b 2 (both at 0), c 101, d 204 -> b 0-2, a 2-10, c 10-11, d 11-15

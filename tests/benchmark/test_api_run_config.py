@@ -1,6 +1,7 @@
 """One configuration per task (benchmark.tasks.config), built alike by the command line, the Python API and
 sweep cells: `api.run(task, **options)` gives the rows `benchmark run` writes, value for value."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -165,7 +166,8 @@ def test_command_line_api_and_sweep_cells_build_the_same_configuration():
     from_api = cfg.from_options("fairness", {"jobs": "openb", "nodes": 2, "lease": 600, "policies": ["fifo", "yarn-cs"],
                                              "noise": 0.5, "quiet": True})
     assert from_cli == from_api
-    assert from_cli.nodes == 2 and from_cli.lease == 600.0 and from_cli.policies == "fifo,yarn-cs"
+    assert from_cli.nodes == 2 and from_cli.lease == 600.0 and from_cli.policies == ("fifo", "yarn-cs")
+    assert from_cli.noise == (0.5,)
     with pytest.raises(AttributeError):  # frozen: a task cannot change the options it was given
         from_cli.nodes = 3
 
@@ -188,3 +190,26 @@ def test_every_demo_run_builds_a_valid_configuration(tmp_path):
 
     configs = [cfg.from_argv(argv) for _, argv in demo_steps(tmp_path) if argv[0] == "run"]
     assert len(configs) == 23 and {c.task for c in configs} == {"prediction", "scheduling", "fairness"}
+
+
+def test_the_fairness_lists_are_tuples_parsed_once_and_recorded_as_the_command_line_wrote_them():
+    config = cfg.from_argv(["run", "--task", "fairness", "--jobs", "jobs.csv", "--columns", "duration=runtime,gpus=n_gpu",
+                            "--policies", "astraea-p(band=0.5, revision='none'),fifo", "--noise", "0.25", "--quiet"])
+    assert config.policies == ("astraea-p(band=0.5, revision='none')", "fifo")  # a comma inside () is the item's
+    assert config.noise == (0.25,) and config.columns == (("duration", "runtime"), ("gpus", "n_gpu"))
+    options = cfg.as_options(config)  # what MLflow records: the command line's text
+    assert options["policies"] == "astraea-p(band=0.5, revision='none'),fifo"
+    assert options["noise"] == "0.25" and options["columns"] == "duration=runtime,gpus=n_gpu"
+    # the API's lists and dict, a hand-made configuration and `replace` give the same tuples
+    api = cfg.from_options("fairness", {"jobs": "jobs.csv", "columns": {"duration": "runtime", "gpus": "n_gpu"},
+                                        "policies": ["astraea-p(band=0.5, revision='none')", "fifo"], "noise": [0.25],
+                                        "quiet": True})
+    assert api == config == dataclasses.replace(config, seed=config.seed)
+    assert cfg.FairnessConfig(noise=(1e-7,), policies=("fifo",)).noise == (1e-7,)
+    assert cfg.option_text(cfg.FairnessConfig(noise=(0.1 + 0.2,)), "noise") == "0.30000000000000004"  # exact
+    for options, message in (({"policies": "fifo,,astraea"}, "--policies: an empty item"),
+                             ({"noise": "0,x"}, "--noise: not a number: 'x'"),
+                             ({"noise": "-1"}, "--noise: a noise level σ must be >= 0, got '-1'"),
+                             ({"jobs": "j.csv", "columns": "nope=x"}, "--columns: 'nope' is not a jobs-table column")):
+        with pytest.raises(InputError, match=message):
+            cfg.make("fairness", options)

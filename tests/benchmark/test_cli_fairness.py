@@ -8,9 +8,9 @@ import pytest
 
 from benchmark.cli import main
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS
+from schedulers.policy import builtin_classes, get_policy
 
-ALL = ["fifo", "srtf-oracle", "yarn-cs", "tiresias-l", "themis", "gandiva-fair", "hived", "astraea", "astraea-p", "allox",
-       "qssf", "easy-p"]
+ALL = [cls.name for cls in builtin_classes("cluster")]  # every built-in cluster policy, in the listing order
 
 
 def _jobs_csv(tmp_path, n=40, predicted=True, name="jobs.csv"):
@@ -40,8 +40,7 @@ def test_all_policies_outputs(tmp_path):
     assert doc["cluster_loops"] == dict.fromkeys(ALL, "Python")  # 40 jobs: below the compiled loop's threshold
     for row in doc["rows"]:
         assert set(METRICS) <= set(row) and row["completed"] == 40
-        assert row["predictor"] == ("column" if row["policy"] in ("themis", "astraea-p", "allox", "qssf", "easy-p")
-                                    else None)
+        assert row["predictor"] == ("column" if get_policy(row["policy"], "cluster").needs_prediction else None)
     for name in ALL:
         jobs = pd.read_parquet(out / "jobs" / f"{name}.parquet")
         assert list(jobs.columns[: len(JOB_COLUMNS)]) == list(JOB_COLUMNS) and len(jobs) == 40
@@ -165,3 +164,20 @@ def test_results_say_which_policies_ran_compiled(tmp_path, monkeypatch):
     assert off["cluster_loops"] == {"astraea": "Python", "fifo": "Python"}
     for a, b in zip(on["rows"], off["rows"]):
         assert {k: v for k, v in a.items() if k != "sim_seconds"} == {k: v for k, v in b.items() if k != "sim_seconds"}
+
+
+def test_the_offered_load_line_says_what_it_divides_and_the_peak_beside_it(tmp_path, capsys):
+    # two 1-GPU jobs of 100 h submitted an hour apart on 8 × 8 GPUs: 720,000 GPU·s over a submit span
+    # of 1 h on 64 GPUs is a load of 720,000 / 230,400 = 3.125, while at most 2 GPUs are ever asked for
+    path = tmp_path / "long.csv"
+    pd.DataFrame({"job_id": ["a", "b"], "submit_time": [0, 3600], "duration": [360_000, 360_000], "gpus": [1, 1],
+                  "tenant": ["t1", "t2"]}).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["run", "--task", "fairness", "--no-mlflow", "--jobs", str(path), "--nodes", "8", "--policies", "fifo",
+                 "--output", str(out)]) == 0
+    load = json.loads((out / "results.json").read_text())["offered_load"]
+    assert load == {"gpu_seconds": 720_000.0, "span_s": 3600.0, "load": 3.125, "peak_demand_gpus": 2.0, "gpus": 64}
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("offered load")]
+    assert lines == ["offered load 3.12 = Σ duration × GPUs / (submit span × cluster GPUs) = 720,000 GPU·s / "
+                     "(1.00 h × 64 GPUs); peak demand if nobody waited: 2 of 64 GPUs (never more asked at once than "
+                     "the cluster has)"]

@@ -33,3 +33,35 @@ def test_help_imports_no_task_module_nor_pandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out
     assert "leaderboard" in out and "transfer" in out
+
+
+def _options(parser, path=("benchmark",)):
+    """(command path, option, help) of every argument of every (sub)command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, path + (name,))
+        elif not isinstance(action, argparse._HelpAction):
+            yield " ".join(path), "/".join(action.option_strings) or action.dest, action.help
+
+
+def test_every_option_of_every_command_has_help():
+    options = list(_options(build_parser()))
+    assert len(options) > 150  # every command's parser was walked, not only the stubs
+    assert ("benchmark data build", "--source", None) not in options and any(
+        where == "benchmark data build" and name == "--source" for where, name, _ in options)
+    empty = [(where, name) for where, name, text in options if not (text or "").strip() or text == argparse.SUPPRESS]
+    assert empty == []
+
+
+def test_benchmark_help_opens_with_what_the_tool_is_not_a_module_docstring(capsys):
+    from benchmark.cli import main
+
+    try:
+        main(["--help"])
+    except SystemExit:
+        pass
+    out = capsys.readouterr().out
+    description = out.split("\n\n")[1]
+    assert description.startswith("ATLAS-Bench: how much a job-duration predictor helps a scheduler")
+    assert "console script" not in out and "dispatches" not in out

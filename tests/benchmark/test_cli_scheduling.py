@@ -193,3 +193,14 @@ def test_an_option_the_task_does_not_read_is_exit_2(tmp_path, capsys, task, argv
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {option}: {option} is not an option of --task {task} (it is read by --task {users})"]
     assert not out.exists()
+
+
+def test_a_jobs_files_own_p_hat_replaced_by_noise_is_said_in_one_line(tmp_path, capsys):
+    jobs = _jobs_csv(tmp_path, predicted_duration=[2.5, 3, 1.5, 2])
+    assert _run("--objective", "total_completion", "--jobs", jobs, "--noise", "0.5", "--policies", "spjf",
+                "--output", tmp_path / "noise") == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "predicted_duration" in line]
+    assert notes == ["the jobs table's own predicted_duration is not used: p̂ comes from --noise 0.5"]
+    # the column alone is what runs: nothing to say
+    assert _run("--objective", "total_completion", "--jobs", jobs, "--policies", "spjf", "--output", tmp_path / "own") == 0
+    assert "predicted_duration is not used" not in capsys.readouterr().err

@@ -112,11 +112,12 @@ def dataset(tmp_path_factory):
 def workdir(tmp_path, monkeypatch):
     """A working folder holding the plugin module (`plug_safety.py`) and a two-job jobs table."""
     import schedulers.policy
+    import schedulers.policy_base
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     schedulers.policy.policy_names()  # the built-ins first, into the real registry
-    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))
+    monkeypatch.setattr(schedulers.policy_base, "_REGISTRY", dict(schedulers.policy_base._REGISTRY))
     (tmp_path / "plug_safety.py").write_text(textwrap.dedent(PLUGIN))
     (tmp_path / "plug_exit_at_import.py").write_text("import sys\nsys.exit(0)\n")
     pd.DataFrame({"job_id": [1, 2], "submit_time": [0, 1], "duration": [3, 4]}).to_csv("jobs.csv", index=False)

@@ -24,13 +24,14 @@ def workdir(tmp_path, monkeypatch):
     """A fresh working folder with a small dataset (800 jobs, 120 test jobs) and a clean module cache."""
     import predictors.methods
     import schedulers.policy
+    import schedulers.policy_base
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     # what a test's plugins register stays in the test
     monkeypatch.setattr(predictors.methods, "METHODS", dict(predictors.methods.METHODS))
     schedulers.policy.policy_names()  # the built-in policies registered first, into the real registry
-    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))
+    monkeypatch.setattr(schedulers.policy_base, "_REGISTRY", dict(schedulers.policy_base._REGISTRY))
     before = set(sys.modules)
     write_dataset(make_frame(800, seed=3), tmp_path / "ds")
     yield tmp_path

@@ -151,3 +151,51 @@ def test_the_compiled_loop_gives_the_python_run():
     for policy, backfill in rls.CELLS:
         assert (rls.run_sequence(log, start, policy, backfill, compiled=True)
                 == rls.run_sequence(log, start, policy, backfill, compiled=False))
+
+
+def test_a_log_of_the_published_table_given_with_jobs_gets_its_paper_column(tmp_path, capsys, monkeypatch):
+    # a log registered as one of the table's (as lublin_256.swf is Lublin-1), given recompressed under
+    # another name with a comment added: recognised by its jobs, its rows named as in the paper and shown
+    # beside the published cells
+    lines = [_line(i, 37 * i, 20 + (i * 7919) % 3000, procs=1 + i % 4, request=3600) for i in range(1, 2101)]
+    plain = _swf(tmp_path / "plain.swf", lines)
+    first = tmp_path / "first"
+    assert main(["reproduce", "rlscheduler", "--jobs", str(plain), "--output", str(first), "--quiet"]) == 0
+    ours = {(r["policy"], r["backfill"]): r["bsld"] for r in json.loads((first / "results.json").read_text())["rows"]}
+    assert all(r is not None for r in ours.values())
+    published = {cell: round(v, 2) + (0.5 if cell == ("sjf", True) else 0.0) for cell, v in ours.items()}
+    key = rls.log_fingerprint(rls.load_log(plain))
+    monkeypatch.setitem(rls.PAPER_LOGS, key, ("Lublin-1", 0, published))
+    copy = tmp_path / "renamed.swf.gz"
+    with gzip.open(copy, "wt") as fh:
+        fh.write("; a comment of mine\n" + plain.read_text())
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["reproduce", "rlscheduler", "--jobs", str(copy), "--output", str(out)]) == 0
+    assert f"{copy}: the paper's Lublin-1 log (the same jobs)" in capsys.readouterr().err
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert [(r["log"], r["policy"], r["backfill"], r["bsld"], r["paper"], r["equal"]) for r in rows] == [
+        ("Lublin-1", policy, backfill, ours[(policy, backfill)], published[(policy, backfill)],
+         (policy, backfill) != ("sjf", True)) for policy, backfill in rls.CELLS]
+    text = (out / "reproduce-rlscheduler.md").read_text()
+    assert f"| Lublin-1 | SJF | yes | {published[('sjf', True)]:.2f} | {ours[('sjf', True)]:.2f} | **no** |" in text
+    # a log of no published table keeps its file name and no paper column
+    assert all(r["log"] == "plain.swf" and r["paper"] is None for r in
+               json.loads((first / "results.json").read_text())["rows"])
+
+
+def test_the_lublin_logs_are_known_by_the_jobs_the_protocol_reads(tmp_path):
+    assert [(name, s, sorted(cells) == sorted(rls.CELLS)) for name, s, cells in rls.PAPER_LOGS.values()] == [
+        ("Lublin-1", 0, True), ("Lublin-2", 0, True)]  # N = the log's size (their batch_job_slice 0)
+    # the fingerprint is a fixed function of the jobs read: computed by it on the shipped HPC2N log when the
+    # Lublin logs' keys were computed; it must not change, or those keys no longer find their logs
+    assert rls.log_fingerprint(rls.load_log(rls.shipped_log("HPC2N-2002-2.2-cln.swf.gz"))) == "92fe2e11dc018371"
+    lines = [_line(i, 10 * i, 5 + i % 7, procs=1 + i % 4, request=20) for i in range(1, 60)]
+    plain = rls.load_log(_swf(tmp_path / "a.swf", lines))
+    spaced = tmp_path / "b.swf.gz"
+    with gzip.open(spaced, "wt") as fh:
+        fh.write("; MaxNodes: 4\n; a comment\n; MaxProcs: 4\n" + "\n".join("  " + line.replace(" ", "   ")
+                                                                            for line in lines) + "\n")
+    assert rls.log_fingerprint(rls.load_log(spaced)) == rls.log_fingerprint(plain)
+    changed = rls.load_log(_swf(tmp_path / "c.swf", lines[:-1] + [_line(59, 590, 6, procs=1, request=20)]))
+    assert rls.log_fingerprint(changed) != rls.log_fingerprint(plain)

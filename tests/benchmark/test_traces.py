@@ -307,3 +307,20 @@ def test_prediction_with_n_records_the_tables_size_before_sampling(tmp_path):
         dataset = json.loads((out / "results.json").read_text())["dataset"]
         assert dataset["n_total"] == 900 and dataset["sample"] == sample
         assert sum(dataset["counts"].values()) == (n or 900)
+
+
+@pytest.mark.parametrize("task", ["scheduling", "fairness"])
+def test_a_jobs_files_own_p_hat_replaced_by_predictor_is_said_in_one_line(tmp_path, capsys, task):
+    path, _ = _user_csv(tmp_path, n=400, predicted_duration=np.full(400, 7.0))
+    argv = (["--task", "scheduling", "--objective", "total_completion", "--policies", "spjf"] if task == "scheduling"
+            else ["--task", "fairness", "--policies", "astraea-p", "--nodes", "2"])
+    assert _run(*argv, "--jobs", path, "--feature-columns", "app", "--predictor", "constant",
+                "--output", tmp_path / task) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "predicted_duration" in line]
+    assert notes == ["the jobs table's own predicted_duration is not used: p̂ comes from --predictor constant"]
+    # without the column, nothing is said
+    (tmp_path / "plain").mkdir()
+    plain, _ = _user_csv(tmp_path / "plain", n=400)
+    assert _run(*argv, "--jobs", plain, "--feature-columns", "app", "--predictor", "constant",
+                "--output", tmp_path / f"{task}-plain") == 0
+    assert "predicted_duration" not in capsys.readouterr().err

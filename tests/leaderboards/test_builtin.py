@@ -49,3 +49,17 @@ def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_c
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "already holds the output of an earlier `benchmark submit --template`" in err[0]
     assert sha256_file(sub / "predictions.parquet") == before  # untouched
+
+
+def test_a_template_from_a_plugin_method_says_plugin_not_built_in(dataset, tmp_path):
+    ds, fingerprint, _ = dataset
+    plugin, builtin = tmp_path / "plugin", tmp_path / "builtin"
+    assert main(["submit", "--template", str(plugin), "--data", str(ds), "--method", "sklearn.dummy:DummyRegressor",
+                 "--quiet"]) == 0
+    assert main(["submit", "--template", str(builtin), "--data", str(ds), "--quiet"]) == 0
+    meta = yaml.safe_load((plugin / "submission.yaml").read_text())
+    assert meta["name"] == "my-DummyRegressor"
+    assert meta["description"].startswith("Starter submission: the plugin 'sklearn.dummy:DummyRegressor' predictor.")
+    assert "built-in" not in meta["description"]
+    assert yaml.safe_load((builtin / "submission.yaml").read_text())["description"].startswith(
+        "Starter submission: the built-in 'constant' predictor.")

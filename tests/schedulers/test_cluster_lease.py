@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from schedulers.cluster import core
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.policy import get_policy
+from schedulers.policy import builtin_classes, get_policy
 
-ROUND_POLICIES = ["astraea", "astraea-p", "tiresias-l", "themis", "gandiva-fair", "hived", "srtf-oracle"]
+ROUND_POLICIES = [cls.name for cls in builtin_classes("cluster") if cls.preemptive]  # the policies with lease rounds
 LEASE, COLD = 900.0, 60.0
 
 

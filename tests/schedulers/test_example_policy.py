@@ -17,9 +17,10 @@ JOBS = JobSet.from_arrays([0, 1, 2, 3, 4, 5], [10, 50, 5, 5, 5, 5], predicted=[1
 @pytest.fixture(autouse=True)
 def _private_registry(monkeypatch):
     import schedulers.policy
+    import schedulers.policy_base
 
     schedulers.policy.policy_names()  # the built-in policies registered first, into the real registry
-    monkeypatch.setattr(schedulers.policy, "_REGISTRY", dict(schedulers.policy._REGISTRY))
+    monkeypatch.setattr(schedulers.policy_base, "_REGISTRY", dict(schedulers.policy_base._REGISTRY))
 
 
 def _completions(alpha):

@@ -1,8 +1,8 @@
-"""The built-in cluster policies, one module per policy (family); importing this package registers them.
+"""The built-in cluster policies, one module per policy (family): its registered class and its kernel.
 
-The order of the default policy list and of every results table is schedulers.policy.BUILTIN_ORDER,
-not the order of the imports below.
+Every module of this package is imported by schedulers.policy's discovery, and registers its own
+policies (schedulers.policy_base.register) and kernels (schedulers.cluster.core.kernel), so this file
+imports nothing: a new policy is one more file here. The order of the default policy list and of
+every results table is each class's `listing_rank`, then its name. (hpc_queue and conservative register
+kernels for the HPC commands, and no policy.)
 """
-
-from schedulers.cluster.policies import fifo, srtf_oracle, yarn_cs, tiresias_l, themis  # noqa: F401
-from schedulers.cluster.policies import gandiva_fair, hived, astraea, allox, qssf, easy_p  # noqa: F401

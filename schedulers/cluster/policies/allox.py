@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from schedulers.cluster.core import (_EPS, advance, assignment, candidates, grou
                                      total_now)
 from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 ALLOX_ALPHA = 0.5  # AlloX's fairness knob: share of tenants (least progress first) considered first
@@ -61,6 +61,7 @@ class Allox(ClusterPolicy):
     """
 
     name = "allox"
+    listing_rank = 100  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
@@ -186,4 +187,4 @@ def decide(s, p, at_round, now, chosen):
             return
 
 
-KERNEL = kernel("allox", AlloxParams, AlloxState, setup=setup, select=decide)
+KERNEL = kernel(Allox.name, AlloxParams, AlloxState, setup=setup, select=decide)

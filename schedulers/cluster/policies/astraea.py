@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from schedulers.cluster.core import (advance, attained_engine, attempt, bag_add,
                                      job_rho, kernel, may_fit, rho_of, room, total_now)
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 from schedulers.revision import NONE, revise_outlived
 
 
@@ -43,6 +43,7 @@ class Astraea(ClusterPolicy):
     with a candidate is advanced either way, so the LTGF clocks move exactly as when every ρ is read."""
 
     name = "astraea"
+    listing_rank = 80  # its place in every listing of cluster policies
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
     def kernel_params(self):
@@ -78,6 +79,7 @@ class AstraeaP(Astraea):
     evidence: docs/fairness.md#revising-outlived-predictions."""
 
     name = "astraea-p"
+    listing_rank = 90  # its place in every listing of cluster policies
     needs_prediction = True
     description = "ASTRAEA, shortest predicted job first among the tenants within a fairness band"
 
@@ -481,5 +483,5 @@ def decide(s, p, at_round, now, chosen):
     leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick)
 
 
-KERNEL = kernel("astraea", AstraeaParams, AstraeaState, setup=setup, select=decide, on_wait=on_wait,
+KERNEL = kernel(Astraea.name, AstraeaParams, AstraeaState, setup=setup, select=decide, on_wait=on_wait,
                 on_unwait=on_unwait, on_hold=on_hold, on_unhold=on_unhold)

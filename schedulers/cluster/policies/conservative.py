@@ -4,7 +4,7 @@ The third backfilling scheduler of the HPC comparison (`benchmark reproduce hpc`
 docs/hpc-backfilling.md), beside EASY (schedulers.cluster.policies.easy_p) and FCFS / SJF
 (hpc_queue): a kernel of the cluster simulator (`schedulers.cluster.core`), run compiled or as
 Python. Not a registered policy of the fairness task (the comparison runs it on HPC logs).
-May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -127,5 +127,5 @@ def decide(s, p, at_round, now, chosen):
         n = reserve(at, free, k, n, g, at[k] + d)
 
 
-KERNEL = kernel("conservative", ConservativeParams, ConservativeState, setup=setup, select=decide,
+KERNEL = kernel(ConservativeBackfill.name, ConservativeParams, ConservativeState, setup=setup, select=decide,
                 preemptive=False)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster
 simulator (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from schedulers.cluster.core import attained_engine, attempt, candidates, find, group, job_order_add, kernel
 from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 from schedulers.revision import NONE, revise_outlived
 
 
@@ -53,6 +53,7 @@ class EasyP(ClusterPolicy):
     """
 
     name = "easy-p"
+    listing_rank = 120  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     work_conserving = False  # documented: a job that would delay the head's reservation waits
@@ -274,4 +275,4 @@ def decide(s, p, at_round, now, chosen):
                 p.free_at[parts_node[k]] += parts_k[k]
 
 
-KERNEL = kernel("easy-p", EasyParams, EasyState, setup=setup, select=decide, on_wait=on_wait, on_unhold=on_unhold)
+KERNEL = kernel(EasyP.name, EasyParams, EasyState, setup=setup, select=decide, on_wait=on_wait, on_unhold=on_unhold)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import numpy as np
 from schedulers.cluster.core import count_decision, group, kernel, try_place
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
 class FIFOCluster(ClusterPolicy):
     name = "fifo"
+    listing_rank = 10  # its place in every listing of cluster policies
     preemptive = False
     strict = True
     work_conserving = False  # documented: a blocked head of queue holds back later jobs
@@ -69,5 +70,5 @@ def decide(s, p, at_round, now, chosen):
         chosen.append(j)
 
 
-KERNEL = kernel("fifo", FIFOParams, FIFOState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
+KERNEL = kernel(FIFOCluster.name, FIFOParams, FIFOState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
                 preemptive=False)  # its jobs wait once: a subclass that preempts writes its own rule

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from schedulers.cluster.core import attempt, candidates, group, kernel, place_in_order, total_now
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
@@ -30,6 +30,7 @@ class GandivaFair(ClusterPolicy):
     smallest pass of the active tenants (no credit for idle time, unlike LTGF's eq16)."""
 
     name = "gandiva-fair"
+    listing_rank = 60  # its place in every listing of cluster policies
     description = "ticket-based stride scheduling per tenant"
 
     def kernel_params(self):
@@ -126,4 +127,4 @@ def decide(s, p, at_round, now, chosen):
             return
 
 
-KERNEL = kernel("gandiva-fair", GandivaParams, GandivaState, setup=setup, select=decide)
+KERNEL = kernel(GandivaFair.name, GandivaParams, GandivaState, setup=setup, select=decide)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from schedulers.cluster.core import attempt, count_decision, group, kernel, place_in_order
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 def cell_owners(capacities, quota) -> list[int]:
@@ -44,6 +44,7 @@ class HiveD(ClusterPolicy):
     otherwise it keeps its GPUs (it is not moved into its own cells when they free up)."""
 
     name = "hived"
+    listing_rank = 70  # its place in every listing of cluster policies
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
     def kernel_params(self):
@@ -118,4 +119,4 @@ def decide(s, p, at_round, now, chosen):
         place_in_order(s, order, len(order), now, at_round, chosen)
 
 
-KERNEL = kernel("hived", HiveDParams, HiveDState, setup=setup, select=decide)
+KERNEL = kernel(HiveD.name, HiveDParams, HiveDState, setup=setup, select=decide)

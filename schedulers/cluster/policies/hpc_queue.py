@@ -5,7 +5,7 @@ as one kernel of the cluster simulator (`schedulers.cluster.core`): a log's proc
 cluster (one node of that many processors), each job's processors its gang, its requested time
 (SWF field 9) its p̂. Used by `benchmark reproduce rlscheduler`; not a registered policy of the
 fairness task (its settings are the protocol's, not the task's).
-May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -153,5 +153,5 @@ def decide(s, p, at_round, now, chosen):
             start(s, p, j, now, chosen)
 
 
-KERNEL = kernel("hpc-queue", HPCQueueParams, HPCQueueState, setup=setup, select=decide, on_wait=on_wait,
+KERNEL = kernel(HPCQueue.name, HPCQueueParams, HPCQueueState, setup=setup, select=decide, on_wait=on_wait,
                 on_unwait=on_unwait, one_event=True, preemptive=False)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster
 simulator (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from schedulers.cluster.core import attempt, candidates, group, kernel
 from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
@@ -49,6 +49,7 @@ class QSSF(ClusterPolicy):
     """
 
     name = "qssf"
+    listing_rank = 110  # its place in every listing of cluster policies
     needs_prediction = True
     preemptive = False
     strict = True  # stops at the first job that does not fit, in priority order
@@ -94,4 +95,4 @@ def decide(s, p, at_round, now, chosen):
         chosen.append(j)
 
 
-KERNEL = kernel("qssf", QSSFParams, QSSFState, setup=setup, select=decide)
+KERNEL = kernel(QSSF.name, QSSFParams, QSSFState, setup=setup, select=decide)

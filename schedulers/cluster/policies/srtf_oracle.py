@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import numpy as np
 from schedulers.cluster.core import attained_engine, candidates, group, kernel, place_in_order
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
 class SRTFOracle(ClusterPolicy):
     name = "srtf-oracle"
+    listing_rank = 20  # its place in every listing of cluster policies
     clairvoyant = True
     description = "shortest true remaining time first at every lease round (clairvoyant reference)"
 
@@ -48,4 +49,4 @@ def decide(s, p, at_round, now, chosen):
     place_in_order(s, order, len(order), now, at_round, chosen)
 
 
-KERNEL = kernel("srtf-oracle", SRTFParams, SRTFState, setup=setup, select=decide)
+KERNEL = kernel(SRTFOracle.name, SRTFParams, SRTFState, setup=setup, select=decide)

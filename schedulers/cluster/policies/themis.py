@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from schedulers.cluster.core import attained_engine, attempt, candidates, group, job_order_add, kernel, total_now
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 from schedulers.revision import revise_outlived
 
 
@@ -55,6 +55,7 @@ class Themis(ClusterPolicy):
     estimate for both T_sh and T_id; with none, an outlived job's remaining time stays 1 s."""
 
     name = "themis"
+    listing_rank = 50  # its place in every listing of cluster policies
     needs_prediction = True
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
 
@@ -170,5 +171,5 @@ def before_allocate(s, p, now):
     p.area_t[0] = now
 
 
-KERNEL = kernel("themis", ThemisParams, ThemisState, setup=setup, select=decide, on_wait=on_wait,
+KERNEL = kernel(Themis.name, ThemisParams, ThemisState, setup=setup, select=decide, on_wait=on_wait,
                 before_allocate=before_allocate)

@@ -3,7 +3,7 @@
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from schedulers.cluster.core import (attained_engine, candidates, group, job_ord
                                      ledger_attained, place_in_order)
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
@@ -29,6 +29,7 @@ class TiresiasL(ClusterPolicy):
     Preemption happens at lease rounds, like every policy on this core."""
 
     name = "tiresias-l"
+    listing_rank = 40  # its place in every listing of cluster policies
     description = "discretised 2D-LAS on attained GPU·s with starvation promotion"
     THRESHOLDS_GPU_S = (3600.0, 36000.0)
     STARVATION = 2.0
@@ -134,5 +135,5 @@ def on_unwait(s, p, j):
     p.queue_of[j] = -1
 
 
-KERNEL = kernel("tiresias-l", TiresiasParams, TiresiasState, setup=setup, select=decide, on_wait=on_wait,
+KERNEL = kernel(TiresiasL.name, TiresiasParams, TiresiasState, setup=setup, select=decide, on_wait=on_wait,
                 on_unwait=on_unwait)

@@ -7,7 +7,7 @@ differs from the paper's"), not the default: `max_capacity` (how far a tenant ma
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
 (`schedulers.cluster.core`) runs compiled or as Python.
-May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy.
+May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from schedulers.cluster.core import candidates, count_decision, group, kernel, try_place
 from schedulers.cluster.base import _EPS, ClusterPolicy
 from schedulers.jit import jitable
-from schedulers.policy import register
+from schedulers.policy_base import register
 
 
 @register
@@ -30,6 +30,7 @@ class YarnCS(ClusterPolicy):
     submit order; never preempts, so lent GPUs come back only when the borrower finishes."""
 
     name = "yarn-cs"
+    listing_rank = 30  # its place in every listing of cluster policies
     preemptive = False
     work_conserving = False  # documented: a blocked head of queue holds back later jobs
     description = "per-tenant FIFO with quotas, idle quota lendable, no preemption"
@@ -150,7 +151,7 @@ def decide(s, p, at_round, now, chosen):
                 heapq.heappush(lent, (p.nxt[j], k))
 
 
-KERNEL = kernel("yarn-cs", YarnParams, YarnState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
+KERNEL = kernel(YarnCS.name, YarnParams, YarnState, setup=setup, select=decide, on_wait=on_wait, on_unwait=on_unwait,
                 preemptive=False)  # its jobs wait once: a subclass that preempts writes its own rule
 
 
@@ -204,5 +205,5 @@ def decide_preempt(s, p, at_round, now, chosen):
                 stopped[k] = True
 
 
-KERNEL_PREEMPT = kernel("yarn-cs-preempt", YarnPreemptParams, YarnPreemptState, setup=setup_preempt,
+KERNEL_PREEMPT = kernel(f"{YarnCS.name}-preempt", YarnPreemptParams, YarnPreemptState, setup=setup_preempt,
                         select=decide_preempt)
