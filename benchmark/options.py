@@ -116,6 +116,19 @@ seconds = number(0.0, MAX_SECONDS, "a time span in seconds", above_low=True)
 seconds_or_zero = number(0.0, MAX_SECONDS, "a time span in seconds")
 
 
+def integers(low: int, high: int, what: str):
+    """An argparse type: a comma-separated list of integers, each from `low` to `high` (a tuple;
+    empty items are skipped, at least one is needed)."""
+    def convert(text: str) -> tuple:
+        values = tuple(read_int(item, low, high, what) for item in str(text).split(",") if item.strip())
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected {what}, or several separated by commas, got {_quote(text)}")
+        return values
+
+    convert.__name__ = "integers"
+    return convert
+
+
 def machine_count(text: str) -> int:
     """One item of `--machines`."""
     return read_int(text, 1, MAX_MACHINES, "a machine count")
