@@ -30,7 +30,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from atlas_data.errors import InputError
 from benchmark.options import job_count, number, seconds, seconds_or_zero
 from benchmark.options import seed as seed_type
-from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM, cold_start_problem
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.metrics import TENANT_LOSS_SHARES
 from schedulers.cluster.scenarios import SCENARIOS
@@ -302,6 +302,9 @@ class FairnessConfig:
 
         _validate(self, given)
         check_cluster_size(self.nodes, self.gpus_per_node)  # before reading any jobs
+        problem = cold_start_problem(self.cold_start, self.lease)
+        if problem is not None:
+            raise InputError(f"{problem}: give a --cold-start of at most half the --lease", where="--cold-start")
         sigmas = csv_list(self.noise, "noise", noise_level)
         if len(sigmas) > 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")
