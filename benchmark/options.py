@@ -96,6 +96,7 @@ def integer(low: int, high: int, what: str):
         return read_int(text, low, high, what)
 
     convert.__name__ = "integer"
+    convert.bounds = (low, high)  # what the docs and the boundary tests read
     return convert
 
 
@@ -105,6 +106,8 @@ def number(low: float, high: float, what: str, *, above_low: bool = False):
         return read_float(text, low, high, what, above_low=above_low)
 
     convert.__name__ = "number"
+    convert.bounds = (low, high)
+    convert.above_low = above_low
     return convert
 
 
@@ -126,6 +129,7 @@ def integers(low: int, high: int, what: str):
         return values
 
     convert.__name__ = "integers"
+    convert.bounds = (low, high)
     return convert
 
 

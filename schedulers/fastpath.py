@@ -60,6 +60,7 @@ def fast_simulate(jobs, policy) -> Raw | None:
     kind = _fast_kind(policy)
     if kind is None:
         return None
+    jobs.require_finite()
     # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
     loops = loops_for(jobs.n)
     if loops is None:

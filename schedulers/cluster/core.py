@@ -1597,6 +1597,7 @@ def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
     default its own, `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
     from schedulers.policy import PolicyError  # noqa: PLC0415
 
+    jobs.require_finite()
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
     if getattr(policy, "revision", "none") == "quantile" and jobs.predicted_log_sd is None:
