@@ -440,7 +440,6 @@ def test_cluster_runs_stay_far_below_their_budget():
     long = JobSet.from_arrays([0.0, 1.0], [1e5, 1e5], gpus=[1, 1], tenant=["a", "b"])
     policy = get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100.0, cold_start_s=50.0)
     run = simulate_fairness(long, policy, compiled=False)
-    print(run.metrics["rounds"], run.metrics["events"], core.event_budget(long, policy))
     assert run.metrics["rounds"] > 1_000 and run.metrics["events"] * 4 < core.event_budget(long, policy)
 
 
@@ -460,20 +459,31 @@ def test_infinite_times_are_refused_before_any_loop():
 # ----- 5. Ctrl-C and SIGTERM stop a running compiled loop ----------------------------------------------------
 _LONG_RUN = """
     import sys, time
+    import numpy as np
     from benchmark.interrupts import terminate_as_interrupt
-    from benchmark.perf_scheduling import generated_jobs
     from schedulers.engine import simulate
+    from schedulers.jobs import JobSet
     from schedulers.policy import get_policy
 
-    jobs = generated_jobs(3_000_000)  # prr's compiled loop: about 5 s on a quiet machine, more when busy
-    simulate(generated_jobs(1_000), get_policy("prr")())  # compiles the loop, or loads it from numba's cache
+    def generated(n):  # benchmark.perf_scheduling.generated_jobs's instance, without its job ids to sort
+        rng = np.random.default_rng(0)
+        size = rng.lognormal(np.log(60.0) - 1.125, 1.5, n)
+        one = np.ones(n, np.int64)
+        return JobSet(np.arange(n), np.cumsum(rng.exponential(size.mean() / 1.5, n)) , size,
+                      size * np.exp(0.5 * rng.standard_normal(n)), one, one - 1, ("t",), np.ones(n), 0.0)
+
+    jobs = generated(3_000_000)  # prr's compiled loop: about 5 s on a quiet machine, more when busy
+    simulate(generated(1_000), get_policy("prr")())  # compiles the loop, or loads it from numba's cache
     print("running", flush=True)
     started = time.perf_counter()
     try:
         with terminate_as_interrupt():
             run = simulate(jobs, get_policy("prr")())
     except KeyboardInterrupt as exc:
-        print(f"{exc} {time.perf_counter() - started:.3f}", flush=True)
+        # raised inside the compiled loop (its poll): numba wrapped it in a SystemError, which
+        # schedulers.jit.call unwrapped; else it was raised once the loop had returned
+        inside = isinstance(exc.__context__, SystemError)
+        print(f"{exc} {time.perf_counter() - started:.3f} {'in-the-loop' if inside else 'after'}", flush=True)
         sys.exit(130)
     print(f"finished {time.perf_counter() - started:.3f}", flush=True)
 """
@@ -489,7 +499,7 @@ def test_a_signal_stops_a_running_compiled_loop_at_once(tmp_path, sig):
                              preexec_fn=_capped)
     try:
         assert child.stdout.readline().strip() == "running", child.stderr.read()[-2000:]
-        time.sleep(0.3)
+        time.sleep(1.5)  # preparing the columns takes a few tenths of a second: inside the loop by now
         sent = time.perf_counter()
         child.send_signal(getattr(signal, sig))
         out, err = child.communicate(timeout=30)
@@ -497,9 +507,9 @@ def test_a_signal_stops_a_running_compiled_loop_at_once(tmp_path, sig):
     finally:
         child.kill()
     assert child.returncode == 130, (out, err[-2000:])
-    reason, inside = out.split()
-    assert reason == sig and float(inside) < 2.0, out
-    assert stopped < 3.0
+    reason, at, where = out.split()
+    assert reason == sig and where == "in-the-loop" and float(at) < 3.5, out
+    assert stopped < 2.0
 
 
 @pytest.mark.slow
