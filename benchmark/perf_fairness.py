@@ -75,7 +75,7 @@ def add_arguments(parser) -> None:
                              f"{MAX_JOBS:,}; 0 leaves it out)")
     parser.add_argument("--fairness-limit", type=number(0.0, MAX_SECONDS, "a time limit in seconds"), default=LIMIT_S,
                         metavar="SECONDS", help=f"stop a policy's simulation after this long and record it as stopped "
-                                                f"(default {LIMIT_S:g}; 0: no limit)")
+                                                f"(default {LIMIT_S:g}; 0: no limit; at most 10^12)")
 
 
 def venus_workload(n_jobs: int | None = None):

@@ -142,7 +142,8 @@ OPTIONS = _options(
     Option("interval", default=INTERVAL_S, kind=float, convert=seconds, group=_F,
            help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})"),
     Option("cold_start", default=COLD_START_S, kind=float, convert=seconds_or_zero, group=_F,
-           help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})"),
+           help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g}; at most "
+                "half the lease)"),
     Option("tenant_weights", group=_F, help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)"),
     Option("fair_share", default=FAIR_SHARES[0], choices=tuple(FAIR_SHARES), group=_F,
            help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)"),
