@@ -35,11 +35,12 @@ class JobSet:
         return len(self.size)
 
     def require_finite(self) -> None:
-        """ValueError naming the column if a submit time, size or p̂ is not a finite number: a
-        simulation loop orders events by these times, and infinities or NaN leave it nothing to
-        order (a jobs table's times are bounded at the door; this guards JobSets built by hand)."""
-        for name, values in (("submit_time", self.submit_time), ("size", self.size), ("predicted", self.predicted)):
-            if values is not None and not np.isfinite(values).all():
+        """ValueError naming the column if a submit time or size is not a finite number: a simulation
+        loop advances its clock by these times, and infinities or NaN leave it nothing to order (a
+        jobs table's times are bounded at the door; this guards JobSets built by hand). p̂ may be
+        infinite: "no estimate", which a policy that reads none is given (reproduce hpc)."""
+        for name, values in (("submit_time", self.submit_time), ("size", self.size)):
+            if not np.isfinite(values).all():
                 j = int(np.argmin(np.isfinite(values)))
                 raise ValueError(f"job {self.job_id[j]}: {name} is {float(values[j])!r}, not a finite number")
 
