@@ -1454,7 +1454,6 @@ def _overloads() -> None:
         return impl
 
 
-
 _REFERENCE_TYPES: dict[type, type] = {}
 
 
@@ -1644,11 +1643,12 @@ def event_budget(jobs, policy) -> int:
     loop stops (EventBudgetExceeded) instead of spinning. Each job brings a few events, and each
     lease round while jobs wait one and those it calls for; the rounds are bounded by the span of a
     schedule that runs the jobs one at a time with a cold start each (the cold start is at most half
-    the lease: every round lets a job run), doubled."""
+    the lease: every round lets a job run), doubled. And twice STUCK_AFTER: a run in which no job is
+    served is stopped as stuck first, the more telling line."""
     n = jobs.n
     span = (float(jobs.submit_time.max()) if n else 0.0) + float(jobs.size.sum()) + n * float(policy.cold_start_s)
     rounds = 2.0 * span / float(policy.lease_s) + 1.0
-    budget = EVENTS_PER_JOB * (n + 1.0) + EVENTS_PER_ROUND * rounds
+    budget = EVENTS_PER_JOB * (n + 1.0) + EVENTS_PER_ROUND * rounds + 2.0 * STUCK_AFTER
     return int(budget) if budget < 2.0**62 else 2**62
 
 
