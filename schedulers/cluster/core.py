@@ -1263,11 +1263,6 @@ def _make_loop(sources: str):
         counters = s.counters
         check_at = checkpoint(0, max_events)  # Ctrl-C and the event budget (schedulers.jit)
         while finished < n_jobs:
-            if events >= check_at:
-                check_at = checkpoint(events, max_events)
-                if check_at < 0:
-                    violation(s, BUDGET, -1, now)
-                    break
             t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
             if len(wakes) > 0 and wakes[0] < t_next:
                 t_next = wakes[0]
@@ -1301,6 +1296,11 @@ def _make_loop(sources: str):
                     g_V[_RUN] = best_finish
             now = t_next
             events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, max_events)
+                if check_at < 0:  # this event is one more than the budget: not processed
+                    violation(s, BUDGET, -1, now)
+                    break
             completed.clear()
             horizon = t_next + _REL_TOL * max(1.0, t_next)
             # one event at a time: an arrival due now goes first, the completions wait for the next pass
