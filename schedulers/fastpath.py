@@ -233,13 +233,10 @@ def _fifo(submit, size, completion, start, budget):
                 next_submit = submit[nxt]
         fin = V + size[run]
         start[run] = now
-        while True:  # the events while `run` is served: arrivals, then its completion
+        while True:  # the events while `run` is served: arrivals, then its completion (each pass takes
+            # an arrival or ends: the loop's tightest, so it checks in once per job, below)
             t = now + (fin - V)
             events += 1
-            if events >= check_at:
-                check_at = checkpoint(events, budget)
-                if check_at < 0:
-                    return -1
             if t <= next_submit:
                 if t > now:
                     V += t - now
@@ -258,6 +255,10 @@ def _fifo(submit, size, completion, start, budget):
         while next_submit <= now:
             nxt += 1
             next_submit = submit[nxt]
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
     return events
 
 
