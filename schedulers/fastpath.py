@@ -29,9 +29,10 @@ ones (no fast-math), so their runs are identical, bit for bit; the Python loops 
 and the fallback when numba is missing.
 
 Every loop takes its event budget (`event_budget`: 4 events per job + 4,096) and checks in with
-`schedulers.jit.checkpoint` every 16,384 events, where a compiled loop lets Python run a pending
-signal handler (Ctrl-C) and a loop past its budget returns -1 events (EventBudgetExceeded): one
-integer comparison per event, the same floating-point operations. Times that are not finite are
+`schedulers.jit.checkpoint` every 16,384 events (fifo's, the tightest, at the end of the job that
+reaches them), where a compiled loop lets Python run a pending signal handler (Ctrl-C) and a loop
+past its budget returns -1 events (EventBudgetExceeded): one integer comparison per event, the
+same floating-point operations. Times that are not finite are
 refused before any loop (`JobSet.require_finite`).
 
 Which classes run on which loop is read from the policy registry: a built-in class names its loop
