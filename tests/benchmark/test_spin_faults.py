@@ -183,8 +183,11 @@ def test_the_fault_rounds_perf_cases_exit_2_with_one_line(tmp_path):
         ["perf", "--predictors", "--predictor-train-jobs", "100000000000", "--quiet"],
         ["perf", "--pipeline", "--pipeline-jobs", "100000000000", "--quiet"],
         ["perf", "--pipeline", "--pipeline-jobs", "-3", "--quiet"],
+        # the lowest load accepted runs: long idle gaps, every implementation's schedule the engine's
+        ["perf", "--peers", "--peers-sizes", "100", "--peers-load", "0.01", "--peers-repeat", "1", "--quiet"],
     ], tmp_path)
-    lines = [_refused_with_one_line(r) for r in results]
+    assert results[-1]["code"] == 0 and results[-1]["err"] == [], results[-1]
+    lines = [_refused_with_one_line(r) for r in results[:-1]]
     assert lines[0] == "error: benchmark perf: argument --peers-load: an offered load must be >= 0.01, got '0'"
     assert "'100000000000' is too large: a number of jobs is at most 10,000,000" in lines[1]
     assert "argument --sizes: '100000000000' is too large: a number of jobs is at most 10,000,000" in lines[2]
