@@ -663,14 +663,15 @@ def swf_fields(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, list[st
     return values, np.array(line_numbers, dtype=np.int64), header, [row[0] for row in tokens]
 
 
-def _refuse_inexact(values: np.ndarray, line_numbers, path_s: str) -> None:
+def _refuse_inexact(values: np.ndarray, line_numbers, path_s: str, fields=SWF_FIELDS) -> None:
     """InputError naming the line and field of the first SWF field above 2^53 (SWF_HEADER_MAX): a time,
     size or request there is not exact as a float, and a requested time of 10^17 and one of 10^30
-    would schedule differently by rounding alone."""
+    would schedule differently by rounding alone. `values`: one column per name of `fields`."""
     over = np.abs(values) > SWF_HEADER_MAX
     if over.any():
         i, k = (int(a[0]) for a in np.nonzero(over))
-        raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is {values[i, k]:.6g}, above 2^53: beyond what a time or "
+        number = SWF_FIELDS.index(fields[k]) + 1
+        raise InputError(f"field {number} ({fields[k]}) is {values[i, k]:.6g}, above 2^53: beyond what a time or "
                          "a size can hold exactly", path=path_s, where=f"line {line_numbers[i]}")
 
 
