@@ -659,20 +659,25 @@ def swf_fields(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, list[st
         i, k = (int(a[0]) for a in np.nonzero(~np.isfinite(values)))
         raise InputError(f"field {k + 1} ({SWF_FIELDS[k]}) is not a finite number: {tokens[i][k]!r} (−1 marks a "
                          "missing value)", path=path_s, where=f"line {line_numbers[i]}")
-    _refuse_inexact(values, line_numbers, path_s)
+    _refuse_inexact({name: values[:, k] for k, name in enumerate(SWF_FIELDS)}, line_numbers, path_s)
     return values, np.array(line_numbers, dtype=np.int64), header, [row[0] for row in tokens]
 
 
-def _refuse_inexact(values: np.ndarray, line_numbers, path_s: str, fields=SWF_FIELDS) -> None:
-    """InputError naming the line and field of the first SWF field above 2^53 (SWF_HEADER_MAX): a time,
-    size or request there is not exact as a float, and a requested time of 10^17 and one of 10^30
-    would schedule differently by rounding alone. `values`: one column per name of `fields`."""
-    over = np.abs(values) > SWF_HEADER_MAX
-    if over.any():
-        i, k = (int(a[0]) for a in np.nonzero(over))
-        number = SWF_FIELDS.index(fields[k]) + 1
-        raise InputError(f"field {number} ({fields[k]}) is {values[i, k]:.6g}, above 2^53: beyond what a time or "
-                         "a size can hold exactly", path=path_s, where=f"line {line_numbers[i]}")
+def _refuse_inexact(columns: dict, line_numbers, path_s: str) -> None:
+    """InputError naming the first line, and its first field, with an SWF field above 2^53
+    (SWF_HEADER_MAX): a time, size or request there is not exact as a float, and a requested time of
+    10^17 and one of 10^30 would schedule differently by rounding alone. `columns`: {SWF field name:
+    its values, one per job line}, any subset of SWF_FIELDS (read column by column: no copy)."""
+    first = None  # (row, field number, name)
+    for name, values in columns.items():
+        over = np.abs(values) > SWF_HEADER_MAX
+        if over.any():
+            found = (int(np.argmax(over)), SWF_FIELDS.index(name) + 1, name)
+            first = found if first is None or found[:2] < first[:2] else first
+    if first is not None:
+        i, number, name = first
+        raise InputError(f"field {number} ({name}) is {columns[name][i]:.6g}, above 2^53: beyond what a time or a "
+                         "size can hold exactly", path=path_s, where=f"line {line_numbers[i]}")
 
 
 def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
