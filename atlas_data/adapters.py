@@ -625,10 +625,28 @@ def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, 
     Blank lines are skipped; a line with a different field count, or a field that is not a finite
     number, is an InputError naming the line; a log without job lines too."""
     log = read_swf_columns(path, fields)
+    _refuse_inexact(log.columns, log.lines, str(path))
     values = np.empty((len(log), len(fields)), order="F")  # column by column, each freed once copied
     for k, name in enumerate(fields):
         values[:, k] = log.columns.pop(name)
     return values, log.lines, log.header, log.job_numbers_text()
+
+
+def _refuse_inexact(columns: dict, line_numbers, path_s: str) -> None:
+    """InputError naming the first line, and its first field, with an SWF field above 2^53
+    (SWF_HEADER_MAX): a time, size or request there is not exact as a float, and a requested time of
+    10^17 and one of 10^30 would schedule differently by rounding alone. `columns`: {SWF field name:
+    its values, one per job line}, any subset of SWF_FIELDS (read column by column: no copy)."""
+    first = None  # (row, field number, name)
+    for name, values in columns.items():
+        over = np.abs(values) > SWF_HEADER_MAX
+        if over.any():
+            found = (int(np.argmax(over)), SWF_FIELDS.index(name) + 1, name)
+            first = found if first is None or found[:2] < first[:2] else first
+    if first is not None:
+        i, number, name = first
+        raise InputError(f"field {number} ({name}) is {columns[name][i]:.6g}, above 2^53: beyond what a time or a "
+                         "size can hold exactly", path=path_s, where=f"line {line_numbers[i]}")
 
 
 def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd.DataFrame, ImportReport]:
@@ -650,6 +668,7 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
         raise InputError(f"an SWF tenant is one of {', '.join(SWF_TENANTS)}, got {tenant_column!r}",
                          where="--tenant-column")
     log = read_swf_columns(path, SWF_IMPORTED)
+    _refuse_inexact(log.columns, log.lines, path_s)
     comments = len(log.header)
     n = len(log)
     field = log.columns  # each popped once used: the log's memory shrinks as the table grows

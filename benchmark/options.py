@@ -96,6 +96,7 @@ def integer(low: int, high: int, what: str):
         return read_int(text, low, high, what)
 
     convert.__name__ = "integer"
+    convert.bounds = (low, high)  # what the docs and the boundary tests read
     return convert
 
 
@@ -105,6 +106,8 @@ def number(low: float, high: float, what: str, *, above_low: bool = False):
         return read_float(text, low, high, what, above_low=above_low)
 
     convert.__name__ = "number"
+    convert.bounds = (low, high)
+    convert.above_low = above_low
     return convert
 
 
@@ -114,6 +117,20 @@ synthetic_jobs = integer(1, MAX_SYNTH_JOBS, "a number of synthetic jobs")
 workers = integer(1, MAX_WORKERS, "a number of workers")
 seconds = number(0.0, MAX_SECONDS, "a time span in seconds", above_low=True)
 seconds_or_zero = number(0.0, MAX_SECONDS, "a time span in seconds")
+
+
+def integers(low: int, high: int, what: str):
+    """An argparse type: a comma-separated list of integers, each from `low` to `high` (a tuple;
+    empty items are skipped, at least one is needed)."""
+    def convert(text: str) -> tuple:
+        values = tuple(read_int(item, low, high, what) for item in str(text).split(",") if item.strip())
+        if not values:
+            raise argparse.ArgumentTypeError(f"expected {what}, or several separated by commas, got {_quote(text)}")
+        return values
+
+    convert.__name__ = "integers"
+    convert.bounds = (low, high)
+    return convert
 
 
 def machine_count(text: str) -> int:

@@ -40,9 +40,9 @@ _ENTRY = "import sys; sys.argv[0] = 'benchmark'; from benchmark.cli import entry
 
 def add_arguments(parser) -> None:
     parser.add_argument("--command-jobs", type=integer(1, 100_000_000, "a number of jobs"), default=200_000,
-                        help="jobs in the CSV of the command section (default 200000)")
+                        help="jobs in the CSV of the command section (default 200000; 1 to 100,000,000)")
     parser.add_argument("--command-repeat", type=integer(1, 1000, "a number of rounds"), default=3,
-                        help="rounds of the command section; the medians count (default 3)")
+                        help="rounds of the command section; the medians count (default 3; 1 to 1,000)")
 
 
 def write_jobs_csv(n: int, path: Path) -> None:

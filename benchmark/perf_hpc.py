@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
     from benchmark.options import integer
 
     parser.add_argument("--perf-hpc-repeat", type=integer(1, 100, "a number of runs"), default=3, metavar="R",
-                        help="hpc section: timed runs per policy after the first (default 3)")
+                        help="hpc section: timed runs per policy after the first (default 3; 1 to 100)")
 
 
 def read_log(spec: str) -> dict:

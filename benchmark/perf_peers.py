@@ -42,12 +42,25 @@ COLUMNS = ["n", "policy", "events", "fast_events", "engine_us", "python_us", "he
            "engine_vs_heapq", "python_vs_heapq", "reference_vs_engine", "load"]
 
 
+#: --peers-sizes: each n runs ten policies `--peers-repeat` times on four implementations, two of them
+#: pure-Python loops (the reference's are O(k) per event)
+MAX_SIZE = 1_000_000
+#: --peers-load: the generated instances' mean interarrival is the mean size / load; 0 has no arrivals
+#: (infinite times), and beyond 0.01 … 100 the instance is an idle machine or one queue
+MIN_LOAD, MAX_LOAD = 0.01, 100.0
+MAX_REPEAT = 100
+
+
 def add_arguments(parser) -> None:
-    parser.add_argument("--peers-sizes", default="2000,20000", help="job counts for the peers section (default 2000,20000)")
-    parser.add_argument("--peers-load", type=float, default=0.9,
+    from benchmark.options import integer, integers, number
+
+    parser.add_argument("--peers-sizes", type=integers(1, MAX_SIZE, "a number of jobs"), default="2000,20000",
+                        help=f"job counts for the peers section (default 2000,20000; each 1 to {MAX_SIZE:,})")
+    parser.add_argument("--peers-load", type=number(MIN_LOAD, MAX_LOAD, "an offered load"), default=0.9,
                         help="offered load of the generated instances (default 0.9: busy, the active set stays small, "
-                             "which favours the reference's O(k) loops)")
-    parser.add_argument("--peers-repeat", type=int, default=7, help="runs per timing; the minimum counts (default 7)")
+                             f"which favours the reference's O(k) loops; {MIN_LOAD:g} to {MAX_LOAD:g})")
+    parser.add_argument("--peers-repeat", type=integer(1, MAX_REPEAT, "a number of runs"), default=7,
+                        help=f"runs per timing; the minimum counts (default 7; 1 to {MAX_REPEAT})")
 
 
 def heapq_loop(name: str, submit, size, predicted):
@@ -127,7 +140,7 @@ def measure(n: int, repeat: int, load: float = 0.9, seed: int = 0) -> list[dict]
 
 
 def run(args) -> dict:
-    sizes = [int(s) for s in str(args.peers_sizes).split(",") if s]
+    sizes = list(args.peers_sizes)
     backend = "compiled (numba)" if jit.available() else "Python (numba is not installed: pip install 'atlas-bench[fast]')"
     rows = []
     for n in sizes:

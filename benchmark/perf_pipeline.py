@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from benchmark.options import seed as seed_type
+from benchmark.options import synthetic_jobs
 
 TARGET_SECONDS = 300.0
 TARGET_PEAK_GB = 8.0
@@ -27,8 +28,8 @@ TARGET_PEAK_GB = 8.0
 
 def add_arguments(parser) -> None:
     group = parser.add_argument_group("pipeline section")
-    group.add_argument("--pipeline-jobs", type=int, default=1_200_000,
-                       help="synthetic jobs for --pipeline (default 1,200,000)")
+    group.add_argument("--pipeline-jobs", type=synthetic_jobs, default=1_200_000,
+                       help="synthetic jobs for --pipeline (default 1,200,000; 1 to 2,000,000, as `data synth --jobs`)")
     group.add_argument("--pipeline-seed", type=seed_type, default=0, help="seed for --pipeline (default 0)")
     group.add_argument("--pipeline-dir", help="work folder for --pipeline (default: a temporary folder, removed)")
 

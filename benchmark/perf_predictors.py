@@ -16,11 +16,17 @@ from __future__ import annotations
 import time
 
 TARGET_S = {"lgbm-meta": 300.0}
+#: --predictor-train-jobs: ten times the default; the frame, its features and every method's model
+#: grow with it (the whole frame is train / 0.7 jobs)
+MAX_TRAIN_JOBS = 5_000_000
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--predictor-train-jobs", type=int, default=500_000,
-                        help="predictors section: train jobs of the synthetic dataset (default 500000)")
+    from benchmark.options import integer
+
+    parser.add_argument("--predictor-train-jobs", type=integer(1, MAX_TRAIN_JOBS, "a number of jobs"), default=500_000,
+                        help=f"predictors section: train jobs of the synthetic dataset (default 500000; 1 to "
+                             f"{MAX_TRAIN_JOBS:,})")
     parser.add_argument("--predictor-methods", help="predictors section: methods to time (default: all)")
     parser.add_argument("--predictor-data", help="predictors section: time on this dataset folder instead")
 

@@ -28,9 +28,20 @@ REVISED = ("sprpt(revision='double')", "pspjf(revision='double')", "edf-p(revisi
 ENGINE = "sprpt engine"  # sprpt on the reference engine instead of its specialised loop
 
 
+#: --sizes: each n is generated and run by every single-machine policy (about 1 GB at 10⁷ jobs)
+MAX_SIZE = 10_000_000
+#: --naive-n: the plain simulators are O(n²) (20,000 jobs: about a minute for the three)
+MAX_NAIVE_N = 100_000
+
+
 def add_arguments(parser) -> None:
-    parser.add_argument("--sizes", default="10000,100000,1000000", help="job counts for the scheduling section")
-    parser.add_argument("--naive-n", type=int, default=20_000, help="n for the O(n²) comparison (default 20000)")
+    from benchmark.options import integer, integers
+
+    parser.add_argument("--sizes", type=integers(1, MAX_SIZE, "a number of jobs"), default="10000,100000,1000000",
+                        help=f"job counts for the scheduling section, comma-separated (default 10000,100000,1000000; "
+                             f"each 1 to {MAX_SIZE:,})")
+    parser.add_argument("--naive-n", type=integer(1, MAX_NAIVE_N, "a number of jobs"), default=20_000,
+                        help=f"n for the O(n²) comparison (default 20000; 1 to {MAX_NAIVE_N:,})")
 
 
 def generated_jobs(n: int, seed: int = 0, load: float = 1.5) -> JobSet:
@@ -48,7 +59,7 @@ def _policy(name: str):
 
 
 def run(args) -> dict:
-    sizes = [int(s) for s in str(args.sizes).split(",") if s]
+    sizes = list(args.sizes)
     names = policy_names("single") + [resolve_policy(spec, "single") for spec in REVISED] + [ENGINE]
     figures: dict = {"policies": {}, "naive": {}, "loops": {}, "events": {}}
     rows = []

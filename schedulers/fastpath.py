@@ -28,6 +28,13 @@ The compiled loops perform the same IEEE floating-point operations in the same o
 ones (no fast-math), so their runs are identical, bit for bit; the Python loops stay the reference,
 and the fallback when numba is missing.
 
+Every loop takes its event budget (`event_budget`: 4 events per job + 4,096) and checks in with
+`schedulers.jit.checkpoint` every 16,384 events (fifo's, the tightest, at the end of the job that
+reaches them), where a compiled loop lets Python run a pending signal handler (Ctrl-C) and a loop
+past its budget returns -1 events (EventBudgetExceeded): one integer comparison per event, the
+same floating-point operations. Times that are not finite are
+refused before any loop (`JobSet.require_finite`).
+
 Which classes run on which loop is read from the classes: a built-in class names its loop in its
 own `fast_loop` (schedulers.policy_base.Policy). May import the standard library, atlas_data.plugins,
 schedulers.jit, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
@@ -40,6 +47,7 @@ import math
 
 from atlas_data.plugins import is_plugin
 from schedulers import jit
+from schedulers.jit import EventBudgetExceeded, call, checkpoint
 
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
 _NAN = math.nan
@@ -60,6 +68,7 @@ def fast_simulate(jobs, policy) -> Raw | None:
     kind = _fast_kind(policy)
     if kind is None:
         return None
+    jobs.require_finite()
     # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
     loops = loops_for(jobs.n)
     if loops is None:
@@ -112,20 +121,22 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
         raise ValueError(f"{kind} reads predicted durations and the job set has none")
     else:
         pred = predicted
+    budget = event_budget(n)
     if kind == "edf-p":
         completion, start, preempt = buffers(n, True)
-        events, stretch, doublings = loops.edf_p(submit, size, pred, float(policy.initial_stretch),
-                                                 completion, start, preempt)
+        events, stretch, doublings = call(loops.edf_p, submit, size, pred, float(policy.initial_stretch),
+                                          completion, start, preempt, budget)
+        _within_budget(kind, events, budget, n)
         policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
         return completion, start, preempt, events
     if kind in ("rr", "las", "fifo"):
         completion, start, _ = buffers(n, False)
-        events = getattr(loops, kind)(submit, size, completion, start)
+        events = _within_budget(kind, call(getattr(loops, kind), submit, size, completion, start, budget), budget, n)
         return completion, start, None, events
     if kind == "prr":
         completion, start, preempt = buffers(n, True)
-        events = loops.prr(submit, size, pred, float(policy.lam), completion, start, preempt)
-        return completion, start, preempt, events
+        events = call(loops.prr, submit, size, pred, float(policy.lam), completion, start, preempt, budget)
+        return completion, start, preempt, _within_budget(kind, events, budget, n)
     mode, key = 0, None  # the preemptive loop's key: 0 fixed, 1 remaining size, 2 remaining p̂, 3 attained
     if kind == "sjf":
         key = size
@@ -138,11 +149,32 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
         key = _zeros(n, like=size)  # las-ref: attained, 0 at arrival
     if mode == 0 and not type(policy).preemptive:
         completion, start, _ = buffers(n, False)
-        events = loops.non_preemptive(submit, size, key, completion, start)
-        return completion, start, None, events
+        events = call(loops.non_preemptive, submit, size, key, completion, start, budget)
+        return completion, start, None, _within_budget(kind, events, budget, n)
     completion, start, preempt = buffers(n, True)
-    events = loops.preemptive(submit, size, pred, key, mode, completion, start, preempt)
-    return completion, start, preempt, events
+    events = call(loops.preemptive, submit, size, pred, key, mode, completion, start, preempt, budget)
+    return completion, start, preempt, _within_budget(kind, events, budget, n)
+
+
+#: a loop's events: each is an arrival instant, a completion instant or (las) a merge of cohorts, at
+#: most 3 per job, plus edf-p's missed predicted deadlines (each doubles S, which overflows after
+#: about 2,100 doublings)
+EVENTS_PER_JOB = 4
+EXTRA_EVENTS = 4_096
+
+
+def event_budget(n: int) -> int:
+    """The most events a fast loop can take on `n` jobs (schedulers.jit: past it, the loop stops)."""
+    return EVENTS_PER_JOB * n + EXTRA_EVENTS
+
+
+def _within_budget(kind: str, events: int, budget: int, n: int) -> int:
+    """`events`, or EventBudgetExceeded if the loop stopped at its budget (it returns -1 then)."""
+    if events < 0:
+        raise EventBudgetExceeded(f"the {kind} loop on {n:,} jobs went past its budget of {budget:,} events and was "
+                                  "stopped (a run of this many jobs takes fewer: its times are not numbers the loop "
+                                  "can order)")
+    return events
 
 
 def _deadlines(submit, stretch, values):
@@ -182,13 +214,14 @@ def _fast_kind(policy) -> str | None:
     return None
 
 
-def _fifo(submit, size, completion, start):
+def _fifo(submit, size, completion, start, budget):
     """fifo: jobs run in index order, so the waiting jobs are the range [next_start, released)."""
     n = len(size)
     now = V = 0.0
     nxt = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     for run in range(n):
         if nxt <= run:  # the machine is idle until this job's release (no group is active)
             if next_submit > now:
@@ -199,7 +232,8 @@ def _fifo(submit, size, completion, start):
                 next_submit = submit[nxt]
         fin = V + size[run]
         start[run] = now
-        while True:  # the events while `run` is served: arrivals, then its completion
+        while True:  # the events while `run` is served: arrivals, then its completion (each pass takes
+            # an arrival or ends: the loop's tightest, so it checks in once per job, below)
             t = now + (fin - V)
             events += 1
             if t <= next_submit:
@@ -220,10 +254,14 @@ def _fifo(submit, size, completion, start):
         while next_submit <= now:
             nxt += 1
             next_submit = submit[nxt]
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
     return events
 
 
-def _non_preemptive(submit, size, key, completion, start):
+def _non_preemptive(submit, size, key, completion, start, budget):
     """sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees.
     Same event sequence as `_fifo`; the waiting jobs are a heap."""
     n = len(size)
@@ -234,6 +272,7 @@ def _non_preemptive(submit, size, key, completion, start):
     nxt = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     for _ in range(n):
         if not waiting:  # the machine is idle until the next release (no group is active)
             if next_submit > now:
@@ -249,6 +288,10 @@ def _non_preemptive(submit, size, key, completion, start):
         while True:  # the events while `run` is served: arrivals, then its completion
             t = now + (fin - V)
             events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, budget)
+                if check_at < 0:
+                    return -1
             if t <= next_submit:
                 if t > now:
                     V += t - now
@@ -272,7 +315,7 @@ def _non_preemptive(submit, size, key, completion, start):
     return events
 
 
-def _preemptive(submit, size, pred, key, mode, completion, start, preempt):
+def _preemptive(submit, size, pred, key, mode, completion, start, preempt, budget):
     """pspjf, edf, edf-p-ref (mode 0: fixed `key`) and srpt, sprpt, las-ref (modes 1, 2, 3: keys that
     move while a job runs; `key` is then the key at arrival, zeros for las-ref).
 
@@ -294,6 +337,7 @@ def _preemptive(submit, size, pred, key, mode, completion, start, preempt):
     nxt = finished = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     while finished < n:
         if run < 0:
             if not waiting:  # idle until the next release
@@ -311,6 +355,10 @@ def _preemptive(submit, size, pred, key, mode, completion, start, preempt):
                 start[run] = now
         t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
         events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
         if t <= next_submit:  # completion (first among simultaneous events)
             if t > now:
                 V += t - now
@@ -358,7 +406,7 @@ def _preemptive(submit, size, pred, key, mode, completion, start, preempt):
     return events
 
 
-def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt):
+def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt, budget):
     """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP).
 
     The engine wakes at every predicted deadline it has ever scheduled; only the running job's
@@ -377,9 +425,14 @@ def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt):
     next_submit = submit[0]
     wake = _INF  # the running job's predicted deadline
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     while finished < n:
         t_next = next_submit if next_submit < wake else wake
         events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1, stretch, doublings
         completed = False
         if run >= 0:
             t = now + (fin - V)
@@ -452,7 +505,7 @@ def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt):
     return events, stretch, doublings
 
 
-def _rr(submit, size, completion, start):
+def _rr(submit, size, completion, start, budget):
     """rr: one shared group of rate 1; members finish in order of their virtual finish time."""
     n = len(size)
     heap = [(0.0, 0)]  # (virtual finish, job)
@@ -462,8 +515,13 @@ def _rr(submit, size, completion, start):
     nxt = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     while nxt < n or heap:
         events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
         k = len(heap)
         if k:
             r = 1.0 / k
@@ -498,7 +556,7 @@ def _rr(submit, size, completion, start):
     return events
 
 
-def _prr(submit, size, pred, lam, completion, start, preempt):
+def _prr(submit, size, pred, lam, completion, start, preempt, budget):
     """prr: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
     favourite (smallest p̂) at (1 − λ)/k + λ. Jobs move between the groups when the favourite changes."""
     n = len(size)
@@ -518,6 +576,7 @@ def _prr(submit, size, pred, lam, completion, start, preempt):
     nxt = finished = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     f0 = f1 = r0 = r1 = t0 = t1 = 0.0
     shared = 1.0 - lam
     while finished < n:
@@ -559,6 +618,10 @@ def _prr(submit, size, pred, lam, completion, start, preempt):
                 V1 = f1
         now = t_next
         events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
         completed = False
         horizon = now + tol_rel * (now if now > 1.0 else 1.0)
         if due0 and t0 <= horizon:
@@ -654,7 +717,7 @@ def _prr(submit, size, pred, lam, completion, start, preempt):
     return events
 
 
-def _las(submit, size, completion, start):
+def _las(submit, size, completion, start, budget):
     """las: cohorts of jobs at equal attained service; the lowest one runs (its members share the
     machine), the others wait on a stack, lowest level on top; the running cohort merges with the
     next one when it reaches its level (smaller heap into larger), as LAS does.
@@ -675,8 +738,13 @@ def _las(submit, size, completion, start):
     nxt = events = 0
     next_submit = submit[0]
     tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
     while nxt < n or cohort:
         events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
         k = len(cohort)
         crossed = False
         if k:

@@ -34,6 +34,16 @@ class JobSet:
     def n(self) -> int:
         return len(self.size)
 
+    def require_finite(self) -> None:
+        """ValueError naming the column if a submit time or size is not a finite number: a simulation
+        loop advances its clock by these times, and infinities or NaN leave it nothing to order (a
+        jobs table's times are bounded at the door; this guards JobSets built by hand). p̂ may be
+        infinite: "no estimate", which a policy that reads none is given (reproduce hpc)."""
+        for name, values in (("submit_time", self.submit_time), ("size", self.size)):
+            if not np.isfinite(values).all():
+                j = int(np.argmin(np.isfinite(values)))
+                raise ValueError(f"job {self.job_id[j]}: {name} is {float(values[j])!r}, not a finite number")
+
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, batch: bool = False) -> "JobSet":
         """Build from a validated jobs table (columns in docs/data-formats.md).

@@ -125,18 +125,31 @@ def load_log(path) -> dict:
     order = np.argsort(number, kind="stable")
     run = np.where(run < 0, 10.0, run)
     procs = np.maximum(allocated, requested)
-    # a line with no processor count (allocated and requested missing or ≤ 0) cannot run: dropped, with
-    # the note `data import` prints for it (atlas_data.adapters.import_swf's `no_processors`)
-    no_procs = int((procs[order] <= 0).sum())
-    notes = [f"dropped {no_procs}: no_processors (allocated and requested processors missing or <= 0; "
-             "as `data import` drops them)"] if no_procs else []
-    keep = order[(run[order] > 0) & (procs[order] > 0)]
+    # a line with no submit time (−1: missing) or no processor count (allocated and requested missing
+    # or ≤ 0) cannot run: dropped wherever it is in the log, with the note `data import` prints for it
+    # (atlas_data.adapters.import_swf's `no_submit_time`, `no_processors`)
+    no_submit = submit[order] < 0
+    no_procs = (procs[order] <= 0) & ~no_submit
+    notes = [f"dropped {int(no_submit.sum())}: no_submit_time (submit time −1, missing; as `data import` drops "
+             "them)"] if no_submit.any() else []
+    notes += [f"dropped {int(no_procs.sum())}: no_processors (allocated and requested processors missing or <= 0; "
+              "as `data import` drops them)"] if no_procs.any() else []
+    keep = order[(run[order] > 0) & ~no_submit & ~no_procs]
     max_nodes, max_procs = swf_header_int(header, "MaxNodes", path), swf_header_int(header, "MaxProcs", path)
     max_procs = max_procs or max_nodes
     if not max_nodes and not max_procs:
         raise InputError("the header gives neither MaxNodes nor MaxProcs: the machine's size is unknown",
                          path=path_s)
     max_nodes = max_nodes or max_procs
+    # the machine's nodes: within the simulator's bound of a cluster (the archive's largest has 40,960)
+    from benchmark.tasks.config import MAX_NODES  # noqa: PLC0415
+
+    if max_nodes > max_procs:
+        raise InputError(f"header field MaxNodes: {max_nodes} nodes of {max_procs} processors (MaxProcs): a node "
+                         "holds at least one processor", path=path_s)
+    if max_nodes > MAX_NODES:
+        raise InputError(f"header field MaxNodes: a machine of {max_nodes:,} nodes is more than the simulator's bound "
+                         f"of {MAX_NODES:,} (docs/data-formats.md#limits)", path=path_s)
     per_node = max_procs / max_nodes
     nodes = np.ceil(procs[keep] / per_node).astype(np.int64)
     bad = (nodes > max_nodes) | (nodes < 1)

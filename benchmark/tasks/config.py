@@ -34,7 +34,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from atlas_data.errors import InputError
 from benchmark.options import job_count, number, seconds, seconds_or_zero
 from benchmark.options import seed as seed_type
-from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM
+from schedulers.cluster.base import COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S, RHO_FROM, cold_start_problem
 from schedulers.cluster.ltgf import FAIR_SHARES
 from schedulers.cluster.metrics import TENANT_LOSS_SHARES
 from schedulers.cluster.scenarios import SCENARIOS
@@ -146,7 +146,8 @@ OPTIONS = _options(
     Option("interval", default=INTERVAL_S, kind=float, convert=seconds, group=_F,
            help=f"scheduling interval, s (fairness; default {INTERVAL_S:g})"),
     Option("cold_start", default=COLD_START_S, kind=float, convert=seconds_or_zero, group=_F,
-           help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g})"),
+           help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g}; at most "
+                "half the lease)"),
     Option("tenant_weights", group=_F, help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)"),
     Option("fair_share", default=FAIR_SHARES[0], choices=tuple(FAIR_SHARES), group=_F,
            help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)"),
@@ -358,6 +359,9 @@ class FairnessConfig:
     def validate(self, given=None) -> None:
         _validate(self, given)
         check_cluster_size(self.nodes, self.gpus_per_node)  # before reading any jobs
+        problem = cold_start_problem(self.cold_start, self.lease)
+        if problem is not None:
+            raise InputError(f"{problem}: give a --cold-start of at most half the --lease", where="--cold-start")
         sigmas = self.noise or ()
         if len(sigmas) > 1:
             raise InputError("the fairness task takes one finite noise level σ >= 0", where="--noise")

@@ -49,6 +49,20 @@ def revision_code(rule: str) -> int:
     return rule_code(rule)
 
 
+def cold_start_problem(cold_start_s: float, lease_s: float) -> str | None:
+    """Why a cold start of `cold_start_s` cannot go with a lease of `lease_s` (None: it can): it must
+    be at most half the lease. A job resumed at a round must get to run before the next round may
+    preempt it again: with a cold start as long as the lease a busy cluster can preempt every resumed
+    job before it ran, round after round, and the run never ends (astraea on 300 jobs and 16 GPUs
+    with a 1,000 s cold start); just below the lease, a resumed job may run only lease − cold start
+    of each lease, and the run takes up to lease / (lease − cold start) times longer (900 s lease,
+    899 s cold start: 900 times). Half the lease bounds that factor by 2."""
+    if not cold_start_s <= lease_s / 2:
+        return (f"a cold start of {cold_start_s:g} s is more than half the lease ({lease_s:g} s): a job resumed at a "
+                "round must run before the next round may preempt it again, or a busy cluster may never finish")
+    return None
+
+
 def first_tick(t: float, interval_s: float) -> float:
     """The first scheduling tick (multiple of `interval_s`) at or after t: when a job submitted at t
     is seen by the scheduler."""
@@ -75,6 +89,9 @@ class ClusterPolicy(Policy):
         self.cold_start_s = float(cold_start_s)
         if self.lease_s <= 0 or self.interval_s <= 0 or self.cold_start_s < 0:
             raise ValueError("lease and interval must be > 0, cold start >= 0")
+        problem = cold_start_problem(self.cold_start_s, self.lease_s)
+        if problem is not None:
+            raise ValueError(problem)
         self.tenant_weights = tenant_weights
         if fair_share not in FAIR_SHARES:
             raise ValueError(f"fair_share must be one of {FAIR_SHARES}")

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from schedulers import jit
-from schedulers.jit import jitable
+from schedulers.jit import EventBudgetExceeded, checkpoint, jitable
 
 _EPS = 1e-9
 _REL_TOL = 1e-11
@@ -68,7 +68,9 @@ VIOLATIONS = {
     6: "a waiting job fits on the free GPUs after the decision at t = {t:g}",
     7: "the free GPUs of the nodes disagree with the running jobs' placements at t = {t:g}",
     8: "is stuck: {stuck} wake-ups in a row with no job in service (t = {t:g})",
+    9: "went past its budget of {budget:,} events at t = {t:g} and was stopped",
 }
+BUDGET = 9  # the VIOLATIONS code of a run stopped at its event budget (`event_budget`)
 STUCK_AFTER = 10_000
 FAIR_SHARES = ("eq16", "eq8")  # how a tenant's fair share accrues (docs/fairness.md); the first is the default
 
@@ -256,12 +258,6 @@ def assignment(cost):
 
     rows, cols = linear_sum_assignment(cost)
     return np.asarray(rows, np.int64), np.asarray(cols, np.int64)
-
-
-def poll() -> None:
-    """Called from the loop every few ten thousand events: a compiled loop gives Python the chance to
-    run a pending signal handler here (Ctrl-C, the `--fairness-limit` timer), whose exception ends
-    the loop (see `run`); Python runs them by itself."""
 
 
 # ----- placement and ledgers (the free GPUs and tenant integrals as arrays) -----------------------
@@ -1223,7 +1219,7 @@ def _make_loop(sources: str):
 
     def loop(submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, cap, node_order, quota, owner, lease_s,
              interval_s, cold_start_s, window_s, eq16, rho_submit, preemptive, max_parts, check, work_conserving,
-             params):
+             max_events, params):
         sources  # noqa: B018 (the cache key: see above)
         s = new_state(submit, size, gpus, tenant, weight, xid, xval, predicted, log_sd, cap, node_order, quota, owner,
                       lease_s,
@@ -1265,9 +1261,8 @@ def _make_loop(sources: str):
         n_jobs = s.job.n
         n_wait = s.q.n_wait
         counters = s.counters
+        check_at = checkpoint(0, max_events)  # Ctrl-C and the event budget (schedulers.jit)
         while finished < n_jobs:
-            if events & 0xFFFF == 0:
-                poll()
             t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
             if len(wakes) > 0 and wakes[0] < t_next:
                 t_next = wakes[0]
@@ -1301,6 +1296,11 @@ def _make_loop(sources: str):
                     g_V[_RUN] = best_finish
             now = t_next
             events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, max_events)
+                if check_at < 0:  # this event is one more than the budget: not processed
+                    violation(s, BUDGET, -1, now)
+                    break
             completed.clear()
             horizon = t_next + _REL_TOL * max(1.0, t_next)
             # one event at a time: an arrival due now goes first, the completions wait for the next pass
@@ -1453,13 +1453,6 @@ def _overloads() -> None:
             return rows, cols
         return impl
 
-    @overload(poll)
-    def _poll():
-        def impl():
-            with numba.objmode():
-                poll()
-        return impl
-
 
 _REFERENCE_TYPES: dict[type, type] = {}
 
@@ -1596,6 +1589,7 @@ def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
     default its own, `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
+    jobs.require_finite()
     if policy.needs_prediction and jobs.predicted is None:
         raise PolicyError(f"policy '{policy.name}' needs predicted durations and none were given")
     if getattr(policy, "revision", "none") == "quantile" and jobs.predicted_log_sd is None:
@@ -1627,8 +1621,28 @@ def arguments(jobs, policy, params=None) -> tuple[tuple, list]:
         np.array(quotas, np.float64), np.asarray(policy.node_owners(quotas), np.int64), float(policy.lease_s),
         float(policy.interval_s), float(policy.cold_start_s), float(policy.fair_window_s), policy.fair_share == "eq16",
         policy.rho_from == "submit", bool(policy.preemptive), max_parts, bool(policy.check),
-        bool(policy.work_conserving), policy.kernel_params() if params is None else params)
+        bool(policy.work_conserving), event_budget(jobs, policy), policy.kernel_params() if params is None else params)
     return args, quotas
+
+
+#: the event budget of a run (`event_budget`): events per job (its arrival, completion, cold-start
+#: ends and the ticks they call for: 3.5 per job on the Venus-like workload) and per lease round
+EVENTS_PER_JOB = 64
+EVENTS_PER_ROUND = 16
+
+
+def event_budget(jobs, policy) -> int:
+    """The most events a run of `policy` on `jobs` can take, far above any real run's: past it the
+    loop stops (EventBudgetExceeded) instead of spinning. Each job brings a few events, and each
+    lease round while jobs wait one and those it calls for; the rounds are bounded by the span of a
+    schedule that runs the jobs one at a time with a cold start each (the cold start is at most half
+    the lease: every round lets a job run), doubled. And twice STUCK_AFTER: a run in which no job is
+    served is stopped as stuck first, the more telling line."""
+    n = jobs.n
+    span = (float(jobs.submit_time.max()) if n else 0.0) + float(jobs.size.sum()) + n * float(policy.cold_start_s)
+    rounds = 2.0 * span / float(policy.lease_s) + 1.0
+    budget = EVENTS_PER_JOB * (n + 1.0) + EVENTS_PER_ROUND * rounds + 2.0 * STUCK_AFTER
+    return int(budget) if budget < 2.0**62 else 2**62
 
 
 def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
@@ -1660,15 +1674,14 @@ def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
             finally:
                 if timer is not None:
                     timer.cancel()
-        try:
-            out = loop(*args)
-        except SystemError as exc:  # a signal handler raised inside the loop's poll: numba wraps its exception
-            if isinstance(exc.__cause__, BaseException):
-                raise exc.__cause__ from None
-            raise
+        out = jit.call(loop, *args)
     else:
         out = _python_loop(*args)
     code = int(out[2][VIOLATION])
+    if code == BUDGET:
+        raise EventBudgetExceeded(f"{policy.name} on {jobs.n:,} jobs: the cluster simulator's loop "
+                                  + VIOLATIONS[code].format(budget=args[-2], t=float(out[-2][0]))
+                                  + " (a run of these jobs takes fewer)")
     if code:
         j = int(out[2][VIOLATION_JOB])
         at = float(out[-2][0])

@@ -64,4 +64,5 @@ def test_a_policy_past_the_limit_is_stopped_and_recorded(tmp_path, capsys, monke
 
 
 def test_a_negative_limit_is_refused(one_error):
-    assert "--fairness-limit must be >= 0 seconds" in one_error(["perf", "--fairness", "--fairness-limit", "-1"])
+    assert "argument --fairness-limit: a time limit in seconds must be >= 0, got '-1'" in one_error(
+        ["perf", "--fairness", "--fairness-limit", "-1"])

@@ -62,8 +62,8 @@ def test_a_wrong_peer_is_caught(monkeypatch):
 def test_a_compiled_loop_that_differs_from_python_is_caught(monkeypatch):
     from schedulers import fastpath
 
-    def wrong_rr(submit, size, completion, start):
-        events = fastpath._rr(submit, size, completion, start)
+    def wrong_rr(submit, size, completion, start, budget):
+        events = fastpath._rr(submit, size, completion, start, budget)
         completion[0] += 1e-6
         return events
 

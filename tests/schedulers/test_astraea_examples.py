@@ -59,7 +59,7 @@ def test_sixteen_gpu_two_tenant_round():
     jobs = JobSet.from_arrays([0, 0, 0], [5000] * 3, gpus=[8, 4, 8], tenant=["A", "A", "B"], job_id=["A1", "A2", "B1"])
     policy = get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, lease_s=900)
     args, _ = core.arguments(jobs, policy)
-    s = core.new_state(*args[:-1])
+    s = core.new_state(*args[:-2])  # the last two: the event budget and the kernel's settings
     p = core.setup(s, args[-1])
     now = 900.0
     for j in range(3):

@@ -215,3 +215,26 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
         assert list(loop.overloads) == [signature]
     astraea, astraea_p = (get_policy(name, "cluster")().kernel_params() for name in ("astraea", "astraea-p"))
     assert core.compiled_loop(astraea) is core.compiled_loop(astraea_p)
+
+
+def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch):
+    """A budget made smaller than the run stops both loops at the same event with the same line
+    (schedulers.jit.EventBudgetExceeded, exit 2); the budget the run needs exactly lets both finish."""
+    from schedulers.cluster import core
+    from schedulers.jit import EventBudgetExceeded
+
+    make, kwargs = WORKLOADS["no-cold-start"]
+    jobs = JobSet.from_frame(make())
+    full = _run(monkeypatch, "off", "astraea", jobs, kwargs)
+    events = full.metrics["events"]
+    assert events > 5_000
+    monkeypatch.setattr(core, "event_budget", lambda jobs, policy: events - 1)
+    lines = set()
+    for setting in ("off", "on"):
+        with pytest.raises(EventBudgetExceeded) as info:
+            _run(monkeypatch, setting, "astraea", jobs, kwargs)
+        lines.add(str(info.value))
+    assert len(lines) == 1 and f"astraea on {jobs.n:,} jobs: the cluster simulator's loop went past its budget of " \
+                               f"{events - 1:,} events at t = " in lines.pop()
+    monkeypatch.setattr(core, "event_budget", lambda jobs, policy: events)
+    assert _run(monkeypatch, "on", "astraea", jobs, kwargs).metrics["events"] == events
