@@ -278,7 +278,7 @@ def value_markdown(out: Path) -> str | None:
             "better than not predicting, below 0 = the predictions hurt; the controls are the same p̂ permuted among "
             "the jobs and made constant; *uses p̂*: how many policies do better on the p̂ than on both controls; "
             "*ceiling*: the value of Gittins on the exact size distribution of the test jobs in each p̂ octile "
-            "(it reads true sizes: how much this p̂ could give at best), *blind ceiling* the same with one bin "
+            "(it reads true sizes: what this p̂ could be expected to give at best), *blind ceiling* the same with one bin "
             "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)); on every shipped "
             "table: `benchmark value` ([results.md](docs/results.md#the-value-of-prediction-on-every-shipped-table)).\n")
     return head + "\n" + _md(VALUE_HEADER, lines)
