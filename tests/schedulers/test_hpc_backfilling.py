@@ -23,8 +23,9 @@ def _jobs(submit, run, predicted, procs, users=None):
                   weight=np.ones(n), time_offset=0.0)
 
 
-def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False):
-    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine), compiled)
+def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False, interval_s=1.0):
+    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine, None, interval_s),
+                     compiled)
     return state.start.tolist()
 
 
@@ -166,6 +167,25 @@ def test_the_compiled_loops_give_the_python_runs():
     case = _workload(200, 7)
     for policy in ("easy", "easy-pp", "conservative"):
         assert _starts(policy, **case, compiled=True) == _starts(policy, **case, compiled=False), policy
+
+
+@pytest.mark.slow
+def test_the_compiled_loops_decide_at_every_event_on_fractional_times():
+    case = _workload(200, 7)
+    case["submit"] = case["submit"] + 0.25 * (np.arange(200) % 4)
+    case["run"] = case["run"] + 0.5
+    for policy in ("fcfs", "easy", "easy-pp", "conservative"):
+        python = _starts(policy, **case, interval_s=0.0)
+        assert any(t != int(t) for t in python)  # decisions between whole seconds
+        assert _starts(policy, **case, compiled=True, interval_s=0.0) == python, policy
+
+
+def test_a_decision_at_every_event_by_hand():
+    # 2 processors; A (2, 1.5 s) at 0.25, B (1, 2 s) at 0.5: B starts when A ends, at 1.75, not on the next second
+    case = dict(submit=[0.25, 0.5], run=[1.5, 2.0], predicted=[3.0, 3.0], procs=[2, 1])
+    for policy in ("fcfs", "easy", "conservative"):
+        assert _starts(policy, **case, machine=2, interval_s=0.0) == [0.25, 1.75], policy
+        assert _starts(policy, **case, machine=2) == [1.0, 3.0], policy  # on the one-second tick
 
 
 # ----- the command ------------------------------------------------------------------------------------
