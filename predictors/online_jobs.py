@@ -22,8 +22,21 @@ simulation (schedulers.backfill_events calls `predict(job, now)` at each submiss
   reservation; SC'15's E-Loss weighs it the same way), boosted from the α-quantile of the labels;
 - the prediction, exp of the model's, is capped at the requested time and is at least 1 s.
 
-No feature, label or refit reads a run time before that job's termination
-(tests/predictors/test_online_jobs.py). May import numpy, lightgbm and math.
+`ONLINE_METHODS` names `online-lgbm` (α = 0.6) and the variants measured against it
+(docs/hpc-backfilling.md), each a setting of the one class: `online-lgbm-aA` (α = A);
+`features="sc15"` (`-sc15`: SC'15's further features — the submission's hour of the day and day
+of the week, counted from the log's first second (not the wall clock: the log's times are relative),
+the user's jobs submitted and not yet terminated, its third-last log run time, the
+log ratio of this request to its previous one); `target="ratio"` (`-ratio`: the model learns log(run
+/ requested), the prediction a fraction of the request); `target="residual"` (`-residual`: boosted
+from each job's log of EASY++'s prediction instead of one constant); `use="select"` (`-select`: for
+each user, whichever of EASY++'s prediction and the model's has had the smaller asymmetric loss on
+the user's terminated jobs, over all users while they tie); `use="fill"` (`-fill`: EASY++'s
+prediction where the user has two terminated jobs, the model's where EASY++ would fall back to the
+requested time).
+
+No feature, label, refit or choice reads a run time before that job's termination
+(tests/predictors/test_online_jobs.py, for every variant). May import numpy, lightgbm and math.
 """
 
 from __future__ import annotations
