@@ -283,8 +283,8 @@ def add_arguments(parser) -> None:
                         help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
                              "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
                              "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
-                             "run is then on the test part. With --protocol: an online method (online-lgbm), "
-                             "each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
+                             "run is then on the test part. With --protocol: an online method (online-lgbm, or "
+                             "one of its variants online-lgbm-*: docs/hpc-backfilling.md), each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
                              "rows in place of their two-job mean")
     parser.add_argument("--whole", action="store_true",
                         help="run each policy once on the whole log (every kept job from an empty machine; with a "
