@@ -56,6 +56,7 @@ ONLINE_METHODS = {
     **{f"online-lgbm-a{a}": dict(_BASE, alpha=a) for a in (0.5, 0.7, 0.8, 0.9)},
     "online-lgbm-sc15": dict(_BASE, features="sc15"),
     "online-lgbm-ratio": dict(_BASE, target="ratio"),
+    "online-lgbm-ratio-a0.8": dict(_BASE, target="ratio", alpha=0.8),
     "online-lgbm-residual": dict(_BASE, target="residual"),
     "online-lgbm-select": dict(_BASE, use="select"),
     "online-lgbm-fill": dict(_BASE, use="fill"),
