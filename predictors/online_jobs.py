@@ -45,8 +45,7 @@ import math
 
 import numpy as np
 
-N_FEATURES = 11  # the base features; `features="sc15"` adds N_SC15 more
-N_SC15 = 5
+N_FEATURES = 11  # the base features; `features="sc15"` adds five more
 MIN_FIT_ROWS = 50  # no fit on fewer terminated jobs: EASY++'s prediction until then
 _BASE = dict(alpha=0.6, refit_every=2000, trees=120)
 #: the online methods `reproduce hpc --protocol ... --predictor NAME` knows, with their settings:
