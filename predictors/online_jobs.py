@@ -49,7 +49,7 @@ N_FEATURES = 11  # the base features; `features="sc15"` adds five more
 MIN_FIT_ROWS = 50  # no fit on fewer terminated jobs: EASY++'s prediction until then
 _BASE = dict(alpha=0.6, refit_every=2000, trees=120)
 #: the online methods `reproduce hpc --protocol ... --predictor NAME` knows, with their settings:
-#: `online-lgbm` and the variants measured against it (docs/hpc-backfilling.md#a-learned-causal-p̂-on-whole-logs)
+#: `online-lgbm` and the variants measured against it (docs/hpc-backfilling.md#the-published-whole-log-tables)
 ONLINE_METHODS = {
     "online-lgbm": dict(_BASE),
     **{f"online-lgbm-a{a}": dict(_BASE, alpha=a) for a in (0.5, 0.7, 0.8, 0.9)},
