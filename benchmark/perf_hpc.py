@@ -45,10 +45,10 @@ def read_log(spec: str) -> dict:
     from benchmark.commands.reproduce_hpc import HPC_LOGS, load_log, shipped_log, with_site_limit
 
     if spec in HPC_LOGS:
-        return with_site_limit(load_log(shipped_log(HPC_LOGS[spec][0])))
+        return with_site_limit(load_log(shipped_log(HPC_LOGS[spec][0]), exact_times=True))
     if not Path(spec).is_file():
         raise InputError(f"neither a shipped log ({', '.join(HPC_LOGS)}) nor a file", where="--perf-hpc-log")
-    return with_site_limit(load_log(spec))
+    return with_site_limit(load_log(spec, exact_times=True))
 
 
 def run(args) -> dict:

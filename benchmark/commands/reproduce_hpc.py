@@ -177,21 +177,29 @@ def runs_of(log: dict, slice_: int, whole: bool) -> tuple[list[int], int]:
     return ([0], log["jobs"]) if whole else (sequence_starts(log["jobs"], slice_), LENGTH)
 
 
-def make_policy(name: str, processors: int, estimate=None):
+def make_policy(name: str, processors: int, estimate=None, interval_s: float = 1.0):
     """The simulator policy of `name` on a machine of `processors` processors (one node, rigid jobs:
-    a decision at every second, which SWF's whole-second times fall on; no rounds, no cold starts);
-    `estimate`: easy-pp's p̂ in place of its recent-jobs prediction."""
+    a decision at every second, which SWF's whole-second times fall on — `interval_s` 0 for a log with
+    fractional times: a decision at every event; no rounds, no cold starts); `estimate`: easy-pp's p̂
+    in place of its recent-jobs prediction."""
     from schedulers.cluster.policies.conservative import ConservativeBackfill
     from schedulers.cluster.policies.easy_p import EasyP, EasyPlusPlus
     from schedulers.cluster.policies.hpc_queue import HPCQueue
 
     if name in ("fcfs", "sjf"):
-        return HPCQueue(processors=processors, sjf=name == "sjf")
-    machine = dict(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=1.0, cold_start_s=0.0)
+        return HPCQueue(processors=processors, sjf=name == "sjf", interval_s=interval_s)
+    machine = dict(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=interval_s, cold_start_s=0.0)
     if name == "easy-pp":
         return EasyPlusPlus(estimate=estimate, **machine)
     return {"easy": EasyP, "easy-p": EasyP, "easy-pp": EasyPlusPlus, "conservative": ConservativeBackfill}[name](
         **machine)
+
+
+def decision_interval(log: dict) -> float:
+    """The simulator's scheduling interval for the log: 1 s where every submit, run and requested time
+    is a whole number of seconds (every event falls on a tick), else 0 (a decision at every event)."""
+    times = np.concatenate([log["submit"], log["run"], log["requested"]])
+    return 1.0 if bool(np.all(times == np.floor(times))) else 0.0
 
 
 def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compiled: bool | None = None,
@@ -227,7 +235,8 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
                   tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
-    done = simulate_fairness(jobs, make_policy(name, log["machine"], estimate), compiled=compiled)
+    done = simulate_fairness(jobs, make_policy(name, log["machine"], estimate, decision_interval(log)),
+                             compiled=compiled)
     start_s = done.jobs["start_time"].to_numpy()
     wait = start_s - submit
     end = start_s + run
@@ -274,8 +283,8 @@ def add_arguments(parser) -> None:
                         help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
                              "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
                              "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
-                             "run is then on the test part. With --protocol: an online method (online-lgbm), "
-                             "each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
+                             "run is then on the test part. With --protocol: an online method (online-lgbm, or "
+                             "one of its variants online-lgbm-*: docs/hpc-backfilling.md), each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
                              "rows in place of their two-job mean")
     parser.add_argument("--whole", action="store_true",
                         help="run each policy once on the whole log (every kept job from an empty machine; with a "
@@ -400,10 +409,10 @@ def reproduce(args) -> int:
 
         if not is_swf_path(args.jobs):
             raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
-        todo = [(Path(args.jobs).name, with_site_limit(load_log(args.jobs)), 0)]
+        todo = [(Path(args.jobs).name, with_site_limit(load_log(args.jobs, exact_times=True)), 0)]
         source = f"the SWF log {args.jobs}"
     else:
-        todo = [(name, with_site_limit(load_log(shipped_log(file))), slice_) for name, (file, slice_) in HPC_LOGS.items()]
+        todo = [(name, with_site_limit(load_log(shipped_log(file), exact_times=True)), slice_) for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
     per_log = {}
     for name, log, slice_ in todo:  # every log checked before the first simulation

@@ -104,37 +104,64 @@ def sequence_starts(n_jobs: int, slice_: int = 0, sequences: int = SEQUENCES, le
     return [int(rng.randint(length, upper)) for _ in range(sequences)]
 
 
-def load_log(path) -> dict:
+def load_log(path, exact_times: bool = False) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
     path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
-    (field 1), max_runtime (the header's MaxRuntime, 0 if absent), notes (lines dropped: no processor
-    count)};
-    InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields)."""
+    (field 1), max_runtime (the header's MaxRuntime, 0 if absent), notes (what was dropped or kept
+    specially, one line each: lines with no processor count or a run time of 0, dropped as `data
+    import` drops them; lines with no run time, kept as 10 s jobs)};
+    InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields).
+
+    RLScheduler's reader (`exact_times` False, `reproduce rlscheduler`) takes whole seconds and jobs
+    in job-number order whose submit times never decrease, and refuses any other log. With
+    `exact_times` (`reproduce hpc`, which is not bound to their reader) a fractional submit, run or
+    requested time is kept as it is written (a float), and a log whose submit times are out of
+    job-number order is sorted by submit time (stably: job-number order among equal times), with a
+    note saying how many jobs were out of order; a fractional job number or processor count (whole
+    numbers in SWF) is still refused."""
     from atlas_data.adapters import swf_fields, swf_header_int
 
     path_s = str(path)
     values, lines, header, _ = swf_fields(path)
     number, submit, run = values[:, 0], values[:, 1], values[:, 3]
     allocated, requested, request = values[:, 4], values[:, 7], values[:, 8]
-    timed = np.column_stack([number, submit, run, request])
-    if (timed != np.floor(timed)).any():  # their reader takes whole numbers (int()) and fails on others
-        i, k = (int(a[0]) for a in np.nonzero(timed != np.floor(timed)))
-        field = ("job number", "submit time", "run time", "requested time")[k]
-        raise InputError(f"the RLScheduler protocol reads whole seconds; {field} is {timed[i, k]:g}", path=path_s,
+    whole = np.column_stack([number, allocated, requested] if exact_times else [number, submit, run, request])
+    names = ("job number", "allocated processors", "requested processors") if exact_times else \
+        ("job number", "submit time", "run time", "requested time")
+    if (whole != np.floor(whole)).any():  # their reader takes whole numbers (int()) and fails on others
+        i, k = (int(a[0]) for a in np.nonzero(whole != np.floor(whole)))
+        if exact_times:
+            raise InputError(f"{names[k]} is {whole[i, k]:g}: a count, a whole number in SWF", path=path_s,
+                             where=f"line {lines[i]}")
+        raise InputError(f"the RLScheduler protocol reads whole seconds; {names[k]} is {whole[i, k]:g}", path=path_s,
                          where=f"line {lines[i]}")
     order = np.argsort(number, kind="stable")
-    run = np.where(run < 0, 10.0, run)
     procs = np.maximum(allocated, requested)
-    # a line with no submit time (−1: missing) or no processor count (allocated and requested missing
-    # or ≤ 0) cannot run: dropped wherever it is in the log, with the note `data import` prints for it
-    # (atlas_data.adapters.import_swf's `no_submit_time`, `no_processors`)
+    no_run = (run < 0) & (procs > 0) & (submit >= 0)
+    run = np.where(run < 0, 10.0, run)
+    # a line that cannot run is dropped wherever it is in the log, with the note `data import` prints
+    # for it (the reasons of atlas_data.adapters.import_swf, in its order: `no_submit_time` (submit time
+    # −1, missing), `no_processors` (allocated and requested missing or ≤ 0), `non_positive_duration`)
     no_submit = submit[order] < 0
     no_procs = (procs[order] <= 0) & ~no_submit
+    zero_run = (run[order] <= 0) & ~no_procs & ~no_submit
     notes = [f"dropped {int(no_submit.sum())}: no_submit_time (submit time −1, missing; as `data import` drops "
              "them)"] if no_submit.any() else []
     notes += [f"dropped {int(no_procs.sum())}: no_processors (allocated and requested processors missing or <= 0; "
               "as `data import` drops them)"] if no_procs.any() else []
+    if zero_run.any():
+        notes.append(f"dropped {int(zero_run.sum())}: non_positive_duration (a run time of 0; as `data import` drops them)")
+    if no_run.any():
+        notes.append(f"kept {int(no_run.sum())} jobs with no run time (-1) as jobs of 10 s, as RLScheduler's "
+                     "protocol does")
     keep = order[(run[order] > 0) & ~no_submit & ~no_procs]
+    if not len(keep):
+        raise InputError("no line of the log can run (" + "; ".join(notes) + ")", path=path_s)
+    if exact_times and np.any(np.diff(submit[keep]) < 0):
+        late = int((submit[keep][1:] < np.maximum.accumulate(submit[keep])[:-1]).sum())
+        keep = keep[np.argsort(submit[keep], kind="stable")]
+        notes.append(f"{late} job{' was' if late == 1 else 's were'} submitted before a job of a smaller number: "
+                     "the jobs are taken in order of submit time (stably)")
     max_nodes, max_procs = swf_header_int(header, "MaxNodes", path), swf_header_int(header, "MaxProcs", path)
     max_procs = max_procs or max_nodes
     if not max_nodes and not max_procs:

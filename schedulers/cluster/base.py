@@ -65,7 +65,9 @@ def cold_start_problem(cold_start_s: float, lease_s: float) -> str | None:
 
 def first_tick(t: float, interval_s: float) -> float:
     """The first scheduling tick (multiple of `interval_s`) at or after t: when a job submitted at t
-    is seen by the scheduler."""
+    is seen by the scheduler (t itself for an interval of 0: a decision at every event)."""
+    if interval_s == 0:
+        return t
     return math.ceil(t / interval_s - _EPS) * interval_s
 
 
@@ -87,8 +89,8 @@ class ClusterPolicy(Policy):
         self.lease_s = float(lease_s)
         self.interval_s = float(interval_s)
         self.cold_start_s = float(cold_start_s)
-        if self.lease_s <= 0 or self.interval_s <= 0 or self.cold_start_s < 0:
-            raise ValueError("lease and interval must be > 0, cold start >= 0")
+        if self.lease_s <= 0 or self.interval_s < 0 or self.cold_start_s < 0:  # interval 0: every event a tick
+            raise ValueError("lease must be > 0, interval and cold start >= 0")
         problem = cold_start_problem(self.cold_start_s, self.lease_s)
         if problem is not None:
             raise ValueError(problem)

@@ -1152,7 +1152,9 @@ def allocate(s, p, now, completed, arrived):
     before_allocate(s, p, now)
     for j in completed:
         complete(s, p, j, now)
-    tick = math.ceil(now / s.cfg.interval_s - _EPS) * s.cfg.interval_s
+    tick = now  # an interval of 0: every event is a tick (the HPC queues on logs with fractional times)
+    if s.cfg.interval_s > 0:
+        tick = math.ceil(now / s.cfg.interval_s - _EPS) * s.cfg.interval_s
     on_tick = tick <= now + _EPS
     if len(arrived) > 0:
         for j in arrived:

@@ -102,7 +102,7 @@ def test_a_learned_predictor_under_a_protocol_is_an_online_one(tmp_path, capsys)
     assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--predictor", "lgbm-meta",
                  "--output", str(tmp_path / "no"), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "online method (online-lgbm)" in err and len(err.strip().splitlines()) == 1
+    assert "online method (online-lgbm, online-lgbm-a0.5, " in err and len(err.strip().splitlines()) == 1
     out = tmp_path / "out"
     assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--predictor", "online-lgbm",
                  "--policies", "easy,easy-pp", "--output", str(out), "--quiet"]) == 0
@@ -110,6 +110,28 @@ def test_a_learned_predictor_under_a_protocol_is_an_online_one(tmp_path, capsys)
     assert [r["label"] for r in summary["rows"]] == ["easy", "easy-pp", "easy-pp (online-lgbm)"]
     assert summary["rows"][2]["p_hat"] == "online-lgbm" and summary["rows"][2]["jobs"] == summary["rows"][1]["jobs"]
     assert "easy-pp: " in (out / "reproduce-hpc-gaussier15.md").read_text()
+    # a variant of the online method, by its name: the same rows, its own p̂
+    assert main(["reproduce", "hpc", "--protocol", "gaussier15", "--jobs", str(log), "--predictor", "online-lgbm-fill",
+                 "--policies", "easy-pp", "--output", str(tmp_path / "fill"), "--quiet"]) == 0
+    rows = json.loads((tmp_path / "fill" / "results.json").read_text())["rows"]
+    assert [r["label"] for r in rows] == ["easy-pp", "easy-pp (online-lgbm-fill)"]
+
+
+def test_a_log_with_fractional_times_out_of_order_runs_under_the_protocol(tmp_path):
+    # the papers' reader takes whole seconds (int()): 10.5 s is 10 s; the jobs stay in file order, the
+    # simulator submits them in time order; job 3 (0 s) and job 4 (no processors) leave at their steps
+    def line(number, submit, run, procs, request):
+        return f"{number} {submit} -1 {run} {procs} -1 -1 {procs} {request} -1 1 1 1 1 1 1 -1 -1"
+
+    mixed = ["; MaxProcs: 2", line(1, 10.5, 4.25, 2, 5.5), line(2, 3.25, 2.5, 2, 3), line(3, 4, 0, 1, 10),
+             line(4, 5, 3, -1, 10), line(5, 12.75, 2.5, 1, 2)]
+    (tmp_path / "mixed.swf").write_text("\n".join(mixed) + "\n")
+    jobs, counts = gaussier15_jobs(tmp_path / "mixed.swf")
+    assert jobs["number"].tolist() == [1, 2, 5] and jobs["submit"].tolist() == [10, 3, 12]
+    assert jobs["run"].tolist() == [4, 2, 2] and jobs["requested"].tolist() == [5, 3, 2]
+    assert [n for _, n in counts] == [5, 5, 5, 4, 3, 3, 3, 3]
+    rows, _ = hp.run_protocol(tmp_path / "mixed.swf", "mixed.swf", "gaussier15", ["easy"])
+    assert rows[0]["jobs"] == 3 and rows[0]["wait"] == pytest.approx((0 + 0 + 2) / 3)  # job 5 waits for job 1 (ends 14)
 
 
 def test_a_log_the_protocol_cannot_run_is_one_line(tmp_path, capsys):

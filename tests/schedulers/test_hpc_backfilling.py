@@ -23,8 +23,9 @@ def _jobs(submit, run, predicted, procs, users=None):
                   weight=np.ones(n), time_offset=0.0)
 
 
-def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False):
-    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine), compiled)
+def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False, interval_s=1.0):
+    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine, None, interval_s),
+                     compiled)
     return state.start.tolist()
 
 
@@ -166,6 +167,25 @@ def test_the_compiled_loops_give_the_python_runs():
     case = _workload(200, 7)
     for policy in ("easy", "easy-pp", "conservative"):
         assert _starts(policy, **case, compiled=True) == _starts(policy, **case, compiled=False), policy
+
+
+@pytest.mark.slow
+def test_the_compiled_loops_decide_at_every_event_on_fractional_times():
+    case = _workload(200, 7)
+    case["submit"] = case["submit"] + 0.25 * (np.arange(200) % 4)
+    case["run"] = case["run"] + 0.5
+    for policy in ("fcfs", "easy", "easy-pp", "conservative"):
+        python = _starts(policy, **case, interval_s=0.0)
+        assert any(t != int(t) for t in python)  # decisions between whole seconds
+        assert _starts(policy, **case, compiled=True, interval_s=0.0) == python, policy
+
+
+def test_a_decision_at_every_event_by_hand():
+    # 2 processors; A (2, 1.5 s) at 0.25, B (1, 2 s) at 0.5: B starts when A ends, at 1.75, not on the next second
+    case = dict(submit=[0.25, 0.5], run=[1.5, 2.0], predicted=[3.0, 3.0], procs=[2, 1])
+    for policy in ("fcfs", "easy", "conservative"):
+        assert _starts(policy, **case, machine=2, interval_s=0.0) == [0.25, 1.75], policy
+        assert _starts(policy, **case, machine=2) == [1.0, 3.0], policy  # on the one-second tick
 
 
 # ----- the command ------------------------------------------------------------------------------------
@@ -340,3 +360,68 @@ def test_lines_without_processors_are_dropped_with_data_imports_note(tmp_path, c
     assert "neg.swf: note: dropped 3: no_processors" in err
     rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert rows[0]["jobs"] == 297
+
+
+def _swf_line(number, submit, run, procs, request):
+    return f"{number} {submit} -1 {run} {procs} -1 -1 {procs} {request} -1 1 {number % 2 + 1} 1 1 1 1 -1 -1"
+
+
+# job 2 is submitted before job 1; job 3 ran 0 s, job 4 has no processor count; job 5 outlives its request
+MIXED_LOG = ["; MaxNodes: 2", "; MaxProcs: 2", _swf_line(1, 10.5, 4.25, 2, 5.5), _swf_line(2, 3.25, 2.5, 2, 3),
+             _swf_line(3, 4, 0, 1, 10), _swf_line(4, 5, 3, -1, 10), _swf_line(5, 12.75, 2.5, 1, 2)]
+
+
+def test_fractional_times_and_submit_order_are_read_exactly_with_a_note_each(tmp_path, capsys):
+    path = tmp_path / "mixed.swf"
+    path.write_text("\n".join(MIXED_LOG) + "\n")
+    log = hpc.load_log(path, exact_times=True)
+    assert log["number"].tolist() == [2, 1, 5]  # by submit time, not job number
+    assert log["submit"].tolist() == [3.25, 10.5, 12.75] and log["run"].tolist() == [2.5, 4.25, 2.5]
+    assert log["notes"] == [
+        "dropped 1: no_processors (allocated and requested processors missing or <= 0; as `data import` drops them)",
+        "dropped 1: non_positive_duration (a run time of 0; as `data import` drops them)",
+        "1 job was submitted before a job of a smaller number: the jobs are taken in order of submit time (stably)"]
+    # FCFS by hand on 2 processors (times from the first submit): job 2 at 0 (ends 2.5), job 1 at its
+    # submit 7.25 (ends 11.5), job 5 (submitted 9.5) when job 1 ends; job 5 is killed at its request, 2 s
+    run = hpc.run_sequence(hpc.with_site_limit(log), 0, "fcfs", length=3, compiled=False)
+    assert run["start"].tolist() == [0.0, 7.25, 11.5]
+    assert run["wait"] == pytest.approx((0 + 0 + 2.0) / 3)
+    assert hpc.killed_runs(log)[0].tolist() == [2.5, 4.25, 2.0]
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--jobs", str(path), "--whole", "--policies", "fcfs,easy", "--output",
+                 str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"mixed.swf: note: {note}" for note in log["notes"]], err
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert [r["jobs"] for r in rows] == [3, 3] and rows[0]["wait"] == pytest.approx(2.0 / 3)
+    # RLScheduler's protocol reads whole seconds in job-number order: the same log is refused there
+    assert main(["reproduce", "rlscheduler", "--jobs", str(path), "--output", str(tmp_path / "rls"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "whole seconds" in err[0], err
+
+
+def test_several_jobs_out_of_order_are_counted_and_equal_times_keep_job_number_order(tmp_path):
+    lines = ["; MaxProcs: 4", _swf_line(1, 50, 5, 1, 9), _swf_line(2, 20, 5, 1, 9), _swf_line(3, 20, 5, 1, 9),
+             _swf_line(4, 60, 5, 1, 9), _swf_line(5, 55, 5, 1, 9)]
+    (tmp_path / "order.swf").write_text("\n".join(lines) + "\n")
+    log = hpc.load_log(tmp_path / "order.swf", exact_times=True)
+    assert log["number"].tolist() == [2, 3, 1, 5, 4]
+    assert log["notes"] == ["3 jobs were submitted before a job of a smaller number: the jobs are taken in order of "
+                            "submit time (stably)"]
+    assert log["submit"].tolist() == [20, 20, 50, 55, 60]
+
+
+@pytest.mark.parametrize("lines, fragments", [
+    ([_swf_line(1, 0, 5, 1.5, 9)], ["line 3", "allocated processors is 1.5: a count, a whole number in SWF"]),
+    ([_swf_line(1, 0, 5, -1, 9), _swf_line(2, 1, 0, 1, 9)], ["no line of the log can run", "dropped 1: no_processors",
+                                                             "dropped 1: non_positive_duration"]),
+])
+def test_a_log_with_nothing_usable_is_one_line(tmp_path, capsys, lines, fragments):
+    path = tmp_path / "bad.swf"
+    path.write_text("\n".join(["; MaxNodes: 2", "; MaxProcs: 2", *lines]) + "\n")
+    capsys.readouterr()
+    assert main(["reproduce", "hpc", "--jobs", str(path), "--whole", "--output", str(tmp_path / "out"),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and all(f in err[0] for f in fragments), err
+    assert not (tmp_path / "out").exists()

@@ -44,10 +44,11 @@ class HPCQueue(ClusterPolicy):
     work_conserving = False  # a blocked head holds the queue back (and backfilling only by time)
     description = "FCFS / SJF on rigid parallel jobs, optional backfilling around the head by requested times"
 
-    def __init__(self, *, processors: int, sjf: bool = False, backfill: bool = False):
-        # a scheduling tick every second (SWF times are whole seconds: every event is on a tick); no
-        # rounds (never preempts), no cold start
-        super().__init__(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=1.0, cold_start_s=0.0)
+    def __init__(self, *, processors: int, sjf: bool = False, backfill: bool = False, interval_s: float = 1.0):
+        # a scheduling tick every second (SWF times are whole seconds: every event is on a tick; 0 for a
+        # log with fractional times: every event a tick); no rounds (never preempts), no cold start
+        super().__init__(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=interval_s,
+                         cold_start_s=0.0)
         self.sjf = bool(sjf)
         self.backfill = bool(backfill)
 
