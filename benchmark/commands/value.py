@@ -71,6 +71,13 @@ def _value(args) -> int:
 
     tables, objectives = _tables(args.jobs), _objectives(args.objectives)
     resolve_names(predictors=args.predictor, one_predictor=True)  # an unknown method: exit 2 before any run
+    from predictors.methods import REFERENCE_METHODS
+
+    if args.predictor in REFERENCE_METHODS or args.predictor.startswith("noise:"):
+        from atlas_data.errors import InputError
+
+        raise InputError(f"{args.predictor} p̂ reads the true sizes: the value of prediction is measured on a learned "
+                         "method (e.g. lgbm-meta)", where="--predictor")
     if args.readme:
         check_readme_block(Path(args.readme), START, END)
     out = Path(args.output)

@@ -141,6 +141,8 @@ def test_value_command_collects_each_tables_record_and_writes_its_block(tmp_path
     (["--objectives", "makespan"], "--objectives"),
     (["--jobs", "openb,openb"], "named twice"),
     (["--predictor", "lgbm-meta,hras"], "one predictor"),
+    (["--predictor", "oracle"], "reads the true sizes"),
+    (["--predictor", "noise:0.5"], "--predictor"),
 ])
 def test_value_command_refuses_bad_options_before_any_run(tmp_path, capsys, argv, message):
     out = tmp_path / "value"
