@@ -132,6 +132,22 @@ def end_process(code: int) -> None:
     os._exit(code)
 
 
+class StepFailed(Exception):
+    """A command line run in-process by another command (`run_step`) exited with `code`; it has printed
+    its own error. Raised, not returned, so that the caller's output folder is discarded."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+def run_step(argv: list[str]) -> None:
+    """Run one command line in this process (benchmark demo, benchmark value); StepFailed if it fails."""
+    code = main(argv)
+    if code != 0:
+        raise StepFailed(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     from atlas_data.plugins import judge_interrupts_with
     from benchmark.interrupts import may_be_signal, one_command

@@ -106,7 +106,7 @@ def demo_steps(out: Path) -> list[tuple[str, list[str]]]:
 
 def _demo(args) -> int:
     from atlas_data.outputs import check_output_folder, output_folder, read_marker
-    from benchmark.cli import main
+    from benchmark.cli import StepFailed
     from benchmark.results import write_text_atomic
 
     out = Path(args.output)
@@ -131,8 +131,8 @@ def _demo(args) -> int:
         # the printed command lines name OUT, where a step repeated by hand writes
         try:
             with output_folder(out, "demo") as folder:
-                summary = _run_steps(args, out, folder, main)
-        except _StepFailed as failed:  # the step printed its error; the partial folder is gone
+                summary = _run_steps(args, out, folder)
+        except StepFailed as failed:  # the step printed its error; the partial folder is gone
             return failed.code
         if not args.no_mlflow:
             from benchmark.commands.run import log_to_mlflow
@@ -157,14 +157,10 @@ def _demo(args) -> int:
     return 0
 
 
-class _StepFailed(Exception):
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
-
-
-def _run_steps(args, out: Path, folder: Path, main) -> str:
+def _run_steps(args, out: Path, folder: Path) -> str:
     """Run every step into `folder` (printing them as run into `out`); return the summary."""
+    from benchmark.cli import run_step
+
     for (title, shown), (_, argv) in zip(demo_steps(out), demo_steps(folder)):
         if argv[0] == "run":  # MLflow logs the runs once they are in their final place
             extra = ["--no-mlflow"] + (["--quiet"] if args.quiet else [])
@@ -173,9 +169,7 @@ def _run_steps(args, out: Path, folder: Path, main) -> str:
             argv, shown = argv + ["--quiet"], shown + ["--quiet"]
         if not args.quiet:
             print(f"\n=== {title}\n$ benchmark {shlex.join(shown)}", flush=True)
-        code = main(argv)
-        if code != 0:
-            raise _StepFailed(code)
+        run_step(argv)
     summary = summary_markdown(folder, shown=out)
     (folder / "SUMMARY.md").write_text(summary)
     return summary

@@ -16,6 +16,7 @@ May import benchmark.cli (in-process runs), benchmark.results, benchmark.value a
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -65,9 +66,10 @@ def _objectives(text: str) -> list[str]:
 
 def _value(args) -> int:
     from atlas_data.outputs import check_output_folder, output_folder
-    from benchmark.cli import main
+    from benchmark.cli import StepFailed
     from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
     from benchmark.tasks.inputs import resolve_names
+    from benchmark.value import value_summary
 
     tables, objectives = _tables(args.jobs), _objectives(args.objectives)
     resolve_names(predictors=args.predictor, one_predictor=True)  # an unknown method: exit 2 before any run
@@ -82,33 +84,59 @@ def _value(args) -> int:
         check_readme_block(Path(args.readme), START, END)
     out = Path(args.output)
     check_output_folder(out, "value")
+    if not args.no_mlflow:
+        from benchmark.tracking import preflight, tracking_uri
+
+        preflight(tracking_uri())  # a store the logging would fail on is exit 2 now, not after every run
     started = time.perf_counter()
-    entries: list[tuple[str, str, dict]] = []
-    with output_folder(out, "value") as folder:
-        for i, table in enumerate(tables):
-            for objective in objectives:
-                sub = folder / f"{i + 1:02d}-{_slug(table)}-{objective}"
-                argv = ["run", "--task", "scheduling", "--objective", objective, "--jobs", table, "--predictor",
-                        args.predictor, "--controls", "--output", str(sub), "--quiet",
-                        *(["--no-mlflow"] if args.no_mlflow else [])]
-                if not args.quiet:
-                    sys.stderr.write(f"[value] {i + 1}/{len(tables)} {table} {objective}: benchmark {' '.join(argv)}\n")
-                code = main(argv)
-                if code:
-                    return code
-                doc = json.loads((sub / "results.json").read_text(encoding="utf-8"))
-                entries.extend((table, objective, record) for record in doc.get("value_of_prediction") or []
-                               if record["p_hat"] == args.predictor)
-        text = markdown(entries, args.predictor)
-        write_text_atomic(folder / "value.md", text + "\n")
-        write_text_atomic(folder / "value.json", json.dumps(
-            {"predictor": args.predictor, "tables": tables, "objectives": objectives,
-             "records": [{"trace": t, "objective": o, **r} for t, o, r in entries],
-             "summary": _summary(entries), "seconds": round(time.perf_counter() - started, 1)}, indent=1) + "\n")
+    try:  # the runs write inside a temporary sibling of OUT, renamed to OUT when the last one is done
+        with output_folder(out, "value") as folder:
+            entries = _run_tables(args, tables, objectives, folder, out)
+            summary = value_summary(entries)
+            text = markdown(entries, args.predictor, summary)
+            write_text_atomic(folder / "value.md", text + "\n")
+            write_text_atomic(folder / "value.json", json.dumps(
+                {"predictor": args.predictor, "tables": tables, "objectives": objectives,
+                 "records": [{"trace": t, "objective": o, **r} for t, o, r in entries],
+                 "summary": summary, "seconds": round(time.perf_counter() - started, 1)}, indent=1) + "\n")
+    except StepFailed as failed:  # the run printed its error; the partial folder is gone
+        return failed.code
+    if not args.no_mlflow:  # each run logged from its final place, as the demo does
+        from benchmark.commands.run import log_to_mlflow
+
+        for *_, argv in _runs(args, tables, objectives, out):
+            log_to_mlflow(argv)
     print(text)
     if args.readme:
         replace_readme_block(Path(args.readme), START, END, text)
     return 0
+
+
+def _runs(args, tables: list[str], objectives: list[str], folder: Path):
+    """(its place in `tables`, table, objective, its output folder, the `run` command line writing there)
+    of every run, in order."""
+    for i, table in enumerate(tables):
+        for objective in objectives:
+            sub = folder / f"{i + 1:02d}-{_slug(table)}-{objective}"
+            yield i, table, objective, sub, ["run", "--task", "scheduling", "--objective", objective, "--jobs", table,
+                                             "--predictor", args.predictor, "--controls", "--output", str(sub), "--quiet"]
+
+
+def _run_tables(args, tables: list[str], objectives: list[str], folder: Path, out: Path) -> list[tuple[str, str, dict]]:
+    """Run every table × objective into `folder` (each printed as it writes into `out`, where it can be
+    repeated by hand); (table, objective, value record) of each."""
+    from benchmark.cli import run_step
+
+    entries = []
+    for (i, table, objective, sub, argv), (*_, shown) in zip(_runs(args, tables, objectives, folder),
+                                                             _runs(args, tables, objectives, out)):
+        if not args.quiet:
+            sys.stderr.write(f"[value] {i + 1}/{len(tables)} {table} {objective}: benchmark {shlex.join(shown)}\n")
+        run_step(argv + ["--no-mlflow"])  # logged once in its final place (_value)
+        doc = json.loads((sub / "results.json").read_text(encoding="utf-8"))
+        entries.extend((table, objective, record) for record in doc.get("value_of_prediction") or []
+                       if record["p_hat"] == args.predictor)
+    return entries
 
 
 def _slug(table: str) -> str:
@@ -117,22 +145,17 @@ def _slug(table: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
 
 
-def _summary(entries) -> dict:
-    from benchmark.value import value_summary
-
-    return value_summary(entries)
-
-
-def markdown(entries: list[tuple[str, str, dict]], predictor: str) -> str:
-    """The value table of `entries` (trace, objective, record) and one verdict line per objective."""
-    from benchmark.value import OBJECTIVE_LABEL, VALUE_HEADER, value_cells, value_summary
+def markdown(entries: list[tuple[str, str, dict]], predictor: str, summary: dict) -> str:
+    """The value table of `entries` (trace, objective, record) and one verdict line per objective of
+    `summary` (benchmark.value.value_summary of the entries)."""
+    from benchmark.value import OBJECTIVE_LABEL, VALUE_HEADER, value_cells
 
     rule = ["---"] + ["---:"] * (len(VALUE_HEADER) - 1)
     rows = [VALUE_HEADER, rule, *(value_cells(t, o, r) for t, o, r in entries)]
     lines = [f"The value of the learned p̂ (`{predictor}`, fitted on each table's train/validation part) on each "
              "table's test part, one machine, with its controls and ceilings (`benchmark value`; columns as in the "
              "demo's table above).", "", *("| " + " | ".join(r) + " |" for r in rows), ""]
-    for objective, item in value_summary(entries).items():
+    for objective, item in summary.items():
         lines.append(f"- {OBJECTIVE_LABEL.get(objective, objective)}: the best policy on p̂ is at least as good as the "
                      f"best blind one on {item['not_worse']} of {item['tables']} tables; mean value "
                      f"{item['mean_value']:+.2f}; best with p̂ / best blind at most {item['worst_ratio']:.2f}.")

@@ -200,18 +200,14 @@ def add_ceilings(value: list[dict], jobs: JobSet, predictions: dict, srpt_sum: f
     from schedulers.engine import simulate
     from schedulers.policies.distribution import CalibrationCeiling
 
-    blind = None
-    for record in value:
-        p_hat = predictions[record["p_hat"]]
+    def ratio(p_hat, bins: int) -> float:
         with_p = jobs.with_predictions(np.maximum(np.asarray(p_hat, np.float64), 1e-9))
-        ratios = {}
-        for key, bins in (("ceiling", CEILING_BINS), ("blind_ceiling", 1)):
-            if key == "blind_ceiling" and blind is not None:
-                ratios[key] = blind
-                continue
-            ratios[key] = float(simulate(with_p, CalibrationCeiling(bins)).completion_time.sum()) / srpt_sum
-        blind = ratios["blind_ceiling"]
-        record.update(ceilings(record, ratios))
+        return float(simulate(with_p, CalibrationCeiling(bins)).completion_time.sum()) / srpt_sum
+
+    blind = ratio(predictions[value[0]["p_hat"]], 1)  # one bin: p̂ is not read
+    for record in value:
+        record.update(ceilings(record, {"ceiling": ratio(predictions[record["p_hat"]], CEILING_BINS),
+                                        "blind_ceiling": blind}))
 
 
 def with_sources(rows: list[dict], sources: dict[str, str]) -> list[dict]:

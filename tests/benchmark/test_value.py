@@ -150,3 +150,25 @@ def test_value_command_refuses_bad_options_before_any_run(tmp_path, capsys, argv
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_value_command_leaves_nothing_when_a_run_fails(tmp_path, capsys):
+    out = tmp_path / "value"
+    missing = tmp_path / "absent.csv"
+    # the first table runs, the second is refused by its run: exit 2, and no half-made folder
+    assert main(["value", "--jobs", f"elasticflow:cluster10,{missing}", "--predictor", "hras",
+                 "--objectives", "total_completion", "--output", str(out), "--quiet", "--no-mlflow"]) == 2
+    assert str(missing) in capsys.readouterr().err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".value")]
+
+
+def test_value_command_logs_each_run_from_its_final_folder(tmp_path):
+    import mlflow
+
+    out = tmp_path / "value"
+    assert main(["value", "--jobs", "elasticflow:cluster10", "--predictor", "hras", "--objectives", "total_completion",
+                 "--output", str(out), "--quiet"]) == 0
+    runs = mlflow.search_runs(search_all_experiments=True)
+    outputs = set(runs.get("params.output", pd.Series(dtype=object)).dropna())
+    assert str(out / "01-elasticflow-cluster10-total_completion") in outputs
+    assert not any(".tmp" in o for o in outputs)
