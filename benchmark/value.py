@@ -22,7 +22,7 @@ knowing the sizes, 0 = no better than not predicting, < 0 = predictions hurt. Be
   results, but how much a policy that knew perfectly how sizes spread given p̂'s bin could take from
   this p̂ (`ceiling`), and from no p̂ at all (`blind_ceiling`). A learned p̂ whose best policy is far
   below its ceiling is wasted by the policies; one whose ceiling is low carries little information.
-Pure functions of result rows and ratios; may import the standard library and numpy only.
+Pure functions of result rows and ratios; may import the standard library, numpy and benchmark.markdown.
 """
 
 from __future__ import annotations
@@ -120,19 +120,17 @@ OBJECTIVE_LABEL = {"total_completion": "ΣC_j / SRPT", "max_stretch": "max S / S
 
 def value_cells(trace: str, objective: str, record: dict) -> list[str]:
     """One Markdown row (VALUE_HEADER) of a value record of `trace`'s `objective` run."""
+    from benchmark.markdown import text_cell
+
     controls = record.get("controls") or {}
     learned = record.get("learned_policies")
     signed = "{:+.2f}"
     return [f"`{trace}`", OBJECTIVE_LABEL.get(objective, objective), record["p_hat"],
             f"{record['best_blind_policy']} {record['best_blind']:.3f}",
             f"{record['best_learned_policy'].split(' / ')[0]} {record['best_learned']:.3f}",
-            _signed(record.get("value"), signed), _signed(controls.get("permuted"), signed),
-            _signed(controls.get("constant"), signed), "–" if learned is None else str(len(learned)),
-            _signed(record.get("ceiling"), signed), _signed(record.get("blind_ceiling"), signed)]
-
-
-def _signed(value, spec: str) -> str:
-    return "–" if value is None else spec.format(value)
+            text_cell(record.get("value"), signed), text_cell(controls.get("permuted"), signed),
+            text_cell(controls.get("constant"), signed), "–" if learned is None else str(len(learned)),
+            text_cell(record.get("ceiling"), signed), text_cell(record.get("blind_ceiling"), signed)]
 
 
 def value_summary(entries: list[tuple[str, str, dict]]) -> dict[str, dict]:

@@ -18,6 +18,7 @@ import shlex
 import time
 from pathlib import Path
 
+from benchmark.markdown import markdown_table, text_cell
 from benchmark.value import is_control
 
 
@@ -236,9 +237,9 @@ def headline_markdown(out: Path, shown: Path | None = None) -> str:
                         ("trace-philly-total_completion", "real Philly trace, test part with its real arrivals")):
         n = docs[name].get("n_jobs")
         header.append(label if n is None else f"{label} ({n:,} jobs)")
-    lines = [[policy, predictor or "–"] + [_fmt(_ratio(doc.get("rows"), policy, predictor)) for doc in docs.values()]
+    lines = [[policy, predictor or "–"] + [text_cell(_ratio(doc.get("rows"), policy, predictor)) for doc in docs.values()]
              for policy, predictor in HEADLINE_ROWS]
-    parts.append(_md(header, lines))
+    parts.append(markdown_table(header, lines))
     value = value_markdown(out)
     if value:
         parts.append(value)
@@ -275,21 +276,12 @@ def value_markdown(out: Path) -> str | None:
             "(it reads true sizes: what this p̂ could be expected to give at best), *blind ceiling* the same with one bin "
             "([evaluation-protocol.md](docs/evaluation-protocol.md#the-value-of-prediction)); on every shipped "
             "table: `benchmark value` ([results.md](docs/results.md#the-value-of-prediction-on-every-shipped-table)).\n")
-    return head + "\n" + _md(VALUE_HEADER, lines)
+    return head + "\n" + markdown_table(VALUE_HEADER, lines)
 
 
 def _rows(folder: Path) -> list[dict] | None:
     path = folder / "results.json"
     return json.loads(path.read_text())["rows"] if path.exists() else None
-
-
-def _fmt(value, spec: str = "{:.3f}") -> str:
-    return "–" if value is None else spec.format(value)
-
-
-def _md(header: list[str], lines: list[list[str]]) -> str:
-    rule = ["---"] + ["---:"] * (len(header) - 1)
-    return "\n".join("| " + " | ".join(r) + " |" for r in [header, rule, *lines])
 
 
 def summary_markdown(out: Path, shown: Path | None = None) -> str:
@@ -300,11 +292,11 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
     if rows:
         parts.append("**Prediction** (ATLAS default dataset, synthetic; test split). Paper, real PAI: "
                      "LGBM-Meta Cov@25 51.2 %, Cov@50 70.6 %, RMSLE 0.871, Spearman 0.912.\n")
-        parts.append(_md(
+        parts.append(markdown_table(
             ["method", "RMSLE", "Cov@25", "Cov@50", "Cov@25 rec.", "Cov@50 rec.", "Spearman"],
-            [[r["method"], _fmt(r.get("rmsle")), _fmt(r.get("cov25"), "{:.1%}"), _fmt(r.get("cov50"), "{:.1%}"),
-              _fmt(r.get("cov25_recurrent"), "{:.1%}"), _fmt(r.get("cov50_recurrent"), "{:.1%}"),
-              _fmt(r.get("spearman"))] for r in rows],
+            [[r["method"], text_cell(r.get("rmsle")), text_cell(r.get("cov25"), "{:.1%}"), text_cell(r.get("cov50"), "{:.1%}"),
+              text_cell(r.get("cov25_recurrent"), "{:.1%}"), text_cell(r.get("cov50_recurrent"), "{:.1%}"),
+              text_cell(r.get("spearman"))] for r in rows],
         ))
     real = _trace_prediction_table(out)
     if real:
@@ -349,13 +341,13 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
                 caption += (f" An ideal schedule (every job started at its first tick, never preempted) scores "
                             f"{floors[0]:.1%} sharing-loss jobs and {floors[1]:.1%} tenant-loss intervals.")
             parts.append(f"**Fairness** ({label}); {caption}\n")
-            parts.append(_md(
+            parts.append(markdown_table(
                 ["policy", "p̂", "sharing-loss jobs", "tenant-loss intervals", "avg JCT (s)", "avg slowdown", "preemptions",
                  "migrations", "overhead %", "completed"],
-                [[r["policy"], _p_hat_cell(r), _fmt(r.get("sharing_loss_jobs"), "{:.1%}") + _paper(paper, r["policy"], "sharing_loss_jobs"),
-                  _fmt(r.get("tenant_loss_intervals"), "{:.1%}") + _paper(paper, r["policy"], "tenant_loss_intervals"),
-                  _fmt(r.get("avg_jct"), "{:,.0f}"), _fmt(r.get("avg_slowdown"), "{:.2f}"), _fmt(r.get("preemptions"), "{:.0f}"),
-                  _fmt(r.get("migrations"), "{:.0f}"), _fmt(r.get("overhead_pct"), "{:.2f}"), _fmt(r.get("completed"), "{:.0f}")] for r in rows],
+                [[r["policy"], _p_hat_cell(r), text_cell(r.get("sharing_loss_jobs"), "{:.1%}") + _paper(paper, r["policy"], "sharing_loss_jobs"),
+                  text_cell(r.get("tenant_loss_intervals"), "{:.1%}") + _paper(paper, r["policy"], "tenant_loss_intervals"),
+                  text_cell(r.get("avg_jct"), "{:,.0f}"), text_cell(r.get("avg_slowdown"), "{:.2f}"), text_cell(r.get("preemptions"), "{:.0f}"),
+                  text_cell(r.get("migrations"), "{:.0f}"), text_cell(r.get("overhead_pct"), "{:.2f}"), text_cell(r.get("completed"), "{:.0f}")] for r in rows],
             ))
     parts.extend(contended_markdown(out))
     return "\n\n".join(parts) + "\n"
@@ -395,9 +387,9 @@ def contended_markdown(out: Path) -> list[str]:
             share = None
             if None not in (base, best, r.get("avg_slowdown")) and base > best:
                 share = (base - r["avg_slowdown"]) / (base - best)
-            lines.append([r["policy"], _p_hat_cell(r), _fmt(r.get("avg_slowdown"), "{:.2f}"), _fmt(share, "{:.0%}"),
-                          _fmt(r.get("sharing_loss_jobs"), "{:.1%}"), _fmt(r.get("tenant_loss_intervals"), "{:.1%}"),
-                          _fmt(r.get("preemptions"), "{:.0f}")])
+            lines.append([r["policy"], _p_hat_cell(r), text_cell(r.get("avg_slowdown"), "{:.2f}"), text_cell(share, "{:.0%}"),
+                          text_cell(r.get("sharing_loss_jobs"), "{:.1%}"), text_cell(r.get("tenant_loss_intervals"), "{:.1%}"),
+                          text_cell(r.get("preemptions"), "{:.0f}")])
     if not lines:
         return []
     caption = (f"**Fairness, contended** (test part of the real {FAIRNESS_TRACE} trace, {CONTENDED_NODES} × 8 GPUs"
@@ -405,7 +397,7 @@ def contended_markdown(out: Path) -> list[str]:
                f"{TRACE_PREDICTOR}). Gap realised: (ASTRAEA − the policy) / (ASTRAEA − SRTF-oracle) in avg slowdown, "
                "per p̂ source; `astraea-p` revises an outlived p̂ by doubling it, `astraea-p(revision=none)` is the "
                "previous rule.\n")
-    return [caption, _md(["policy", "p̂", "avg slowdown", "gap realised", "sharing-loss jobs", "tenant-loss intervals",
+    return [caption, markdown_table(["policy", "p̂", "avg slowdown", "gap realised", "sharing-loss jobs", "tenant-loss intervals",
                           "preemptions"], lines)]
 
 
@@ -448,9 +440,9 @@ def _trace_prediction_table(out: Path) -> str | None:
         cells = []
         for doc in docs.values():
             row = next((r for r in doc["rows"] if r["method"] == method), None)
-            cells.append("–" if row is None else f"{_fmt(row.get('rmsle'))} · {_fmt(row.get('cov25'), '{:.1%}')}")
+            cells.append("–" if row is None else f"{text_cell(row.get('rmsle'))} · {text_cell(row.get('cov25'), '{:.1%}')}")
         lines.append([method] + cells)
-    return head + "\n" + _md(["method"] + [f"`{t}`" for t in docs], lines)
+    return head + "\n" + markdown_table(["method"] + [f"`{t}`" for t in docs], lines)
 
 
 def _p_hat_cell(row: dict) -> str:
@@ -481,6 +473,6 @@ def _scheduling_table(out: Path, prefix: str) -> str | None:
     lines = []
     for (policy, predictor), cell in cells.items():
         lines.append([policy, predictor] + [
-            _fmt(sum(cell[o]) / len(cell[o]) if o in cell else None) for o in ("total_completion", "max_stretch", "makespan")
+            text_cell(sum(cell[o]) / len(cell[o]) if o in cell else None) for o in ("total_completion", "max_stretch", "makespan")
         ])
-    return _md(["policy", "p̂", "ΣC_j / SRPT", "max S / S*", "C_max / bound"], lines)
+    return markdown_table(["policy", "p̂", "ΣC_j / SRPT", "max S / S*", "C_max / bound"], lines)

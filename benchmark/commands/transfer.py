@@ -179,6 +179,6 @@ def markdown(doc: dict) -> str:
                       _f(r["own_rmsle"]), _f(r["transfer_rmsle"]), _f(r["own_spearman"]), _f(r["transfer_spearman"]),
                       _f(r.get("fifo_ratio")), _f(r.get("spjf_own_ratio")), _f(r.get("spjf_transfer_ratio")),
                       _f(r.get("sprpt_own_ratio")), _f(r.get("sprpt_transfer_ratio"))])
-    rule = ["---"] + ["---:"] * (len(header) - 1)
-    table = "\n".join("| " + " | ".join(x) + " |" for x in [header, rule, *lines])
-    return head + "\n" + table + "\n"
+    from benchmark.markdown import markdown_table
+
+    return head + "\n" + markdown_table(header, lines) + "\n"

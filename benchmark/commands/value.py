@@ -10,7 +10,7 @@ on p̂ to the best blind one. Writes OUT/value.json and OUT/value.md beside the 
 `--readme FILE` rewrites the block between `<!-- value:start -->` and `<!-- value:end -->`
 (docs/results.md). A table that cannot be scheduled is exit 2 before any run, named with the problem.
 
-May import benchmark.cli (in-process runs), benchmark.results, benchmark.value and atlas_data.
+May import benchmark.cli (in-process runs), benchmark.markdown, benchmark.results, benchmark.value and atlas_data.
 """
 
 from __future__ import annotations
@@ -150,11 +150,12 @@ def markdown(entries: list[tuple[str, str, dict]], predictor: str, summary: dict
     `summary` (benchmark.value.value_summary of the entries)."""
     from benchmark.value import OBJECTIVE_LABEL, VALUE_HEADER, value_cells
 
-    rule = ["---"] + ["---:"] * (len(VALUE_HEADER) - 1)
-    rows = [VALUE_HEADER, rule, *(value_cells(t, o, r) for t, o, r in entries)]
+    from benchmark.markdown import markdown_table
+
+    table = markdown_table(VALUE_HEADER, [value_cells(t, o, r) for t, o, r in entries])
     lines = [f"The value of the learned p̂ (`{predictor}`, fitted on each table's train/validation part) on each "
              "table's test part, one machine, with its controls and ceilings (`benchmark value`; columns as in the "
-             "demo's table above).", "", *("| " + " | ".join(r) + " |" for r in rows), ""]
+             "demo's table above).", "", table, ""]
     for objective, item in summary.items():
         lines.append(f"- {OBJECTIVE_LABEL.get(objective, objective)}: the best policy on p̂ is at least as good as the "
                      f"best blind one on {item['not_worse']} of {item['tables']} tables; mean value "
