@@ -51,7 +51,7 @@ def stretches(jobs: JobSet, completion: np.ndarray) -> np.ndarray:
     return (completion - jobs.submit_time) / jobs.size
 
 
-def reference_values(objective: str, jobs: JobSet, machines=DEFAULT_MACHINES, *, cpsat_time_limit_s: float = 10.0,
+def reference_values(objective: str, jobs: JobSet, machines=DEFAULT_MACHINES, *, cpsat_work_limit: float = 10.0,
                      optimum: bool = True) -> dict:
     """The normaliser(s) of an objective on this instance (`optimum=False`: no CP-SAT makespan optimum, `opt` None)."""
     if objective == "total_completion":
@@ -69,7 +69,7 @@ def reference_values(objective: str, jobs: JobSet, machines=DEFAULT_MACHINES, *,
             bound = normalisers.mcnaughton_bound(jobs.size, m)
             opt = None
             if optimum and normalisers.cpsat_feasible_size(jobs.n, m):
-                opt = normalisers.makespan_optimum(jobs.size, m, time_limit_s=cpsat_time_limit_s)
+                opt = normalisers.makespan_optimum(jobs.size, m, work_limit=cpsat_work_limit)
             out[int(m)] = {"bound": float(bound), "opt": opt}
         return out
     raise ValueError(f"unknown objective {objective!r}")
