@@ -52,7 +52,8 @@ def test_readme_is_a_short_landing_page_with_the_two_commands():
 
 
 def test_each_generated_block_lives_in_one_place():
-    from benchmark.commands import demo, reproduce, reproduce_astraea, reproduce_rlscheduler, robustness, transfer
+    from benchmark.commands import demo, reproduce, reproduce_rlscheduler, robustness, transfer
+    from benchmark.experiments import astraea as reproduce_astraea
 
     readme, results = README.read_text(encoding="utf-8"), RESULTS.read_text(encoding="utf-8")
     assert "Produced by `benchmark demo`" in _block(readme, demo.HEADLINE_START, demo.HEADLINE_END)

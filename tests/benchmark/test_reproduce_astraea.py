@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands import reproduce_astraea as ra
+from benchmark.experiments import astraea as ra
 from benchmark.sweeps import cells, load_config
 
-PAPER_VENUS = ra.PAPER_VENUS  # the one source of the paper's Venus figures, as the command imports it
+PAPER_VENUS = ra.PAPER_VENUS  # the one source of the paper's Venus figures, as the experiment imports it
 
 SMALL = ["--n", "600", "--seed", "1", "--venus-nodes", "40", "--philly-nodes", "40", "--sizes", "30,50",
          "--leases", "600,900,1200", "--workers", "2", "--quiet"]

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from atlas_data.errors import InputError
-from benchmark.commands import reproduce_astraea as ra
+from benchmark.experiments import astraea_ablations as ab
+from benchmark.experiments import astraea_runs
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.policies.themis import Themis
 from schedulers.cluster.policies.yarn_cs import YarnCS
@@ -168,8 +169,8 @@ def _runs(tmp_path, *, cap15=(0.60, 0.40), blind=0.190, themis=0.031) -> dict:
 
 
 def _section(runs) -> str:
-    table = ra.ablation_table(runs)
-    return "\n".join(ra.ablation_markdown({"table": table, "answers": ra.ablation_answers(table)}))
+    table = ab.ablation_table(runs)
+    return "\n".join(ab.ablation_markdown({"table": table, "answers": ab.ablation_answers(table)}))
 
 
 def test_the_section_quotes_the_ablation_runs(tmp_path):
@@ -221,12 +222,12 @@ def test_the_command_runs_the_ablation_cells():
     from types import SimpleNamespace
 
     args = SimpleNamespace(seed=3, n=None, venus_nodes=100, philly_nodes=[210], sizes=[100], leases=[900.0])
-    configs = ra.sweep_configs(args)
-    assert configs["ablations"]["policies"] == list(ra.ABLATION_POLICIES)
-    assert "yarn-cs(max_capacity=1.5)" in ra.ABLATION_POLICIES and "themis(size_blind=True)" in ra.ABLATION_POLICIES
+    configs = astraea_runs.sweep_configs(args)
+    assert configs["ablations"]["policies"] == list(astraea_runs.ABLATION_POLICIES)
+    assert "yarn-cs(max_capacity=1.5)" in astraea_runs.ABLATION_POLICIES and "themis(size_blind=True)" in astraea_runs.ABLATION_POLICIES
     assert configs["ablation-noise"]["noise"] == [0.0, 2.0, 4.0]
     assert configs["ablation-load"]["nodes"] == [60]
     assert configs["ablation-draws"]["seeds"] == [4, 5]
     args.philly_nodes = [210, 64]
-    assert ra.sweep_configs(args)["ablation-philly"]["nodes"] == [64]  # the contended Philly cluster
-    assert ra.draw_seeds(2**31 - 1) == [0, 1]  # past the largest seed it wraps
+    assert astraea_runs.sweep_configs(args)["ablation-philly"]["nodes"] == [64]  # the contended Philly cluster
+    assert astraea_runs.draw_seeds(2**31 - 1) == [0, 1]  # past the largest seed it wraps
