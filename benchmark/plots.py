@@ -389,7 +389,7 @@ def sweep_ratio_bars(table: pd.DataFrame, path: Path) -> Path:
 
 
 # ----- fairness robustness curves (benchmark robustness --task fairness) ----------------------------------
-#: how each no-information control is drawn (benchmark.commands.robustness): horizontal lines in colours
+#: how each no-information control is drawn (benchmark.experiments.robustness): horizontal lines in colours
 #: no policy curve uses, each with its own dash, so "is the σ = 0 point below every control?" is read at a glance
 CONTROL_STYLES = {"constant": ("#d62728", (0, (6, 2))), "random": ("#9467bd", (0, (1, 1.5))),
                   "permuted": ("#8c564b", (0, (4, 1.5, 1, 1.5)))}

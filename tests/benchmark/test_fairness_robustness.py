@@ -1,5 +1,5 @@
 """`benchmark robustness --task fairness`: the p̂ sources (noise levels and no-information controls),
-the rows, the figure, the README block and the refusals (benchmark.commands.robustness)."""
+the rows, the figure, the README block and the refusals (benchmark.commands.robustness, benchmark.experiments.robustness)."""
 
 import argparse
 import json
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands import robustness as rb
+from benchmark.experiments import robustness as rb
 from cli_checks import exit_2_one_line
 from schedulers.policy import get_policy, policy_names
 

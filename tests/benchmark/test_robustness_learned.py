@@ -1,7 +1,7 @@
 """`benchmark robustness --task fairness --jobs TRACE`: learned p̂ on a real trace's test part, beside the
 noise levels and the controls — the rows, that they are `run --task fairness --jobs TRACE --predictor`'s own
 numbers, that no true size of the scheduled jobs reaches the fit, the placement between exact p̂ and the
-controls, and the refusals (benchmark.commands.robustness)."""
+controls, and the refusals (benchmark.commands.robustness, benchmark.experiments.robustness)."""
 
 import argparse
 import json
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands import robustness as rb
+from benchmark.experiments import robustness as rb
 from cli_checks import exit_2_one_line
 
 # One Philly VC: 1,137 jobs, its test part 171 jobs; the lgbm-meta fit takes about a second and is
