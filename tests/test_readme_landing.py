@@ -52,9 +52,9 @@ def test_readme_is_a_short_landing_page_with_the_two_commands():
 
 
 def test_each_generated_block_lives_in_one_place():
-    from benchmark.commands import demo, reproduce, reproduce_rlscheduler, transfer
+    from benchmark.commands import reproduce, reproduce_rlscheduler, transfer
     from benchmark.experiments import astraea as reproduce_astraea
-    from benchmark.experiments import robustness
+    from benchmark.experiments import demo, robustness
 
     readme, results = README.read_text(encoding="utf-8"), RESULTS.read_text(encoding="utf-8")
     assert "Produced by `benchmark demo`" in _block(readme, demo.HEADLINE_START, demo.HEADLINE_END)
@@ -118,7 +118,7 @@ def test_the_demo_block_reproduces_on_its_cheapest_steps(tmp_path, monkeypatch):
     lgbm-meta p̂ on the 545-job test part, noise p̂, every policy) and compare that table with the committed
     block of docs/results.md, caption and every row."""
     import benchmark.plots as plots
-    from benchmark.commands.demo import END, REAL_ARRIVALS, START, demo_steps, summary_markdown
+    from benchmark.experiments.demo import END, REAL_ARRIVALS, START, demo_steps, summary_markdown
 
     for figure in ("ratio_bars", "stretch_cdf", "robustness_curve"):  # the block reads no figure
         monkeypatch.setattr(plots, figure, lambda *args, **kwargs: None)

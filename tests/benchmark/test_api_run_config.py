@@ -186,7 +186,7 @@ def test_validate_names_the_option_of_a_configuration_built_by_hand():
 
 
 def test_every_demo_run_builds_a_valid_configuration(tmp_path):
-    from benchmark.commands.demo import demo_steps
+    from benchmark.experiments.demo import demo_steps
 
     configs = [cfg.from_argv(argv) for _, argv in demo_steps(tmp_path) if argv[0] == "run"]
     assert len(configs) == 23 and {c.task for c in configs} == {"prediction", "scheduling", "fairness"}

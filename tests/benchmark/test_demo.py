@@ -7,8 +7,8 @@ import pytest
 
 from benchmark.cli import build_parser, main
 from atlas_data.outputs import output_folder
-from benchmark.commands.demo import (END, HEADLINE_END, HEADLINE_START, START, demo_steps, replace_block,
-                                     summary_markdown)
+from benchmark.experiments.demo import (END, HEADLINE_END, HEADLINE_START, START, demo_steps, replace_block,
+                                        summary_markdown)
 
 
 def test_every_demo_step_is_a_valid_command_line(tmp_path):

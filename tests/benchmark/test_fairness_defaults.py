@@ -68,7 +68,7 @@ def test_cli_rows_and_the_demo_caption_carry_the_floors(tmp_path):
     import pandas as pd
 
     from benchmark.cli import main
-    from benchmark.commands.demo import summary_markdown
+    from benchmark.experiments.demo import summary_markdown
 
     jobs = tmp_path / "jobs.csv"
     pd.DataFrame({"job_id": list("abc"), "submit_time": [0, 5, 95], "duration": [100, 50, 30], "gpus": [2, 2, 4],
