@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib
 
 SECTIONS = {
-    "scheduling": "benchmark.perf_scheduling",
-    "pipeline": "benchmark.perf_pipeline",
-    "predictors": "benchmark.perf_predictors",
-    "fairness": "benchmark.perf_fairness",
-    "traces": "benchmark.perf_traces",
-    "peers": "benchmark.perf_peers",
-    "command": "benchmark.perf_command",
-    "hpc": "benchmark.perf_hpc",
+    "scheduling": "benchmark.experiments.perf.scheduling",
+    "pipeline": "benchmark.experiments.perf.pipeline",
+    "predictors": "benchmark.experiments.perf.predictors",
+    "fairness": "benchmark.experiments.perf.fairness",
+    "traces": "benchmark.experiments.perf.traces",
+    "peers": "benchmark.experiments.perf.peers",
+    "command": "benchmark.experiments.perf.command",
+    "hpc": "benchmark.experiments.perf.hpc",
 }
 
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark import peer_heapq, perf_command, plots
+from benchmark import plots
+from benchmark.experiments.perf import command as perf_command
+from benchmark.experiments.perf import peer_heapq
 from schedulers.engine import simulate
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
@@ -68,7 +70,7 @@ def test_a_scheduling_run_imports_only_what_it_uses(tmp_path):
 
 
 def test_the_bare_process_does_the_work_of_the_command(tmp_path):
-    """benchmark.peer_heapq.srpt_process reads the CSV perf writes, and its ΣC_j and completion times
+    """benchmark.experiments.perf.peer_heapq.srpt_process reads the CSV perf writes, and its ΣC_j and completion times
     are the engine's SRPT schedule on the same file (sizes floored at 1 s, times shifted to 0)."""
     jobs_csv, out_csv = tmp_path / "jobs.csv", tmp_path / "bare.csv"
     perf_command.write_jobs_csv(400, jobs_csv)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmark import perf_hpc
+from benchmark.experiments.perf import hpc as perf_hpc
 from benchmark.cli import main
 from benchmark.commands import reproduce_hpc as hpc
 from schedulers.cluster.metrics import ideal_fairness

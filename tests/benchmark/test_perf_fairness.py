@@ -32,7 +32,7 @@ def test_perf_fairness_refuses_an_unknown_workload(capsys):
 def test_every_workload_gives_the_predictive_policies_their_p_hat():
     """The predictive cluster policies (themis, astraea-p, …) need p̂ on every workload, the shipped
     Philly trace included (it has none of its own)."""
-    from benchmark.perf_fairness import philly_workload, venus_workload
+    from benchmark.experiments.perf.fairness import philly_workload, venus_workload
 
     for jobs, *_ in (philly_workload(), venus_workload(300)):
         assert jobs.predicted is not None and len(jobs.predicted) == jobs.n

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from benchmark import peer_heapq, peer_reference, perf_peers
+from benchmark.experiments.perf import peer_heapq, peer_reference
+from benchmark.experiments.perf import peers as perf_peers
 from benchmark.cli import main
-from benchmark.perf_scheduling import generated_jobs
+from benchmark.experiments.perf.scheduling import generated_jobs
 from schedulers.engine import simulate
 from schedulers.policy import get_policy
 

@@ -4,7 +4,7 @@ against the O(n²) simulators on the same instance."""
 import json
 
 from benchmark.cli import main
-from benchmark.perf_scheduling import ENGINE, REVISED
+from benchmark.experiments.perf.scheduling import ENGINE, REVISED
 from schedulers.policy import policy_names, resolve_policy
 
 
@@ -31,14 +31,14 @@ def test_perf_scheduling_small(tmp_path, capsys):
 
 def test_perf_saves_each_section_as_it_finishes(tmp_path, capsys, monkeypatch):
     """A run interrupted in its second section keeps the first one's figures in --output."""
-    import benchmark.perf_traces
+    import benchmark.experiments.perf.traces
 
     def interrupted(args):
         assert json.loads(out.read_text())["scheduling"]["policies"]["300"]  # already saved
         raise KeyboardInterrupt
 
     out = tmp_path / "perf.json"
-    monkeypatch.setattr(benchmark.perf_traces, "run", interrupted)
+    monkeypatch.setattr(benchmark.experiments.perf.traces, "run", interrupted)
     assert main(["perf", "--scheduling", "--traces", "--sizes", "300", "--naive-n", "200", "--output", str(out)]) == 130
     figures = json.loads(out.read_text())
     assert list(figures) == ["scheduling"] and set(figures["scheduling"]["policies"]["300"]) == _timed()

@@ -346,7 +346,7 @@ KINDS = ("fifo", "sjf", "spjf", "srpt", "sprpt", "pspjf", "edf-p", "rr", "prr", 
 
 
 def _instance(n: int, seed: int = 0):
-    from benchmark.perf_scheduling import generated_jobs
+    from benchmark.experiments.perf.scheduling import generated_jobs
 
     return generated_jobs(n, seed=seed)
 
@@ -468,7 +468,7 @@ _LONG_RUN = """
     from schedulers.jobs import JobSet
     from schedulers.policy import get_policy
 
-    def generated(n):  # benchmark.perf_scheduling.generated_jobs's instance, without its job ids to sort
+    def generated(n):  # benchmark.experiments.perf.scheduling.generated_jobs's instance, without its job ids to sort
         rng = np.random.default_rng(0)
         size = rng.lognormal(np.log(60.0) - 1.125, 1.5, n)
         one = np.ones(n, np.int64)

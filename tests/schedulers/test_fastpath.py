@@ -10,7 +10,7 @@ event counts, bit for bit (when they run: test_jit.py)."""
 import numpy as np
 import pytest
 
-from benchmark.perf_scheduling import generated_jobs
+from benchmark.experiments.perf.scheduling import generated_jobs
 from schedulers import fastpath
 from schedulers.engine import Engine, simulate
 from schedulers.fastpath import fast_simulate

@@ -1,14 +1,14 @@
 """Perf section `command`: what one whole `benchmark run` command costs against a bare heapq process
 doing the same job on the same file (docs/performance.md, "Whole-command cost").
 
-It writes `--command-jobs` generated jobs (benchmark.perf_scheduling.generated_jobs, load 1.5) as a
+It writes `--command-jobs` generated jobs (benchmark.experiments.perf.scheduling.generated_jobs, load 1.5) as a
 jobs CSV, then times, in `--command-repeat` rounds (each round runs both, one after the other, so a
 change of machine load hits both alike), two fresh processes:
 - `benchmark run --task scheduling --objective total_completion --jobs FILE --policies srpt
   --no-mlflow --quiet`: the console script's entry, start-up to exit — reading and checking the
   file, the normaliser, the simulation, per_job.parquet, results.json/.csv and the figures;
-- `python -m benchmark.peer_heapq FILE OUT`: the csv module, a bare heapq SRPT loop and a CSV of
-  completion times (benchmark.peer_heapq.srpt_process).
+- `python -m benchmark.experiments.perf.peer_heapq FILE OUT`: the csv module, a bare heapq SRPT loop and a CSV of
+  completion times (benchmark.experiments.perf.peer_heapq.srpt_process).
 Wall seconds and CPU seconds (user + system of the child) are the medians of the rounds; the
 ratio is command / bare process (goal ≤ COMMAND_GOAL). The bare process's ΣC_j must equal the
 command's SRPT total completion (relative 10⁻⁹), so the two did the same work. The command's own
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from benchmark.options import integer
-from benchmark.perf_scheduling import generated_jobs
+from benchmark.experiments.perf.scheduling import generated_jobs
 from benchmark.progress import say
 from benchmark.results import format_table
 
@@ -82,7 +82,7 @@ def measure(n: int, repeat: int, folder: Path) -> dict:
         doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
         splits.append(doc.get("timings", {}).get("stages_s", {}))
         totals["command"] = float(doc["rows"][0]["value"])
-        wall, cpu, stdout = _timed([sys.executable, "-m", "benchmark.peer_heapq", str(jobs), str(folder / "bare.csv")])
+        wall, cpu, stdout = _timed([sys.executable, "-m", "benchmark.experiments.perf.peer_heapq", str(jobs), str(folder / "bare.csv")])
         times["bare"].append((wall, cpu))
         totals["bare"] = float(stdout.strip())
         loads.append(os.getloadavg()[0])

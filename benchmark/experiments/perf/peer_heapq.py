@@ -293,7 +293,7 @@ def srpt_process(jobs_csv: str, out_csv: str) -> float:
     return sum(completion)
 
 
-if __name__ == "__main__":  # python -m benchmark.peer_heapq JOBS.csv OUT.csv: prints ΣC_j
+if __name__ == "__main__":  # python -m benchmark.experiments.perf.peer_heapq JOBS.csv OUT.csv: prints ΣC_j
     import sys
 
     print(repr(srpt_process(sys.argv[1], sys.argv[2])))

@@ -6,9 +6,9 @@ of `--peers-repeat` runs):
   warmed up before timing) — what every task runs from 100,000 jobs up, or always with
   ATLAS_BENCH_JIT=on; the Python loops when numba is not installed;
 - `python`: the same fast loops as Python (ATLAS_BENCH_JIT=off) — what tasks run below 100,000 jobs;
-- `heapq`: the minimal pure-Python heapq loop of that policy (benchmark.peer_heapq), the limit a
+- `heapq`: the minimal pure-Python heapq loop of that policy (benchmark.experiments.perf.peer_heapq), the limit a
   Python event loop can reach;
-- `reference`: a transcription of the ATLAS paper's reference loops (benchmark.peer_reference),
+- `reference`: a transcription of the ATLAS paper's reference loops (benchmark.experiments.perf.peer_reference),
   for the policies it has: fifo, srpt, sprpt, rr, prr and its "LAS", which is `las-ref` here.
 Costs are per event of the reference engine (`simulate(..., reference=True)`, the general loop
 with every wake-up a policy asks for): the same divisor for all, so ratios of costs are
@@ -17,7 +17,7 @@ that change nothing and so process fewer events (`fast_events`); one divisor for
 cost ratio equal to the ratio of times on the same instance. The machine's load average is taken
 before and after each policy. Every implementation's total completion time is checked against the
 engine's (relative 10⁻⁹; the Python loops' schedule must be the compiled one bit for bit), so a fast
-wrong loop cannot pass. Instances: benchmark.perf_scheduling.generated_jobs at offered load
+wrong loop cannot pass. Instances: benchmark.experiments.perf.scheduling.generated_jobs at offered load
 `--peers-load`. May import schedulers and benchmark.
 """
 
@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
-from benchmark import peer_heapq, peer_reference
-from benchmark.perf_scheduling import generated_jobs
+from benchmark.experiments.perf import peer_heapq, peer_reference
+from benchmark.experiments.perf.scheduling import generated_jobs
 from benchmark.progress import say
 from benchmark.results import format_table
 from schedulers import jit
@@ -64,7 +64,7 @@ def add_arguments(parser) -> None:
 
 
 def heapq_loop(name: str, submit, size, predicted):
-    """The minimal heapq loop of policy `name` (benchmark.peer_heapq) on Python lists."""
+    """The minimal heapq loop of policy `name` (benchmark.experiments.perf.peer_heapq) on Python lists."""
     H = peer_heapq
     return {
         "fifo": lambda: H.non_preemptive(submit, size),
