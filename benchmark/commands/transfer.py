@@ -18,28 +18,24 @@ arrivals on one machine (FIFO beside them, blind). Writes OUT/transfer.json, tra
 transfer.md (a safe output folder, atlas_data.outputs); `--readme FILE` rewrites the block between `<!-- transfer:start -->` and
 `<!-- transfer:end -->`. See docs/real-traces.md#12-cross-cluster-transfer.
 
-May import atlas_data, predictors, schedulers and benchmark.
+The argument handling only: the experiment is benchmark.experiments.transfer. May import
+benchmark.experiments, benchmark.options, benchmark.progress, benchmark.results, benchmark.tasks,
+atlas_data and predictors.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, output_folder
+from benchmark.experiments.transfer import END, START, measure, plain_table, write_outputs
 from benchmark.options import MAX_JOBS, integer
 from benchmark.options import seed as seed_type
-from benchmark.progress import Progress, say
-from benchmark.results import check_readme_block, format_table, replace_readme_block
+from benchmark.progress import say
+from benchmark.results import check_readme_block, replace_readme_block
 
-START, END = "<!-- transfer:start -->", "<!-- transfer:end -->"
 TRACES = ("elasticflow", "philly")
-POLICIES = ["srpt", "fifo", "spjf", "sprpt"]
 
 
 def register(subparsers) -> None:
@@ -85,35 +81,6 @@ def _clusters(args) -> list[str]:
     return sorted(c for c in sizes.index if sizes[c] >= (100 if args.min_jobs is None else args.min_jobs))
 
 
-def evaluate_cluster(trace: str, cluster: str, method: str, seed: int) -> dict:
-    """One cluster: metrics and scheduling ratios of its own and of the transferred p̂."""
-    from benchmark.tasks.traces import fit_trace_method, trace_split
-    from predictors.metrics import evaluate
-    from schedulers.jobs import JobSet
-    from schedulers.objectives import run_objective
-
-    spec = f"{trace}:{cluster}"
-    own = trace_split(spec, seed=seed)
-    moved = trace_split(spec, train_spec=trace, seed=seed)
-    jobs = JobSet.from_frame(own.test_jobs)
-    truth = own.split.test_truth()
-    row = {"cluster": cluster, "jobs": int(own.card["n_total"]), "test_jobs": int(jobs.n),
-           "own_train_jobs": own.card["counts"]["train"] + own.card["counts"]["val"],
-           "transfer_train_jobs": moved.card["counts"]["train"] + moved.card["counts"]["val"]}
-    predictions = {}
-    for label, ts in (("own", own), ("transfer", moved)):
-        frame = fit_trace_method(ts, method, seed=seed).to_frame().set_index("job_id")
-        p_hat = frame["p_hat"].reindex(pd.Index(jobs.job_id).astype(str)).to_numpy(np.float64)
-        m = evaluate(p_hat, truth.loc[jobs.job_id.astype(str), "p_star"].to_numpy(float))
-        row.update({f"{label}_cov25": m["cov25"], f"{label}_rmsle": m["rmsle"], f"{label}_spearman": m["spearman"]})
-        predictions[label] = p_hat
-    rows, _, _ = run_objective("total_completion", jobs, POLICIES, predictions)
-    for r in rows:
-        key = r["policy"] if r["predictor"] is None else f"{r['policy']}_{r['predictor']}"
-        row[f"{key}_ratio"] = r["ratio"]
-    return row
-
-
 def _transfer(args) -> int:
     from predictors.methods import check_method_name
 
@@ -128,57 +95,11 @@ def _transfer(args) -> int:
     if not clusters:
         least = 100 if args.min_jobs is None else args.min_jobs
         raise InputError(f"no cluster of {args.trace} has at least {least} jobs", where="--min-jobs")
-    started = time.perf_counter()
-    rows = []
-    with Progress(f"transfer on {args.trace}", total=len(clusters), quiet=args.quiet) as progress:
-        for cluster in clusters:
-            progress.note(f"{cluster}: own and transferred {args.method}")
-            rows.append(evaluate_cluster(args.trace, cluster, args.method, args.seed))
-            progress.update()
-    doc = {"trace": args.trace, "method": args.method, "seed": args.seed, "policies": POLICIES,
-           "objective": "total_completion", "seconds": round(time.perf_counter() - started, 1), "rows": rows}
-    from atlas_data.io import json_safe
-
-    text = markdown(doc)
+    doc = measure(args.trace, clusters, args.method, args.seed, quiet=args.quiet)
     with output_folder(out, "transfer") as folder:  # the three files appear together, under OUT, or not at all
-        (folder / "transfer.json").write_text(json.dumps(json_safe(doc), indent=2) + "\n")
-        pd.DataFrame(rows).to_csv(folder / "transfer.csv", index=False)
-        (folder / "transfer.md").write_text(text)
+        text = write_outputs(folder, doc)
     if args.readme:
         replace_readme_block(Path(args.readme), START, END, text)
-    print(format_table([_plain(r) for r in rows], list(_plain(rows[0]))))
+    print(plain_table(doc["rows"]))
     say(f"wrote {out} in {doc['seconds']:.0f} s", args.quiet)
     return 0
-
-
-def _plain(row: dict) -> dict:
-    return {"cluster": row["cluster"], "test": row["test_jobs"],
-            "Cov@25 own": row["own_cov25"], "Cov@25 transfer": row["transfer_cov25"],
-            "RMSLE own": row["own_rmsle"], "RMSLE transfer": row["transfer_rmsle"],
-            "ρ own": row["own_spearman"], "ρ transfer": row["transfer_spearman"],
-            "FIFO": row.get("fifo_ratio"), "SPJF own": row.get("spjf_own_ratio"),
-            "SPJF transfer": row.get("spjf_transfer_ratio"), "SPRPT own": row.get("sprpt_own_ratio"),
-            "SPRPT transfer": row.get("sprpt_transfer_ratio")}
-
-
-def _f(value, spec: str = "{:.3f}") -> str:
-    return "–" if value is None or (isinstance(value, float) and not np.isfinite(value)) else spec.format(value)
-
-
-def markdown(doc: dict) -> str:
-    """The transfer table as Markdown (also the block of docs/results.md)."""
-    head = (f"Cross-cluster transfer on `{doc['trace']}` with `{doc['method']}` (`benchmark transfer`): each cluster's "
-            "test part (latest 15 % of its jobs) predicted by a model fitted on its own train/validation part (own) "
-            "and by one fitted on the other clusters (transfer); ΣC_j / ΣC_j(SRPT) of SPJF and SPRPT with that p̂ "
-            "on the test part with its real arrivals, FIFO for reference.\n")
-    header = ["cluster", "test jobs", "Cov@25 own", "Cov@25 transfer", "RMSLE own", "RMSLE transfer", "ρ own",
-              "ρ transfer", "FIFO", "SPJF own", "SPJF transfer", "SPRPT own", "SPRPT transfer"]
-    lines = []
-    for r in doc["rows"]:
-        lines.append([r["cluster"], f"{r['test_jobs']:,}", _f(r["own_cov25"], "{:.1%}"), _f(r["transfer_cov25"], "{:.1%}"),
-                      _f(r["own_rmsle"]), _f(r["transfer_rmsle"]), _f(r["own_spearman"]), _f(r["transfer_spearman"]),
-                      _f(r.get("fifo_ratio")), _f(r.get("spjf_own_ratio")), _f(r.get("spjf_transfer_ratio")),
-                      _f(r.get("sprpt_own_ratio")), _f(r.get("sprpt_transfer_ratio"))])
-    from benchmark.markdown import markdown_table
-
-    return head + "\n" + markdown_table(header, lines) + "\n"

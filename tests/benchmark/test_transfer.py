@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from benchmark.cli import main
-from benchmark.commands.transfer import END, START
+from benchmark.experiments.transfer import END, START
 
 
 def test_transfer_table_for_one_cluster_and_its_readme_block(tmp_path, capsys):
