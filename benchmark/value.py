@@ -22,7 +22,8 @@ knowing the sizes, 0 = no better than not predicting, < 0 = predictions hurt. Be
   results, but how much a policy that knew perfectly how sizes spread given p̂'s bin could take from
   this p̂ (`ceiling`), and from no p̂ at all (`blind_ceiling`). A learned p̂ whose best policy is far
   below its ceiling is wasted by the policies; one whose ceiling is low carries little information.
-Pure functions of result rows and ratios; may import the standard library, numpy and benchmark.markdown.
+Pure functions of result rows and ratios, computed in every scheduling run (benchmark.tasks.scheduling);
+the table of many runs' values is benchmark.experiments.value. May import the standard library and numpy.
 """
 
 from __future__ import annotations
@@ -111,43 +112,6 @@ def _noise_columns(rows, noise: list[float], blind: float, clair: float, control
     finite = [v for v in values + control_values if v is not None]
     slope = float(np.polyfit(noise, best, 1)[0]) if len(noise) > 1 and all(map(math.isfinite, best)) else None
     return {"consistency": consistency, "robustness": min(finite) if finite else None, "smoothness": slope}
-
-
-VALUE_HEADER = ["trace", "objective", "p̂", "best blind", "best with p̂", "value", "permuted", "constant", "uses p̂",
-                "ceiling", "blind ceiling"]
-OBJECTIVE_LABEL = {"total_completion": "ΣC_j / SRPT", "max_stretch": "max S / S*"}
-
-
-def value_cells(trace: str, objective: str, record: dict) -> list[str]:
-    """One Markdown row (VALUE_HEADER) of a value record of `trace`'s `objective` run."""
-    from benchmark.markdown import text_cell
-
-    controls = record.get("controls") or {}
-    learned = record.get("learned_policies")
-    signed = "{:+.2f}"
-    return [f"`{trace}`", OBJECTIVE_LABEL.get(objective, objective), record["p_hat"],
-            f"{record['best_blind_policy']} {record['best_blind']:.3f}",
-            f"{record['best_learned_policy'].split(' / ')[0]} {record['best_learned']:.3f}",
-            text_cell(record.get("value"), signed), text_cell(controls.get("permuted"), signed),
-            text_cell(controls.get("constant"), signed), "–" if learned is None else str(len(learned)),
-            text_cell(record.get("ceiling"), signed), text_cell(record.get("blind_ceiling"), signed)]
-
-
-def value_summary(entries: list[tuple[str, str, dict]]) -> dict[str, dict]:
-    """Per objective over (trace, objective, record) entries: how many tables, on how many the best policy
-    on p̂ is at most the best blind one, the mean value, and the largest best-with-p̂ / best-blind ratio."""
-    out: dict[str, dict] = {}
-    for _, objective, record in entries:
-        if record.get("value") is None:
-            continue
-        item = out.setdefault(objective, {"tables": 0, "not_worse": 0, "values": [], "worst_ratio": 0.0})
-        item["tables"] += 1
-        item["not_worse"] += record["best_learned"] <= record["best_blind"]
-        item["values"].append(record["value"])
-        item["worst_ratio"] = max(item["worst_ratio"], record["best_learned"] / record["best_blind"])
-    for item in out.values():
-        item["mean_value"] = float(np.mean(item.pop("values")))
-    return out
 
 
 def control_predictions(p_hat: np.ndarray, seed: int) -> dict[str, np.ndarray]:

@@ -10,21 +10,21 @@ on p̂ to the best blind one. Writes OUT/value.json and OUT/value.md beside the 
 `--readme FILE` rewrites the block between `<!-- value:start -->` and `<!-- value:end -->`
 (docs/results.md). A table that cannot be scheduled is exit 2 before any run, named with the problem.
 
-May import benchmark.cli (in-process runs), benchmark.markdown, benchmark.results, benchmark.value and atlas_data.
+
+The argument handling and the running of the command lines; the runs' command lines, the table and
+its verdicts are benchmark.experiments.value. May import benchmark.cli (in-process runs),
+benchmark.commands.run (MLflow logging), benchmark.experiments, benchmark.results, benchmark.tasks,
+benchmark.tracking, atlas_data and predictors.
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 import time
 from pathlib import Path
 
-START, END = "<!-- value:start -->", "<!-- value:end -->"
-#: every shipped real GPU-cluster jobs table (docs/real-traces.md)
-SHIPPED_TABLES = ("philly", "openb", *(f"elasticflow:cluster{k:02d}" for k in range(1, 11)))
-OBJECTIVES = ("total_completion", "max_stretch")
+from benchmark.experiments.value import END, OBJECTIVES, SHIPPED_TABLES, START, records_of, run_lines, write_outputs
 
 
 def register(subparsers) -> None:
@@ -67,9 +67,8 @@ def _objectives(text: str) -> list[str]:
 def _value(args) -> int:
     from atlas_data.outputs import check_output_folder, output_folder
     from benchmark.cli import StepFailed
-    from benchmark.results import check_readme_block, replace_readme_block, write_text_atomic
+    from benchmark.results import check_readme_block, replace_readme_block
     from benchmark.tasks.inputs import resolve_names
-    from benchmark.value import value_summary
 
     tables, objectives = _tables(args.jobs), _objectives(args.objectives)
     resolve_names(predictors=args.predictor, one_predictor=True)  # an unknown method: exit 2 before any run
@@ -92,34 +91,18 @@ def _value(args) -> int:
     try:  # the runs write inside a temporary sibling of OUT, renamed to OUT when the last one is done
         with output_folder(out, "value") as folder:
             entries = _run_tables(args, tables, objectives, folder, out)
-            summary = value_summary(entries)
-            text = markdown(entries, args.predictor, summary)
-            write_text_atomic(folder / "value.md", text + "\n")
-            write_text_atomic(folder / "value.json", json.dumps(
-                {"predictor": args.predictor, "tables": tables, "objectives": objectives,
-                 "records": [{"trace": t, "objective": o, **r} for t, o, r in entries],
-                 "summary": summary, "seconds": round(time.perf_counter() - started, 1)}, indent=1) + "\n")
+            text = write_outputs(folder, entries, args.predictor, tables, objectives, started)
     except StepFailed as failed:  # the run printed its error; the partial folder is gone
         return failed.code
     if not args.no_mlflow:  # each run logged from its final place, as the demo does
         from benchmark.commands.run import log_to_mlflow
 
-        for *_, argv in _runs(args, tables, objectives, out):
+        for *_, argv in run_lines(args.predictor, tables, objectives, out):
             log_to_mlflow(argv)
     print(text)
     if args.readme:
         replace_readme_block(Path(args.readme), START, END, text)
     return 0
-
-
-def _runs(args, tables: list[str], objectives: list[str], folder: Path):
-    """(its place in `tables`, table, objective, its output folder, the `run` command line writing there)
-    of every run, in order."""
-    for i, table in enumerate(tables):
-        for objective in objectives:
-            sub = folder / f"{i + 1:02d}-{_slug(table)}-{objective}"
-            yield i, table, objective, sub, ["run", "--task", "scheduling", "--objective", objective, "--jobs", table,
-                                             "--predictor", args.predictor, "--controls", "--output", str(sub), "--quiet"]
 
 
 def _run_tables(args, tables: list[str], objectives: list[str], folder: Path, out: Path) -> list[tuple[str, str, dict]]:
@@ -128,36 +111,10 @@ def _run_tables(args, tables: list[str], objectives: list[str], folder: Path, ou
     from benchmark.cli import run_step
 
     entries = []
-    for (i, table, objective, sub, argv), (*_, shown) in zip(_runs(args, tables, objectives, folder),
-                                                             _runs(args, tables, objectives, out)):
+    for (i, table, objective, sub, argv), (*_, shown) in zip(run_lines(args.predictor, tables, objectives, folder),
+                                                             run_lines(args.predictor, tables, objectives, out)):
         if not args.quiet:
             sys.stderr.write(f"[value] {i + 1}/{len(tables)} {table} {objective}: benchmark {shlex.join(shown)}\n")
         run_step(argv + ["--no-mlflow"])  # logged once in its final place (_value)
-        doc = json.loads((sub / "results.json").read_text(encoding="utf-8"))
-        entries.extend((table, objective, record) for record in doc.get("value_of_prediction") or []
-                       if record["p_hat"] == args.predictor)
+        entries.extend((table, objective, record) for record in records_of(sub, args.predictor))
     return entries
-
-
-def _slug(table: str) -> str:
-    """A folder name for a table: elasticflow:cluster05 -> elasticflow-cluster05, a file by its stem."""
-    name = Path(table).stem if Path(table).suffix else table
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-
-
-def markdown(entries: list[tuple[str, str, dict]], predictor: str, summary: dict) -> str:
-    """The value table of `entries` (trace, objective, record) and one verdict line per objective of
-    `summary` (benchmark.value.value_summary of the entries)."""
-    from benchmark.value import OBJECTIVE_LABEL, VALUE_HEADER, value_cells
-
-    from benchmark.markdown import markdown_table
-
-    table = markdown_table(VALUE_HEADER, [value_cells(t, o, r) for t, o, r in entries])
-    lines = [f"The value of the learned p̂ (`{predictor}`, fitted on each table's train/validation part) on each "
-             "table's test part, one machine, with its controls and ceilings (`benchmark value`; columns as in the "
-             "demo's table above).", "", table, ""]
-    for objective, item in summary.items():
-        lines.append(f"- {OBJECTIVE_LABEL.get(objective, objective)}: the best policy on p̂ is at least as good as the "
-                     f"best blind one on {item['not_worse']} of {item['tables']} tables; mean value "
-                     f"{item['mean_value']:+.2f}; best with p̂ / best blind at most {item['worst_ratio']:.2f}.")
-    return "\n".join(lines)

@@ -7,9 +7,9 @@ contended cluster (`contended_steps`). `summary_markdown(out)` reads the steps' 
 full tables (the `demo-results` block of docs/results.md) and `headline_markdown(out)` into the few
 rows of README.md's `demo-headline` block; `blocks_in` / `write_blocks` find and rewrite those blocks.
 
-Part of the experiments package (benchmark.experiments): may import benchmark.markdown,
-benchmark.results, benchmark.value and atlas_data; never benchmark.commands or benchmark.cli (the
-command runs the steps).
+Part of the experiments package (benchmark.experiments): may import benchmark.experiments.value,
+benchmark.markdown, benchmark.results, benchmark.value and atlas_data; never benchmark.commands or
+benchmark.cli (the command runs the steps).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def headline_markdown(out: Path, shown: Path | None = None) -> str:
 def value_markdown(out: Path) -> str | None:
     """Where predictions help and where they do not: per real trace and objective, the best blind policy,
     the best policy on each learned p̂, the value of prediction and its controls (benchmark.value)."""
-    from benchmark.value import VALUE_HEADER, value_cells
+    from benchmark.experiments.value import VALUE_HEADER, value_cells
 
     lines = []
     for trace in SCHEDULING_TRACES:
