@@ -10,7 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from atlas_data.outputs import file_signature
 from benchmark import plots
-from benchmark.commands.reproduce import figure as reproduce_figure
+from benchmark.experiments.atlas import figure as reproduce_figure
 from benchmark.tasks import fairness, prediction
 
 BLIND = ["fifo", "sjf", "srpt", "rr"]

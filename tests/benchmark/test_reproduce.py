@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands.reproduce import END, ROWS, START
+from benchmark.experiments.atlas import END, ROWS, START
 
 
 @pytest.fixture
