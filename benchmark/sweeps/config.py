@@ -118,86 +118,43 @@ def load_config(path: str | Path) -> SweepConfig:
     if "jobs" in raw and "data" in raw:
         fail("jobs", "give either 'jobs' or 'data', not both")
 
-    def listed(key: str) -> list | None:
-        if key not in raw:
-            return None
-        value = raw[key]
-        values = value if isinstance(value, list) else [value]
-        if not values or value is None:
-            fail(key, f"'{key}' is empty: give at least one value")
-        return values
-
-    def scalars(key: str, kind: str) -> list | None:
-        values = listed(key)
-        if values is None:
-            return None
-        out = []
-        for v in values:
-            if kind == "str" and isinstance(v, str) and v.strip():
-                out.append(v.strip())
-            elif kind == "int" and isinstance(v, int) and not isinstance(v, bool):
-                out.append(v)
-            elif kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-                out.append(float(v))
-            else:
-                wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
-                if key == "noise":  # the one number key: its own range, not just "finite"
-                    from benchmark.tasks.inputs import MAX_NOISE
-
-                    wanted = f"a number from 0 to {MAX_NOISE:g}"
-                if kind != "str" and isinstance(v, str):  # YAML reads 1e3 (no dot) as text, not as a number
-                    wanted += " (YAML reads a number such as 1e3 without a dot as text: write 1.0e3)"
-                fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
-        if len(set(out)) < len(out):
-            fail(key, f"duplicate value in '{key}': {out}")
-        return out
-
-    def positive(key: str, values: list | None) -> list | None:
-        if values is not None and any(v < 1 for v in values):
-            fail(key, f"'{key}' values must be >= 1, got {values}")
-        return values
-
     dataset_option = "jobs" if "jobs" in raw else ("data" if "data" in raw else None)
-    datasets = scalars(dataset_option, "str") if dataset_option else None
-    objectives = scalars("objectives", "str")
+    datasets = _scalars(raw, dataset_option, "str", fail) if dataset_option else None
+    objectives = _scalars(raw, "objectives", "str", fail)
     if task == "scheduling" and objectives:
         from schedulers.objectives import OBJECTIVES
 
         for objective in objectives:
             if objective not in OBJECTIVES:
                 fail("objectives", f"unknown objective '{objective}' (choose from {', '.join(OBJECTIVES)})")
-    noise = scalars("noise", "number")
+    noise = _scalars(raw, "noise", "number", fail)
     if noise:
         from benchmark.tasks.inputs import MAX_NOISE
 
         if any(not 0 <= s <= MAX_NOISE for s in noise):
             fail("noise", f"noise levels must be from 0 to {MAX_NOISE:g} (docs/evaluation-protocol.md), got {noise}")
-    seeds = scalars("seeds", "int")
+    seeds = _scalars(raw, "seeds", "int", fail)
     if seeds and any(v < 0 for v in seeds):  # the rule of every --seed (benchmark.options.seed)
         fail("seeds", f"seeds must be integers >= 0, got {seeds}")
-    n = positive("n", scalars("n", "int"))
-    nodes = positive("nodes", scalars("nodes", "int"))
+    n = _positive("n", _scalars(raw, "n", "int", fail), fail)
+    nodes = _positive("nodes", _scalars(raw, "nodes", "int", fail), fail)
     if nodes:
         from benchmark.tasks.config import MAX_NODES
 
         if max(nodes) > MAX_NODES:
             fail("nodes", f"at most {MAX_NODES:,} nodes (docs/fairness.md#the-cluster-model), got {max(nodes):,}")
-    lease = scalars("lease", "number")
+    lease = _scalars(raw, "lease", "number", fail)
     if lease and any(v <= 0 for v in lease):
         fail("lease", f"lease lengths must be > 0 seconds, got {lease}")
     if lease and task != "fairness":
         # checked here: a lease equal to the run parser's default would pass the argv check unnoticed
         fail("lease", f"'lease' is an axis of task fairness (--lease), not of task {task}")
-    predictors = scalars("predictors", "str")
+    predictors = _scalars(raw, "predictors", "str", fail)
     policies = tuple(_policy_lists(raw, fail)) if "policies" in raw else (None,)
     machines = tuple(_machine_lists(raw, fail)) if "machines" in raw else (None,)
     options = _extra_options(raw, fail)
     mlflow = _flag(raw, "mlflow", fail)
-    max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
-    if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
-        fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
-    if max_cells > MAX_CELLS_LIMIT:
-        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
+    max_cells = _max_cells(raw, fail)
     if task == "scheduling" and not objectives:
         fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
     return SweepConfig(
@@ -218,6 +175,60 @@ def load_config(path: str | Path) -> SweepConfig:
         mlflow=mlflow,
         max_cells=max_cells,
     )
+
+
+def _listed(raw: dict, key: str, fail) -> list | None:
+    """The values of `key` as a list (a scalar is a list of one), None when absent; empty is refused."""
+    if key not in raw:
+        return None
+    value = raw[key]
+    values = value if isinstance(value, list) else [value]
+    if not values or value is None:
+        fail(key, f"'{key}' is empty: give at least one value")
+    return values
+
+
+def _scalars(raw: dict, key: str, kind: str, fail) -> list | None:
+    """The distinct values of `key`, each of `kind` ("str": non-empty text, stripped; "int"; "number":
+    finite, as a float); None when absent."""
+    values = _listed(raw, key, fail)
+    if values is None:
+        return None
+    out = []
+    for v in values:
+        if kind == "str" and isinstance(v, str) and v.strip():
+            out.append(v.strip())
+        elif kind == "int" and isinstance(v, int) and not isinstance(v, bool):
+            out.append(v)
+        elif kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            out.append(float(v))
+        else:
+            wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
+            if key == "noise":  # the one number key: its own range, not just "finite"
+                from benchmark.tasks.inputs import MAX_NOISE
+
+                wanted = f"a number from 0 to {MAX_NOISE:g}"
+            if kind != "str" and isinstance(v, str):  # YAML reads 1e3 (no dot) as text, not as a number
+                wanted += " (YAML reads a number such as 1e3 without a dot as text: write 1.0e3)"
+            fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
+    if len(set(out)) < len(out):
+        fail(key, f"duplicate value in '{key}': {out}")
+    return out
+
+
+def _positive(key: str, values: list | None, fail) -> list | None:
+    if values is not None and any(v < 1 for v in values):
+        fail(key, f"'{key}' values must be >= 1, got {values}")
+    return values
+
+
+def _max_cells(raw: dict, fail) -> int:
+    max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
+    if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
+        fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
+    if max_cells > MAX_CELLS_LIMIT:
+        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
+    return max_cells
 
 
 def _names(value, key: str, fail) -> str:
