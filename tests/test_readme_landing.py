@@ -52,10 +52,10 @@ def test_readme_is_a_short_landing_page_with_the_two_commands():
 
 
 def test_each_generated_block_lives_in_one_place():
-    from benchmark.commands import reproduce_rlscheduler
     from benchmark.experiments import astraea as reproduce_astraea
     from benchmark.experiments import atlas as reproduce
     from benchmark.experiments import demo, robustness, transfer
+    from benchmark.experiments import rlscheduler as reproduce_rlscheduler
 
     readme, results = README.read_text(encoding="utf-8"), RESULTS.read_text(encoding="utf-8")
     assert "Produced by `benchmark demo`" in _block(readme, demo.HEADLINE_START, demo.HEADLINE_END)

@@ -1,8 +1,9 @@
 """`benchmark reproduce`: one sub-command per paper; `reproduce atlas`, the ATLAS paper's scheduling table
 beside ours, in one command.
 
-(`reproduce astraea`, `reproduce rlscheduler` and `reproduce hpc` have their own command modules,
-benchmark.commands.reproduce_*; each experiment is a module of benchmark.experiments.)
+(`reproduce astraea` has its own command module, benchmark.commands.reproduce_astraea, `reproduce
+rlscheduler` and `reproduce hpc` theirs, benchmark.commands.reproduce_swf and reproduce_hpc; each
+experiment is a module of benchmark.experiments.)
 
 `reproduce atlas` runs, for each objective (total completion, max stretch, makespan), `benchmark run
 --task scheduling` twice on the same jobs — once under `--protocol paper` (the reference code's rules,
@@ -36,7 +37,7 @@ from benchmark.tasks.inputs import noise_level
 
 
 def register(subparsers) -> None:
-    from benchmark.commands import reproduce_astraea, reproduce_hpc, reproduce_rlscheduler
+    from benchmark.commands import reproduce_astraea, reproduce_hpc, reproduce_swf
 
     command = subparsers.add_parser("reproduce", help="reproduce a paper's tables and figures beside ours")
     papers = command.add_subparsers(dest="paper", metavar="PAPER", parser_class=type(command))
@@ -47,8 +48,8 @@ def register(subparsers) -> None:
     astraea.set_defaults(handler=reproduce_astraea.reproduce)
     rls = papers.add_parser("rlscheduler", help="RLScheduler's FCFS / SJF bounded-slowdown table (with and without "
                             "backfilling) on the SDSC-SP2 and HPC2N logs, or any SWF log (docs/reproduce-rlscheduler.md)")
-    reproduce_rlscheduler.add_arguments(rls)
-    rls.set_defaults(handler=reproduce_rlscheduler.reproduce)
+    reproduce_swf.add_rlscheduler_arguments(rls)
+    rls.set_defaults(handler=reproduce_swf.reproduce_rlscheduler)
     hpc = papers.add_parser("hpc", help="FCFS, SJF, EASY (requested times, oracle, a learned p̂), EASY++ and "
                             "conservative backfilling on the shipped HPC logs or any SWF log, scored by bounded "
                             "slowdown and the cluster task's metrics (docs/hpc-backfilling.md)")

@@ -3,7 +3,7 @@
 FCFS, SJF, EASY backfilling on the users' requested times, EASY on the true run times (the oracle
 p̂), EASY++ (Tsafrir, Etsion & Feitelson, TPDS 2007: the user's recent jobs as prediction) and
 conservative backfilling, each on the cluster simulator (schedulers.cluster.core) with its kernel,
-on the sequences of RLScheduler's protocol (benchmark.commands.reproduce_rlscheduler: the same logs,
+on the sequences of RLScheduler's protocol (benchmark.experiments.rlscheduler: the same logs,
 the same 10 × 1,024-job sequences, the same machine), with one difference: a job is killed at its
 requested time, as the schedulers of these logs do (its run time is capped there). Prints, per log
 and policy, the average bounded slowdown (τ = 10 s), the mean wait and the utilisation, and the
@@ -37,12 +37,11 @@ import numpy as np
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from atlas_data.shaking import spread
-from benchmark.commands.reproduce_rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S,
-                                                      add_shake_arguments, differences_table, load_log,
-                                                      paired_differences, print_notes, sequence_starts,
-                                                      shaken_caption,
-                                                      shaken_cells, shaken_fields, shaken_sequences, shaking_settings,
-                                                      shipped_log)
+from benchmark.commands.reproduce_swf import add_shake_arguments, shaking_settings
+from benchmark.experiments.rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S, differences_table,
+                                               load_log, paired_differences, print_notes, sequence_starts,
+                                               shaken_caption, shaken_cells, shaken_fields, shaken_sequences,
+                                               shipped_log)
 from benchmark.options import seed as seed_type
 from benchmark.progress import say
 from benchmark.results import check_readme_block, replace_readme_block
@@ -100,7 +99,7 @@ def killed_runs(log: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     that runs past its requested time is killed at it. Where the log leaves the requested time out
     (−1, or any value not > 0) nothing is killed and the estimate is the site's limit (`site_limit`),
     never the job's own run time: RLScheduler's protocol puts the run time there
-    (benchmark.commands.reproduce_rlscheduler.load_log), which would hand sjf, EASY, EASY++,
+    (benchmark.experiments.rlscheduler.load_log), which would hand sjf, EASY, EASY++,
     conservative backfilling and a learned p̂'s cap the job's true size."""
     requested = log["requested"]
     given = requested > 0

@@ -16,9 +16,9 @@ from pathlib import Path
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, command_line, output_folder
 from benchmark.hpc_protocols import GAUSSIER15, ROWS, TSAFRIR07, run_protocol
-from benchmark.commands.reproduce_rlscheduler import (SHAKEN_HEAD, SHAKEN_RULE, differences_table,
-                                                      paired_differences, shaken_caption, shaken_cells,
-                                                      shaken_fields, shaking_settings)
+from benchmark.commands.reproduce_swf import shaking_settings
+from benchmark.experiments.rlscheduler import (SHAKEN_HEAD, SHAKEN_RULE, differences_table, paired_differences,
+                                               shaken_caption, shaken_cells, shaken_fields)
 from benchmark.progress import say
 from predictors.online_jobs import ONLINE_METHODS, online_predictor
 from benchmark.results import check_readme_block, replace_readme_block
@@ -130,7 +130,7 @@ def reproduce_protocol(args) -> int:
         todo = [(Path(args.jobs).name, Path(args.jobs))]
         source = f"the SWF log {args.jobs}"
     else:
-        from benchmark.commands.reproduce_rlscheduler import shipped_log
+        from benchmark.experiments.rlscheduler import shipped_log
 
         todo = [(name, shipped_log(file)) for name, file in SHIPPED.items()]
         source = "the shipped SDSC-SP2 and CTC-SP2 logs"

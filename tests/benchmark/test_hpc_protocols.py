@@ -13,7 +13,7 @@ import pytest
 from atlas_data.pwa_filter import STEPS, gaussier15_jobs
 from benchmark import hpc_protocols as hp
 from benchmark.cli import main
-from benchmark.commands.reproduce_rlscheduler import shipped_log
+from benchmark.experiments.rlscheduler import shipped_log
 
 
 def test_the_filter_rule_by_rule(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 from atlas_data import shaking
 from benchmark.cli import main
-from benchmark.commands import reproduce_rlscheduler as rls
+from benchmark.experiments import rlscheduler as rls
 from cli_checks import exit_2_one_line
 
 SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"

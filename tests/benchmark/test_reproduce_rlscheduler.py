@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands import reproduce_rlscheduler as rls
+from benchmark.experiments import rlscheduler as rls
 from cli_checks import exit_2_one_line, snapshot
 from schedulers.cluster import core
 from schedulers.cluster.policies.hpc_queue import HPCQueue

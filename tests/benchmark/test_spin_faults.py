@@ -276,7 +276,7 @@ def test_swf_headers_of_huge_machines_are_refused_in_a_capped_child(tmp_path):
 
 
 def test_the_machine_bound_is_accepted_at_its_edge(tmp_path):
-    from benchmark.commands.reproduce_rlscheduler import load_log
+    from benchmark.experiments.rlscheduler import load_log
 
     log = load_log(_swf(tmp_path / "edge.swf", ["; MaxNodes: 100000", "; MaxProcs: 100000"], n=20))
     assert log["machine"] == 100_000 and log["nodes"].tolist() == [1 + i % 4 for i in range(20)]

@@ -1,7 +1,7 @@
-"""`benchmark reproduce rlscheduler`: RLScheduler's FCFS / SJF bounded-slowdown table beside ours.
+"""The experiment of `benchmark reproduce rlscheduler`: RLScheduler's FCFS / SJF bounded-slowdown table beside ours.
 
 RLScheduler (Zhang et al., SC'20) publishes the average bounded slowdown of FCFS and SJF, with and
-without backfilling, on two Parallel Workloads Archive logs (SDSC-SP2, HPC2N). This command runs
+without backfilling, on two Parallel Workloads Archive logs (SDSC-SP2, HPC2N). This experiment runs
 their evaluation protocol (docs/reproduce-rlscheduler.md) on the cluster simulator
 (schedulers.cluster.core, kernel schedulers.cluster.policies.hpc_queue) and prints each cell beside
 the published one: on the two shipped logs by default, on any SWF log with `--jobs FILE` (the table's
@@ -25,10 +25,14 @@ Ouaknine and Feitelson, MASCOTS 2007: the same jobs, each submit time moved by a
 amount; atlas_data.shaking) and the table shows each result's spread and the differences between
 policies over the copies.
 
-Writes OUT/reproduce-rlscheduler.md and .json (rows: log, policy, backfill, bsld, paper; with
---shake the bsld_shaken_* fields and the differences) and with `--readme FILE` the block between
-the markers below. May import benchmark.*, and through it
-atlas_data and schedulers.
+`read_logs` reads and checks the logs, `measure` runs every cell, `write_outputs` writes
+reproduce-rlscheduler.md and results.json (rows: log, policy, backfill, bsld, paper; with shaking the
+bsld_shaken_* fields and the differences); `markdown` is also the block between the markers below.
+The log reader `load_log`, the sequences and the shaking are shared with `benchmark reproduce hpc`
+(benchmark.experiments.hpc, hpc_protocols).
+
+Part of the experiments package (benchmark.experiments): may import benchmark.* below the commands
+(progress, tasks), atlas_data and schedulers; never benchmark.commands.
 """
 
 from __future__ import annotations
@@ -36,17 +40,13 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-import time
 from pathlib import Path
 
 import numpy as np
 
 from atlas_data.errors import InputError
-from atlas_data.outputs import check_output_folder, command_line, output_folder
-from benchmark.options import integer
-from benchmark.options import seed as seed_type
+from atlas_data.outputs import command_line
 from benchmark.progress import say
-from benchmark.results import check_readme_block, replace_readme_block
 
 START, END = "<!-- reproduce-rlscheduler:start -->", "<!-- reproduce-rlscheduler:end -->"
 PAPER = "RLScheduler: An Automated HPC Batch Job Scheduler Using Reinforcement Learning (SC'20)"
@@ -340,45 +340,7 @@ def differences_table(diffs: list[dict]) -> list[str]:
     return lines
 
 
-# ----- the command --------------------------------------------------------------------------------
-def add_arguments(parser) -> None:
-    parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the two shipped logs "
-                        "of the published table (N = the log's size, no published cells; the table's Lublin-1 and "
-                        "Lublin-2 logs are recognised by their jobs and get the paper's cells)")
-    parser.add_argument("--output", default="results/reproduce-rlscheduler",
-                        help="output folder (default results/reproduce-rlscheduler)")
-    parser.add_argument("--readme", metavar="FILE",
-                        help="rewrite the reproduce-rlscheduler block of this Markdown file (docs/results.md)")
-    add_shake_arguments(parser, "about 10 s a copy on the two shipped logs")
-    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
-
-
-def add_shake_arguments(parser, cost: str) -> None:
-    """--shake K, --shake-shift S, --shake-seed N (input shaking; `cost`: what a copy costs)."""
-    parser.add_argument("--shake", type=integer(0, MAX_SHAKE_COPIES, "a number of shaken copies"), default=0,
-                        metavar="K", help="also run every cell on K shaken copies of each sequence (input shaking: "
-                        "each submit time moved by a random whole number of seconds) and show each result's spread "
-                        f"(default 0: off; {cost})")
-    parser.add_argument("--shake-shift", type=integer(0, MAX_SHAKE_SHIFT_S, "a shift in seconds"), metavar="S",
-                        help=f"with --shake: the largest shift, s (uniform on [-S, S]; "
-                        f"default {DEFAULT_SHAKE_SHIFT_S})")
-    parser.add_argument("--shake-seed", type=seed_type, metavar="N", help="with --shake: the seed of the shaken "
-                        "copies (default 0; the same seed gives the same copies)")
-
-
-def shaking_settings(args) -> dict | None:
-    """The shaking of a command line ({copies, seed, max_shift_s}) or None; InputError for --shake-shift
-    or --shake-seed without --shake."""
-    copies = args.shake
-    for option, value in (("--shake-shift", args.shake_shift), ("--shake-seed", args.shake_seed)):
-        if value is not None and not copies:
-            raise InputError(f"{option} needs --shake K (a number of shaken copies, at least 1): without it "
-                             "no copy is run")
-    return None if not copies else {
-        "copies": copies, "seed": 0 if args.shake_seed is None else args.shake_seed,
-        "max_shift_s": DEFAULT_SHAKE_SHIFT_S if args.shake_shift is None else args.shake_shift}
-
-
+# ----- the experiment ------------------------------------------------------------------------------
 def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | None = None,
              diffs: list[dict] = ()) -> str:
     import datetime
@@ -404,24 +366,17 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, shaking: dict | No
     return "\n".join(lines) + "\n"
 
 
-def reproduce(args) -> int:
-    started = time.perf_counter()
-    if args.readme:
-        check_readme_block(Path(args.readme), START, END)
-    check_output_folder(args.output, "reproduce")  # before any computation
-    shaking = shaking_settings(args)
-    copies = args.shake
-    if args.jobs:
-        from atlas_data.adapters import is_swf_path
-
-        if not is_swf_path(args.jobs):
-            raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
-        log = load_log(args.jobs)
-        name, slice_, paper = PAPER_LOGS.get(log_fingerprint(log), (Path(args.jobs).name, 0, {}))
+def read_logs(jobs: str | None, quiet: bool = False) -> tuple[list[tuple], str]:
+    """The logs to run, read and checked before the first simulation: ([(name, log, slice, the paper's
+    cells)], the source for the caption). `jobs`: an SWF log's path, or None for the two shipped logs;
+    a log that is one of the paper's (by its jobs, `log_fingerprint`) gets the paper's cells."""
+    if jobs:
+        log = load_log(jobs)
+        name, slice_, paper = PAPER_LOGS.get(log_fingerprint(log), (Path(jobs).name, 0, {}))
         if paper:
-            say(f"{args.jobs}: the paper's {name} log (the same jobs): its cells are shown beside ours", args.quiet)
+            say(f"{jobs}: the paper's {name} log (the same jobs): its cells are shown beside ours", quiet)
         todo = [(name, log, slice_, paper)]
-        source = f"the SWF log {args.jobs}" + (f" (the paper's {name})" if paper else "")
+        source = f"the SWF log {jobs}" + (f" (the paper's {name})" if paper else "")
     else:
         todo = [(name, load_log(shipped_log(file)), slice_, paper) for name, (file, slice_, paper) in LOGS.items()]
         source = "the shipped SDSC-SP2 and HPC2N logs"
@@ -430,13 +385,20 @@ def reproduce(args) -> int:
         if (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the protocol needs at least {2 * LENGTH + 2}", path=log["path"],
                              where="--jobs")
+    return todo, source
+
+
+def measure(todo: list[tuple], shaking: dict | None = None, quiet: bool = False) -> tuple[list[dict], list[dict]]:
+    """Every cell on every log of `todo` (read_logs), with `shaking` ({copies, seed, max_shift_s}) on
+    shaken copies too: (the rows, the differences between policies over the copies)."""
     rows = []
+    copies = shaking["copies"] if shaking else 0
     for name, log, slice_, paper in todo:
         starts = sequence_starts(log["jobs"], slice_)
         shaken = shaken_sequences(log, starts, copies, shaking["max_shift_s"], shaking["seed"]) if shaking else []
         for policy, backfill in CELLS:
             say(f"{name}: {policy.upper()}{' with backfilling' if backfill else ''}"
-                f"{f' (and {copies} shaken copies)' if shaking else ''}", args.quiet)
+                f"{f' (and {copies} shaken copies)' if shaking else ''}", quiet)
             bsld = cell(log, starts, policy, backfill)
             published = paper.get((policy, backfill))
             row = {"log": name, "policy": policy, "backfill": backfill, "bsld": bsld, "paper": published,
@@ -444,18 +406,16 @@ def reproduce(args) -> int:
             if shaking:
                 row.update(shaken_fields(shaken_cell(log, starts, shaken, policy, backfill)))
             rows.append(row)
-    diffs = differences(rows) if shaking else []
-    elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed, shaking, diffs)
-    out = Path(args.output)
-    with output_folder(out, "reproduce") as folder:
-        (folder / "reproduce-rlscheduler.md").write_text(text)
-        summary = {"paper": PAPER, "source": source, "sequences": SEQUENCES, "length": LENGTH, "rows": rows,
-                   "shaking": shaking, "differences": diffs, "elapsed_s": elapsed, "complete": True,
-                   "argv": command_line()}
-        (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if args.readme:
-        replace_readme_block(Path(args.readme), START, END, text)
-    print(text)
-    say(f"reproduce rlscheduler: {elapsed:.0f} s; written {out / 'reproduce-rlscheduler.md'}, results.json", args.quiet)
-    return 0
+    return rows, differences(rows) if shaking else []
+
+
+def write_outputs(folder: Path, rows: list[dict], source: str, elapsed_s: float, shaking: dict | None = None,
+                  diffs: list[dict] = ()) -> str:
+    """Write reproduce-rlscheduler.md and results.json into `folder`; the markdown."""
+    text = markdown(rows, source, elapsed_s, shaking, diffs)
+    (folder / "reproduce-rlscheduler.md").write_text(text)
+    summary = {"paper": PAPER, "source": source, "sequences": SEQUENCES, "length": LENGTH, "rows": rows,
+               "shaking": shaking, "differences": list(diffs), "elapsed_s": elapsed_s, "complete": True,
+               "argv": command_line()}
+    (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return text
