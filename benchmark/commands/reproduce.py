@@ -1,9 +1,9 @@
 """`benchmark reproduce`: one sub-command per paper; `reproduce atlas`, the ATLAS paper's scheduling table
 beside ours, in one command.
 
-(`reproduce astraea` has its own command module, benchmark.commands.reproduce_astraea, `reproduce
-rlscheduler` and `reproduce hpc` theirs, benchmark.commands.reproduce_swf and reproduce_hpc; each
-experiment is a module of benchmark.experiments.)
+(`reproduce astraea` has its own command module, benchmark.commands.reproduce_astraea, and `reproduce
+rlscheduler` and `reproduce hpc` share benchmark.commands.reproduce_swf; each experiment is a module
+of benchmark.experiments.)
 
 `reproduce atlas` runs, for each objective (total completion, max stretch, makespan), `benchmark run
 --task scheduling` twice on the same jobs — once under `--protocol paper` (the reference code's rules,
@@ -37,7 +37,7 @@ from benchmark.tasks.inputs import noise_level
 
 
 def register(subparsers) -> None:
-    from benchmark.commands import reproduce_astraea, reproduce_hpc, reproduce_swf
+    from benchmark.commands import reproduce_astraea, reproduce_swf
 
     command = subparsers.add_parser("reproduce", help="reproduce a paper's tables and figures beside ours")
     papers = command.add_subparsers(dest="paper", metavar="PAPER", parser_class=type(command))
@@ -53,8 +53,8 @@ def register(subparsers) -> None:
     hpc = papers.add_parser("hpc", help="FCFS, SJF, EASY (requested times, oracle, a learned p̂), EASY++ and "
                             "conservative backfilling on the shipped HPC logs or any SWF log, scored by bounded "
                             "slowdown and the cluster task's metrics (docs/hpc-backfilling.md)")
-    reproduce_hpc.add_arguments(hpc)
-    hpc.set_defaults(handler=reproduce_hpc.reproduce)
+    reproduce_swf.add_hpc_arguments(hpc)
+    hpc.set_defaults(handler=reproduce_swf.reproduce_hpc)
     parser = papers.add_parser("atlas", help="the ATLAS / LASched scheduling table: paper protocol beside the honest one")
     parser.add_argument("--data", help="dataset folder or name (default paper-scale; also: default)")
     parser.add_argument("--jobs", metavar="FILE|TRACE",

@@ -9,7 +9,7 @@ import pytest
 
 from benchmark.experiments.perf import hpc as perf_hpc
 from benchmark.cli import main
-from benchmark.commands import reproduce_hpc as hpc
+from benchmark.experiments import hpc
 from schedulers.cluster.metrics import ideal_fairness
 from schedulers.jobs import JobSet
 from swf_logs import random_swf

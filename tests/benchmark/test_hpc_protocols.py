@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from atlas_data.pwa_filter import STEPS, gaussier15_jobs
-from benchmark import hpc_protocols as hp
+from benchmark.experiments import hpc_protocols as hp
 from benchmark.cli import main
 from benchmark.experiments.rlscheduler import shipped_log
 

@@ -9,7 +9,7 @@ import pytest
 
 from atlas_data.shaking import shaken_copy
 from benchmark.cli import main
-from benchmark.commands import reproduce_hpc as hpc
+from benchmark.experiments import hpc
 from benchmark.experiments import rlscheduler as rls
 from swf_logs import random_swf
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchmark.cli import main
-from benchmark.commands import reproduce_hpc as hpc
+from benchmark.experiments import hpc
 from schedulers.cluster import core
 from schedulers.jobs import JobSet
 

@@ -42,7 +42,7 @@ def read_log(spec: str) -> dict:
     from pathlib import Path
 
     from atlas_data.errors import InputError
-    from benchmark.commands.reproduce_hpc import HPC_LOGS, load_log, shipped_log, with_site_limit
+    from benchmark.experiments.hpc import HPC_LOGS, load_log, shipped_log, with_site_limit
 
     if spec in HPC_LOGS:
         return with_site_limit(load_log(shipped_log(HPC_LOGS[spec][0]), exact_times=True))
@@ -52,7 +52,7 @@ def read_log(spec: str) -> dict:
 
 
 def run(args) -> dict:
-    from benchmark.commands.reproduce_hpc import check_estimates, policy_names, run_sequence
+    from benchmark.experiments.hpc import check_estimates, policy_names, run_sequence
     from benchmark.progress import say
     from benchmark.results import format_table
 

@@ -18,16 +18,27 @@ Two papers give EASY backfilling's average bounded slowdown on whole Parallel Wo
   49.9 (docs/hpc-backfilling.md).
 
 The rows (`ROWS`) are predictsim's scheduler, predictor and corrector triples. `run_protocol` runs
-one log; a notebook can call it. May import numpy, atlas_data and schedulers.
+one log; a notebook can call it. `measure_protocol` runs the logs of `benchmark reproduce hpc
+--protocol gaussier15|tsafrir07`, `write_protocol_outputs` writes reproduce-hpc-PROTOCOL.md and
+results.json; `protocol_markdown` is also the block between the `reproduce-hpc-PROTOCOL` markers
+(docs/hpc-backfilling.md#the-published-whole-log-tables).
+
+Part of the experiments package (benchmark.experiments): may import benchmark.experiments.rlscheduler
+(the shaking's tables), benchmark.progress, predictors.online_jobs (the online methods), numpy,
+atlas_data and schedulers.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
 from atlas_data.pwa_filter import gaussier15_jobs
+from benchmark.experiments.rlscheduler import (SHAKEN_HEAD, SHAKEN_RULE, differences_table, paired_differences,
+                                               shaken_caption, shaken_cells, shaken_fields)
 from schedulers import backfill_events as be
 
 PROTOCOLS = ("gaussier15", "tsafrir07")
@@ -201,3 +212,118 @@ def run_protocol(path, log: str, protocol: str, rows: list[str], predictor_facto
             result["bsld_shaken"] = scores
         out.append(result)
     return out, counts
+
+
+# ----- `benchmark reproduce hpc --protocol`: the logs, the table, the outputs ---------------------------
+#: the rows each protocol runs by default: all of SC'15's; TPDS'07's Table 3 and EASY++ as SC'15 runs it
+DEFAULT_ROWS = {"gaussier15": list(ROWS),
+                "tsafrir07": ["easy", "easy-sjbf", "easy-pp-tsafrir", "easy-sjbf-clairvoyant", "easy-pp"]}
+SHIPPED = {"SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz", "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz"}
+
+
+def markers(protocol: str) -> tuple[str, str]:
+    return f"<!-- reproduce-hpc-{protocol}:start -->", f"<!-- reproduce-hpc-{protocol}:end -->"
+
+
+def _pct(ours: float, paper: float | None) -> str:
+    if paper is None:
+        return "—"
+    pct = 100 * (ours - paper) / paper
+    return "0.00 %" if abs(pct) < 0.005 else f"{pct:+.2f} %"
+
+
+def protocol_markdown(protocol: str, results: list[tuple[str, list[dict], list]], source: str, elapsed_s: float,
+             method: str | None = None, shaking: dict | None = None, diffs: list[dict] = ()) -> str:
+    import datetime
+
+    day = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    command = f"--protocol {protocol}" + (f" --predictor {method}" if method else "")
+    lines = [f"Produced by `benchmark reproduce hpc {command}` on {source} ({day}, {elapsed_s:.0f} s): "
+             + ("every job the SC'15 filter keeps, from an empty machine, on pyss's schedulers; the mean bounded "
+                "slowdown (τ = 10 s) over all of them; paper: Gaussier et al.'s raw results (predictsim "
+                "metrics_complete, avgbsld)." if protocol == "gaussier15" else
+                "the SC'15 filter's jobs on pyss's schedulers, scored by pyss's statistics (the first 1 % by "
+                "finish time and the jobs ending after the last submission left out); paper: Tsafrir, Etsion & "
+                "Feitelson, TPDS 2007, Table 3 (EASY++ there: the tsafrir correction).")
+             + " docs/hpc-backfilling.md#the-published-whole-log-tables."
+             + (shaken_caption(shaking, "the same score").replace("every sequence", "the whole log") if shaking else ""),
+             ""]
+    head, rule, tail = (SHAKEN_HEAD, SHAKEN_RULE, shaken_cells) if shaking else ("", "", lambda r: "")
+    if protocol == "gaussier15":
+        lines += ["| log | row | jobs (paper) | bounded slowdown | paper | difference | mean wait (s) | utilisation | "
+                  "corrections | seconds |" + head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + rule]
+        for _, rows, _ in results:
+            for r in rows:
+                paper = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']:.2f}"
+                jobs = f"{r['jobs']:,}" + ("" if r["paper_jobs"] is None else f" ({r['paper_jobs']:,})")
+                lines.append(f"| {r['log']} | {r['label']} | {jobs} | {r['bsld']:.2f} | {paper} | "
+                             f"{_pct(r['bsld'], r['paper_bsld'])} | {r['wait']:,.0f} | {r['utilisation']:.3f} | "
+                             f"{r['corrections']:,} | {r['seconds']:.1f} |" + tail(r))
+    else:
+        lines += ["| log | row | processors | bounded slowdown | paper | mean wait (min) | paper | jobs counted | "
+                  "seconds |" + head, "|---|---|---:|---:|---:|---:|---:|---:|---:|" + rule]
+        for _, rows, _ in results:
+            for r in rows:
+                pb = "—" if r["paper_bsld"] is None else f"{r['paper_bsld']}"
+                pw = "—" if r["paper_wait_min"] is None else f"{r['paper_wait_min']}"
+                lines.append(f"| {r['log']} | {r['label']} | {r['processors']} | {r['bsld']:.2f} | {pb} | "
+                             f"{r['wait'] / 60:.1f} | {pw} | {r['counted']:,} | {r['seconds']:.1f} |" + tail(r))
+    learned = [(r, own) for _, rows, _ in results for r in rows if r["p_hat"]
+               for own in rows if own["label"] == r["row"] and own["log"] == r["log"]]
+    if learned:
+        lines += ["", f"`ROW ({learned[0][0]['p_hat']})`: the row's scheduler and correction with the online learned "
+                  "p̂ (predictors.online_jobs: each job's from a model fitted only on jobs terminated before its "
+                  "submission) in place of EASY++'s two-job mean. Against the same row with the two-job mean:", ""]
+        lines += [f"- {r['log']}, {r['row']}: {r['bsld']:.2f} against {own['bsld']:.2f} "
+                  f"({_pct(r['bsld'], own['bsld'])}; {r['seconds']:.0f} s with the predictor)" for r, own in learned]
+    lines += differences_table(list(diffs))
+    lines += ["", "The SC'15 filter's jobs after each step (atlas_data.pwa_filter):", "",
+              "| log | " + " | ".join(k for k, _ in results[0][2]) + " |",
+              "|---|" + "---:|" * len(results[0][2])]
+    for log, rows, counts in results:
+        lines.append(f"| {log} | " + " | ".join(f"{n:,}" for _, n in counts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def measure_protocol(todo: list[tuple[str, Path]], protocol: str, rows: list[str], method: str | None, seed: int,
+                     shaking: dict | None = None, quiet: bool = False) -> tuple[list, list[dict], list[dict]]:
+    """`rows` of `protocol` on every (log, path) of `todo`, easy-pp's rows also with the online `method`'s
+    p̂ (or None): ([(log, its rows, its filter counts)], all rows, the differences over the shaken copies)."""
+    from benchmark.progress import say
+    from predictors.online_jobs import online_predictor
+
+    results = []
+    for log, path in todo:
+        say(f"{log}: {protocol}: {', '.join(rows)}", quiet)
+        factory = None if method is None else (lambda jobs: online_predictor(method, jobs, seed))
+        out, counts = run_protocol(path, log, protocol, rows, predictor_factory=factory, predictor_name=method,
+                                   shaking=shaking)
+        for r in out:
+            if shaking:
+                r.update(shaken_fields(r.pop("bsld_shaken")))
+        results.append((log, out, counts))
+    all_rows = [r for _, rs, _ in results for r in rs]
+    pairs = [(f"{r['row']} ({method})", r["row"]) for r in all_rows if r["p_hat"]]
+    diffs = paired_differences(all_rows, list(dict.fromkeys(pairs)), lambda r: r["label"]) if shaking else []
+    return results, all_rows, diffs
+
+
+def write_protocol_outputs(folder: Path, protocol: str, measured: tuple, source: str, elapsed_s: float,
+                           method: str | None, seed: int, shaking: dict | None = None) -> str:
+    """Write reproduce-hpc-PROTOCOL.md and results.json into `folder` from `measured` (measure_protocol's
+    result); the markdown."""
+    from atlas_data.outputs import command_line
+    from predictors.online_jobs import ONLINE_METHODS
+
+    results, all_rows, diffs = measured
+    text = protocol_markdown(protocol, results, source, elapsed_s, method, shaking, diffs)
+    (folder / f"reproduce-hpc-{protocol}.md").write_text(text)
+    summary = {"source": source, "protocol": protocol, "predictor": method, "seed": seed,
+               "online_settings": ONLINE_METHODS.get(method), "shaking": shaking, "differences": diffs,
+               "rows": all_rows,
+               "filter": {log: counts for log, _, counts in results},
+               "paper": GAUSSIER15 if protocol == "gaussier15" else TSAFRIR07,
+               "row_settings": {k: {"what": v[0], "predictsim": v[1]} for k, v in ROWS.items()},
+               "elapsed_s": elapsed_s, "complete": True, "argv": command_line()}
+    (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return text

@@ -1,4 +1,4 @@
-"""`benchmark reproduce hpc`: the HPC batch schedulers on the shipped Parallel Workloads Archive logs.
+"""The experiment of `benchmark reproduce hpc`: the HPC batch schedulers on the shipped Parallel Workloads Archive logs.
 
 FCFS, SJF, EASY backfilling on the users' requested times, EASY on the true run times (the oracle
 p̂), EASY++ (Tsafrir, Etsion & Feitelson, TPDS 2007: the user's recent jobs as prediction) and
@@ -17,34 +17,35 @@ EASY++'s recent-jobs predictor, learned p̂ and (with `--predictor oracle`, the 
 times side by side. With `--shake K` every row also runs on K shaken copies of each sequence (input
 shaking, atlas_data.shaking; the same copies for every policy) and shows its spread.
 `--protocol gaussier15|tsafrir07` runs a published whole-log table instead
-(benchmark.commands.reproduce_hpc_protocol). docs/hpc-backfilling.md.
+(benchmark.experiments.hpc_protocols). docs/hpc-backfilling.md.
 
-Writes OUT/reproduce-hpc.md, results.json and reproduce-hpc.png / .svg (each row's bounded
-slowdown with its shaken range, per log) and with `--readme FILE` the block between the
-markers below. May import benchmark.*, predictors (a method name's check) and through benchmark atlas_data
-and schedulers.
+`read_logs` reads and checks the logs before any simulation, `measure` runs every policy on them,
+`write_outputs` writes reproduce-hpc.md, results.json and reproduce-hpc.png / .svg (each row's
+bounded slowdown with its shaken range, per log); `markdown` is also the block between the markers
+below (with --whole, the reproduce-hpc-whole ones).
+
+Part of the experiments package (benchmark.experiments): may import benchmark.experiments.rlscheduler,
+benchmark.* below the commands (plots, progress, tasks), atlas_data and schedulers; never
+benchmark.commands.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from atlas_data.errors import InputError
-from atlas_data.outputs import check_output_folder, command_line, output_folder
+from atlas_data.outputs import command_line
 from atlas_data.shaking import spread
-from benchmark.commands.reproduce_swf import add_shake_arguments, shaking_settings
 from benchmark.experiments.rlscheduler import (LENGTH, LOGS, SHAKEN_HEAD, SHAKEN_RULE, SHORT_RUN_S, differences_table,
                                                load_log, paired_differences, print_notes, sequence_starts,
                                                shaken_caption, shaken_cells, shaken_fields, shaken_sequences,
                                                shipped_log)
-from benchmark.options import seed as seed_type
 from benchmark.progress import say
-from benchmark.results import check_readme_block, replace_readme_block
 
 START, END = "<!-- reproduce-hpc:start -->", "<!-- reproduce-hpc:end -->"
 WHOLE_START, WHOLE_END = "<!-- reproduce-hpc-whole:start -->", "<!-- reproduce-hpc-whole:end -->"  # with --whole
@@ -270,33 +271,6 @@ def held_out_part(log: dict, method: str, seed: int, quiet: bool, whole: bool = 
     return part
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("--protocol", choices=("gaussier15", "tsafrir07"),
-                        help="a published whole-log table instead: SC'15's (gaussier15) or TPDS'07's Table 3 "
-                             "(tsafrir07), their job filter and schedulers, the paper's cells beside ours "
-                             "(--policies then names rows: easy, easy-sjbf, easy-clairvoyant, easy-sjbf-clairvoyant, "
-                             "easy-pp, easy-pp-double, easy-pp-tsafrir, easy-recent; docs/hpc-backfilling.md)")
-    parser.add_argument("--jobs", metavar="FILE", help="an SWF log (.swf or .swf.gz) instead of the three shipped logs")
-    parser.add_argument("--policies", metavar="A,B,...", help=f"policies, comma-separated (default all: {', '.join(POLICIES)})")
-    parser.add_argument("--predictor", metavar="METHOD", default="oracle",
-                        help="easy-p's p̂: oracle (the run time; default) or a prediction method (docs/predictors.md) "
-                             "fitted on each log's time-ordered train part, then also given to easy-pp in place of "
-                             "its own prediction (rows easy-p (METHOD), easy-p (oracle), easy-pp (METHOD)); every "
-                             "run is then on the test part. With --protocol: an online method (online-lgbm, or "
-                             "one of its variants online-lgbm-*: docs/hpc-backfilling.md), each job's p̂ from the jobs terminated before its submission, given to the EASY++ "
-                             "rows in place of their two-job mean")
-    parser.add_argument("--whole", action="store_true",
-                        help="run each policy once on the whole log (every kept job from an empty machine; with a "
-                             "learned --predictor the whole test part) instead of the 10 sequences of 1,024 jobs")
-    parser.add_argument("--seed", type=seed_type, default=0, help="the predictor's fit seed (default 0)")
-    parser.add_argument("--output", default="results/reproduce-hpc", help="output folder (default results/reproduce-hpc)")
-    parser.add_argument("--readme", metavar="FILE",
-                        help="rewrite the reproduce-hpc block of this Markdown file (with --whole the reproduce-hpc-whole "
-                             "block; docs/hpc-backfilling.md)")
-    add_shake_arguments(parser, "each copy costs as much as the unshaken runs, about 30 s on the three shipped logs")
-    parser.add_argument("--quiet", action="store_true", help="no progress; the table is still printed")
-
-
 def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaking: dict | None = None,
              whole: bool = False, diffs: list[dict] = ()) -> str:
     import datetime
@@ -385,50 +359,53 @@ def figure(rows: list[dict], path: Path) -> Path:
     return save_figure(fig, path, dpi=110)
 
 
-def reproduce(args) -> int:
-    if getattr(args, "protocol", None):
-        from benchmark.commands.reproduce_hpc_protocol import reproduce_protocol
+@dataclass(frozen=True)
+class Settings:
+    """How `benchmark reproduce hpc` runs, checked: easy-p's p̂ (`method`: oracle or a prediction method
+    fitted on each log's train part), its fit `seed`, `whole` logs instead of the sequences, the
+    `shaking` ({copies, seed, max_shift_s}) or None."""
 
-        return reproduce_protocol(args)
-    started = time.perf_counter()
-    names = policy_names(args.policies)
-    method = args.predictor
-    whole = bool(args.whole)
-    if method != "oracle":
-        from predictors.methods import check_method_name
+    method: str = "oracle"
+    seed: int = 0
+    whole: bool = False
+    shaking: dict | None = None
+    quiet: bool = False
 
-        check_method_name(method, where="--predictor")
-    markers = (WHOLE_START, WHOLE_END) if whole else (START, END)
-    if args.readme:
-        check_readme_block(Path(args.readme), *markers)
-    check_output_folder(args.output, "reproduce")  # before any computation
-    shaking = shaking_settings(args)
-    if args.jobs:
-        from atlas_data.adapters import is_swf_path
 
-        if not is_swf_path(args.jobs):
-            raise InputError("expected an SWF log (.swf or .swf.gz)", path=str(args.jobs), where="--jobs")
-        todo = [(Path(args.jobs).name, with_site_limit(load_log(args.jobs, exact_times=True)), 0)]
-        source = f"the SWF log {args.jobs}"
+def read_logs(jobs: str | None, names: list[str], all_policies: bool, settings: Settings) -> tuple[list, dict, str]:
+    """The logs to run, read and checked before the first simulation: ([(name, log, slice)], {name: its
+    policies}, the source for the caption). `jobs`: an SWF log's path, or None for the shipped logs;
+    `all_policies`: no --policies given, so a log that cannot run a policy narrows the default."""
+    if jobs:
+        todo = [(Path(jobs).name, with_site_limit(load_log(jobs, exact_times=True)), 0)]
+        source = f"the SWF log {jobs}"
     else:
-        todo = [(name, with_site_limit(load_log(shipped_log(file), exact_times=True)), slice_) for name, (file, slice_) in HPC_LOGS.items()]
+        todo = [(name, with_site_limit(load_log(shipped_log(file), exact_times=True)), slice_)
+                for name, (file, slice_) in HPC_LOGS.items()]
         source = "the shipped SDSC-SP2, HPC2N and CTC-SP2 logs"
     per_log = {}
     for name, log, slice_ in todo:  # every log checked before the first simulation
         print_notes(name, log)
-        per_log[name] = default_narrowed(name, log, names) if args.policies is None else names
+        per_log[name] = default_narrowed(name, log, names) if all_policies else names
         check_estimates(log, per_log[name])
-        if not whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
+        if not settings.whole and (slice_ or log["jobs"]) - LENGTH - 1 <= LENGTH:
             raise InputError(f"{log['jobs']} jobs kept: the sequences need at least {2 * LENGTH + 2} "
                              "(--whole runs on the whole log)", path=log["path"], where="--jobs")
-        if method == "oracle":  # a learned p̂'s runs are on the test part, checked once it is known
-            check_span(log, *runs_of(log, slice_, whole))
-    rows = []
+        if settings.method == "oracle":  # a learned p̂'s runs are on the test part, checked once it is known
+            check_span(log, *runs_of(log, slice_, settings.whole))
+    return todo, per_log, source
+
+
+def measure(todo: list, per_log: dict, settings: Settings) -> tuple[list[dict], list[dict], int]:
+    """Every policy of `per_log` on every log of `todo` (read_logs): (the rows, the differences between
+    rows over the shaken copies, the number of runs per policy on the last log)."""
+    method, shaking, quiet = settings.method, settings.shaking, settings.quiet
+    rows, starts = [], []
     for name, log, slice_ in todo:
         if method != "oracle":
-            say(f"{name}: fitting {method} on the train part", args.quiet)
-            log, slice_ = held_out_part(log, method, args.seed, args.quiet, whole), 0
-        starts, length = runs_of(log, slice_, whole)
+            say(f"{name}: fitting {method} on the train part", quiet)
+            log, slice_ = held_out_part(log, method, settings.seed, quiet, settings.whole), 0
+        starts, length = runs_of(log, slice_, settings.whole)
         if method != "oracle":
             check_span(log, starts, length)
         # the same shaken copies for every policy (paired), drawn from the sequences' relative times
@@ -437,42 +414,49 @@ def reproduce(args) -> int:
         _, _, killed = killed_runs(log)
         in_sequences = int(sum(killed[s0:s0 + length].sum() for s0 in starts))
         for policy in per_log[name]:
-            # easy-p once per p̂: the learned one and, on the same sequences, the oracle; easy-pp with its
-            # own prediction and with the learned one
-            learned = method != "oracle"
-            variants = {"easy-p": (method, "oracle") if learned else ("oracle",),
-                        "easy-pp": (None, method) if learned else (None,)}.get(policy, (None,))
-            for p_hat in variants:
-                label = policy if p_hat is None else f"{policy} ({p_hat})"
-                say(f"{name}: {label}", args.quiet)
-                runs = [run_sequence(log, s0, policy, length=length, p_hat=p_hat) for s0 in starts]
-                rows.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "runs": len(starts),
-                             "jobs": length, "killed": in_sequences,
-                             **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation",
-                                                                                    *CLUSTER_METRICS)},
-                             "seconds": float(sum(r["seconds"] for r in runs))})
-                if shaking:  # every metric over the copies (each copy: the mean over its sequences)
-                    copies = [[run_sequence(log, s0, policy, length=length, p_hat=p_hat, shaken=copy[i])
-                               for i, s0 in enumerate(starts)] for copy in shaken]
-                    per_copy = {k: [float(np.mean([r[k] for r in runs])) for runs in copies]
-                                for k in ("bsld", "wait", "utilisation", *CLUSTER_METRICS)}
-                    rows[-1].update(shaken_fields(per_copy.pop("bsld")))
-                    rows[-1]["shaken"] = {k: spread(v) for k, v in per_copy.items()}
+            rows += policy_rows(name, log, policy, starts, length, in_sequences, shaken, settings)
     diffs = paired_differences(rows, pairs(method), lambda r: r["label"]) if shaking else []
-    elapsed = time.perf_counter() - started
-    text = markdown(rows, source, elapsed, method, shaking, whole, diffs)
-    out = Path(args.output)
-    with output_folder(out, "reproduce") as folder:
-        (folder / "reproduce-hpc.md").write_text(text)
-        figure(rows, folder / "reproduce-hpc.png")
-        summary = {"source": source, "whole": whole, "sequences": None if whole else len(starts),
-                   "length": None if whole else LENGTH, "policies": POLICIES,
-                   "predictor": method, "seed": args.seed, "shaking": shaking, "rows": rows, "differences": diffs,
-                   "elapsed_s": elapsed, "complete": True, "argv": command_line()}
-        (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if args.readme:
-        replace_readme_block(Path(args.readme), *markers, text)
-    print(text)
-    say(f"reproduce hpc: {elapsed:.0f} s; written {out / 'reproduce-hpc.md'}, results.json, reproduce-hpc.png / .svg",
-        args.quiet)
-    return 0
+    return rows, diffs, len(starts)
+
+
+def policy_rows(name: str, log: dict, policy: str, starts: list[int], length: int, killed: int, shaken: list,
+                settings: Settings) -> list[dict]:
+    """The rows of one policy on one log: easy-p once per p̂ (the learned one and, on the same sequences,
+    the oracle), easy-pp with its own prediction and with the learned one; every other policy once."""
+    method = settings.method
+    learned = method != "oracle"
+    variants = {"easy-p": (method, "oracle") if learned else ("oracle",),
+                "easy-pp": (None, method) if learned else (None,)}.get(policy, (None,))
+    out = []
+    for p_hat in variants:
+        label = policy if p_hat is None else f"{policy} ({p_hat})"
+        say(f"{name}: {label}", settings.quiet)
+        runs = [run_sequence(log, s0, policy, length=length, p_hat=p_hat) for s0 in starts]
+        out.append({"log": name, "policy": policy, "p_hat": p_hat, "label": label, "runs": len(starts),
+                    "jobs": length, "killed": killed,
+                    **{k: float(np.mean([r[k] for r in runs])) for k in ("bsld", "wait", "utilisation",
+                                                                           *CLUSTER_METRICS)},
+                    "seconds": float(sum(r["seconds"] for r in runs))})
+        if settings.shaking:  # every metric over the copies (each copy: the mean over its sequences)
+            copies = [[run_sequence(log, s0, policy, length=length, p_hat=p_hat, shaken=copy[i])
+                       for i, s0 in enumerate(starts)] for copy in shaken]
+            per_copy = {k: [float(np.mean([r[k] for r in runs])) for runs in copies]
+                        for k in ("bsld", "wait", "utilisation", *CLUSTER_METRICS)}
+            out[-1].update(shaken_fields(per_copy.pop("bsld")))
+            out[-1]["shaken"] = {k: spread(v) for k, v in per_copy.items()}
+    return out
+
+
+def write_outputs(folder: Path, rows: list[dict], diffs: list[dict], sequences: int, source: str, elapsed_s: float,
+                  settings: Settings) -> str:
+    """Write reproduce-hpc.md, reproduce-hpc.png / .svg and results.json into `folder`; the markdown."""
+    whole = settings.whole
+    text = markdown(rows, source, elapsed_s, settings.method, settings.shaking, whole, diffs)
+    (folder / "reproduce-hpc.md").write_text(text)
+    figure(rows, folder / "reproduce-hpc.png")
+    summary = {"source": source, "whole": whole, "sequences": None if whole else sequences,
+               "length": None if whole else LENGTH, "policies": POLICIES,
+               "predictor": settings.method, "seed": settings.seed, "shaking": settings.shaking, "rows": rows,
+               "differences": diffs, "elapsed_s": elapsed_s, "complete": True, "argv": command_line()}
+    (folder / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return text
