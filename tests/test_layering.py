@@ -10,6 +10,9 @@ switch and the fast loops were once such a pair). The graph counts imports by na
 `importlib.import_module("a.b")` (or `__import__`) with a literal name, and discovery — a module
 that lists a package's modules (`pkgutil.iter_modules`) imports every module of each project
 package it names in a string (the policy registry and the policy modules it discovers).
+
+Inside benchmark, the experiments (benchmark.experiments) never import the command line
+(benchmark.commands, benchmark.cli): the commands call them.
 """
 
 import ast
@@ -206,3 +209,15 @@ def test_the_policy_registry_discovers_the_policy_modules_and_none_imports_it_ba
             reach.add(target)
             todo.append(target)
     assert "schedulers.policy" not in reach and "schedulers.policy_base" in reach
+
+
+def test_the_experiments_never_import_the_command_line():
+    """benchmark.experiments is the science a notebook imports; the commands call it, never the reverse
+    (benchmark/experiments/__init__.py)."""
+    graph = import_graph(ROOT)
+    experiments = [m for m in graph if m == "benchmark.experiments" or m.startswith("benchmark.experiments.")]
+    assert "benchmark.experiments.astraea" in experiments and "benchmark.experiments.perf.peers" in experiments
+    assert "benchmark.experiments.astraea" in graph["benchmark.commands.reproduce_astraea"]  # the graph is read
+    wrong = sorted((m, t) for m in experiments for t in graph[m]
+                   if t == "benchmark.cli" or t == "benchmark.commands" or t.startswith("benchmark.commands."))
+    assert wrong == []
