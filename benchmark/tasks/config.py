@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from typing import ClassVar
 
 from atlas_data.errors import InputError
 from benchmark.options import job_count, number, seconds, seconds_or_zero
@@ -175,11 +177,47 @@ def _opt(dest: str):
 FRAME_LABEL = "<DataFrame>"
 
 
-def _typed(dest: str, parse, render):
+class ColumnMap(Mapping):
+    """{jobs-table column: file column} of `--columns` / `--train-columns`: an immutable, ordered,
+    hashable mapping (a frozen configuration holds it)."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, mapping=()):
+        self._map = dict(mapping)
+
+    def __getitem__(self, key: str) -> str:
+        return self._map[key]
+
+    def __iter__(self):
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._map.items()))
+
+    def __repr__(self) -> str:
+        return f"ColumnMap({self._map!r})"
+
+
+def _typed(dest: str, parse, render=",".join):
     """A configuration field whose command-line text is parsed once, when the configuration is made:
-    `parse(text)` gives the typed value (a tuple), `render(value)` the text the command line writes for
-    it (what results and MLflow record, and how a typed value given by hand is checked)."""
+    `parse(text)` gives the typed value (a tuple or a ColumnMap), `render(value)` the text the command
+    line would write for a value given typed (by hand, or by `dataclasses.replace`)."""
     return field(default=OPTIONS[dest].default, metadata={"option": OPTIONS[dest], "parse": parse, "render": render})
+
+
+def _items(what: str, convert=str):
+    """The parser of a comma-separated option: its items (benchmark.tasks.inputs.csv_list: an empty item
+    or one given twice is an InputError naming `--what`)."""
+    def parse(text: str) -> tuple:
+        from benchmark.tasks.inputs import csv_list
+
+        return tuple(csv_list(text, what, convert))
+
+    return parse
 
 
 def _policy_items(text: str) -> tuple[str, ...]:
@@ -189,17 +227,36 @@ def _policy_items(text: str) -> tuple[str, ...]:
 
 
 def _noise_levels(text: str) -> tuple[float, ...]:
-    from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
+    from benchmark.tasks.inputs import check_noise_levels, noise_level
 
-    levels = tuple(csv_list(text, "noise", noise_level))
+    levels = _items("noise", noise_level)(text)
     check_noise_levels(levels)
     return levels
 
 
-def _column_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    from atlas_data.jobs_table import parse_column_map
+def _machine_counts(text: str) -> tuple[int, ...]:
+    from benchmark.options import machine_count
 
-    return tuple(parse_column_map(text).items())
+    return _items("machines", machine_count)(text)
+
+
+def _plugin_items(text: str) -> tuple[str, ...]:
+    from atlas_data.plugins import plugin_items
+
+    return plugin_items(text)
+
+
+def _column_map(option: str):
+    def parse(text: str) -> ColumnMap:
+        from atlas_data.jobs_table import parse_column_map
+
+        return ColumnMap(parse_column_map(text, option))
+
+    return parse
+
+
+def _column_text(mapping) -> str:
+    return ",".join(f"{k}={v}" for k, v in mapping.items())
 
 
 def _number_text(value: float) -> str:
@@ -208,25 +265,51 @@ def _number_text(value: float) -> str:
     return short if float(short) == value else repr(float(value))
 
 
+def _noise_text(levels) -> str:
+    return ",".join(map(_number_text, levels))
+
+
 def _parse_typed(config) -> None:
     """Each typed field of `config` (`_typed`) from its text (or from a typed value, through its text:
-    one parse, one set of checks, for the command line, the API and `dataclasses.replace`)."""
+    one parse, one set of checks, for the command line, the API and `dataclasses.replace`); the text
+    is kept in `config.texts`, what results and MLflow record: as the command line (or the API's
+    value) gave it, or, for a value given typed, the text it was given with (when it still reads as
+    the value) or the command line's text of it."""
+    given = config.texts or {}
+    texts = {}
     for f in fields(config):
         parse, value = f.metadata.get("parse"), getattr(config, f.name)
-        if parse is not None and value is not None:
-            object.__setattr__(config, f.name, parse(value if isinstance(value, str) else f.metadata["render"](value)))
+        if parse is None or value is None:
+            continue
+        if isinstance(value, str):
+            text = value
+        else:
+            kept = given.get(f.name)
+            text = kept if kept is not None and parse(kept) == _as_typed(value) else f.metadata["render"](value)
+        texts[f.name] = text
+        object.__setattr__(config, f.name, parse(text))
+    object.__setattr__(config, "texts", texts)
+
+
+def _as_typed(value):
+    """A typed value as a parse gives it (a mapping stays a mapping, a list becomes a tuple)."""
+    return value if isinstance(value, Mapping) else tuple(value)
 
 
 def option_text(config, dest: str):
     """The value of option `dest` of `config` as the command line writes it (a typed field's text)."""
     value = getattr(config, dest)
-    render = next(f.metadata.get("render") for f in fields(config) if f.name == dest)
-    return value if render is None or value is None else render(value)
+    return config.texts.get(dest, value) if value is not None else None
 
 
 def _frame():
     """The one field that is not an option: a jobs table in memory, read in place of the --jobs file
     when `jobs` is FRAME_LABEL (the API's `jobs=DataFrame`); `jobs` names it in messages and results."""
+    return field(default=None, compare=False, repr=False)
+
+
+def _texts():
+    """The text of each typed option as it was given (`_parse_typed`): not an option, not compared."""
     return field(default=None, compare=False, repr=False)
 
 
@@ -236,59 +319,65 @@ def _option_fields(config) -> list:
 
 # ----- the configurations ------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class PredictionConfig:
-    """`benchmark run --task prediction`: fit prediction methods and score them on the test split."""
+class RunConfig:
+    """The options every task reads, declared once: the jobs and their columns, the predictor, the seed,
+    the output and the run's switches. Lists are tuples and column maps ColumnMaps, parsed once."""
 
     data: str | None = _opt("data")
     jobs: str | None = _opt("jobs")
-    columns: str | None = _opt("columns")
-    feature_columns: str | None = _opt("feature_columns")
+    columns: ColumnMap | None = _typed("columns", _column_map("--columns"), _column_text)
+    feature_columns: tuple[str, ...] | None = _typed("feature_columns", _items("feature-columns"))
     train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
+    train_columns: ColumnMap | None = _typed("train_columns", _column_map("--train-columns"), _column_text)
     n: int | None = _opt("n")
-    methods: str | None = _opt("methods")
-    predictor: str | None = _opt("predictor")
+    predictor: tuple[str, ...] | None = _typed("predictor", _items("predictor"))
     seed: int = _opt("seed")
     output: str | None = _opt("output")
     no_mlflow: bool = _opt("no_mlflow")
     quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
+    plugins: tuple[str, ...] | None = _typed("plugins", _plugin_items)
     frame: object = _frame()
+    texts: dict | None = _texts()
 
-    task = "prediction"
+    task: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        _parse_typed(self)
 
     def validate(self, given=None) -> None:
         _validate(self, given)
 
 
 @dataclass(frozen=True, slots=True)
-class SchedulingConfig:
+class PredictionConfig(RunConfig):
+    """`benchmark run --task prediction`: fit prediction methods and score them on the test split."""
+
+    methods: tuple[str, ...] | None = _typed("methods", _items("methods"))
+
+    task = "prediction"
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationConfig(RunConfig):
+    """The options of the tasks that schedule jobs (scheduling, fairness): the policies, the noise
+    levels σ of p̂ = p·exp(σZ) and how `--n` samples the jobs."""
+
+    policies: tuple[str, ...] | None = _typed("policies", _policy_items)
+    noise: tuple[float, ...] | None = _typed("noise", _noise_levels, _noise_text)
+    sample: str = _opt("sample")
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingConfig(SimulationConfig):
     """`benchmark run --task scheduling`: the LASched objectives on the shared simulator core."""
 
     objective: str | None = _opt("objective")
-    data: str | None = _opt("data")
-    jobs: str | None = _opt("jobs")
-    columns: str | None = _opt("columns")
-    feature_columns: str | None = _opt("feature_columns")
-    train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
-    predictor: str | None = _opt("predictor")
-    policies: str | None = _opt("policies")
-    noise: str | None = _opt("noise")
-    machines: str | None = _opt("machines")
+    machines: tuple[int, ...] | None = _typed("machines", _machine_counts, lambda counts: ",".join(map(str, counts)))
     prr_lambda: float = _opt("prr_lambda")
     controls: bool = _opt("controls")
-    n: int | None = _opt("n")
-    sample: str = _opt("sample")
     protocol: str = _opt("protocol")
     sample_seed: int | None = _opt("sample_seed")
-    seed: int = _opt("seed")
-    output: str | None = _opt("output")
-    no_mlflow: bool = _opt("no_mlflow")
-    quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
     profile: bool = _opt("profile")
-    frame: object = _frame()
 
     task = "scheduling"
 
@@ -304,34 +393,19 @@ class SchedulingConfig:
             raise InputError(f"--machines applies to --objective makespan only ({objective} is scheduled on one "
                              "machine)", where="--machines")
         if "prr_lambda" in given:
-            from schedulers.policy import split_policy_list
-
             if objective == "makespan":
                 raise InputError("--prr-lambda sets the λ of policy prr, which is not a makespan policy",
                                  where="--prr-lambda")
-            if self.policies and "prr" not in {item.split("(", 1)[0].strip() for item in split_policy_list(self.policies)}:
+            if self.policies and "prr" not in {item.split("(", 1)[0].strip() for item in self.policies}:
                 raise InputError("--prr-lambda sets the λ of policy prr, which --policies does not include",
                                  where="--prr-lambda")
 
 
 @dataclass(frozen=True, slots=True)
-class FairnessConfig:
+class FairnessConfig(SimulationConfig):
     """`benchmark run --task fairness`: cluster policies on a multi-tenant GPU cluster."""
 
     scenario: str | None = _opt("scenario")
-    data: str | None = _opt("data")
-    jobs: str | None = _opt("jobs")
-    # parsed once from their text (`_typed`): the tasks read the tuples, never the text again
-    columns: tuple[tuple[str, str], ...] | None = _typed("columns", _column_pairs,
-                                                         lambda pairs: ",".join(f"{k}={v}" for k, v in pairs))
-    feature_columns: str | None = _opt("feature_columns")
-    train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
-    predictor: str | None = _opt("predictor")
-    policies: tuple[str, ...] | None = _typed("policies", _policy_items, ",".join)
-    noise: tuple[float, ...] | None = _typed("noise", _noise_levels, lambda levels: ",".join(map(_number_text, levels)))
-    n: int | None = _opt("n")
-    sample: str = _opt("sample")
     nodes: int | None = _opt("nodes")
     gpus_per_node: int | None = _opt("gpus_per_node")
     node_list: str = _opt("node_list")
@@ -344,17 +418,8 @@ class FairnessConfig:
     tenant_loss_share: str = _opt("tenant_loss_share")
     job_rho_from: str = _opt("job_rho_from")
     tenant_column: str | None = _opt("tenant_column")
-    seed: int = _opt("seed")
-    output: str | None = _opt("output")
-    no_mlflow: bool = _opt("no_mlflow")
-    quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
-    frame: object = _frame()
 
     task = "fairness"
-
-    def __post_init__(self) -> None:
-        _parse_typed(self)
 
     def validate(self, given=None) -> None:
         _validate(self, given)
@@ -400,12 +465,9 @@ def _given(config, given) -> frozenset:
 
 
 def _validate(config, given) -> None:
-    """What every task checks before any work: each value as the command line would parse it, and the
-    column maps of --columns / --train-columns (which need their file)."""
-    from atlas_data.jobs_table import parse_column_map
-
-    from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
-
+    """What every task checks before any work: each value as the command line would parse it (a typed
+    field was parsed, and its items checked, when the configuration was made), and that the column
+    maps of --columns / --train-columns have their file."""
     for f in _option_fields(config):
         value = option_text(config, f.name)
         if value is not None and value != f.default:
@@ -414,19 +476,12 @@ def _validate(config, given) -> None:
             except (TypeError, ValueError) as exc:  # a configuration built by hand, not by from_options
                 problem = str(exc).removeprefix(f"{config.task}(): {f.name}").lstrip(": ")
                 raise InputError(problem, where=OPTIONS[f.name].flag) from None
-    if isinstance(getattr(config, "noise", None), str):  # a typed configuration's levels were checked when parsed
-        check_noise_levels(csv_list(config.noise, "noise", noise_level))
     if config.frame is not None and config.jobs != FRAME_LABEL:
         raise InputError(f"a jobs table in memory goes with jobs={FRAME_LABEL!r}", where="--jobs")
-    if config.columns is not None:
-        if not config.jobs:
-            raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
-        if isinstance(config.columns, str):  # a typed configuration's map was read when it was made
-            parse_column_map(config.columns)  # a malformed mapping stops here, before any work
-    if config.train_columns is not None:
-        if not config.train_jobs:
-            raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
-        parse_column_map(config.train_columns, option="--train-columns")
+    if config.columns is not None and not config.jobs:
+        raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
+    if config.train_columns is not None and not config.train_jobs:
+        raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
 
 
 # ----- building one ------------------------------------------------------------------------------
@@ -499,7 +554,7 @@ def check_value(option: Option, value, function: str):
         value = ",".join(str(v) for v in value)
     elif option.comma_list and isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         value = str(value)  # one machine count, one σ
-    if key in ("columns", "train_columns") and isinstance(value, dict):
+    if key in ("columns", "train_columns") and isinstance(value, Mapping):
         value = ",".join(f"{k}={v}" for k, v in value.items())
     if option.kind is bool:
         if not isinstance(value, (bool, np.bool_)):

@@ -47,12 +47,9 @@ DEFAULT_METHODS = (
 def _method_list(config) -> list[str]:
     from predictors.methods import check_method_name
 
-    from benchmark.tasks.inputs import csv_list
-
-    what = "methods" if config.methods is not None else "predictor"
-    text = getattr(config, what)
-    # empty items and a method given twice are refused by csv_list, not merged
-    names = csv_list(text, what) if text is not None else list(DEFAULT_METHODS)
+    # empty items and a method given twice were refused when the configuration was made, not merged
+    given = config.methods if config.methods is not None else config.predictor
+    names = list(given) if given is not None else list(DEFAULT_METHODS)
     for name in names:
         check_method_name(name)
     return names

@@ -46,16 +46,16 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, final_text, output_folder
-from benchmark.options import machine_count
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    learned_spread, noise_predictions, note_unused_predictions, resolve_names)
+from benchmark.tasks.config import option_text
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, learned_predictions, learned_spread,
+                                    noise_predictions, note_unused_predictions, resolve_names)
 from benchmark.timings import Timings
 from benchmark.value import CEILING_BINS, ceilings, control_predictions, is_control, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
-from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
+from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, Watch, run_objective
 from schedulers.policy import get_policy, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
@@ -86,7 +86,8 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
                 return trace_prediction_spreads(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
 
             learner.spreads = spreads
-            note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
+            note_unused_predictions(trace.own_predictions, f"--predictor {option_text(config, 'predictor')}",
+                                    config.quiet)
             card = {**trace.card, "scheduled": "test part (its real arrivals)"}
             return trace.test_jobs, card, f"{config.jobs} (test part)", learner
         from benchmark.tasks.inputs import read_jobs_or_trace
@@ -115,11 +116,12 @@ def build_predictions(config, frame: pd.DataFrame, job_ids, size: np.ndarray, le
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE
 
     predictions: dict[str, np.ndarray] = {}
-    predictions.update(noise_predictions(size, csv_list(config.noise, "noise", noise_level), config.seed))
+    predictions.update(noise_predictions(size, list(config.noise or ()), config.seed))
     if predictions:
-        note_unused_predictions("predicted_duration" in frame.columns, f"--noise {config.noise}", config.quiet)
+        note_unused_predictions("predicted_duration" in frame.columns, f"--noise {option_text(config, 'noise')}",
+                                config.quiet)
     sources = {label: NOISE_SOURCE for label in predictions}
-    methods = csv_list(config.predictor, "predictor")
+    methods = list(config.predictor or ())
     if methods:
         if learner is None:
             raise InputError("--predictor needs data to learn p̂ from: --data DS, or --jobs TRACE|FILE", where="--predictor")
@@ -143,7 +145,7 @@ def resolve_data_source(config):
     if config.data:
         config = replace(config, data=str(resolve_dataset(config.data, quiet=config.quiet)))
         if not config.predictor and not config.noise:
-            config = replace(config, predictor=DEFAULT_PREDICTOR)
+            config = replace(config, predictor=(DEFAULT_PREDICTOR,))
     return config
 
 
@@ -227,12 +229,9 @@ def execute(config, timings: Timings | None = None):
     resolve_names(predictors=config.predictor, policies=config.policies, kind=task_kind("scheduling", objective))
     if config.output:
         check_output_folder(config.output, "run")  # a bad --output fails before any computation
-    machines = csv_list(config.machines, "machines", machine_count) or list(DEFAULT_MACHINES)
-    if any(m < 1 for m in machines):
-        raise InputError(f"machine counts must be >= 1, got {config.machines}", where="--machines")
-    if not 0.0 <= config.prr_lambda <= 1.0:
+    machines = list(config.machines or DEFAULT_MACHINES)  # each >= 1, and the noise levels in range: checked
+    if not 0.0 <= config.prr_lambda <= 1.0:             # when the configuration was made
         raise InputError(f"PRR's λ must be in [0, 1], got {config.prr_lambda}", where="--prr-lambda")
-    check_noise_levels(csv_list(config.noise, "noise", noise_level))  # before any job is read
     from benchmark.tasks.traces import check_trace_options
 
     timings = timings or Timings()
@@ -265,14 +264,14 @@ def execute(config, timings: Timings | None = None):
     steps = sum((with_spread if getattr(get_policy(p), "needs_spread", False) else len(predictions))
                 if get_policy(p).needs_prediction else 1 for p in policies)
     steps *= len(machines) if objective == "makespan" else 1
-    spent: dict = {}
     t0 = time.perf_counter()
     with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
+        watch = Watch(on_step=lambda row: progress.update())
         rows, per_job, reference = run_objective(
             objective, jobs, policies, predictions, machines=machines, prr_lambda=config.prr_lambda,
-            seed=config.seed, on_step=lambda row: progress.update(), timings=spent, spreads=spreads,
+            seed=config.seed, spreads=spreads, watch=watch,
         )
-    _add_objective_timings(timings, spent, time.perf_counter() - t0)
+    _add_objective_timings(timings, watch.seconds, time.perf_counter() - t0)
     timings.fast_loops = jit.describe(jobs.n)
     dataset = {**dataset, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
     for row in rows:
@@ -458,11 +457,12 @@ def _leak_cell(row: dict) -> str:
 
 def _options(config, machines) -> dict:
     return {
-        "objective": config.objective, "policies": config.policies, "n": config.n, "seed": config.seed,
-        "noise": config.noise, "predictor": config.predictor, "prr_lambda": config.prr_lambda, "sample": config.sample,
-        "controls": config.controls,
+        # the lists as the command line wrote them
+        "objective": config.objective, "policies": option_text(config, "policies"), "n": config.n, "seed": config.seed,
+        "noise": option_text(config, "noise"), "predictor": option_text(config, "predictor"),
+        "prr_lambda": config.prr_lambda, "sample": config.sample, "controls": config.controls,
         "machines": machines, "jobs": config.jobs, "data": config.data, "train_jobs": config.train_jobs,
-        "feature_columns": config.feature_columns,
+        "feature_columns": option_text(config, "feature_columns"),
         "protocol": config.protocol, "sample_seed": config.sample_seed,
     }
 

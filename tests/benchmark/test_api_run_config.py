@@ -196,7 +196,8 @@ def test_the_fairness_lists_are_tuples_parsed_once_and_recorded_as_the_command_l
     config = cfg.from_argv(["run", "--task", "fairness", "--jobs", "jobs.csv", "--columns", "duration=runtime,gpus=n_gpu",
                             "--policies", "astraea-p(band=0.5, revision='none'),fifo", "--noise", "0.25", "--quiet"])
     assert config.policies == ("astraea-p(band=0.5, revision='none')", "fifo")  # a comma inside () is the item's
-    assert config.noise == (0.25,) and config.columns == (("duration", "runtime"), ("gpus", "n_gpu"))
+    assert config.noise == (0.25,) and config.columns == {"duration": "runtime", "gpus": "n_gpu"}
+    assert isinstance(config.columns, cfg.ColumnMap) and list(config.columns) == ["duration", "gpus"]
     options = cfg.as_options(config)  # what MLflow records: the command line's text
     assert options["policies"] == "astraea-p(band=0.5, revision='none'),fifo"
     assert options["noise"] == "0.25" and options["columns"] == "duration=runtime,gpus=n_gpu"
