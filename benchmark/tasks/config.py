@@ -1,24 +1,28 @@
 """The options of `benchmark run --task TASK` as one frozen, typed configuration per task.
 
 `PredictionConfig`, `SchedulingConfig` and `FairnessConfig` hold what each task's `execute(config)`
-reads, and nothing else. Every option is declared once, in OPTIONS: its default, its type, the
-converter that checks its range (benchmark.options), its choices and its help. The `run` parser
-is generated from OPTIONS (`add_run_arguments`), and each configuration's fields take their
-defaults from it, so the command line, the Python API (`benchmark.api.run`) and sweep cells build
-the same configuration with the same defaults and the same checks:
+reads, and nothing else; the options every task reads are declared once (`RunConfig`), those of the
+two tasks that schedule jobs once more (`SimulationConfig`: policies, noise, sample). Every option is
+declared once, in OPTIONS: its default, its type, the converter that checks its range
+(benchmark.options), its choices and its help. The `run` parser is generated from OPTIONS
+(`add_run_arguments`), and each configuration's fields take their defaults from it, so the command
+line, the Python API (`benchmark.api.run`) and sweep cells build the same configuration with the
+same defaults and the same checks:
 
 - the command line parses text (`from_namespace`: the parser keeps only the options given);
 - the API gives Python values (`from_options`: a list for a comma list, a dict for `--columns`,
   numbers for numbers), converted by the same converters as the command line's text;
+- the text of a list, a column map or a choice is parsed once, when the configuration is made
+  (`_typed`): a comma list is a tuple of its items (`policies`, `noise` σ, `machines`, `predictor`,
+  `methods`, `feature_columns`, `plugins`), `columns` / `train_columns` a ColumnMap, a choice a
+  member of its StrEnum (`Objective`, `FairShare`, ...; a member equals, hashes and prints as its
+  text). The tasks read them as they are. The text each was given with is kept in `texts`:
+  `option_text` / `as_options` give it back, what results.json and MLflow record;
 - `validate(given)` checks what needs no data (each value's range, options of another task, option
-  pairs that do not go together, the cluster's bounds) and raises InputError naming the option;
-- a typed field (`_typed`) is parsed once, when the configuration is made, from the text either route
-  gives: `FairnessConfig.policies` is a tuple of items, `noise` a tuple of σ, `columns` a tuple of
-  (jobs column, file column) pairs, which the task reads as they are; `as_options` gives them back
-  as the command line writes them (what results and MLflow record).
+  pairs that do not go together, the cluster's bounds) and raises InputError naming the option.
 
-A configuration's one field that is not an option is `frame`: the jobs table in memory that the API
-was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>`.
+A configuration's fields that are not options are `frame` — the jobs table in memory that the API
+was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>` — and `texts`.
 
 May import the standard library, numpy, atlas_data, schedulers and benchmark (options, tasks.inputs,
 cli for `from_argv`).
@@ -31,6 +35,7 @@ import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from enum import StrEnum
 from typing import ClassVar
 
 from atlas_data.errors import InputError
@@ -55,13 +60,29 @@ EMBEDDED_TRACE_SHAPE = (4, 8)
 MAX_NODES, MAX_GPUS = 100_000, 10_000_000
 
 
+def _enum(name: str, values) -> type[StrEnum]:
+    """The choices of an option as a StrEnum, each member named as its value: a member is its text
+    (equal to it, hashed as it, written as it in results.json, messages and MLflow)."""
+    return StrEnum(name, [(v, v) for v in values], module=__name__, qualname=name)
+
+
+Objective = _enum("Objective", OBJECTIVES)
+Sample = _enum("Sample", ("window", "random"))
+Protocol = _enum("Protocol", ("honest", "paper"))
+Scenario = _enum("Scenario", sorted(SCENARIOS))
+NodeList = _enum("NodeList", ("none", "openb", "pai"))
+FairShare = _enum("FairShare", FAIR_SHARES)
+TenantLossShare = _enum("TenantLossShare", TENANT_LOSS_SHARES)
+RhoFrom = _enum("RhoFrom", RHO_FROM)
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One option of `benchmark run`: `--dest-with-dashes`."""
 
     dest: str
     default: object = None
-    kind: type | None = str  # a value's Python type: str, int, float or bool; None = text the converter reads
+    kind: type | None = str  # a value's Python type: str, int, float, bool or a StrEnum; None = text the converter reads
     convert: object = None  # the command line's type: text -> value, range checked (benchmark.options)
     choices: tuple | None = None
     comma_list: bool = False  # several values: the API takes a list, the command line "a,b"
@@ -72,6 +93,13 @@ class Option:
     @property
     def flag(self) -> str:
         return "--" + self.dest.replace("_", "-")
+
+
+def _choice(dest: str, enum: type[StrEnum], **kwargs) -> Option:
+    """An option whose value is one member of `enum` (its choices are the members' text)."""
+    default = kwargs.pop("default", None)
+    return Option(dest, default=None if default is None else enum(default), kind=enum,
+                  choices=tuple(m.value for m in enum), **kwargs)
 
 
 def _options(*items: Option) -> dict[str, Option]:
@@ -110,7 +138,7 @@ OPTIONS = _options(
            help="Python modules or .py files to import first (comma-separated), e.g. ones registering policies or "
                 "prediction methods (docs/plugins.md)"),
     # scheduling
-    Option("objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)"),
+    _choice("objective", Objective, help="scheduling objective (task scheduling)"),
     Option("machines", comma_list=True, help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)"),
     Option("noise", comma_list=True, help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1"),
     Option("controls", default=False, kind=bool,
@@ -118,9 +146,9 @@ OPTIONS = _options(
                 "constant p̂ (<name>~constant); the value-of-prediction table then says which policies use what "
                 "p̂ knows (docs/evaluation-protocol.md#the-value-of-prediction)"),
     Option("prr_lambda", default=0.7, kind=float, convert=number(0.0, 1.0, "PRR's λ"), help="PRR's λ (default 0.7)"),
-    Option("sample", default="window", choices=("window", "random"),
+    _choice("sample", Sample, default="window",
            help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random"),
-    Option("protocol", default="honest", choices=("honest", "paper"),
+    _choice("protocol", Protocol, default="honest",
            help="honest (default) or paper: the ATLAS paper's reference protocol, leaks labelled "
                 "(see docs/reproduce-atlas.md)"),
     Option("sample_seed", kind=None, convert=seed_type,
@@ -133,7 +161,7 @@ OPTIONS = _options(
            help="prediction methods, comma-separated (prediction task; default: all but lgbm-asym, lgbm-rank, "
                 "lgbm-meta-matched). A 'package.module:Class' sklearn regressor is accepted too"),
     # fairness
-    Option("scenario", choices=tuple(sorted(SCENARIOS)), group=_F,
+    _choice("scenario", Scenario, group=_F,
            help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = the "
                 "real Philly trace, busiest two weeks, 210 x 8 GPUs, quota ∝ requested GPUs per VC "
                 "(see docs/real-traces.md)"),
@@ -141,7 +169,7 @@ OPTIONS = _options(
            help=f"cluster nodes (fairness; default {DEFAULT_NODES}, --jobs openb {EMBEDDED_TRACE_SHAPE[0]}, venus 100, "
                 "philly 210)"),
     Option("gpus_per_node", kind=int, convert=int, group=_F, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})"),
-    Option("node_list", default="none", choices=("none", "openb", "pai"), group=_F,
+    _choice("node_list", NodeList, default="none", group=_F,
            help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)"),
     Option("lease", default=LEASE_S, kind=float, convert=seconds, group=_F,
            help=f"lease length, s (fairness; default {LEASE_S:g})"),
@@ -151,16 +179,16 @@ OPTIONS = _options(
            help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g}; at most "
                 "half the lease)"),
     Option("tenant_weights", group=_F, help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)"),
-    Option("fair_share", default=FAIR_SHARES[0], choices=tuple(FAIR_SHARES), group=_F,
+    _choice("fair_share", FairShare, default=FAIR_SHARES[0], group=_F,
            help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)"),
     Option("fair_window", default=FAIR_WINDOW_S, kind=float, convert=seconds, group=_F,
            help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the ASTRAEA "
                 "paper does not state its own)"),
-    Option("tenant_loss_share", default=TENANT_LOSS_SHARES[0], choices=tuple(TENANT_LOSS_SHARES), group=_F,
+    _choice("tenant_loss_share", TenantLossShare, default=TENANT_LOSS_SHARES[0], group=_F,
            help="denominator of tenant_loss_intervals: eq8 = the demand-aware share min(demand, quota) (default) or "
                 "eq16 = quota x window (the paper's simulator; an ideal schedule already loses most windows) "
                 "(fairness)"),
-    Option("job_rho_from", default=RHO_FROM[0], choices=tuple(RHO_FROM), group=_F,
+    _choice("job_rho_from", RhoFrom, default=RHO_FROM[0], group=_F,
            help="a job's ρ counts from the first scheduling tick at or after its submit (default) or from its "
                 "submit time (Active while pending or running, as the paper defines it; the wait for the tick then "
                 "counts as sharing loss) (fairness)"),
@@ -246,6 +274,25 @@ def _plugin_items(text: str) -> tuple[str, ...]:
     return plugin_items(text)
 
 
+def _member(dest: str):
+    """The parser of a choice option: its StrEnum member; any other text is an InputError naming the
+    option (what check_value says of it)."""
+    option = OPTIONS[dest]
+
+    def parse(text: str):
+        try:
+            return option.kind(text)
+        except ValueError:
+            raise InputError(f"must be one of {', '.join(option.choices)}, got {text!r}", where=option.flag) from None
+
+    return parse
+
+
+def _choice_field(dest: str):
+    """A configuration field holding a member of the option's StrEnum, parsed from its text once."""
+    return _typed(dest, _member(dest), str)
+
+
 def _column_map(option: str):
     def parse(text: str) -> ColumnMap:
         from atlas_data.jobs_table import parse_column_map
@@ -282,7 +329,7 @@ def _parse_typed(config) -> None:
         if parse is None or value is None:
             continue
         if isinstance(value, str):
-            text = value
+            text = str(value)  # a StrEnum member's text is a plain str
         else:
             kept = given.get(f.name)
             text = kept if kept is not None and parse(kept) == _as_typed(value) else f.metadata["render"](value)
@@ -364,18 +411,18 @@ class SimulationConfig(RunConfig):
 
     policies: tuple[str, ...] | None = _typed("policies", _policy_items)
     noise: tuple[float, ...] | None = _typed("noise", _noise_levels, _noise_text)
-    sample: str = _opt("sample")
+    sample: Sample = _choice_field("sample")
 
 
 @dataclass(frozen=True, slots=True)
 class SchedulingConfig(SimulationConfig):
     """`benchmark run --task scheduling`: the LASched objectives on the shared simulator core."""
 
-    objective: str | None = _opt("objective")
+    objective: Objective | None = _choice_field("objective")
     machines: tuple[int, ...] | None = _typed("machines", _machine_counts, lambda counts: ",".join(map(str, counts)))
     prr_lambda: float = _opt("prr_lambda")
     controls: bool = _opt("controls")
-    protocol: str = _opt("protocol")
+    protocol: Protocol = _choice_field("protocol")
     sample_seed: int | None = _opt("sample_seed")
     profile: bool = _opt("profile")
 
@@ -405,18 +452,18 @@ class SchedulingConfig(SimulationConfig):
 class FairnessConfig(SimulationConfig):
     """`benchmark run --task fairness`: cluster policies on a multi-tenant GPU cluster."""
 
-    scenario: str | None = _opt("scenario")
+    scenario: Scenario | None = _choice_field("scenario")
     nodes: int | None = _opt("nodes")
     gpus_per_node: int | None = _opt("gpus_per_node")
-    node_list: str = _opt("node_list")
+    node_list: NodeList = _choice_field("node_list")
     lease: float = _opt("lease")
     interval: float = _opt("interval")
     cold_start: float = _opt("cold_start")
     tenant_weights: str | None = _opt("tenant_weights")
-    fair_share: str = _opt("fair_share")
+    fair_share: FairShare = _choice_field("fair_share")
     fair_window: float = _opt("fair_window")
-    tenant_loss_share: str = _opt("tenant_loss_share")
-    job_rho_from: str = _opt("job_rho_from")
+    tenant_loss_share: TenantLossShare = _choice_field("tenant_loss_share")
+    job_rho_from: RhoFrom = _choice_field("job_rho_from")
     tenant_column: str | None = _opt("tenant_column")
 
     task = "fairness"
