@@ -118,8 +118,39 @@ def load_config(path: str | Path) -> SweepConfig:
     if "jobs" in raw and "data" in raw:
         fail("jobs", "give either 'jobs' or 'data', not both")
 
+    def listed(key: str) -> list | None:
+        if key not in raw:
+            return None
+        value = raw[key]
+        values = value if isinstance(value, list) else [value]
+        if not values or value is None:
+            fail(key, f"'{key}' is empty: give at least one value")
+        return values
+
     def scalars(key: str, kind: str) -> list | None:
-        return _scalars(raw, key, kind, fail)
+        values = listed(key)
+        if values is None:
+            return None
+        out = []
+        for v in values:
+            if kind == "str" and isinstance(v, str) and v.strip():
+                out.append(v.strip())
+            elif kind == "int" and isinstance(v, int) and not isinstance(v, bool):
+                out.append(v)
+            elif kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                out.append(float(v))
+            else:
+                wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
+                if key == "noise":  # the one number key: its own range, not just "finite"
+                    from benchmark.tasks.inputs import MAX_NOISE
+
+                    wanted = f"a number from 0 to {MAX_NOISE:g}"
+                if kind != "str" and isinstance(v, str):  # YAML reads 1e3 (no dot) as text, not as a number
+                    wanted += " (YAML reads a number such as 1e3 without a dot as text: write 1.0e3)"
+                fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
+        if len(set(out)) < len(out):
+            fail(key, f"duplicate value in '{key}': {out}")
+        return out
 
     def positive(key: str, values: list | None) -> list | None:
         if values is not None and any(v < 1 for v in values):
@@ -162,7 +193,11 @@ def load_config(path: str | Path) -> SweepConfig:
     machines = tuple(_machine_lists(raw, fail)) if "machines" in raw else (None,)
     options = _extra_options(raw, fail)
     mlflow = _flag(raw, "mlflow", fail)
-    max_cells = _max_cells(raw, fail)
+    max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
+    if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
+        fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
+    if max_cells > MAX_CELLS_LIMIT:
+        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
     if task == "scheduling" and not objectives:
         fail("objectives", "task scheduling needs 'objectives' (total_completion, max_stretch and/or makespan)")
     return SweepConfig(
@@ -183,46 +218,6 @@ def load_config(path: str | Path) -> SweepConfig:
         mlflow=mlflow,
         max_cells=max_cells,
     )
-
-
-def _scalars(raw: dict, key: str, kind: str, fail) -> list | None:
-    """The values of `key` (one value or a list) of `kind` str, int or number; None when the key is
-    absent. An empty list, a value of another kind and a value given twice are refused (`fail`)."""
-    if key not in raw:
-        return None
-    value = raw[key]
-    values = value if isinstance(value, list) else [value]
-    if not values or value is None:
-        fail(key, f"'{key}' is empty: give at least one value")
-    out = []
-    for v in values:
-        if kind == "str" and isinstance(v, str) and v.strip():
-            out.append(v.strip())
-        elif kind == "int" and isinstance(v, int) and not isinstance(v, bool):
-            out.append(v)
-        elif kind == "number" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            out.append(float(v))
-        else:
-            wanted = {"str": "a non-empty string", "int": "an integer", "number": "a finite number"}[kind]
-            if key == "noise":  # the one number key: its own range, not just "finite"
-                from benchmark.tasks.inputs import MAX_NOISE
-
-                wanted = f"a number from 0 to {MAX_NOISE:g}"
-            if kind != "str" and isinstance(v, str):  # YAML reads 1e3 (no dot) as text, not as a number
-                wanted += " (YAML reads a number such as 1e3 without a dot as text: write 1.0e3)"
-            fail(key, f"every '{key}' value must be {wanted}, got {shown(v)}")
-    if len(set(out)) < len(out):
-        fail(key, f"duplicate value in '{key}': {out}")
-    return out
-
-
-def _max_cells(raw: dict, fail) -> int:
-    max_cells = raw.get("max_cells", DEFAULT_MAX_CELLS)
-    if not isinstance(max_cells, int) or isinstance(max_cells, bool) or max_cells < 1:
-        fail("max_cells", f"'max_cells' must be an integer >= 1, got {shown(max_cells)}")
-    if max_cells > MAX_CELLS_LIMIT:
-        fail("max_cells", f"'max_cells' is at most {MAX_CELLS_LIMIT:,} (docs/data-formats.md#limits), got {max_cells:,}")
-    return max_cells
 
 
 def _names(value, key: str, fail) -> str:
