@@ -22,6 +22,7 @@ import secrets
 import stat
 import time
 from collections.abc import Callable
+from enum import Enum
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,10 @@ def package_version() -> str:
 
 
 def json_safe(value: Any) -> Any:
-    """JSON-safe value: numpy scalars to Python, NaN/inf to None."""
+    """JSON-safe value: numpy scalars to Python, an enum member (a configuration's choice) to its value,
+    NaN/inf to None."""
+    if isinstance(value, Enum):
+        value = value.value
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -77,10 +77,16 @@ def import_object(spec: str, *, what: str = "plugin", where: str | None = None):
     return obj
 
 
-def load_plugins(items: str | None, where: str = "--plugins") -> list[str]:
-    """Import `--plugins` items (module names or .py files, comma-separated); return the module names."""
+def plugin_items(text: str | None) -> tuple[str, ...]:
+    """The items of a `--plugins` value: module names or .py files, comma-separated (blank items skipped)."""
+    return tuple(t.strip() for t in (text or "").split(",") if t.strip())
+
+
+def load_plugins(items, where: str = "--plugins") -> list[str]:
+    """Import `--plugins` items (module names or .py files: the comma-separated text, or its items as
+    `plugin_items` gives them); return the module names."""
     names = []
-    for item in [t.strip() for t in (items or "").split(",") if t.strip()]:
+    for item in plugin_items(items) if items is None or isinstance(items, str) else items:
         path = Path(item)
         if item.endswith(".py") or path.is_file():
             if not path.is_file():

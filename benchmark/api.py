@@ -565,21 +565,20 @@ class FairnessResult:
 
 
 def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | None = None,
-             data: PathLike | Dataset | None = None, policies=None, nodes: int | None = None,
-             gpus_per_node: int | None = None, n: int | None = None, predictor: str | None = None,
-             noise: float | None = None, seed: int = 0, output: PathLike | None = None, quiet: bool = True,
-             **options) -> FairnessResult:
+             data: PathLike | Dataset | None = None, policies=None, **options) -> FairnessResult:
     """The fairness task (`benchmark run --task fairness`) on a multi-tenant GPU cluster: `run("fairness", ...)`
     with the per-job and per-tenant tables of every policy beside the metrics.
 
     Jobs from one of: `jobs` (a jobs table — DataFrame, file or shipped trace name; its `gpus`,
     `tenant`, `weight`, `predicted_duration` are used), `scenario` (`venus`, `philly`), `data`
     (a dataset's test split); none = the default dataset. `policies`: cluster policy names
-    (default: all that can run). `predictor` learns p̂ on the data's train/validation part;
-    `noise` = σ of p̂ = p·exp(σZ). Further task options by their command-line names with `_`:
-    `lease`, `interval`, `cold_start`, `fair_share`, `fair_window`, `tenant_weights`,
-    `tenant_column`, `node_list`, `tenant_loss_share` (default `eq8`), `job_rho_from` (default
-    `tick`), `sample`, `feature_columns`, `columns`, `train_jobs`; every default is the command line's. With `output`
+    (default: all that can run). Every other option of the task by its command-line name with `_`,
+    checked as `run` checks it (an unknown name is an InputError naming its close matches):
+    `nodes`, `gpus_per_node`, `n`, `predictor` (p̂ learned on the data's train/validation part),
+    `noise` (σ of p̂ = p·exp(σZ)), `seed`, `lease`, `interval`, `cold_start`, `fair_share`,
+    `fair_window`, `tenant_weights`, `tenant_column`, `node_list`, `tenant_loss_share` (default
+    `eq8`), `job_rho_from` (default `tick`), `sample`, `feature_columns`, `columns`, `train_jobs`;
+    every default is the command line's, except `quiet=True` and `no_mlflow=True`. With `output`
     the task's folder (results.json, per-job parquet files, plots) is written there too.
 
     >>> jobs = pd.DataFrame({"job_id": [f"j{i}" for i in range(8)], "submit_time": [0.0, 0, 0, 0, 60, 60, 120, 120],
@@ -602,8 +601,7 @@ def fairness(jobs: PathLike | pd.DataFrame | None = None, *, scenario: str | Non
         raise TypeError(f"data must be a dataset (folder, name or Dataset), got {type(data).__name__}"
                         + (" (a jobs table goes in the first argument, jobs)" if isinstance(data, pd.DataFrame) else ""))
     given = {"jobs": jobs, "scenario": scenario, "data": data.path if isinstance(data, Dataset) else data,
-             "policies": policies, "nodes": nodes, "gpus_per_node": gpus_per_node, "n": n, "predictor": predictor,
-             "noise": noise, "seed": seed, "output": output, "quiet": quiet, **options}
+             "policies": policies, **options}
     done = _perform("fairness", given, "fairness")
     doc, runs = done.doc, done.runs
     # value / reference / ratio repeat sharing_loss_jobs in the task's common row schema: left out here

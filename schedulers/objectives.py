@@ -10,6 +10,8 @@ May import numpy/pandas and schedulers.* only.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -110,6 +112,16 @@ def score(objective: str, jobs: JobSet, completion: np.ndarray, reference: dict,
     raise ValueError(f"unknown objective {objective!r}")
 
 
+@dataclass
+class Watch:
+    """What `run_objective` reports while it runs: `on_step(row)` after each simulation, and wall seconds
+    in `seconds`: `reference_s`, `per_job_s` (building the per-job frame) and `policies_s`
+    {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}."""
+
+    on_step: Callable[[dict], None] | None = None
+    seconds: dict = field(default_factory=dict)
+
+
 def run_objective(
     objective: str,
     jobs: JobSet,
@@ -119,19 +131,17 @@ def run_objective(
     machines=DEFAULT_MACHINES,
     prr_lambda: float = 0.7,
     seed: int = 0,
-    on_step=None,
-    timings: dict | None = None,
     optimum: bool = True,
     spreads: dict | None = None,
+    watch: Watch | None = None,
 ) -> tuple[list[dict], pd.DataFrame, dict]:
     """Run `policies` on `jobs` for one objective.
 
     `predictions` maps a predictor label (e.g. "noise:0.5", "lgbm-meta") to p̂ in JobSet row order;
     predictive policies run once per label, the others once with predictor None. Returns tidy
     rows, a per-job frame (policy, predictor, machines, job_id, submit_time, duration,
-    predicted_duration, completion_time, stretch) and the reference values. A `timings` dict
-    receives wall seconds: `reference_s`, `per_job_s` (building the per-job frame) and
-    `policies_s` {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}.
+    predicted_duration, completion_time, stretch) and the reference values. A `watch` (Watch) is
+    told of each row as it is scored and receives the wall seconds of each part.
     `optimum=False` skips the CP-SAT makespan optimum (`opt`, `opt_ratio` None) for callers that
     only use the McNaughton-bound ratio: on windows of up to 200 jobs it costs seconds per call.
     `spreads` maps a label to its predicted log-normal spread σ (a number or one per job, JobSet
@@ -139,7 +149,8 @@ def run_objective(
     policy that needs one runs only on the labels that have one.
     """
     clock = time.perf_counter
-    spent = timings if timings is not None else {}
+    watch = watch if watch is not None else Watch()
+    spent = watch.seconds
     spent.setdefault("policies_s", {})
     if objective == "makespan":  # batch release; ties then go by job_id alone
         jobs, order = jobs.as_batch()
@@ -168,8 +179,8 @@ def run_objective(
                     row["edf_p_stretch"] = policy.stretch
                 rows.append(row)
                 runs.append((name, label, m, run_jobs.predicted, result.completion_time, result.preemptions))
-                if on_step is not None:
-                    on_step(row)
+                if watch.on_step is not None:
+                    watch.on_step(row)
     t0 = clock()
     per_job = per_job_frame(jobs, runs)
     spent["per_job_s"] = clock() - t0

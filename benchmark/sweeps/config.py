@@ -433,7 +433,7 @@ def _check_argv(parser, cell: Cell, config: SweepConfig) -> None:
         from predictors.methods import check_method_name
 
         try:
-            for name in (t.strip() for t in parsed.predictor.split(",")):
+            for name in parsed.predictor:  # the items, parsed when the configuration was made
                 check_method_name(name, where="--predictor")
         except InputError as exc:
             raise InputError(f"`benchmark run` rejects it: {exc.problem}", path=config.path, where="predictors") from None

@@ -1,24 +1,28 @@
 """The options of `benchmark run --task TASK` as one frozen, typed configuration per task.
 
 `PredictionConfig`, `SchedulingConfig` and `FairnessConfig` hold what each task's `execute(config)`
-reads, and nothing else. Every option is declared once, in OPTIONS: its default, its type, the
-converter that checks its range (benchmark.options), its choices and its help. The `run` parser
-is generated from OPTIONS (`add_run_arguments`), and each configuration's fields take their
-defaults from it, so the command line, the Python API (`benchmark.api.run`) and sweep cells build
-the same configuration with the same defaults and the same checks:
+reads, and nothing else; the options every task reads are declared once (`RunConfig`), those of the
+two tasks that schedule jobs once more (`SimulationConfig`: policies, noise, sample). Every option is
+declared once, in OPTIONS: its default, its type, the converter that checks its range
+(benchmark.options), its choices and its help. The `run` parser is generated from OPTIONS
+(`add_run_arguments`), and each configuration's fields take their defaults from it, so the command
+line, the Python API (`benchmark.api.run`) and sweep cells build the same configuration with the
+same defaults and the same checks:
 
 - the command line parses text (`from_namespace`: the parser keeps only the options given);
 - the API gives Python values (`from_options`: a list for a comma list, a dict for `--columns`,
   numbers for numbers), converted by the same converters as the command line's text;
+- the text of a list, a column map or a choice is parsed once, when the configuration is made
+  (`_typed`): a comma list is a tuple of its items (`policies`, `noise` σ, `machines`, `predictor`,
+  `methods`, `feature_columns`, `plugins`), `columns` / `train_columns` a ColumnMap, a choice a
+  member of its StrEnum (`Objective`, `FairShare`, ...; a member equals, hashes and prints as its
+  text). The tasks read them as they are. The text each was given with is kept in `texts`:
+  `option_text` / `as_options` give it back, what results.json and MLflow record;
 - `validate(given)` checks what needs no data (each value's range, options of another task, option
-  pairs that do not go together, the cluster's bounds) and raises InputError naming the option;
-- a typed field (`_typed`) is parsed once, when the configuration is made, from the text either route
-  gives: `FairnessConfig.policies` is a tuple of items, `noise` a tuple of σ, `columns` a tuple of
-  (jobs column, file column) pairs, which the task reads as they are; `as_options` gives them back
-  as the command line writes them (what results and MLflow record).
+  pairs that do not go together, the cluster's bounds) and raises InputError naming the option.
 
-A configuration's one field that is not an option is `frame`: the jobs table in memory that the API
-was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>`.
+A configuration's fields that are not options are `frame` — the jobs table in memory that the API
+was given (`jobs=DataFrame`), read in place of a file and named `<DataFrame>` — and `texts`.
 
 May import the standard library, numpy, atlas_data, schedulers and benchmark (options, tasks.inputs,
 cli for `from_argv`).
@@ -29,7 +33,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from enum import StrEnum
+from typing import ClassVar
 
 from atlas_data.errors import InputError
 from benchmark.options import job_count, number, seconds, seconds_or_zero
@@ -53,13 +60,29 @@ EMBEDDED_TRACE_SHAPE = (4, 8)
 MAX_NODES, MAX_GPUS = 100_000, 10_000_000
 
 
+def _enum(name: str, values) -> type[StrEnum]:
+    """The choices of an option as a StrEnum, each member named as its value: a member is its text
+    (equal to it, hashed as it, written as it in results.json, messages and MLflow)."""
+    return StrEnum(name, [(v, v) for v in values], module=__name__, qualname=name)
+
+
+Objective = _enum("Objective", OBJECTIVES)
+Sample = _enum("Sample", ("window", "random"))
+Protocol = _enum("Protocol", ("honest", "paper"))
+Scenario = _enum("Scenario", sorted(SCENARIOS))
+NodeList = _enum("NodeList", ("none", "openb", "pai"))
+FairShare = _enum("FairShare", FAIR_SHARES)
+TenantLossShare = _enum("TenantLossShare", TENANT_LOSS_SHARES)
+RhoFrom = _enum("RhoFrom", RHO_FROM)
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One option of `benchmark run`: `--dest-with-dashes`."""
 
     dest: str
     default: object = None
-    kind: type | None = str  # a value's Python type: str, int, float or bool; None = text the converter reads
+    kind: type | None = str  # a value's Python type: str, int, float, bool or a StrEnum; None = text the converter reads
     convert: object = None  # the command line's type: text -> value, range checked (benchmark.options)
     choices: tuple | None = None
     comma_list: bool = False  # several values: the API takes a list, the command line "a,b"
@@ -70,6 +93,13 @@ class Option:
     @property
     def flag(self) -> str:
         return "--" + self.dest.replace("_", "-")
+
+
+def _choice(dest: str, enum: type[StrEnum], **kwargs) -> Option:
+    """An option whose value is one member of `enum` (its choices are the members' text)."""
+    default = kwargs.pop("default", None)
+    return Option(dest, default=None if default is None else enum(default), kind=enum,
+                  choices=tuple(m.value for m in enum), **kwargs)
 
 
 def _options(*items: Option) -> dict[str, Option]:
@@ -108,7 +138,7 @@ OPTIONS = _options(
            help="Python modules or .py files to import first (comma-separated), e.g. ones registering policies or "
                 "prediction methods (docs/plugins.md)"),
     # scheduling
-    Option("objective", choices=OBJECTIVES, help="scheduling objective (task scheduling)"),
+    _choice("objective", Objective, help="scheduling objective (task scheduling)"),
     Option("machines", comma_list=True, help="machine counts for makespan, e.g. 5,10,20 (default 5,10,20,50,100)"),
     Option("noise", comma_list=True, help="noise levels σ for p̂ = p·exp(σZ), e.g. 0,0.5,1"),
     Option("controls", default=False, kind=bool,
@@ -116,9 +146,9 @@ OPTIONS = _options(
                 "constant p̂ (<name>~constant); the value-of-prediction table then says which policies use what "
                 "p̂ knows (docs/evaluation-protocol.md#the-value-of-prediction)"),
     Option("prr_lambda", default=0.7, kind=float, convert=number(0.0, 1.0, "PRR's λ"), help="PRR's λ (default 0.7)"),
-    Option("sample", default="window", choices=("window", "random"),
+    _choice("sample", Sample, default="window",
            help="with --n: N consecutive jobs from a seeded start (default) or N jobs drawn at random"),
-    Option("protocol", default="honest", choices=("honest", "paper"),
+    _choice("protocol", Protocol, default="honest",
            help="honest (default) or paper: the ATLAS paper's reference protocol, leaks labelled "
                 "(see docs/reproduce-atlas.md)"),
     Option("sample_seed", kind=None, convert=seed_type,
@@ -131,7 +161,7 @@ OPTIONS = _options(
            help="prediction methods, comma-separated (prediction task; default: all but lgbm-asym, lgbm-rank, "
                 "lgbm-meta-matched). A 'package.module:Class' sklearn regressor is accepted too"),
     # fairness
-    Option("scenario", choices=tuple(sorted(SCENARIOS)), group=_F,
+    _choice("scenario", Scenario, group=_F,
            help="the paper's setups (fairness): venus = synthetic Venus-like workload (100 x 8 GPUs); philly = the "
                 "real Philly trace, busiest two weeks, 210 x 8 GPUs, quota ∝ requested GPUs per VC "
                 "(see docs/real-traces.md)"),
@@ -139,7 +169,7 @@ OPTIONS = _options(
            help=f"cluster nodes (fairness; default {DEFAULT_NODES}, --jobs openb {EMBEDDED_TRACE_SHAPE[0]}, venus 100, "
                 "philly 210)"),
     Option("gpus_per_node", kind=int, convert=int, group=_F, help=f"GPUs per node (fairness; default {DEFAULT_GPUS_PER_NODE})"),
-    Option("node_list", default="none", choices=("none", "openb", "pai"), group=_F,
+    _choice("node_list", NodeList, default="none", group=_F,
            help="use a real cluster's GPU nodes instead of --nodes x --gpus-per-node (fairness)"),
     Option("lease", default=LEASE_S, kind=float, convert=seconds, group=_F,
            help=f"lease length, s (fairness; default {LEASE_S:g})"),
@@ -149,16 +179,16 @@ OPTIONS = _options(
            help=f"cold start of a resumed job incl. checkpoint restore, s (fairness; default {COLD_START_S:g}; at most "
                 "half the lease)"),
     Option("tenant_weights", group=_F, help="CSV tenant,weight or JSON {tenant: weight} (fairness; default equal)"),
-    Option("fair_share", default=FAIR_SHARES[0], choices=tuple(FAIR_SHARES), group=_F,
+    _choice("fair_share", FairShare, default=FAIR_SHARES[0], group=_F,
            help="tenant fair share: eq16 = quota (paper's simulator, default) or eq8 = min(demand, quota)"),
     Option("fair_window", default=FAIR_WINDOW_S, kind=float, convert=seconds, group=_F,
            help=f"length of the tenant_loss_intervals windows, s (fairness; default {FAIR_WINDOW_S:g}; the ASTRAEA "
                 "paper does not state its own)"),
-    Option("tenant_loss_share", default=TENANT_LOSS_SHARES[0], choices=tuple(TENANT_LOSS_SHARES), group=_F,
+    _choice("tenant_loss_share", TenantLossShare, default=TENANT_LOSS_SHARES[0], group=_F,
            help="denominator of tenant_loss_intervals: eq8 = the demand-aware share min(demand, quota) (default) or "
                 "eq16 = quota x window (the paper's simulator; an ideal schedule already loses most windows) "
                 "(fairness)"),
-    Option("job_rho_from", default=RHO_FROM[0], choices=tuple(RHO_FROM), group=_F,
+    _choice("job_rho_from", RhoFrom, default=RHO_FROM[0], group=_F,
            help="a job's ρ counts from the first scheduling tick at or after its submit (default) or from its "
                 "submit time (Active while pending or running, as the paper defines it; the wait for the tick then "
                 "counts as sharing loss) (fairness)"),
@@ -175,11 +205,47 @@ def _opt(dest: str):
 FRAME_LABEL = "<DataFrame>"
 
 
-def _typed(dest: str, parse, render):
+class ColumnMap(Mapping):
+    """{jobs-table column: file column} of `--columns` / `--train-columns`: an immutable, ordered,
+    hashable mapping (a frozen configuration holds it)."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, mapping=()):
+        self._map = dict(mapping)
+
+    def __getitem__(self, key: str) -> str:
+        return self._map[key]
+
+    def __iter__(self):
+        return iter(self._map)
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._map.items()))
+
+    def __repr__(self) -> str:
+        return f"ColumnMap({self._map!r})"
+
+
+def _typed(dest: str, parse, render=",".join):
     """A configuration field whose command-line text is parsed once, when the configuration is made:
-    `parse(text)` gives the typed value (a tuple), `render(value)` the text the command line writes for
-    it (what results and MLflow record, and how a typed value given by hand is checked)."""
+    `parse(text)` gives the typed value (a tuple or a ColumnMap), `render(value)` the text the command
+    line would write for a value given typed (by hand, or by `dataclasses.replace`)."""
     return field(default=OPTIONS[dest].default, metadata={"option": OPTIONS[dest], "parse": parse, "render": render})
+
+
+def _items(what: str, convert=str):
+    """The parser of a comma-separated option: its items (benchmark.tasks.inputs.csv_list: an empty item
+    or one given twice is an InputError naming `--what`)."""
+    def parse(text: str) -> tuple:
+        from benchmark.tasks.inputs import csv_list
+
+        return tuple(csv_list(text, what, convert))
+
+    return parse
 
 
 def _policy_items(text: str) -> tuple[str, ...]:
@@ -189,17 +255,55 @@ def _policy_items(text: str) -> tuple[str, ...]:
 
 
 def _noise_levels(text: str) -> tuple[float, ...]:
-    from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
+    from benchmark.tasks.inputs import check_noise_levels, noise_level
 
-    levels = tuple(csv_list(text, "noise", noise_level))
+    levels = _items("noise", noise_level)(text)
     check_noise_levels(levels)
     return levels
 
 
-def _column_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    from atlas_data.jobs_table import parse_column_map
+def _machine_counts(text: str) -> tuple[int, ...]:
+    from benchmark.options import machine_count
 
-    return tuple(parse_column_map(text).items())
+    return _items("machines", machine_count)(text)
+
+
+def _plugin_items(text: str) -> tuple[str, ...]:
+    from atlas_data.plugins import plugin_items
+
+    return plugin_items(text)
+
+
+def _member(dest: str):
+    """The parser of a choice option: its StrEnum member; any other text is an InputError naming the
+    option (what check_value says of it)."""
+    option = OPTIONS[dest]
+
+    def parse(text: str):
+        try:
+            return option.kind(text)
+        except ValueError:
+            raise InputError(f"must be one of {', '.join(option.choices)}, got {text!r}", where=option.flag) from None
+
+    return parse
+
+
+def _choice_field(dest: str):
+    """A configuration field holding a member of the option's StrEnum, parsed from its text once."""
+    return _typed(dest, _member(dest), str)
+
+
+def _column_map(option: str):
+    def parse(text: str) -> ColumnMap:
+        from atlas_data.jobs_table import parse_column_map
+
+        return ColumnMap(parse_column_map(text, option))
+
+    return parse
+
+
+def _column_text(mapping) -> str:
+    return ",".join(f"{k}={v}" for k, v in mapping.items())
 
 
 def _number_text(value: float) -> str:
@@ -208,25 +312,51 @@ def _number_text(value: float) -> str:
     return short if float(short) == value else repr(float(value))
 
 
+def _noise_text(levels) -> str:
+    return ",".join(map(_number_text, levels))
+
+
 def _parse_typed(config) -> None:
     """Each typed field of `config` (`_typed`) from its text (or from a typed value, through its text:
-    one parse, one set of checks, for the command line, the API and `dataclasses.replace`)."""
+    one parse, one set of checks, for the command line, the API and `dataclasses.replace`); the text
+    is kept in `config.texts`, what results and MLflow record: as the command line (or the API's
+    value) gave it, or, for a value given typed, the text it was given with (when it still reads as
+    the value) or the command line's text of it."""
+    given = config.texts or {}
+    texts = {}
     for f in fields(config):
         parse, value = f.metadata.get("parse"), getattr(config, f.name)
-        if parse is not None and value is not None:
-            object.__setattr__(config, f.name, parse(value if isinstance(value, str) else f.metadata["render"](value)))
+        if parse is None or value is None:
+            continue
+        if isinstance(value, str):
+            text = str(value)  # a StrEnum member's text is a plain str
+        else:
+            kept = given.get(f.name)
+            text = kept if kept is not None and parse(kept) == _as_typed(value) else f.metadata["render"](value)
+        texts[f.name] = text
+        object.__setattr__(config, f.name, parse(text))
+    object.__setattr__(config, "texts", texts)
+
+
+def _as_typed(value):
+    """A typed value as a parse gives it (a mapping stays a mapping, a list becomes a tuple)."""
+    return value if isinstance(value, Mapping) else tuple(value)
 
 
 def option_text(config, dest: str):
     """The value of option `dest` of `config` as the command line writes it (a typed field's text)."""
     value = getattr(config, dest)
-    render = next(f.metadata.get("render") for f in fields(config) if f.name == dest)
-    return value if render is None or value is None else render(value)
+    return config.texts.get(dest, value) if value is not None else None
 
 
 def _frame():
     """The one field that is not an option: a jobs table in memory, read in place of the --jobs file
     when `jobs` is FRAME_LABEL (the API's `jobs=DataFrame`); `jobs` names it in messages and results."""
+    return field(default=None, compare=False, repr=False)
+
+
+def _texts():
+    """The text of each typed option as it was given (`_parse_typed`): not an option, not compared."""
     return field(default=None, compare=False, repr=False)
 
 
@@ -236,59 +366,65 @@ def _option_fields(config) -> list:
 
 # ----- the configurations ------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class PredictionConfig:
-    """`benchmark run --task prediction`: fit prediction methods and score them on the test split."""
+class RunConfig:
+    """The options every task reads, declared once: the jobs and their columns, the predictor, the seed,
+    the output and the run's switches. Lists are tuples and column maps ColumnMaps, parsed once."""
 
     data: str | None = _opt("data")
     jobs: str | None = _opt("jobs")
-    columns: str | None = _opt("columns")
-    feature_columns: str | None = _opt("feature_columns")
+    columns: ColumnMap | None = _typed("columns", _column_map("--columns"), _column_text)
+    feature_columns: tuple[str, ...] | None = _typed("feature_columns", _items("feature-columns"))
     train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
+    train_columns: ColumnMap | None = _typed("train_columns", _column_map("--train-columns"), _column_text)
     n: int | None = _opt("n")
-    methods: str | None = _opt("methods")
-    predictor: str | None = _opt("predictor")
+    predictor: tuple[str, ...] | None = _typed("predictor", _items("predictor"))
     seed: int = _opt("seed")
     output: str | None = _opt("output")
     no_mlflow: bool = _opt("no_mlflow")
     quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
+    plugins: tuple[str, ...] | None = _typed("plugins", _plugin_items)
     frame: object = _frame()
+    texts: dict | None = _texts()
 
-    task = "prediction"
+    task: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        _parse_typed(self)
 
     def validate(self, given=None) -> None:
         _validate(self, given)
 
 
 @dataclass(frozen=True, slots=True)
-class SchedulingConfig:
+class PredictionConfig(RunConfig):
+    """`benchmark run --task prediction`: fit prediction methods and score them on the test split."""
+
+    methods: tuple[str, ...] | None = _typed("methods", _items("methods"))
+
+    task = "prediction"
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationConfig(RunConfig):
+    """The options of the tasks that schedule jobs (scheduling, fairness): the policies, the noise
+    levels σ of p̂ = p·exp(σZ) and how `--n` samples the jobs."""
+
+    policies: tuple[str, ...] | None = _typed("policies", _policy_items)
+    noise: tuple[float, ...] | None = _typed("noise", _noise_levels, _noise_text)
+    sample: Sample = _choice_field("sample")
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingConfig(SimulationConfig):
     """`benchmark run --task scheduling`: the LASched objectives on the shared simulator core."""
 
-    objective: str | None = _opt("objective")
-    data: str | None = _opt("data")
-    jobs: str | None = _opt("jobs")
-    columns: str | None = _opt("columns")
-    feature_columns: str | None = _opt("feature_columns")
-    train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
-    predictor: str | None = _opt("predictor")
-    policies: str | None = _opt("policies")
-    noise: str | None = _opt("noise")
-    machines: str | None = _opt("machines")
+    objective: Objective | None = _choice_field("objective")
+    machines: tuple[int, ...] | None = _typed("machines", _machine_counts, lambda counts: ",".join(map(str, counts)))
     prr_lambda: float = _opt("prr_lambda")
     controls: bool = _opt("controls")
-    n: int | None = _opt("n")
-    sample: str = _opt("sample")
-    protocol: str = _opt("protocol")
+    protocol: Protocol = _choice_field("protocol")
     sample_seed: int | None = _opt("sample_seed")
-    seed: int = _opt("seed")
-    output: str | None = _opt("output")
-    no_mlflow: bool = _opt("no_mlflow")
-    quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
     profile: bool = _opt("profile")
-    frame: object = _frame()
 
     task = "scheduling"
 
@@ -304,57 +440,33 @@ class SchedulingConfig:
             raise InputError(f"--machines applies to --objective makespan only ({objective} is scheduled on one "
                              "machine)", where="--machines")
         if "prr_lambda" in given:
-            from schedulers.policy import split_policy_list
-
             if objective == "makespan":
                 raise InputError("--prr-lambda sets the λ of policy prr, which is not a makespan policy",
                                  where="--prr-lambda")
-            if self.policies and "prr" not in {item.split("(", 1)[0].strip() for item in split_policy_list(self.policies)}:
+            if self.policies and "prr" not in {item.split("(", 1)[0].strip() for item in self.policies}:
                 raise InputError("--prr-lambda sets the λ of policy prr, which --policies does not include",
                                  where="--prr-lambda")
 
 
 @dataclass(frozen=True, slots=True)
-class FairnessConfig:
+class FairnessConfig(SimulationConfig):
     """`benchmark run --task fairness`: cluster policies on a multi-tenant GPU cluster."""
 
-    scenario: str | None = _opt("scenario")
-    data: str | None = _opt("data")
-    jobs: str | None = _opt("jobs")
-    # parsed once from their text (`_typed`): the tasks read the tuples, never the text again
-    columns: tuple[tuple[str, str], ...] | None = _typed("columns", _column_pairs,
-                                                         lambda pairs: ",".join(f"{k}={v}" for k, v in pairs))
-    feature_columns: str | None = _opt("feature_columns")
-    train_jobs: str | None = _opt("train_jobs")
-    train_columns: str | None = _opt("train_columns")
-    predictor: str | None = _opt("predictor")
-    policies: tuple[str, ...] | None = _typed("policies", _policy_items, ",".join)
-    noise: tuple[float, ...] | None = _typed("noise", _noise_levels, lambda levels: ",".join(map(_number_text, levels)))
-    n: int | None = _opt("n")
-    sample: str = _opt("sample")
+    scenario: Scenario | None = _choice_field("scenario")
     nodes: int | None = _opt("nodes")
     gpus_per_node: int | None = _opt("gpus_per_node")
-    node_list: str = _opt("node_list")
+    node_list: NodeList = _choice_field("node_list")
     lease: float = _opt("lease")
     interval: float = _opt("interval")
     cold_start: float = _opt("cold_start")
     tenant_weights: str | None = _opt("tenant_weights")
-    fair_share: str = _opt("fair_share")
+    fair_share: FairShare = _choice_field("fair_share")
     fair_window: float = _opt("fair_window")
-    tenant_loss_share: str = _opt("tenant_loss_share")
-    job_rho_from: str = _opt("job_rho_from")
+    tenant_loss_share: TenantLossShare = _choice_field("tenant_loss_share")
+    job_rho_from: RhoFrom = _choice_field("job_rho_from")
     tenant_column: str | None = _opt("tenant_column")
-    seed: int = _opt("seed")
-    output: str | None = _opt("output")
-    no_mlflow: bool = _opt("no_mlflow")
-    quiet: bool = _opt("quiet")
-    plugins: str | None = _opt("plugins")
-    frame: object = _frame()
 
     task = "fairness"
-
-    def __post_init__(self) -> None:
-        _parse_typed(self)
 
     def validate(self, given=None) -> None:
         _validate(self, given)
@@ -400,12 +512,9 @@ def _given(config, given) -> frozenset:
 
 
 def _validate(config, given) -> None:
-    """What every task checks before any work: each value as the command line would parse it, and the
-    column maps of --columns / --train-columns (which need their file)."""
-    from atlas_data.jobs_table import parse_column_map
-
-    from benchmark.tasks.inputs import check_noise_levels, csv_list, noise_level
-
+    """What every task checks before any work: each value as the command line would parse it (a typed
+    field was parsed, and its items checked, when the configuration was made), and that the column
+    maps of --columns / --train-columns have their file."""
     for f in _option_fields(config):
         value = option_text(config, f.name)
         if value is not None and value != f.default:
@@ -414,19 +523,12 @@ def _validate(config, given) -> None:
             except (TypeError, ValueError) as exc:  # a configuration built by hand, not by from_options
                 problem = str(exc).removeprefix(f"{config.task}(): {f.name}").lstrip(": ")
                 raise InputError(problem, where=OPTIONS[f.name].flag) from None
-    if isinstance(getattr(config, "noise", None), str):  # a typed configuration's levels were checked when parsed
-        check_noise_levels(csv_list(config.noise, "noise", noise_level))
     if config.frame is not None and config.jobs != FRAME_LABEL:
         raise InputError(f"a jobs table in memory goes with jobs={FRAME_LABEL!r}", where="--jobs")
-    if config.columns is not None:
-        if not config.jobs:
-            raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
-        if isinstance(config.columns, str):  # a typed configuration's map was read when it was made
-            parse_column_map(config.columns)  # a malformed mapping stops here, before any work
-    if config.train_columns is not None:
-        if not config.train_jobs:
-            raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
-        parse_column_map(config.train_columns, option="--train-columns")
+    if config.columns is not None and not config.jobs:
+        raise InputError("--columns maps the columns of a --jobs FILE", where="--columns")
+    if config.train_columns is not None and not config.train_jobs:
+        raise InputError("--train-columns maps the columns of a --train-jobs FILE", where="--train-columns")
 
 
 # ----- building one ------------------------------------------------------------------------------
@@ -499,7 +601,7 @@ def check_value(option: Option, value, function: str):
         value = ",".join(str(v) for v in value)
     elif option.comma_list and isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         value = str(value)  # one machine count, one σ
-    if key in ("columns", "train_columns") and isinstance(value, dict):
+    if key in ("columns", "train_columns") and isinstance(value, Mapping):
         value = ",".join(f"{k}={v}" for k, v in value.items())
     if option.kind is bool:
         if not isinstance(value, (bool, np.bool_)):

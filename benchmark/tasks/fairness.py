@@ -59,7 +59,7 @@ from benchmark.progress import Progress, say
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.config import (DEFAULT_GPUS_PER_NODE, DEFAULT_NODES, EMBEDDED_TRACE_SHAPE, check_cluster_size,
                                     option_text)
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, csv_list, learned_predictions,
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, learned_predictions,
                                     noise_predictions, note_unused_predictions, resolve_names)
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
@@ -82,9 +82,29 @@ TABLE_COLUMNS = ["policy", "predictor", "p_hat_source", "sharing_loss_jobs", "sh
 
 
 # ----- inputs ---------------------------------------------------------------------------------------
-def _load(config) -> tuple[object, pd.DataFrame, dict, dict | None, tuple[int, int] | None, str | None, str | None]:
-    """(the configuration with its data source resolved, jobs table, dataset card, tenant weights,
-    (nodes, gpus) default, predictor label, p̂ source)."""
+@dataclass(frozen=True)
+class PHat:
+    """Where the scheduled jobs' p̂ comes from: the predictor's label (results' `predictor`) and its
+    source (`p_hat_source`); both None when the jobs have no p̂."""
+
+    label: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The jobs a fairness run reads, before sampling, with what their source brings."""
+
+    config: object  # the FairnessConfig with its data source resolved (a dataset's path, its default predictor)
+    table: pd.DataFrame  # every job read (the scenario, trace or dataset)
+    card: dict  # results.json `dataset`
+    p_hat: PHat  # of the table's own p̂ (a scenario's, a learned one, a `predicted_duration` column)
+    tenant_weights: dict | None = None  # a scenario's {tenant: weight}
+    shape: tuple[int, int] | None = None  # the source's default cluster (nodes, GPUs per node)
+
+
+def _load(config) -> Loaded:
+    """The jobs of the run's data source (a scenario, --jobs, --data or the default dataset)."""
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE, check_trace_options
 
     sources = [s for s in ("scenario", "jobs", "data") if getattr(config, s)]
@@ -102,44 +122,46 @@ def _load(config) -> tuple[object, pd.DataFrame, dict, dict | None, tuple[int, i
         card = {"source": f"scenario {sc.name}", "description": sc.description, "seed": config.seed}
         if sc.info:
             card["snapshot"] = sc.info
-        return config, sc.jobs, card, sc.tenant_weights, (sc.nodes, sc.gpus_per_node), "scenario (p·exp(0.9 Z))", NOISE_SOURCE
+        return Loaded(config, sc.jobs, card, PHat("scenario (p·exp(0.9 Z))", NOISE_SOURCE), sc.tenant_weights,
+                      (sc.nodes, sc.gpus_per_node))
     if config.jobs:
         if config.tenant_column:
             raise InputError("--tenant-column applies to --data, not to --jobs", where="--tenant-column")
         shape = (EMBEDDED_TRACE_SHAPE if config.frame is None and config.jobs == POD_TRACE and not Path(config.jobs).exists()
                  else None)
         if config.predictor:
-            return (config, *_load_trace_learned(config), shape, config.predictor,
-                    TRANSFER_SOURCE if config.train_jobs else LEARNED_SOURCE)
+            table, card = _load_trace_learned(config)
+            source = TRANSFER_SOURCE if config.train_jobs else LEARNED_SOURCE
+            return Loaded(config, table, card, PHat(option_text(config, "predictor"), source), shape=shape)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
         table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
-        label = "column" if "predicted_duration" in table.columns else None
-        return config, table, card, None, shape, label, COLUMN_SOURCE if label else None
+        own = "predicted_duration" in table.columns
+        return Loaded(config, table, card, PHat("column", COLUMN_SOURCE) if own else PHat(), shape=shape)
     from atlas_data.named import resolve_dataset
 
     # one default data source for every task: the ATLAS default dataset
     config = replace(config, data=str(resolve_dataset(config.data or "default", quiet=config.quiet)))
     if not config.predictor and not config.noise:
-        config = replace(config, predictor=DEFAULT_PREDICTOR)
+        config = replace(config, predictor=(DEFAULT_PREDICTOR,))
     table, card, label = _load_dataset(config)
-    return config, table, card, None, None, label, LEARNED_SOURCE if label else None
+    return Loaded(config, table, card, PHat(label, LEARNED_SOURCE) if label else PHat())
 
 
-def _load_trace_learned(config) -> tuple[pd.DataFrame, dict, None]:
+def _load_trace_learned(config) -> tuple[pd.DataFrame, dict]:
     """The --jobs trace's test part with p̂ learned on its train/validation part (or on --train-jobs)."""
     from benchmark.tasks.traces import trace_predictions, trace_split
 
-    methods = csv_list(config.predictor, "predictor")
+    methods = list(config.predictor)
     if len(methods) != 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
     trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs, seed=config.seed,
                         columns=config.columns, train_columns=config.train_columns,
                         quiet=config.quiet, frame=config.frame)
-    note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
+    note_unused_predictions(trace.own_predictions, f"--predictor {option_text(config, 'predictor')}", config.quiet)
     jobs = trace.test_jobs.copy()
     jobs["predicted_duration"] = trace_predictions(trace, methods, jobs["job_id"], seed=config.seed, quiet=config.quiet)[methods[0]]
-    return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}, None
+    return jobs, {**trace.card, "scheduled": "test part (its real arrivals)"}
 
 
 def _load_dataset(config):
@@ -152,7 +174,7 @@ def _load_dataset(config):
     jobs = test_jobs(frame, column)
     label = None
     if config.predictor:
-        methods = csv_list(config.predictor, "predictor")
+        methods = list(config.predictor)
         if len(methods) != 1:
             raise InputError("the fairness task takes one predictor", where="--predictor")
         jobs["predicted_duration"] = learned_predictions(config.data, methods[0], jobs["job_id"], seed=config.seed, quiet=config.quiet)
@@ -271,19 +293,17 @@ def _read_tenant_weights(path: Path) -> dict[str, float]:
     return mapping
 
 
-def _predictions(config, window: pd.DataFrame, jobs: JobSet, label: str | None,
-                 source: str | None) -> tuple[JobSet, str | None, str | None]:
-    """(jobs with p̂, predictor label, p̂ source); --noise σ replaces any other p̂."""
+def _predictions(config, jobs: JobSet, p_hat: PHat) -> tuple[JobSet, PHat]:
+    """The jobs with the run's p̂ and where it comes from: --noise σ replaces any other p̂ (`p_hat`, the
+    source's own)."""
     from benchmark.tasks.traces import COLUMN_SOURCE, NOISE_SOURCE
 
     sigmas = config.noise or ()  # one σ, without --predictor (FairnessConfig.validate)
     if sigmas:
-        note_unused_predictions(source == COLUMN_SOURCE, f"--noise {option_text(config, 'noise')}", config.quiet)
-        (name, p_hat), = noise_predictions(jobs.size, sigmas, config.seed).items()
-        return jobs.with_predictions(p_hat), name, NOISE_SOURCE
-    if jobs.predicted is None:
-        return jobs, None, None
-    return jobs, label, source
+        note_unused_predictions(p_hat.source == COLUMN_SOURCE, f"--noise {option_text(config, 'noise')}", config.quiet)
+        (name, values), = noise_predictions(jobs.size, list(sigmas), config.seed).items()
+        return jobs.with_predictions(values), PHat(name, NOISE_SOURCE)
+    return jobs, (p_hat if jobs.predicted is not None else PHat())
 
 
 def check_simulated_span(config, jobs: JobSet, total_gpus: int) -> None:
@@ -339,31 +359,34 @@ class Prepared:
     card: dict
     window: pd.DataFrame  # the scheduled jobs (--n / --sample)
     jobs: JobSet
-    predictor: str | None
-    p_hat_source: str | None
-    capacities: list[int]
-    cluster_text: str
-    weights: np.ndarray | None
+    p_hat: PHat
+    capacities: list[int]  # GPUs per node
+    cluster_text: str  # "8 x 8 GPUs", "openb node list (…)"
+    weights: np.ndarray | None  # tenant weights in jobs.tenant_names order; None = equal
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Every policy's simulation of a prepared run and its results row (metrics beside the ideal
+    schedule's floors), in the order the policies ran."""
+
+    runs: dict  # {policy: schedulers.cluster.metrics.FairnessRun}
+    rows: list[dict]
 
 
 def execute(config, timings=None):
     """Simulate and write the run of a validated FairnessConfig (benchmark.tasks.config): a Run whose
-    `runs` are the simulations ({policy: FairnessRun})."""
+    `runs` are the simulations ({policy: FairnessRun}). `timings` is the tasks' common signature: the
+    fairness task records none."""
     if config.output:
         check_output_folder(config.output, "run")  # a bad --output fails before any computation
-    prep = prepare(config)
-    config = prep.config
-    table, card, window, jobs = prep.table, prep.card, prep.window, prep.jobs
-    predictor, p_hat_source, capacities, cluster_text, weights = (prep.predictor, prep.p_hat_source, prep.capacities,
-                                                                  prep.cluster_text, prep.weights)
-    source = card.get("path") or card.get("source")
-    policies = choose_policies(config.policies, "cluster", policy_names("cluster"), have_predictions=jobs.predicted is not None,
-                               source=str(source), task="fairness", quiet=config.quiet)
+    prep = prepare(config)  # load, predict, size the cluster
+    policies = _policies(prep)
     out = Path(config.output) if config.output else default_output_dir("fairness")
     with output_folder(out, "run") as folder:  # renamed to `out` once every file is written
-        doc, runs = _simulate_and_write(config, folder, table, card, window, jobs, predictor, p_hat_source, capacities,
-                                        cluster_text, weights, policies)
-    return Run(out, doc, replace(config, output=str(out)), runs)
+        simulated = simulate(prep, policies)
+        doc = _write(folder, prep, policies, simulated)
+    return Run(out, doc, replace(prep.config, output=str(out)), simulated.runs)
 
 
 def prepare(config) -> Prepared:
@@ -372,14 +395,12 @@ def prepare(config) -> Prepared:
     themselves were checked by FairnessConfig.validate (lease, cluster bounds, noise levels)."""
     # every predictor and policy name (a plugin's imported) before a job is read or a model fitted
     resolve_names(predictors=config.predictor, policies=config.policies, kind="cluster", one_predictor=True)
-    config, table, card, scenario_weights, shape, label, p_hat_source = _load(config)
+    loaded = _load(config)
+    config, table, card = loaded.config, loaded.table, loaded.card
     window = sample_window(table, config.n, config.seed, config.sample)
-    jobs = JobSet.from_frame(window)
-    jobs, predictor, p_hat_source = _predictions(config, window, jobs, label, p_hat_source)
-    capacities, cluster_text = _capacities(config, shape)
+    jobs, p_hat = _predictions(config, JobSet.from_frame(window), loaded.p_hat)
+    capacities, cluster_text = _capacities(config, loaded.shape)
     if config.data and int(jobs.gpus.max()) > sum(capacities):
-        from dataclasses import replace
-
         capped = int((jobs.gpus > sum(capacities)).sum())
         card = {**card, "gpus_capped": capped}
         say(f"{capped} dataset jobs ask for more than {sum(capacities)} GPUs: capped at the cluster size", config.quiet)
@@ -393,8 +414,17 @@ def prepare(config) -> Prepared:
                          where=f"job '{jobs.job_id[first]}'")
     check_simulated_span(config, jobs, sum(capacities))
     known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
-    weights = _tenant_weights(config, jobs.tenant_names, scenario_weights, known)
-    return Prepared(config, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text, weights)
+    weights = _tenant_weights(config, jobs.tenant_names, loaded.tenant_weights, known)
+    return Prepared(config, table, card, window, jobs, p_hat, capacities, cluster_text, weights)
+
+
+def _policies(prep: Prepared) -> list[str]:
+    """The policies of the run: --policies (a predictive one refused without p̂) or every cluster policy
+    that can run."""
+    source = prep.card.get("path") or prep.card.get("source")
+    return choose_policies(prep.config.policies, "cluster", policy_names("cluster"),
+                           have_predictions=prep.jobs.predicted is not None, source=str(source), task="fairness",
+                           quiet=prep.config.quiet)
 
 
 def cluster_policy(config, name: str, capacities: list[int], weights):
@@ -404,20 +434,15 @@ def cluster_policy(config, name: str, capacities: list[int], weights):
                         fair_share=config.fair_share, fair_window_s=config.fair_window, rho_from=config.job_rho_from)
 
 
-def _simulate_and_write(config, out, table, card, window, jobs, predictor, p_hat_source, capacities, cluster_text,
-                        weights, policies) -> tuple[dict, dict]:
-    """Simulate every policy and write the output files into the (temporary) folder `out`."""
-    (out / "jobs").mkdir(parents=True, exist_ok=True)
-    (out / "tenant_intervals").mkdir(parents=True, exist_ok=True)
-    (out / "allocations").mkdir(parents=True, exist_ok=True)
-    runs = {}
-    rows = []
-    loops = {}
-    floors = None  # the ideal schedule's metrics: the same for every policy (same jobs, same ledger options)
-    with Progress(f"fairness on {jobs.n} jobs, {cluster_text}", total=len(policies), quiet=config.quiet) as progress:
+def simulate(prep: Prepared, policies: list[str]) -> Simulated:
+    """Simulate every policy on the prepared jobs and cluster; each row carries the ideal schedule's floors
+    (the same for every policy: same jobs, same ledger options)."""
+    config, jobs = prep.config, prep.jobs
+    runs, rows = {}, []
+    floors = None
+    with Progress(f"fairness on {jobs.n} jobs, {prep.cluster_text}", total=len(policies), quiet=config.quiet) as progress:
         for name in policies:
-            cls = get_policy(name, "cluster")
-            policy = cluster_policy(config, name, capacities, weights)
+            policy = cluster_policy(config, name, prep.capacities, prep.weights)
             try:
                 run = simulate_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, notice=progress.note)
             except PluginPolicyError:
@@ -425,12 +450,9 @@ def _simulate_and_write(config, out, table, card, window, jobs, predictor, p_hat
             except PolicyError as exc:
                 raise InputError(str(exc), where=f"policy {name}") from None
             runs[name] = run
-            loops[name] = run.loop
-            run.jobs.to_parquet(out / "jobs" / f"{name}.parquet", index=False)
-            run.tenant_intervals.to_parquet(out / "tenant_intervals" / f"{name}.parquet", index=False)
-            run.allocations.to_parquet(out / "allocations" / f"{name}.parquet", index=False)
-            row = {"policy": name, "predictor": predictor if cls.needs_prediction else None,
-                   "p_hat_source": p_hat_source if cls.needs_prediction else None,
+            reads = get_policy(name, "cluster").needs_prediction
+            row = {"policy": name, "predictor": prep.p_hat.label if reads else None,
+                   "p_hat_source": prep.p_hat.source if reads else None,
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
             if floors is None:
@@ -438,35 +460,54 @@ def _simulate_and_write(config, out, table, card, window, jobs, predictor, p_hat
             row.update({f"{metric}{FLOOR}": value for metric, value in floors.items()})
             rows.append(row)
             progress.update()
-    extra = {
-        "options": {
-            "cluster": cluster_text, "gpus": sum(capacities), "lease_s": config.lease, "interval_s": config.interval,
-            "cold_start_s": config.cold_start, "fair_share": config.fair_share, "fair_window_s": config.fair_window,
-            "tenant_loss_share": config.tenant_loss_share, "job_rho_from": config.job_rho_from,
-            "tenant_weights": dict(zip(jobs.tenant_names, (weights.tolist() if weights is not None else [1.0] * len(jobs.tenant_names)))),
-            "policies": policies, "n": config.n, "seed": config.seed, "predictor": predictor, "scenario": config.scenario,
-            "p_hat_source": p_hat_source, "train_jobs": config.train_jobs, "feature_columns": config.feature_columns,
-        },
-        "value": "sharing_loss_jobs",
-        "cluster_loops": loops,  # how the cluster simulator ran each policy: "compiled" or "Python" (same runs)
-    }
+    return Simulated(runs, rows)
+
+
+def _write(out: Path, prep: Prepared, policies: list[str], simulated: Simulated) -> dict:
+    """The output files of a simulated run in the (temporary) folder `out`: per-policy tables,
+    results.json / results.csv and the figures; returns results.json's document."""
+    for name, run in simulated.runs.items():
+        for table, frame in (("jobs", run.jobs), ("tenant_intervals", run.tenant_intervals),
+                             ("allocations", run.allocations)):
+            (out / table).mkdir(parents=True, exist_ok=True)
+            frame.to_parquet(out / table / f"{name}.parquet", index=False)
+    config, jobs, table, gpus = prep.config, prep.jobs, prep.table, sum(prep.capacities)
+    extra = {"options": _recorded_options(prep, policies), "value": "sharing_loss_jobs",
+             # how the cluster simulator ran each policy: "compiled" or "Python" (same runs)
+             "cluster_loops": {name: run.loop for name, run in simulated.runs.items()}}
     if config.scenario == "venus":
         extra["paper"] = PAPER_VENUS
     if config.scenario == "philly":
         # the weights are the whole snapshot's requested GPUs; quotas split the simulated cluster
         # among the VCs present in the run (all of them unless --n samples a window)
-        quota = vc_quotas(table[table["tenant"].isin(set(jobs.tenant_names))], sum(capacities))
+        quota = vc_quotas(table[table["tenant"].isin(set(jobs.tenant_names))], gpus)
         quota.to_csv(out / "quota.csv", index=False)
         extra["quota"] = quota.to_dict(orient="records")
-        extra["paper_claims"] = philly_claims(rows)
-    extra["offered_load"] = offered_load(window, sum(capacities))
+        extra["paper_claims"] = philly_claims(simulated.rows)
+    extra["offered_load"] = offered_load(prep.window, gpus)
     from benchmark.tasks.inputs import with_fingerprint
 
-    dataset = {**with_fingerprint(card, table), "n_total": int(len(table)),
+    dataset = {**with_fingerprint(prep.card, table), "n_total": int(len(table)),
                "sample": config.sample if jobs.n < len(table) else "all"}
-    doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=rows, extra=extra)
-    _plots(out, runs, title=f"{jobs.n} jobs, {cluster_text}, {config.fair_share}")
-    return doc, runs
+    doc = write_results(out, task="fairness", objective=None, n_jobs=jobs.n, dataset=dataset, rows=simulated.rows,
+                        extra=extra)
+    _plots(out, simulated.runs, title=f"{jobs.n} jobs, {prep.cluster_text}, {config.fair_share}")
+    return doc
+
+
+def _recorded_options(prep: Prepared, policies: list[str]) -> dict:
+    """results.json `options`: the cluster, the ledger options and the run's inputs as they were run."""
+    config, names = prep.config, prep.jobs.tenant_names
+    weights = prep.weights.tolist() if prep.weights is not None else [1.0] * len(names)
+    return {
+        "cluster": prep.cluster_text, "gpus": sum(prep.capacities), "lease_s": config.lease,
+        "interval_s": config.interval, "cold_start_s": config.cold_start, "fair_share": config.fair_share,
+        "fair_window_s": config.fair_window, "tenant_loss_share": config.tenant_loss_share,
+        "job_rho_from": config.job_rho_from, "tenant_weights": dict(zip(names, weights)),
+        "policies": policies, "n": config.n, "seed": config.seed, "predictor": prep.p_hat.label,
+        "scenario": config.scenario, "p_hat_source": prep.p_hat.source, "train_jobs": config.train_jobs,
+        "feature_columns": option_text(config, "feature_columns"),
+    }
 
 
 def run(config, timings=None):
@@ -687,5 +728,5 @@ def jct_slowdown_figure(runs: dict, predictive: set, *, title: str):
     return fig
 
 
-__all__ = ["run", "execute", "prepare", "Prepared", "cluster_policy", "render", "paper_table", "JOB_COLUMNS",
-           "METRICS"]
+__all__ = ["run", "execute", "prepare", "Prepared", "PHat", "Simulated", "simulate", "cluster_policy", "render",
+           "paper_table", "JOB_COLUMNS", "METRICS"]

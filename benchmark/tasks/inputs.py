@@ -50,12 +50,12 @@ def csv_list(text: str | None, what: str, convert=str) -> list:
     return items
 
 
-def column_map(columns: str | tuple | None, option: str = "--columns") -> dict[str, str]:
-    """{jobs-table column: file column} of a `--columns` value: its text, read here, or the pairs a
-    typed configuration parsed from it already (benchmark.tasks.config)."""
+def column_map(columns, option: str = "--columns") -> dict[str, str]:
+    """{jobs-table column: file column} of a `--columns` value: its text, read here, or the mapping a
+    typed configuration parsed from it already (benchmark.tasks.config.ColumnMap; or its pairs)."""
     from atlas_data.jobs_table import parse_column_map
 
-    return dict(columns) if isinstance(columns, tuple) else parse_column_map(columns, option)
+    return parse_column_map(columns, option) if columns is None or isinstance(columns, str) else dict(columns)
 
 
 def policy_items(text: str, option: str = "--policies") -> list[str]:
@@ -221,15 +221,16 @@ def resolve_policies(text: str | tuple, kind: str, option: str = "--policies") -
     return chosen
 
 
-def resolve_names(*, predictors: str | None = None, policies: str | None = None, kind: str | None = None,
-                  one_predictor: bool = False) -> tuple[list[str], list[str] | None]:
+def resolve_names(*, predictors: str | tuple | None = None, policies: str | tuple | None = None,
+                  kind: str | None = None, one_predictor: bool = False) -> tuple[list[str], list[str] | None]:
     """(predictor names, policy names or None = the task's defaults): every name a run is given,
     resolved — a plugin imported and checked — before any data is read or any model fitted, for
     every data source (a dataset, --jobs, a scenario). The first bad name is an InputError naming
     its option, so `--predictor lgbm-meta,typo` fails before lgbm-meta is fitted.
 
+    `predictors` and `policies` are the options' text or the items a typed configuration holds;
     `one_predictor`: the task takes one predictor (fairness)."""
-    methods = csv_list(predictors, "predictor")
+    methods = list(predictors) if isinstance(predictors, tuple) else csv_list(predictors, "predictor")
     if one_predictor and len(methods) > 1:
         raise InputError("the fairness task takes one predictor", where="--predictor")
     if methods:  # the predictors' registry imports scikit-learn: not for a run that fits none
@@ -246,7 +247,7 @@ def note_unused_predictions(has_column: bool, source: str, quiet: bool) -> None:
         say(f"the jobs table's own predicted_duration is not used: p̂ comes from {source}", quiet)
 
 
-def choose_policies(requested: str | None, kind: str, defaults, *, have_predictions: bool, source: str,
+def choose_policies(requested: tuple | None, kind: str, defaults, *, have_predictions: bool, source: str,
                     task: str, quiet: bool, have_spreads: bool = True) -> list[str]:
     """The policies to run: `requested` (validated) or `defaults`; predictive ones need p̂.
 

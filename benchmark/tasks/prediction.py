@@ -20,7 +20,7 @@ May import predictors, benchmark.results, benchmark.progress, matplotlib.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,46 +47,59 @@ DEFAULT_METHODS = (
 def _method_list(config) -> list[str]:
     from predictors.methods import check_method_name
 
-    from benchmark.tasks.inputs import csv_list
-
-    what = "methods" if config.methods is not None else "predictor"
-    text = getattr(config, what)
-    # empty items and a method given twice are refused by csv_list, not merged
-    names = csv_list(text, what) if text is not None else list(DEFAULT_METHODS)
+    # empty items and a method given twice were refused when the configuration was made, not merged
+    given = config.methods if config.methods is not None else config.predictor
+    names = list(given) if given is not None else list(DEFAULT_METHODS)
     for name in names:
         check_method_name(name)
     return names
 
 
+@dataclass(frozen=True)
+class PredictionData:
+    """What the methods are fitted and scored on: a dataset folder (`ds_dir`, whose prediction cache is
+    used) or a jobs table cut for prediction (`trace`, benchmark.tasks.traces.TraceSplit), with the
+    split and the card either gives."""
+
+    split: object  # predictors.data.SplitData
+    card: dict
+    ds_dir: Path | None = None
+    trace: object | None = None
+
+
 def execute(config, timings=None):
     """Fit, score and write the run of a PredictionConfig (benchmark.tasks.config): a Run."""
-    from predictors.data import SplitData, default_dataset_dir
-
-    from benchmark.tasks.traces import check_trace_options, trace_split
+    from benchmark.tasks.traces import check_trace_options
 
     methods = _method_list(config)  # validate names before any expensive work
     if config.output:
         check_output_folder(config.output, "run")
-    quiet = config.quiet
-    seed = int(config.seed or 0)
     check_trace_options(config, needs_predictor=False)
     if config.jobs and config.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if config.n is not None and not config.jobs:
         raise InputError("--n applies to --jobs in the prediction task (a dataset is used whole)", where="--n")
-    trace = ds_dir = None
-    if config.jobs:
-        trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs,
-                            n=config.n, seed=seed, columns=config.columns, train_columns=config.train_columns,
-                            quiet=quiet, frame=config.frame)
-        split, card = trace.split, trace.card
-    else:
-        ds_dir = Path(config.data) if config.data else default_dataset_dir(quiet=quiet)
-        split, card = SplitData.from_folder(ds_dir)
+    data = _load(config)
     out_dir = Path(config.output) if config.output else default_output_dir("prediction")
     with output_folder(out_dir, "run") as folder:  # renamed to `out_dir` once every file is written
-        rows, dataset, doc = _fit_and_write(folder, ds_dir, trace, split, card, methods, seed, quiet)
+        rows, dataset, doc = _fit_and_write(folder, data, methods, int(config.seed or 0), config.quiet)
     return Run(out_dir, doc, replace(config, output=str(out_dir)))
+
+
+def _load(config) -> PredictionData:
+    """The --jobs table cut for prediction, or the --data (default) dataset."""
+    from predictors.data import SplitData, default_dataset_dir
+
+    from benchmark.tasks.traces import trace_split
+
+    if config.jobs:
+        trace = trace_split(config.jobs, feature_columns=config.feature_columns, train_spec=config.train_jobs,
+                            n=config.n, seed=int(config.seed or 0), columns=config.columns,
+                            train_columns=config.train_columns, quiet=config.quiet, frame=config.frame)
+        return PredictionData(trace.split, trace.card, trace=trace)
+    ds_dir = Path(config.data) if config.data else default_dataset_dir(quiet=config.quiet)
+    split, card = SplitData.from_folder(ds_dir)
+    return PredictionData(split, card, ds_dir=ds_dir)
 
 
 def run(config, timings=None):
@@ -102,7 +115,7 @@ def run(config, timings=None):
     return result
 
 
-def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: list[str], seed: int,
+def _fit_and_write(out_dir: Path, data: PredictionData, methods: list[str], seed: int,
                    quiet: bool) -> tuple[list[dict], dict, dict]:
     """Fit and score every method; write predictions, results and plots into the (temporary) folder."""
     from predictors.api import CachedFit, file_stem, fit_or_load
@@ -111,6 +124,7 @@ def _fit_and_write(out_dir: Path, ds_dir, trace, split, card: dict, methods: lis
 
     from benchmark.tasks.traces import fit_trace_method
 
+    ds_dir, trace, split, card = data.ds_dir, data.trace, data.split, data.card
     truth = split.test_truth()
     config = MethodConfig(seed=seed)
 

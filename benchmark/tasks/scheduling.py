@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,28 +46,45 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, final_text, output_folder
-from benchmark.options import machine_count
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
-from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, check_noise_levels, noise_level, choose_policies, csv_list, learned_predictions,
-                                    learned_spread, noise_predictions, note_unused_predictions, resolve_names)
+from benchmark.tasks.config import option_text
+from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, learned_predictions, learned_spread,
+                                    noise_predictions, note_unused_predictions, resolve_names)
 from benchmark.timings import Timings
 from benchmark.value import CEILING_BINS, ceilings, control_predictions, is_control, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
-from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, run_objective
+from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, Watch, run_objective
 from schedulers.policy import get_policy, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
 
 
 # ----- inputs -------------------------------------------------------------------------------
-def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
-    """(jobs table, dataset card, source label, learner) from --jobs / --data.
+@dataclass(frozen=True)
+class Source:
+    """Where a run's jobs come from, beside the jobs table itself (which the run drops once sampled)."""
 
-    `learner(methods, job_ids)` returns {method: p̂ for job_ids} learned without the scheduled
-    jobs' labels, or is None when the source cannot learn (a jobs table without --predictor).
-    """
+    card: dict  # results.json `dataset`
+    label: str  # the source as titles and messages name it
+    # learner(methods, job_ids) -> {method: p̂ for job_ids} learned without the scheduled jobs' labels, with
+    # `learner.spreads` alike; None when the source cannot learn (a jobs table without --predictor)
+    learner: object | None = None
+
+
+@dataclass(frozen=True)
+class PHats:
+    """The p̂ a run schedules with, by label (`noise:σ`, a method, `column`, a control): the values in
+    JobSet row order, where each comes from (`p_hat_source`) and its predicted spread σ (or None)."""
+
+    values: dict[str, np.ndarray]
+    sources: dict[str, str]
+    spreads: dict
+
+
+def load_jobs(config) -> tuple[pd.DataFrame, Source]:
+    """The jobs table of --jobs / --data and where it comes from."""
     if config.jobs and config.data:
         raise InputError("give either --jobs or --data, not both", where="--jobs/--data")
     if config.jobs:
@@ -86,13 +103,14 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
                 return trace_prediction_spreads(trace, methods, job_ids, seed=config.seed, quiet=config.quiet)
 
             learner.spreads = spreads
-            note_unused_predictions(trace.own_predictions, f"--predictor {config.predictor}", config.quiet)
+            note_unused_predictions(trace.own_predictions, f"--predictor {option_text(config, 'predictor')}",
+                                    config.quiet)
             card = {**trace.card, "scheduled": "test part (its real arrivals)"}
-            return trace.test_jobs, card, f"{config.jobs} (test part)", learner
+            return trace.test_jobs, Source(card, f"{config.jobs} (test part)", learner)
         from benchmark.tasks.inputs import read_jobs_or_trace
 
         table, card = read_jobs_or_trace(config.jobs, columns=config.columns, quiet=config.quiet, frame=config.frame)
-        return table, card, str(config.jobs), None
+        return table, Source(card, str(config.jobs))
     from atlas_data.build import load_dataset, test_jobs
 
     frame, card = load_dataset(config.data)
@@ -107,7 +125,7 @@ def load_jobs(config) -> tuple[pd.DataFrame, dict, str, object]:
 
     dataset = {"source": card.get("source"), "path": str(config.data), "fingerprint": card.get("fingerprint")}
     dataset.update(dataset_name(config.data))
-    return test_jobs(frame), dataset, str(config.data), learner
+    return test_jobs(frame), Source(dataset, str(config.data), learner)
 
 
 def build_predictions(config, frame: pd.DataFrame, job_ids, size: np.ndarray, learner=None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
@@ -115,11 +133,12 @@ def build_predictions(config, frame: pd.DataFrame, job_ids, size: np.ndarray, le
     from benchmark.tasks.traces import COLUMN_SOURCE, LEARNED_SOURCE, NOISE_SOURCE, TRANSFER_SOURCE
 
     predictions: dict[str, np.ndarray] = {}
-    predictions.update(noise_predictions(size, csv_list(config.noise, "noise", noise_level), config.seed))
+    predictions.update(noise_predictions(size, list(config.noise or ()), config.seed))
     if predictions:
-        note_unused_predictions("predicted_duration" in frame.columns, f"--noise {config.noise}", config.quiet)
+        note_unused_predictions("predicted_duration" in frame.columns, f"--noise {option_text(config, 'noise')}",
+                                config.quiet)
     sources = {label: NOISE_SOURCE for label in predictions}
-    methods = csv_list(config.predictor, "predictor")
+    methods = list(config.predictor or ())
     if methods:
         if learner is None:
             raise InputError("--predictor needs data to learn p̂ from: --data DS, or --jobs TRACE|FILE", where="--predictor")
@@ -143,7 +162,7 @@ def resolve_data_source(config):
     if config.data:
         config = replace(config, data=str(resolve_dataset(config.data, quiet=config.quiet)))
         if not config.predictor and not config.noise:
-            config = replace(config, predictor=DEFAULT_PREDICTOR)
+            config = replace(config, predictor=(DEFAULT_PREDICTOR,))
     return config
 
 
@@ -177,6 +196,16 @@ def prediction_spreads(predictions: dict, sources: dict, frame: pd.DataFrame, jo
         else:
             out[label] = fitted.get(label)
     return out
+
+
+def _p_hats(config, window: pd.DataFrame, jobs: JobSet, learner) -> PHats:
+    """Every p̂ of an honest run for the sampled `jobs` (`window`, their rows): noise, learned or the
+    table's column, with their spreads, and the controls of each learned p̂ with --controls."""
+    predictions, sources = build_predictions(config, window, jobs.job_id, jobs.size, learner)
+    spreads = prediction_spreads(predictions, sources, window, jobs.job_id, learner)
+    if config.controls:
+        add_controls(predictions, sources, spreads, config.seed)
+    return PHats(predictions, sources, spreads)
 
 
 def add_controls(predictions: dict, sources: dict, spreads: dict, seed: int) -> None:
@@ -227,21 +256,18 @@ def execute(config, timings: Timings | None = None):
     resolve_names(predictors=config.predictor, policies=config.policies, kind=task_kind("scheduling", objective))
     if config.output:
         check_output_folder(config.output, "run")  # a bad --output fails before any computation
-    machines = csv_list(config.machines, "machines", machine_count) or list(DEFAULT_MACHINES)
-    if any(m < 1 for m in machines):
-        raise InputError(f"machine counts must be >= 1, got {config.machines}", where="--machines")
-    if not 0.0 <= config.prr_lambda <= 1.0:
+    machines = list(config.machines or DEFAULT_MACHINES)  # each >= 1, and the noise levels in range: checked
+    if not 0.0 <= config.prr_lambda <= 1.0:             # when the configuration was made
         raise InputError(f"PRR's λ must be in [0, 1], got {config.prr_lambda}", where="--prr-lambda")
-    check_noise_levels(csv_list(config.noise, "noise", noise_level))  # before any job is read
     from benchmark.tasks.traces import check_trace_options
 
     timings = timings or Timings()
     check_trace_options(config, needs_predictor=True)
     with timings.stage("read"):
         config = resolve_data_source(config)
-        table, dataset, source, learner = load_jobs(config)
+        table, source = load_jobs(config)
     if config.protocol == "paper":
-        return _execute_paper(config, objective, machines, table, dataset, source, learner, timings)
+        return _execute_paper(config, machines, table, source, timings)
     sample_seed = config.seed if config.sample_seed is None else config.sample_seed
     n = config.n if config.n is not None else (DATA_DEFAULT_N[objective] if config.data else None)
     with timings.stage("read"):
@@ -250,52 +276,58 @@ def execute(config, timings: Timings | None = None):
     n_total = int(len(table))
     del table  # the whole table is not needed past the sample (a million-row trace holds it twice otherwise)
     with timings.stage("predictions"):
-        predictions, sources = build_predictions(config, window, jobs.job_id, jobs.size, learner)
-        spreads = prediction_spreads(predictions, sources, window, jobs.job_id, learner)
-        if config.controls:
-            add_controls(predictions, sources, spreads, config.seed)
+        p_hats = _p_hats(config, window, jobs, source.learner)
     del window
     policies = choose_policies(
         config.policies, task_kind("scheduling", objective), DEFAULT_POLICIES[objective],
-        have_predictions=bool(predictions), source=source, task=objective, quiet=config.quiet,
-        have_spreads=any(v is not None for v in spreads.values()),
+        have_predictions=bool(p_hats.values), source=source.label, task=objective, quiet=config.quiet,
+        have_spreads=any(v is not None for v in p_hats.spreads.values()),
     )
     out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
-    with_spread = sum(v is not None for v in spreads.values())
-    steps = sum((with_spread if getattr(get_policy(p), "needs_spread", False) else len(predictions))
-                if get_policy(p).needs_prediction else 1 for p in policies)
-    steps *= len(machines) if objective == "makespan" else 1
-    spent: dict = {}
-    t0 = time.perf_counter()
-    with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
-        rows, per_job, reference = run_objective(
-            objective, jobs, policies, predictions, machines=machines, prr_lambda=config.prr_lambda,
-            seed=config.seed, on_step=lambda row: progress.update(), timings=spent, spreads=spreads,
-        )
-    _add_objective_timings(timings, spent, time.perf_counter() - t0)
-    timings.fast_loops = jit.describe(jobs.n)
-    dataset = {**dataset, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
+    rows, per_job, reference = _simulate(config, jobs, policies, p_hats, machines, timings)
+    dataset = {**source.card, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
     for row in rows:
         row["leaks"] = []
-    with_sources(rows, sources)
+    with_sources(rows, p_hats.sources)
     value = value_of_prediction(rows, [p for p in policies if get_policy(p).clairvoyant]) if objective != "makespan" else []
     if config.controls and objective == "total_completion" and value:
         with timings.stage("ceilings"):
-            add_ceilings(value, jobs, predictions, reference["sum_completion"])
+            add_ceilings(value, jobs, p_hats.values, reference["sum_completion"])
     load = _load_parts(jobs)
     instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
     with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
-        robustness = len([k for k in predictions if k.startswith("noise:")]) > 1
-        title = f"{objective} — {jobs.n} jobs ({final_text(source)})"
+        robustness = len([k for k in p_hats.values if k.startswith("noise:")]) > 1
+        title = f"{objective} — {jobs.n} jobs ({final_text(source.label)})"
         _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
                                 reference.get("s_star"), robustness)
         doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(config, machines), "protocol": "honest",
-                   "leaks": [], "instances": instances, "load": load, "p_hat_sources": sources,
+                   "leaks": [], "instances": instances, "load": load, "p_hat_sources": p_hats.sources,
                    "value_of_prediction": value, "timings": timings.as_dict()},
         )
     return Run(out, doc, replace(config, output=str(out)))
+
+
+def _simulate(config, jobs: JobSet, policies: list[str], p_hats: PHats, machines: list[int],
+              timings: Timings) -> tuple[list[dict], pd.DataFrame, dict]:
+    """Run and score every policy under each p̂ it reads (schedulers.objectives.run_objective): the
+    rows, the per-job table and the reference values; its time split goes to `timings`."""
+    objective = config.objective
+    with_spread = sum(v is not None for v in p_hats.spreads.values())
+    steps = sum((with_spread if getattr(get_policy(p), "needs_spread", False) else len(p_hats.values))
+                if get_policy(p).needs_prediction else 1 for p in policies)
+    steps *= len(machines) if objective == "makespan" else 1
+    t0 = time.perf_counter()
+    with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
+        watch = Watch(on_step=lambda row: progress.update())
+        rows, per_job, reference = run_objective(
+            objective, jobs, policies, p_hats.values, machines=machines, prr_lambda=config.prr_lambda,
+            seed=config.seed, spreads=p_hats.spreads, watch=watch,
+        )
+    _add_objective_timings(timings, watch.seconds, time.perf_counter() - t0)
+    timings.fast_loops = jit.describe(jobs.n)
+    return rows, per_job, reference
 
 
 def _add_objective_timings(timings: Timings, spent: dict, total_s: float) -> None:
@@ -326,8 +358,9 @@ def _write_tables_and_plots(folder, timings, per_job, rows, objective, title, s_
         if robustness:
             plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
 
-def _execute_paper(config, objective, machines, table, dataset, source, learner, timings: Timings) -> tuple[Path, dict]:
-    """--protocol paper: the reference code's rules on the table's rows in their own order."""
+def _execute_paper(config, machines: list[int], table: pd.DataFrame, source: Source, timings: Timings):
+    """--protocol paper: the reference code's rules on the table's rows in their own order; a Run."""
+    objective = config.objective
     sample_seed = PAPER_SAMPLE_SEED if config.sample_seed is None else config.sample_seed
     if config.n is not None and config.n < 1:
         raise InputError(f"--n must be at least 1, got {config.n}", where="--n")
@@ -337,10 +370,10 @@ def _execute_paper(config, objective, machines, table, dataset, source, learner,
     # in the table's own row order, the order the reference samples from
     with timings.stage("predictions"):
         predictions, sources = build_predictions(config, ordered, ordered["job_id"].astype(str).to_numpy(object),
-                                                 ordered["duration"].to_numpy(np.float64), learner)
+                                                 ordered["duration"].to_numpy(np.float64), source.learner)
     kind = task_kind("scheduling", objective)
     policies = choose_policies(config.policies, kind, PAPER_POLICIES[objective], have_predictions=bool(predictions),
-                               source=source, task=objective, quiet=config.quiet)
+                               source=source.label, task=objective, quiet=config.quiet)
     out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
     with timings.stage("samples, normalisers and policies (paper protocol)"), \
             Progress(f"{objective} (paper protocol) on {len(ordered)} jobs", quiet=config.quiet) as progress:
@@ -356,10 +389,10 @@ def _execute_paper(config, objective, machines, table, dataset, source, learner,
                          + "; ".join(f"{x['leak']} ({x['rule']})" for x in leaks)
                          + " — see docs/reproduce-atlas.md\n")
     n_jobs = max(i["n"] for i in instances)
-    dataset = {**dataset, "n_total": int(len(table)), "sample": "paper"}
+    dataset = {**source.card, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(config, machines), "sample_seed": sample_seed}
     with output_folder(out, "run") as folder:
-        title = f"{objective} — paper protocol ({final_text(source)})"
+        title = f"{objective} — paper protocol ({final_text(source.label)})"
         _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
                                 reference.get("s_emp"), robustness=False)
         doc = write_results(
@@ -458,11 +491,12 @@ def _leak_cell(row: dict) -> str:
 
 def _options(config, machines) -> dict:
     return {
-        "objective": config.objective, "policies": config.policies, "n": config.n, "seed": config.seed,
-        "noise": config.noise, "predictor": config.predictor, "prr_lambda": config.prr_lambda, "sample": config.sample,
-        "controls": config.controls,
+        # the lists as the command line wrote them
+        "objective": config.objective, "policies": option_text(config, "policies"), "n": config.n, "seed": config.seed,
+        "noise": option_text(config, "noise"), "predictor": option_text(config, "predictor"),
+        "prr_lambda": config.prr_lambda, "sample": config.sample, "controls": config.controls,
         "machines": machines, "jobs": config.jobs, "data": config.data, "train_jobs": config.train_jobs,
-        "feature_columns": config.feature_columns,
+        "feature_columns": option_text(config, "feature_columns"),
         "protocol": config.protocol, "sample_seed": config.sample_seed,
     }
 

@@ -55,10 +55,11 @@ def _is_shipped(spec: str) -> bool:
     return is_shipped_trace_name(spec) and not Path(spec).exists()
 
 
-def load_with_features(spec: str, feature_columns: str | None, option: str = "--jobs", columns: str | None = None,
+def load_with_features(spec: str, feature_columns, option: str = "--jobs", columns=None,
                        quiet: bool = True, frame: pd.DataFrame | None = None):
     """(jobs table with its feature columns, FeatureColumns, card) of a shipped trace, an SWF log or a
-    jobs-table file (its columns renamed by `columns`, the `--columns` text), or of `frame`, a jobs
+    jobs-table file (`feature_columns`: the `--feature-columns` names, or None; its columns renamed by
+    `columns`, the `--columns` mapping or text), or of `frame`, a jobs
     table in memory that `spec` names; the card carries the table's content fingerprint."""
     from benchmark.tasks.inputs import with_fingerprint
 
@@ -66,14 +67,14 @@ def load_with_features(spec: str, feature_columns: str | None, option: str = "--
     return jobs, declared, with_fingerprint(card, jobs)
 
 
-def _load_with_features(spec: str, feature_columns: str | None, option: str, columns: str | None, quiet: bool,
+def _load_with_features(spec: str, feature_columns, option: str, columns, quiet: bool,
                         frame: pd.DataFrame | None = None):
     from atlas_data.adapters import shipped_feature_columns, shipped_trace, swf_feature_columns
     from atlas_data.jobs_features import check_feature_columns, read_jobs_with_features
     from atlas_data.jobs_table import COLUMNS
-    from benchmark.tasks.inputs import column_map, csv_list, is_swf, read_swf, refuse_columns
+    from benchmark.tasks.inputs import column_map, is_swf, read_swf, refuse_columns
 
-    names = csv_list(feature_columns, "feature-columns")
+    names = list(feature_columns or ())
     map_option = "--train-columns" if option == "--train-jobs" else "--columns"
     mapping = column_map(columns, map_option)
     if frame is not None:
@@ -114,13 +115,14 @@ def _share_jobs(source: pd.DataFrame, target: pd.DataFrame) -> bool:
     return not a.merge(b, on=key, how="inner").empty
 
 
-def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: str | None = None,
-                n: int | None = None, seed: int = 0, columns: str | None = None, train_columns: str | None = None,
+def trace_split(spec: str, *, feature_columns: tuple[str, ...] | None = None, train_spec: str | None = None,
+                n: int | None = None, seed: int = 0, columns=None, train_columns=None,
                 quiet: bool = True, frame: pd.DataFrame | None = None) -> TraceSplit:
     """The target `spec`'s prediction data; with `train_spec`, a model is fitted there instead.
 
-    `columns` (the `--columns` text, or the pairs a typed configuration parsed from it) renames the
-    target file's columns, `train_columns` (the `--train-columns` text) those of a `--train-jobs` file;
+    `feature_columns` are the `--feature-columns` names; `columns` (the `--columns` mapping a typed
+    configuration holds, or its text) renames the target file's columns, `train_columns` (the same of
+    `--train-columns`) those of a `--train-jobs` file;
     `frame` is the target table in memory (`spec` names it)."""
     from atlas_data.jobs_features import jobs_dataset, transfer_dataset
     from atlas_data.split import split_ranges
@@ -156,7 +158,8 @@ def trace_split(spec: str, *, feature_columns: str | None = None, train_spec: st
         frame = pd.concat([fit, test], ignore_index=True)
         card["transfer"] = {"train_jobs": str(train_spec), "train_source": source_card.get("source"),
                             "train_counts": train_ds.card()["counts"], **notes}
-        key = key + (("train", _file_key(train_spec) if not _is_shipped(train_spec) else train_spec, train_columns),)
+        key = key + (("train", _file_key(train_spec) if not _is_shipped(train_spec) else train_spec,
+                      tuple(column_map(train_columns, "--train-columns").items())),)
     card.update(ds.card())
     card["features"] = list(ds.features)
     card["counts"] = {s: int((frame["split"] == s).sum()) for s in ("train", "val", "test")}

@@ -196,7 +196,8 @@ def test_the_fairness_lists_are_tuples_parsed_once_and_recorded_as_the_command_l
     config = cfg.from_argv(["run", "--task", "fairness", "--jobs", "jobs.csv", "--columns", "duration=runtime,gpus=n_gpu",
                             "--policies", "astraea-p(band=0.5, revision='none'),fifo", "--noise", "0.25", "--quiet"])
     assert config.policies == ("astraea-p(band=0.5, revision='none')", "fifo")  # a comma inside () is the item's
-    assert config.noise == (0.25,) and config.columns == (("duration", "runtime"), ("gpus", "n_gpu"))
+    assert config.noise == (0.25,) and config.columns == {"duration": "runtime", "gpus": "n_gpu"}
+    assert isinstance(config.columns, cfg.ColumnMap) and list(config.columns) == ["duration", "gpus"]
     options = cfg.as_options(config)  # what MLflow records: the command line's text
     assert options["policies"] == "astraea-p(band=0.5, revision='none'),fifo"
     assert options["noise"] == "0.25" and options["columns"] == "duration=runtime,gpus=n_gpu"
@@ -213,3 +214,65 @@ def test_the_fairness_lists_are_tuples_parsed_once_and_recorded_as_the_command_l
                              ({"jobs": "j.csv", "columns": "nope=x"}, "--columns: 'nope' is not a jobs-table column")):
         with pytest.raises(InputError, match=message):
             cfg.make("fairness", options)
+
+
+def test_every_list_and_choice_of_every_task_is_typed_and_recorded_with_the_text_it_was_given():
+    config = cfg.from_argv(["run", "--task", "scheduling", "--jobs", "jobs.csv", "--objective", "makespan",
+                            "--machines", "2,4", "--noise", "0,1.0", "--policies", "lpt,lppt", "--sample", "random",
+                            "--predictor", "single-stage", "--feature-columns", "app,role", "--train-jobs", "t.csv",
+                            "--train-columns", "duration=runtime", "--plugins", "m1, m2"])
+    assert config.machines == (2, 4) and config.noise == (0.0, 1.0) and config.policies == ("lpt", "lppt")
+    assert config.predictor == ("single-stage",) and config.feature_columns == ("app", "role")
+    assert config.plugins == ("m1", "m2") and dict(config.train_columns) == {"duration": "runtime"}
+    assert config.objective is cfg.Objective.makespan and config.sample is cfg.Sample.random
+    assert config.objective == "makespan" and f"{config.objective}" == "makespan"  # a member is its text
+    options = cfg.as_options(config)  # what results.json and MLflow record: the text as given, not re-rendered
+    assert (options["noise"], options["machines"], options["plugins"]) == ("0,1.0", "2,4", "m1, m2")
+    assert type(options["objective"]) is str and options["objective"] == "makespan"
+    # `replace` keeps the text while it still reads as the value, and writes a changed value anew
+    assert cfg.option_text(dataclasses.replace(config, seed=1), "noise") == "0,1.0"
+    assert cfg.option_text(dataclasses.replace(config, noise=(2.0, 0.5)), "noise") == "2,0.5"
+    # the API's values are written as the API always wrote them (str of each item)
+    api_config = cfg.from_options("scheduling", {"jobs": "jobs.csv", "objective": "max_stretch", "noise": [1.0, 0.5],
+                                                 "policies": ("srpt", "spjf")})
+    assert api_config.noise == (1.0, 0.5) and cfg.as_options(api_config)["noise"] == "1.0,0.5"
+    prediction = cfg.from_options("prediction", {"methods": ["constant", "single-stage"], "jobs": "jobs.csv",
+                                                 "columns": {"duration": "runtime"}})
+    assert prediction.methods == ("constant", "single-stage") and isinstance(prediction.columns, cfg.ColumnMap)
+    fairness = cfg.FairnessConfig(fair_share="eq8", job_rho_from="submit")
+    assert fairness.fair_share is cfg.FairShare.eq8 and fairness.job_rho_from is cfg.RhoFrom.submit
+    assert fairness.node_list is cfg.NodeList.none and fairness.tenant_loss_share is cfg.TenantLossShare.eq8
+    assert hash(config) == hash(dataclasses.replace(config))  # frozen and hashable, column maps included
+
+
+def test_a_bad_item_or_choice_is_refused_when_the_configuration_is_made():
+    for task, options, message in (
+            ("scheduling", {"objective": "makespan", "machines": "2,0"}, "--machines: a machine count must be an integer >= 1, got .0."),
+            ("scheduling", {"objective": "makespan", "machines": "2,2"}, "--machines: '2' is given twice"),
+            ("scheduling", {"objective": "max_stretch", "noise": "0.5,,1"}, "--noise: an empty item"),
+            ("prediction", {"methods": "constant,constant"}, "--methods: 'constant' is given twice"),
+            ("scheduling", {"objective": "max_stretch", "predictor": "a,"}, "--predictor: an empty item"),
+            ("fairness", {"fair_share": "eq9"}, "--fair-share: must be one of eq16, eq8, got 'eq9'"),
+            ("scheduling", {"objective": "makespn"}, "--objective: must be one of total_completion, max_stretch, "
+                                                     "makespan, got 'makespn'")):
+        with pytest.raises(InputError, match=message):
+            cfg.make(task, options)
+
+
+def test_results_json_records_each_list_with_the_text_it_was_given(tmp_path, jobs_file):
+    argv = ["--jobs", str(jobs_file), "--columns", COLUMNS, "--objective", "max_stretch", "--policies", "srpt,spjf",
+            "--noise", "0,1.0", "--n", "40"]
+    rows = _cli_rows(tmp_path, "scheduling", argv)
+    options = json.loads((tmp_path / "cli-scheduling" / "results.json").read_text())["options"]
+    assert options["noise"] == "0,1.0" and options["policies"] == "srpt,spjf" and options["objective"] == "max_stretch"
+    assert set(rows["predictor"].dropna()) == {"noise:0", "noise:1"}
+    api.run("scheduling", jobs=jobs_file, columns=COLUMNS, objective="max_stretch", policies=["srpt", "spjf"],
+            noise=[0, 1.0], n=40, output=tmp_path / "api")
+    assert json.loads((tmp_path / "api" / "results.json").read_text())["options"]["noise"] == "0,1.0"
+
+
+def test_fairness_takes_its_task_options_as_keywords_checked_by_the_configuration(jobs_file):
+    with pytest.raises(InputError, match=r"fairness\(\) has no option 'node' \(did you mean nodes"):
+        api.fairness(str(jobs_file), columns=COLUMNS, node=1)
+    with pytest.raises(InputError, match="--objective is not an option of --task fairness"):
+        api.fairness(str(jobs_file), columns=COLUMNS, objective="makespan")

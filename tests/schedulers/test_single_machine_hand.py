@@ -225,3 +225,17 @@ def test_makespan_batch_breaks_ties_by_job_id_not_by_submit_time():
     lppt = per_job[per_job.policy == "lppt"].set_index("job_id")
     assert lppt["completion_time"].to_dict() == {"a": 4.0, "b": 2.0}
     assert lppt["predicted_duration"].to_dict() == {"a": 1.0, "b": 3.0}
+
+
+def test_a_watch_sees_every_row_as_it_is_scored_and_the_seconds_of_each_part():
+    from schedulers.objectives import Watch, run_objective
+
+    # a 1 s and a 3 s job released together: SRPT 1 + 4 = 5; FIFO (by submit, then id) runs b first: 3 + 4 = 7
+    jobs = JobSet.from_arrays([0, 0], [3, 1], job_id=["b", "c"])
+    seen = []
+    watch = Watch(on_step=seen.append)
+    rows, _, reference = run_objective("total_completion", jobs, ["fifo", "srpt"], {}, watch=watch)
+    assert reference["sum_completion"] == 5.0
+    assert seen == rows and [(r["policy"], r["value"]) for r in rows] == [("fifo", 7.0), ("srpt", 5.0)]
+    assert set(watch.seconds) == {"reference_s", "policies_s", "per_job_s"}
+    assert set(watch.seconds["policies_s"]) == {"fifo", "srpt"}
