@@ -41,7 +41,7 @@ def gaussier15_jobs(path, processors: int | None = None) -> tuple[dict, list[tup
     machine: `processors` or the header's MaxProcs), path}, [(step, jobs after it)]): the log's jobs
     through the SC'15 filter (module docstring). InputError for a header without MaxProcs (and no
     `processors`) or a log that keeps no job."""
-    values, _, header, _ = swf_fields(path, FIELDS)
+    values, _, header, _ = swf_fields(path, FIELDS, job_numbers=False)
     machine = processors or swf_header_int(header, "MaxProcs", path)
     if machine <= 0:
         raise InputError("the header gives no MaxProcs: the machine's size is unknown", path=str(path))

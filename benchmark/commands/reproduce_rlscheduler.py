@@ -129,17 +129,19 @@ def load_log(path, exact_times: bool = False) -> dict:
     from atlas_data.adapters import swf_fields, swf_header_int
 
     path_s = str(path)
-    values, lines, header, _ = swf_fields(path, LOG_FIELDS)
+    values, lines, header, _ = swf_fields(path, LOG_FIELDS, job_numbers=False)
     number, submit, run, allocated, requested, request, user = values.T
-    whole = np.column_stack([number, allocated, requested] if exact_times else [number, submit, run, request])
+    whole = (number, allocated, requested) if exact_times else (number, submit, run, request)
     names = ("job number", "allocated processors", "requested processors") if exact_times else \
         ("job number", "submit time", "run time", "requested time")
-    if (whole != np.floor(whole)).any():  # their reader takes whole numbers (int()) and fails on others
-        i, k = (int(a[0]) for a in np.nonzero(whole != np.floor(whole)))
+    # their reader takes whole numbers (int()) and fails on others: the first line with one, its first field
+    firsts = [(int(np.argmax(bad)), k) for k, column in enumerate(whole) if (bad := column != np.floor(column)).any()]
+    if firsts:
+        i, k = min(firsts)
         if exact_times:
-            raise InputError(f"{names[k]} is {whole[i, k]:g}: a count, a whole number in SWF", path=path_s,
+            raise InputError(f"{names[k]} is {whole[k][i]:g}: a count, a whole number in SWF", path=path_s,
                              where=f"line {lines[i]}")
-        raise InputError(f"the RLScheduler protocol reads whole seconds; {names[k]} is {whole[i, k]:g}", path=path_s,
+        raise InputError(f"the RLScheduler protocol reads whole seconds; {names[k]} is {whole[k][i]:g}", path=path_s,
                          where=f"line {lines[i]}")
     order = np.argsort(number, kind="stable")
     procs = np.maximum(allocated, requested)
