@@ -40,7 +40,7 @@ import pandas as pd
 from atlas_data.errors import InputError
 from atlas_data.jobs_features import FeatureColumns
 from atlas_data.jobs_table import (Places, read_csv_frame, read_jobs_source, read_table, row_label, seconds_of,
-                                  suggest_column_map, validate_jobs)
+                                  suggest_column_map, text_column, validate_jobs)
 from atlas_data.outputs import check_output_file, output_file, write_signed_parquet
 from atlas_data.swf_log import SWF_FIELDS, read_swf_columns
 
@@ -582,7 +582,7 @@ SWF_NUMERIC = {"requested_time": "requested_time", "requested_processors": "requ
                "requested_memory": "requested_memory"}
 SWF_SUFFIXES = (".swf", ".swf.gz")
 #: the fields `import_swf` reads (the others are never held in memory)
-SWF_IMPORTED = tuple(f for f in SWF_FIELDS if f in {"submit_time", "run_time", "allocated_processors",
+SWF_IMPORTED = tuple(f for f in SWF_FIELDS if f in {"job_number", "submit_time", "run_time", "allocated_processors",
                                                     *SWF_TENANTS.values(), *SWF_CATEGORICAL.values(),
                                                     *SWF_NUMERIC.values()})
 
@@ -617,10 +617,12 @@ def swf_header_int(header: list[str], name: str, path: str | os.PathLike | None 
     return 0
 
 
-def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS,
+               job_numbers: bool = True) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray | None]:
     """(the job lines' `fields` (all 18 SWF_FIELDS unless told) as numbers, one row per line, −1 = missing;
     each row's line number; the header comment lines; each row's job number as written, an array of
-    text) of a Standard Workload Format log, `.swf` or `.swf.gz`, read block by block
+    text, or None when `job_numbers` is False: 4 bytes a character a line, 0.3 GB for 10⁷ lines of
+    8-digit numbers) of a Standard Workload Format log, `.swf` or `.swf.gz`, read block by block
     (`atlas_data.swf_log`: memory is that of the kept fields, a gzip bomb or binary data is refused).
     Blank lines are skipped; a line with a different field count, or a field that is not a finite
     number, is an InputError naming the line; a log without job lines too."""
@@ -629,7 +631,7 @@ def swf_fields(path: str | os.PathLike, fields=SWF_FIELDS) -> tuple[np.ndarray, 
     values = np.empty((len(log), len(fields)), order="F")  # column by column, each freed once copied
     for k, name in enumerate(fields):
         values[:, k] = log.columns.pop(name)
-    return values, log.lines, log.header, log.job_numbers_text()
+    return values, log.lines, log.header, log.job_numbers_text() if job_numbers else None
 
 
 def _refuse_inexact(columns: dict, line_numbers, path_s: str) -> None:
@@ -686,34 +688,50 @@ def import_swf(path: str | os.PathLike, tenant_column: str = "user") -> tuple[pd
                                      ("no_duration", ~present(run)), ("non_positive_duration", ~(run > 0))], n)
     fell_back = int((fell_back & keep).sum())
     tenant_raw = field[SWF_TENANTS[tenant_column]][keep]
-    tenant = _swf_ids(tenant_raw)
-    tenant[~present(tenant_raw)] = "default"
-    jobs = pd.DataFrame({"job_id": log.job_numbers_text(keep), "submit_time": submit[keep],
-                         "duration": run[keep], "gpus": gpus[keep], "tenant": tenant})
-    del submit, run, gpus, tenant
-    extra = {column: _swf_ids(field.pop(source)[keep]) for column, source in SWF_CATEGORICAL.items()}
+    defaulted = int((~present(tenant_raw)).sum())
+    texts, codes = _swf_id_codes(tenant_raw)
+    texts[pd.isna(texts)] = "default"
+    del tenant_raw
+    # no copy of the columns (a frame built from a dict copies them into one block); the table's checks
+    # and the job ids' text are made without a Python object per row: a log of 10^7 lines fits in memory
+    jobs = pd.DataFrame({"job_id": _swf_job_ids(log, field.pop("job_number"), keep), "submit_time": submit[keep],
+                         "duration": run[keep], "gpus": gpus[keep], "tenant": text_column(codes, texts)}, copy=False)
+    del submit, run, gpus, texts, codes
+    places = places.subset(keep)
+    del log  # its line numbers and job numbers; the fields of the extra columns stay, in `field`, until made
+    jobs = validate_jobs(jobs, path_s, places=places)
+    del places
+    for column, source in SWF_CATEGORICAL.items():
+        jobs[column] = pd.Series(_swf_ids(field.pop(source)[keep]), dtype=object)
     for column, source in SWF_NUMERIC.items():
         x = field.pop(source)[keep]
-        extra[column] = np.where(present(x), x, np.nan)
-    places = places.subset(keep)
-    del log, field, keep  # the rest of the log, before the table's checks
-    jobs = validate_jobs(jobs, path_s, places=places)
-    for column in SWF_CATEGORICAL:
-        jobs[column] = pd.Series(extra.pop(column), dtype=object)
-    for column in SWF_NUMERIC:
-        jobs[column] = extra.pop(column)
+        jobs[column] = np.where(present(x), x, np.nan)
     notes = [f"{comments} header comment line(s); tenant = {tenant_column}: {jobs['tenant'].nunique()} tenants"]
     if fell_back:
         notes.append(f"{fell_back} kept jobs have no allocated processors and use the requested ones")
-    defaulted = int((~present(tenant_raw)).sum())
     if defaulted:
         notes.append(f"{defaulted} kept jobs have no {tenant_column} (−1) and use tenant 'default'")
     return jobs, ImportReport("swf", path_s, n, len(jobs), dropped, tuple(notes))
 
 
-def _swf_ids(values: np.ndarray) -> np.ndarray:
-    """SWF id fields as text ("7"), None where missing (−1); vectorised, logs have millions of lines. Each
-    distinct id is one text object shared by its rows (a user's million jobs hold one "7", not a million)."""
+def _swf_job_ids(log, number: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The kept rows' job ids: the job numbers as integers when every one is written as its whole number
+    (`17`, as archive logs write them: the jobs table's text of an integer id is the same), which the
+    jobs table checks without a Python object per row; otherwise the job numbers as written (text)."""
+    number = number[keep]
+    whole = (number == np.floor(number)) & (np.abs(number) < 2.0 ** 53)
+    if whole.all():
+        ints = number.astype(np.int64)
+        del number, whole
+        written = log.job_numbers[keep]
+        if (ints.astype(written.dtype) == written).all():  # a longer number is cut to the width: not equal
+            return ints
+    return log.job_numbers_text(keep)
+
+
+def _swf_id_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SWF id fields as (the distinct ids as text ("7"), None for missing (−1); each row's index into
+    them): vectorised, logs have millions of lines."""
     distinct, inverse = np.unique(values, return_inverse=True)
     out = np.full(len(distinct), None, dtype=object)
     ok = distinct >= 0
@@ -721,7 +739,14 @@ def _swf_ids(values: np.ndarray) -> np.ndarray:
     out[whole] = distinct[whole].astype(np.int64).astype(str)
     other = ok & ~whole
     out[other] = [f"{v:g}" for v in distinct[other]]
-    return out[inverse.reshape(-1)]
+    return out, inverse.reshape(-1)
+
+
+def _swf_ids(values: np.ndarray) -> np.ndarray:
+    """SWF id fields as text ("7"), None where missing (−1). Each distinct id is one text object shared by
+    its rows (a user's million jobs hold one "7", not a million)."""
+    texts, codes = _swf_id_codes(values)
+    return texts[codes]
 
 
 def swf_feature_columns(jobs: pd.DataFrame) -> FeatureColumns:
@@ -792,12 +817,17 @@ def convert(format: str, path: str | os.PathLike, out: str | os.PathLike, *, ten
 
     Returns the ImportReport. Bad input or a bad output path raise InputError before anything
     is written; an existing `out` is replaced only by a complete new file, and only when it is
-    an earlier `data import` output.
+    an earlier `data import` output. Running out of memory (a trace too large for the machine or
+    its limit, `ulimit -v`) is an InputError too, with nothing written.
     """
     out_path = Path(out)
     _check_output(out_path)
-    jobs, report = import_trace(format, path, tenant_column=tenant_column, columns=columns)
-    write_parquet_atomic(jobs, out_path)
+    try:
+        jobs, report = import_trace(format, path, tenant_column=tenant_column, columns=columns)
+        write_parquet_atomic(jobs, out_path)
+    except MemoryError:  # numpy's and Arrow's (ArrowMemoryError) alike; the frames holding the columns are gone
+        raise InputError("ran out of memory while importing it: the trace is too large for this machine's memory "
+                         "or its memory limit (ulimit -v); docs/data-formats.md#limits", path=str(path)) from None
     return report
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from atlas_data.errors import InputError
 
@@ -297,6 +298,11 @@ def _numeric(df: pd.DataFrame, column: str, path: str, places, *, instant: bool 
     return values
 
 
+def _owned(values: np.ndarray) -> np.ndarray:
+    """`values` when it owns its memory (made here), a copy when it is a view of the input frame's."""
+    return values if values.flags.owndata and values.flags.writeable else values.copy()
+
+
 def _first_bad(mask: np.ndarray) -> int | None:
     return int(np.argmax(mask)) if mask.any() else None
 
@@ -343,6 +349,9 @@ def _text(df: pd.DataFrame, column: str, path: str, places) -> pd.Series:
             values = values.copy()
             values[floats] = vals[floats].astype(np.int64)
             raw = pd.Series(values, index=raw.index)
+    if raw.dtype.kind in "iu":  # whole numbers: their decimal text, made by Arrow without a Python object per
+        # row (10^7 ids would be 10^7 objects); never empty, at most 20 characters
+        return pd.Series(pa.array(raw.to_numpy()).cast(pa.string()), index=raw.index, dtype=str)
     text = raw.astype(str).str.strip()
     i = _first_bad((text == "").to_numpy())
     if i is not None:
@@ -378,6 +387,12 @@ def scalar_ids(values: np.ndarray, column: str, path: str, places) -> np.ndarray
     return out
 
 
+def text_column(codes: np.ndarray, texts: np.ndarray) -> pd.Series:
+    """A text column given as each row's index (`codes`) into its distinct `texts` (str), built by
+    Arrow: no Python object per row, as the column of a table read from parquet."""
+    return pd.Series(pa.array(texts.tolist(), pa.string()).take(pa.array(codes)), dtype=str)
+
+
 def _refuse_inexact_float_ids(vals: np.ndarray, column: str, path: str, places) -> None:
     i = _first_bad(~((vals == np.round(vals)) & (np.abs(vals) < MAX_EXACT_FLOAT_ID)))
     if i is not None:
@@ -386,10 +401,33 @@ def _refuse_inexact_float_ids(vals: np.ndarray, column: str, path: str, places) 
                          where=row_label(i, places))
 
 
-def _refuse_duplicate_ids(job_id: pd.Series, path: str, places) -> None:
-    i = _first_bad(job_id.duplicated(keep="first").to_numpy())
+def _whole_ids(raw: pd.Series) -> np.ndarray | None:
+    """The ids of a column `_text` has accepted as numbers (integers, or floats that are whole numbers
+    below 2^53) as an integer array; None for ids that are text."""
+    if pd.api.types.is_float_dtype(raw.dtype):
+        return raw.to_numpy(dtype=np.float64).astype(np.int64)
+    return raw.to_numpy() if raw.dtype.kind in "iu" else None  # (text is never turned into objects here)
+
+
+def _refuse_duplicate_ids(job_id: pd.Series, path: str, places, whole: np.ndarray | None = None) -> None:
+    """InputError naming the first id that repeats an earlier row's (both rows). `whole`: the ids as
+    integers when they are numbers (`_whole_ids`), compared by a numpy sort instead of a hash table
+    of text objects (memory: two integer columns, for the 10^7 job numbers of a long log)."""
+    if whole is not None:
+        ordered = np.sort(whole)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return
+        del ordered
+        order = np.argsort(whole, kind="stable")  # a run of equal ids in row order: all but its first repeat it
+        repeats = np.zeros(len(whole), dtype=bool)
+        same = whole[order[1:]] == whole[order[:-1]]
+        repeats[order[1:][same]] = True
+        i = int(np.argmax(repeats))
+        first = int(np.argmax(whole == whole[i]))
+    else:
+        i = _first_bad(job_id.duplicated(keep="first").to_numpy())
+        first = None if i is None else int(np.argmax((job_id == job_id.iloc[i]).to_numpy()))
     if i is not None:
-        first = int(np.argmax((job_id == job_id.iloc[i]).to_numpy()))
         raise InputError(
             f"duplicate job_id {job_id.iloc[i]!r}: {row_label(first, places)} and {row_label(i, places)}",
             path=path,
@@ -406,7 +444,7 @@ def validate_predictions(df: pd.DataFrame, path: str = "<predictions>") -> pd.Se
             raise InputError(f"required column is missing (columns present: {present})", path=path,
                              where=f"column '{column}'")
     job_id = _text(df, "job_id", path, None)
-    _refuse_duplicate_ids(job_id, path, None)
+    _refuse_duplicate_ids(job_id, path, None, _whole_ids(df["job_id"]))
     p_hat = _numeric(df, "p_hat", path, None, span=True)
     _check_finite_positive(p_hat, "p_hat", path, None, positive=True, bound=MAX_SECONDS)
     return pd.Series(p_hat, index=pd.Index(job_id.to_numpy(), dtype=object), name="p_hat")
@@ -443,7 +481,7 @@ def validate_jobs(
         raise ValueError("places.rows must have one entry per row")
 
     job_id = _text(df, "job_id", path, places)
-    _refuse_duplicate_ids(job_id, path, places)
+    _refuse_duplicate_ids(job_id, path, places, _whole_ids(df["job_id"]))
 
     submit_time = _numeric(df, "submit_time", path, places, instant=True, span=True)
     _check_finite_positive(submit_time, "submit_time", path, places, positive=False, bound=MAX_SECONDS)
@@ -478,12 +516,13 @@ def validate_jobs(
     out = pd.DataFrame(
         {
             "job_id": pd.Series(job_id.array, dtype=str),  # the column as it is: no Python object per row
-            "submit_time": submit_time,
-            "duration": duration,
+            "submit_time": _owned(submit_time),
+            "duration": _owned(duration),
             "gpus": gpus,
             "tenant": pd.Series(tenant.array, dtype=str),
-            "weight": weight,
-        }
+            "weight": _owned(weight),
+        },
+        copy=False,  # each column its own (`_owned`), not copied again into one block
     )
     if PREDICTION_COLUMN in df.columns:
         predicted = _numeric(df, PREDICTION_COLUMN, path, places, span=True)

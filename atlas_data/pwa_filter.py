@@ -27,6 +27,9 @@ import numpy as np
 from atlas_data.adapters import swf_fields, swf_header_int
 from atlas_data.errors import InputError
 
+#: the SWF fields the filter reads (the others are never held in memory)
+FIELDS = ("job_number", "submit_time", "run_time", "allocated_processors", "requested_processors", "requested_time",
+          "user_id")
 #: the steps of the filter, in order (the labels of `gaussier15_jobs`' counts)
 STEPS = ("read", "allocated processors <= MaxProcs", "requested processors <= MaxProcs",
          "some processor count > 0", "run time > 0", "requested time > 0", "run time cut to the requested time",
@@ -38,12 +41,12 @@ def gaussier15_jobs(path, processors: int | None = None) -> tuple[dict, list[tup
     machine: `processors` or the header's MaxProcs), path}, [(step, jobs after it)]): the log's jobs
     through the SC'15 filter (module docstring). InputError for a header without MaxProcs (and no
     `processors`) or a log that keeps no job."""
-    values, _, header, _ = swf_fields(path)
+    values, _, header, _ = swf_fields(path, FIELDS, job_numbers=False)
     machine = processors or swf_header_int(header, "MaxProcs", path)
     if machine <= 0:
         raise InputError("the header gives no MaxProcs: the machine's size is unknown", path=str(path))
-    number, submit, run = values[:, 0], values[:, 1], values[:, 3].copy()
-    allocated, requested, request, user = values[:, 4].copy(), values[:, 7].copy(), values[:, 8], values[:, 11]
+    number, submit, run = values[:, 0], values[:, 1], values[:, 2].copy()
+    allocated, requested, request, user = values[:, 3].copy(), values[:, 4].copy(), values[:, 5], values[:, 6]
     m = swf_header_int(header, "MaxProcs", path) or machine  # the filter's m is the header's
     counts = [(STEPS[0], len(values))]
     keep = np.ones(len(values), dtype=bool)

@@ -1,10 +1,10 @@
 """The streaming reader of Standard Workload Format logs (`.swf`, `.swf.gz`; Parallel Workloads Archive).
 
 `read_swf_columns(path, fields)` reads a log block by block (a few MiB of text at a time, cut at line
-breaks) and keeps only the asked-for fields of the job lines as float64 columns, grown in place,
-each row's line number and job number as written, and the header comment lines: its memory is that
-of the kept columns, never of the text (a log of 10⁷ lines is ~60 bytes of text a line and 8 bytes per kept
-field). `atlas_data.adapters.swf_fields` and `import_swf` read through it.
+breaks) and keeps only the asked-for fields of the job lines as columns grown in place (int32 while a field's
+values are whole numbers that fit, float64 otherwise), each row's line number and job number as
+written, and the header comment lines: its memory is that of the kept columns, never of the text (a
+log of 10⁷ lines is ~60 bytes of text a line and 4 bytes per kept field of whole numbers, 8 otherwise). `atlas_data.adapters.swf_fields` and `import_swf` read through it.
 
 A line's meaning is that of the whole-text reading it replaces, exactly: the text is UTF-8 (a byte
 that is not becomes U+FFFD), lines end where `str.splitlines` ends them, a stripped line that is
@@ -55,8 +55,9 @@ _NOT_PLAIN = re.compile(rb"[\x0b\x0c\x1c-\x1f\x80-\xff]")
 
 @dataclass(frozen=True)
 class SwfColumns:
-    """What `read_swf_columns` keeps of a log: {field: float64 column} of the asked-for SWF_FIELDS (one
-    row per job line, −1 = missing; a caller may pop a column to free it), each row's line number
+    """What `read_swf_columns` keeps of a log: {field: column} of the asked-for SWF_FIELDS (one row
+    per job line, −1 = missing; int32 where every value of the field is one exactly, else float64: the
+    values as `float()` reads them either way; a caller may pop a column to free it), each row's line number
     (int64), the header comment lines (stripped) and each row's job number as written (UTF-8 bytes;
     `job_numbers_text` gives them as text)."""
 
@@ -79,14 +80,33 @@ class SwfColumns:
 
 class _Growing:
     """A column grown in place (`ndarray.resize`: realloc, which moves large blocks by
-    remapping pages, not copying), so the rows are never held twice; `done()` trims the spare rows."""
+    remapping pages, not copying), so the rows are never held twice; `done()` trims the spare rows.
+    A `narrow` column is held as int32 while every value is one exactly (SWF fields are whole
+    numbers: half the memory of float64), and as float64 from the first value that is not.
 
-    def __init__(self, dtype):
-        self.array = np.empty(1 << 12, dtype=dtype)
+    Each column starts at RESERVE_BYTES of address space, not of memory (pages are only counted once
+    written): above the C allocator's largest threshold for mapping a block apart, so that it grows by
+    remapping from the first row on. Grown from a small start, it was copied in the allocator's heap
+    until it got that large, leaving each old copy behind as a hole (10⁶ lines: 116 MB resident for
+    63 MB of columns)."""
+
+    RESERVE_BYTES = 33 << 20
+
+    def __init__(self, dtype, narrow: bool = False):
+        dtype = np.dtype(np.int32 if narrow else dtype)
+        self.array = np.empty(self.RESERVE_BYTES // dtype.itemsize, dtype=dtype)
         self.n = 0
 
     def add(self, rows: np.ndarray) -> None:
         end = self.n + len(rows)
+        if self.array.dtype == np.int32 and rows.dtype != np.int32:
+            ints = np.where(np.abs(rows) < 2.0 ** 31, rows, 0).astype(np.int32)
+            if (ints.astype(np.float64).view(np.int64) == rows.view(np.int64)).all():  # bit for bit: −0.0 is not 0
+                rows = ints
+            else:
+                wide = np.empty(max(end, len(self.array)), dtype=np.float64)
+                wide[:self.n] = self.array[:self.n]
+                self.array = wide
         if end > len(self.array):
             self.array.resize(max(end, len(self.array) * 5 // 4), refcheck=False)
         self.array[self.n:end] = rows
@@ -255,7 +275,7 @@ def read_swf_columns(path: str | os.PathLike, fields=SWF_FIELDS) -> SwfColumns:
     if unknown:
         raise ValueError(f"not SWF fields: {unknown}")
     index = [SWF_FIELDS.index(f) for f in fields]
-    kept = {f: _Growing(np.float64) for f in fields}
+    kept = {f: _Growing(np.float64, narrow=True) for f in fields}
     lines, job_numbers, header = _Growing(np.int64), [], []
     errors = _Errors()
     first = 1

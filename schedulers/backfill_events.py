@@ -34,7 +34,14 @@ depend on its rules, which this module ports (the rules, not the code) onto one 
   received).
 
 Nothing here reads a job's run time before its termination except `Clairvoyant` (the perfect
-prediction, by definition). May import numpy, heapq and schedulers.revision.
+prediction, by definition).
+
+The loop has an event budget (`event_budget`: each job's submission and termination and the most
+corrections its corrector can make, schedulers.jit's rule for every loop): a run that goes past it,
+which only input breaking `simulate`'s contract can cause (a run time above the requested time
+corrected to the requested time again and again), stops with EventBudgetExceeded (exit 2, one line
+naming the policy) instead of spinning. May import numpy, heapq, schedulers.revision and
+schedulers.jit.
 """
 
 from __future__ import annotations
@@ -43,12 +50,24 @@ import heapq
 
 import numpy as np
 
+from schedulers.jit import EventBudgetExceeded, checkpoint
 from schedulers.revision import DOUBLE, TSAFRIR_STEPS_S, next_estimate
 
 PRED_OVER, SUBMIT, TERMINATE = 0, 1, 2  # pyss's order of events at one instant
 CORRECTORS = ("reqtime", "double", "tsafrir")
 #: the tsafrir corrector's cumulative increments over the first prediction (predictsim common_correctors)
 TSAFRIR_OFFSETS_S = (0,) + tuple(int(step) for step in TSAFRIR_STEPS_S)  # the same steps, each from the first
+#: the most corrections of one job's prediction: `reqtime` gives the requested time (≥ the run time) at
+#: once, `tsafrir` steps through TSAFRIR_OFFSETS_S and then gives it, `double` at least doubles a
+#: prediction of ≥ 1 s, which passes any run time below 2^63 s within 63 corrections
+MAX_CORRECTIONS = {"reqtime": 1, "tsafrir": len(TSAFRIR_OFFSETS_S), "double": 63}
+EXTRA_EVENTS = 4_096
+
+
+def event_budget(n: int, corrector: str) -> int:
+    """The most events `simulate` can take on `n` jobs with `corrector`: a submission and a
+    termination per job, and its corrections."""
+    return n * (2 + MAX_CORRECTIONS[corrector]) + EXTRA_EVENTS
 
 
 class Predictor:
@@ -114,11 +133,12 @@ def correct(corrector: str, predicted: int, first: int, corrections: int, reques
 
 
 def simulate(submit, run, requested, procs, processors: int, predictor: Predictor | None = None,
-             corrector: str = "reqtime", sjbf: bool = False, submit_check: bool = True) -> dict:
+             corrector: str = "reqtime", sjbf: bool = False, submit_check: bool = True, name: str = "easy") -> dict:
     """Run the jobs (arrays in file order: submit, run and requested times in whole seconds, run ≤
     requested, processors ≤ `processors`) under EASY backfilling on `predictor`'s predictions
     (default: the requested times). Returns {start, predicted (the first prediction of each job),
-    corrections (how many corrections were made)}."""
+    corrections (how many corrections were made)}. Past its event budget (`event_budget`) the run
+    stops with EventBudgetExceeded naming `name`, the policy."""
     submit = np.asarray(submit, dtype=np.int64)
     n = len(submit)
     run_l, req_l, procs_l = (np.asarray(a, dtype=np.int64).tolist() for a in (run, requested, procs))
@@ -183,8 +203,17 @@ def simulate(submit, run, requested, procs, processors: int, predictor: Predicto
             if past:
                 extra -= p
 
+    budget = event_budget(n, corrector)
+    done, check = 0, checkpoint(0, budget)
     while events:
         now, kind, _, j = heapq.heappop(events)
+        done += 1
+        if done == check:
+            check = checkpoint(done, budget)
+            if check < 0:
+                raise EventBudgetExceeded(f"{name} on {n:,} jobs: pyss's EASY loop went past its budget of {budget:,} "
+                                          f"events at time {now:,} s and was stopped (a run of these jobs takes fewer: "
+                                          "a run time above its requested time is corrected without end)")
         if kind == SUBMIT:
             pred[j] = first[j] = max(1, int(predictor.predict(j, now)))
             queue.append(j)

@@ -250,8 +250,8 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
 def held_out_part(log: dict, method: str, seed: int, quiet: bool, whole: bool = False) -> dict:
     """The log restricted to its time-ordered test part (benchmark.tasks.traces.trace_split: the
     SWF log read by atlas_data.adapters.import_swf, its submit-time fields as features), with
-    `learned`: `method`'s p̂ for each of its jobs, fitted on the train part. Jobs the protocol keeps
-    that the split has not (run time −1) are left out of the test part."""
+    `learned`: `method`'s p̂ for each of its jobs, fitted on the train part (`load_log` with
+    `exact_times` keeps the jobs the importer keeps: the test part is the importer's)."""
     from benchmark.tasks.traces import trace_predictions, trace_split
 
     ts = trace_split(log["path"], quiet=quiet)
@@ -281,7 +281,8 @@ def markdown(rows: list[dict], source: str, elapsed_s: float, method: str, shaki
         what = ("each policy once on the whole of each log, from an empty machine" if method == "oracle" else
                 f"each policy once on the whole of each log's time-ordered test part, from an empty machine ({learned})")
     else:
-        where = ("RLScheduler's" if method == "oracle" else f"consecutive jobs of each log's time-ordered test part; {learned}")
+        where = ("RLScheduler's starts, over the jobs that can run" if method == "oracle" else
+                 f"consecutive jobs of each log's time-ordered test part; {learned}")
         what = f"the mean over 10 sequences of {LENGTH:,} jobs ({where})"
     lines = [f"Produced by `benchmark reproduce hpc{' --whole' if whole else ''}` on {source} ({day}, "
              f"{elapsed_s:.0f} s): {what}, jobs killed at their requested time (docs/hpc-backfilling.md)."]

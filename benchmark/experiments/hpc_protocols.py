@@ -125,7 +125,7 @@ def run_row(jobs: dict, row: str, predictor: be.Predictor | None = None, correct
     began = time.perf_counter()
     out = be.simulate(jobs["submit"], jobs["run"], jobs["requested"], jobs["procs"], jobs["processors"],
                       predictor=predictor or predictor_of(kind, jobs), sjbf=plus or settings.pop("sjbf", False),
-                      submit_check=not plus, **settings)
+                      submit_check=not plus, name=row, **settings)
     out["seconds"] = time.perf_counter() - began
     return out
 

@@ -104,13 +104,19 @@ def sequence_starts(n_jobs: int, slice_: int = 0, sequences: int = SEQUENCES, le
     return [int(rng.randint(length, upper)) for _ in range(sequences)]
 
 
+#: the SWF fields `load_log` reads (the others are never held in memory)
+LOG_FIELDS = ("job_number", "submit_time", "run_time", "allocated_processors", "requested_processors",
+              "requested_time", "user_id")
+
+
 def load_log(path, exact_times: bool = False) -> dict:
     """The log as the protocol reads it: {submit, run, request, nodes (per job), machine (nodes),
     path, jobs (how many), user (SWF field 12, −1 = missing), requested (field 9 as written), number
     (field 1), max_runtime (the header's MaxRuntime, 0 if absent), notes (what was dropped or kept
     specially, one line each: lines with no processor count or a run time of 0, dropped as `data
     import` drops them; lines with no run time, kept as 10 s jobs)};
-    InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields).
+    InputError for a log the protocol cannot run (read by atlas_data.adapters.swf_fields, only the
+    LOG_FIELDS it uses).
 
     RLScheduler's reader (`exact_times` False, `reproduce rlscheduler`) takes whole seconds and jobs
     in job-number order whose submit times never decrease, and refuses any other log. With
@@ -118,40 +124,45 @@ def load_log(path, exact_times: bool = False) -> dict:
     requested time is kept as it is written (a float), and a log whose submit times are out of
     job-number order is sorted by submit time (stably: job-number order among equal times), with a
     note saying how many jobs were out of order; a fractional job number or processor count (whole
-    numbers in SWF) is still refused."""
+    numbers in SWF) is still refused; and a line with no run time (−1), which cannot run, is dropped
+    with the note `data import` prints for it (RLScheduler's 10 s jobs are their protocol's rule)."""
     from atlas_data.adapters import swf_fields, swf_header_int
 
     path_s = str(path)
-    values, lines, header, _ = swf_fields(path)
-    number, submit, run = values[:, 0], values[:, 1], values[:, 3]
-    allocated, requested, request = values[:, 4], values[:, 7], values[:, 8]
-    whole = np.column_stack([number, allocated, requested] if exact_times else [number, submit, run, request])
+    values, lines, header, _ = swf_fields(path, LOG_FIELDS, job_numbers=False)
+    number, submit, run, allocated, requested, request, user = values.T
+    whole = (number, allocated, requested) if exact_times else (number, submit, run, request)
     names = ("job number", "allocated processors", "requested processors") if exact_times else \
         ("job number", "submit time", "run time", "requested time")
-    if (whole != np.floor(whole)).any():  # their reader takes whole numbers (int()) and fails on others
-        i, k = (int(a[0]) for a in np.nonzero(whole != np.floor(whole)))
+    # their reader takes whole numbers (int()) and fails on others: the first line with one, its first field
+    firsts = [(int(np.argmax(bad)), k) for k, column in enumerate(whole) if (bad := column != np.floor(column)).any()]
+    if firsts:
+        i, k = min(firsts)
         if exact_times:
-            raise InputError(f"{names[k]} is {whole[i, k]:g}: a count, a whole number in SWF", path=path_s,
+            raise InputError(f"{names[k]} is {whole[k][i]:g}: a count, a whole number in SWF", path=path_s,
                              where=f"line {lines[i]}")
-        raise InputError(f"the RLScheduler protocol reads whole seconds; {names[k]} is {whole[i, k]:g}", path=path_s,
+        raise InputError(f"the RLScheduler protocol reads whole seconds; {names[k]} is {whole[k][i]:g}", path=path_s,
                          where=f"line {lines[i]}")
     order = np.argsort(number, kind="stable")
     procs = np.maximum(allocated, requested)
     no_run = (run < 0) & (procs > 0) & (submit >= 0)
-    run = np.where(run < 0, 10.0, run)
+    if not exact_times:  # RLScheduler's rule: a job with no run time (−1) is a job of 10 s
+        run = np.where(run < 0, 10.0, run)
     # a line that cannot run is dropped wherever it is in the log, with the note `data import` prints
     # for it (the reasons of atlas_data.adapters.import_swf, in its order: `no_submit_time` (submit time
     # −1, missing), `no_processors` (allocated and requested missing or ≤ 0), `non_positive_duration`)
     no_submit = submit[order] < 0
     no_procs = (procs[order] <= 0) & ~no_submit
-    zero_run = (run[order] <= 0) & ~no_procs & ~no_submit
+    zero_run = (run[order] == 0) & ~no_procs & ~no_submit
     notes = [f"dropped {int(no_submit.sum())}: no_submit_time (submit time −1, missing; as `data import` drops "
              "them)"] if no_submit.any() else []
     notes += [f"dropped {int(no_procs.sum())}: no_processors (allocated and requested processors missing or <= 0; "
               "as `data import` drops them)"] if no_procs.any() else []
+    if exact_times and no_run.any():
+        notes.append(f"dropped {int(no_run.sum())}: no_duration (run time −1, missing; as `data import` drops them)")
     if zero_run.any():
         notes.append(f"dropped {int(zero_run.sum())}: non_positive_duration (a run time of 0; as `data import` drops them)")
-    if no_run.any():
+    if no_run.any() and not exact_times:
         notes.append(f"kept {int(no_run.sum())} jobs with no run time (-1) as jobs of 10 s, as RLScheduler's "
                      "protocol does")
     keep = order[(run[order] > 0) & ~no_submit & ~no_procs]
@@ -191,7 +202,7 @@ def load_log(path, exact_times: bool = False) -> dict:
         raise InputError("submit times out of job-number order (the protocol's sequences are consecutive jobs)",
                          path=path_s, where=f"line {lines[keep][i]}")
     return {"submit": submit[keep], "run": run[keep], "request": req, "nodes": nodes, "machine": max_nodes,
-            "path": path_s, "jobs": len(keep), "user": values[keep, 11], "requested": request[keep],
+            "path": path_s, "jobs": len(keep), "user": user[keep], "requested": request[keep],
             "number": number[keep], "max_runtime": swf_header_int(header, "MaxRuntime", path), "notes": notes}
 
 

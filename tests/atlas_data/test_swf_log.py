@@ -212,8 +212,27 @@ def test_an_endless_line_is_refused_without_holding_it(tmp_path):
         read_swf_columns(path)
 
 
+def test_a_field_is_held_as_int32_until_a_value_is_not_one_then_as_float64_bit_for_bit(tmp_path, monkeypatch):
+    monkeypatch.setattr(swf_log, "SWF_BLOCK_BYTES", 4_099)  # the odd values land in later blocks
+    row = "{} {} 0 50 2 -1 -1 2 {} -1 1 {} 1 1 1 1 -1 -1"
+    lines = [row.format(i + 1, 10 * i, 60, 3) for i in range(2_000)]
+    lines[1_200] = row.format(1_201, 12_000.5, 60, 3)  # a fractional submit time
+    lines[1_500] = row.format(1_501, 15_000, 2**31, 3)  # a requested time beyond int32
+    lines[1_700] = row.format(1_701, 17_000, 60, "-0")  # −0.0, not 0
+    path = tmp_path / "mixed.swf"
+    path.write_text("\n".join(lines) + "\n")
+    log = read_swf_columns(path, ("submit_time", "requested_time", "user_id", "run_time"))
+    assert {f: c.dtype.name for f, c in log.columns.items()} == {
+        "submit_time": "float64", "requested_time": "float64", "user_id": "float64", "run_time": "int32"}
+    assert log.columns["submit_time"][1_199:1_202].tolist() == [11_990, 12_000.5, 12_010]
+    assert log.columns["requested_time"][1_500] == 2**31 and np.signbit(log.columns["user_id"][1_700])
+    assert_same_as_whole_text(path)
+
+
 def test_memory_is_that_of_the_kept_columns_not_of_the_text(tmp_path, monkeypatch):
     monkeypatch.setattr(swf_log, "SWF_BLOCK_BYTES", 1 << 16)  # the default 4 MiB block costs ~50 MB: constant
+    # tracemalloc counts the address space a column reserves (33 MiB), not the pages written: start small
+    monkeypatch.setattr(swf_log._Growing, "RESERVE_BYTES", 1 << 14)
     n = 200_000
     path = tmp_path / "big.swf"
     rows = np.tile(np.array([1, 0, 5, 100, 4, -1, -1, 4, 200, -1, 1, 3, 1, 7, 1, 1, -1, -1]), (n, 1))
@@ -227,8 +246,8 @@ def test_memory_is_that_of_the_kept_columns_not_of_the_text(tmp_path, monkeypatc
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert log.columns["submit_time"].tolist() == (np.arange(n) * 7.0).tolist()
-    kept = sum(c.nbytes for c in log.columns.values()) + log.lines.nbytes + log.job_numbers.nbytes  # 200,000 × (2 × 8 + 8 + 6) bytes
-    assert kept == n * (2 * 8 + 8 + 6)
+    kept = sum(c.nbytes for c in log.columns.values()) + log.lines.nbytes + log.job_numbers.nbytes  # 200,000 × (2 × 4 + 8 + 6) bytes
+    assert kept == n * (2 * 4 + 8 + 6)  # whole numbers: int32 columns
     # the kept columns (grown by a quarter at a time) and one block of text with its parse; the whole-text
     # reader held the text several times over (bytes, str, lines, tokens)
     assert peak < 1.25 * kept + 12 * swf_log.SWF_BLOCK_BYTES < text

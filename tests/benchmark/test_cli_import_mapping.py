@@ -210,8 +210,8 @@ def test_reproduce_hpc_with_a_learned_predictor_and_quiet_prints_one_line_of_dro
     # quiet: one line per fact, and no report beyond them — what the simulation does with the two jobs
     # (its reader's notes, printed quiet or not) and what the predictor's dataset dropped (one line)
     assert capsys.readouterr().err.splitlines() == [
+        "log.swf: note: dropped 1: no_duration (run time −1, missing; as `data import` drops them)",
         "log.swf: note: dropped 1: non_positive_duration (a run time of 0; as `data import` drops them)",
-        "log.swf: note: kept 1 jobs with no run time (-1) as jobs of 10 s, as RLScheduler's protocol does",
         f"swf: {log}: dropped 2 of 3002 rows (no_duration 1, non_positive_duration 1)"]
 
 

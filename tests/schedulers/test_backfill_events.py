@@ -124,3 +124,26 @@ def test_a_prediction_reads_no_run_time_of_a_job_still_running_at_submission():
 
 def test_bounded_slowdown_by_hand():
     assert be.bounded_slowdowns([0, 0, 0], [5, 100, 20], [0, 100, 10]).tolist() == [1.0, 2.0, 1.5]
+
+
+@pytest.mark.parametrize("corrector", ["reqtime", "tsafrir"])
+def test_a_run_past_its_budget_stops_with_one_line_naming_the_policy(corrector):
+    # A runs 100 s on a request of 50 (against simulate's contract, run ≤ requested): both correctors end
+    # at the requested time, which A outlives at the same instant, forever; the budget stops it (doubling
+    # passes the run time and ends)
+    submit, run, req, procs = jobs((0, 100, 50, 1), (1, 5, 5, 1))
+    budget = be.event_budget(2, corrector)
+    assert budget == 2 * (2 + be.MAX_CORRECTIONS[corrector]) + 4_096
+    with pytest.raises(be.EventBudgetExceeded, match=rf"^easy-pp on 2 jobs: pyss's EASY loop went past its budget "
+                       rf"of {budget:,} events at time 50 s and was stopped"):
+        be.simulate(submit, run, req, procs, 1, predictor=Fixed([1, 1]), corrector=corrector, name="easy-pp")
+
+
+def test_the_budget_holds_the_longest_correction_chains():
+    # doubling from 1 s to a run of 2^40 s takes 40 corrections (to 400,000 s: 19)
+    submit, run, req, procs = jobs((0, 2**40, 2**41, 1), (0, 400_000, 500_000, 1))
+    out = be.simulate(submit, run, req, procs, 2, predictor=Fixed([1, 1]), corrector="double")
+    assert out["corrections"] == 40 + 19 and out["start"].tolist() == [0, 0]
+    out = be.simulate(submit, run, req, procs, 2, predictor=Fixed([1, 1]), corrector="tsafrir")
+    # each job takes tsafrir's most corrections (its 11 steps, all below its run time, then the request)
+    assert out["corrections"] == 2 * be.MAX_CORRECTIONS["tsafrir"] == 24

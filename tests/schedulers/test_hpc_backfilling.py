@@ -400,6 +400,28 @@ def test_fractional_times_and_submit_order_are_read_exactly_with_a_note_each(tmp
     assert len(err) == 1 and "whole seconds" in err[0], err
 
 
+def test_a_line_with_no_run_time_is_dropped_by_reproduce_hpc_and_kept_as_10_s_by_rlschedulers_protocol(tmp_path):
+    # job 2 was cancelled (run time −1), job 4 ran 0 s
+    lines = ["; MaxProcs: 4", _swf_line(1, 0, 5, 1, 9), _swf_line(2, 1, -1, 2, 30), _swf_line(3, 2, 7, 1, 9),
+             _swf_line(4, 3, 0, 1, 9), _swf_line(5, 4, 6, 4, 9)]
+    (tmp_path / "cancelled.swf").write_text("\n".join(lines) + "\n")
+    hpc_log = hpc.load_log(tmp_path / "cancelled.swf", exact_times=True)
+    assert hpc_log["number"].tolist() == [1, 3, 5] and hpc_log["run"].tolist() == [5, 7, 6]
+    assert hpc_log["notes"] == ["dropped 1: no_duration (run time −1, missing; as `data import` drops them)",
+                                "dropped 1: non_positive_duration (a run time of 0; as `data import` drops them)"]
+    rls_log = hpc.load_log(tmp_path / "cancelled.swf")
+    assert rls_log["number"].tolist() == [1, 2, 3, 5] and rls_log["run"].tolist() == [5, 10, 7, 6]
+    assert rls_log["request"].tolist() == [9, 30, 9, 9] and rls_log["nodes"].tolist() == [1, 2, 1, 4]
+    assert rls_log["notes"] == ["dropped 1: non_positive_duration (a run time of 0; as `data import` drops them)",
+                                "kept 1 jobs with no run time (-1) as jobs of 10 s, as RLScheduler's protocol does"]
+    # the same jobs as `data import` keeps
+    from atlas_data.adapters import import_swf
+
+    jobs, report = import_swf(tmp_path / "cancelled.swf")
+    assert jobs["job_id"].tolist() == ["1", "3", "5"] and report.dropped == {
+        "no_submit_time": 0, "no_processors": 0, "no_duration": 1, "non_positive_duration": 1}
+
+
 def test_several_jobs_out_of_order_are_counted_and_equal_times_keep_job_number_order(tmp_path):
     lines = ["; MaxProcs: 4", _swf_line(1, 50, 5, 1, 9), _swf_line(2, 20, 5, 1, 9), _swf_line(3, 20, 5, 1, 9),
              _swf_line(4, 60, 5, 1, 9), _swf_line(5, 55, 5, 1, 9)]
