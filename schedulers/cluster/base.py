@@ -1,12 +1,12 @@
 """`ClusterPolicy`, what every GPU-cluster policy is: its settings and flags, and how it decides.
 
-A cluster policy only decides; the cluster simulator (schedulers.cluster.core) owns everything else
+A cluster policy only decides; the cluster simulator (schedulers.cluster.simulator) owns everything else
 (docs/fairness.md): gang jobs on nodes × GPUs, leases and rounds (only at lease boundaries, while a
 job waits), the round plan and its compaction, migrations, cold starts, work-conserving fills at
 scheduling ticks, the LTGF ledgers and the executed allocations. A policy decides in one of two ways:
 
 - a **kernel** (every built-in policy, and a plugin that wants speed): `kernel_params()` returns the
-  settings of a kernel registered with `schedulers.cluster.core.kernel`, run compiled by numba or as
+  settings of a kernel registered with `schedulers.cluster.kernels.kernel`, run compiled by numba or as
   Python from the same source (docs/policies.md, "A built-in cluster policy: one file");
 - a **Python rule** (the simple way to write a plugin): `order(view, candidates)` (a priority order;
   the simulator places the candidates in it) or `select(view, candidates, place)` (choose and place:
@@ -14,14 +14,14 @@ scheduling ticks, the LTGF ledgers and the executed allocations. A policy decide
   through `schedulers.cluster.rule`. A class that defines `order` or `select` (a subclass of a
   built-in policy too) is run by its rule.
 
-May import schedulers.policy_base, schedulers.revision and schedulers.cluster.core.
+May import schedulers.policy_base, schedulers.revision and schedulers.cluster.state.
 """
 
 from __future__ import annotations
 
 import math
 
-from schedulers.cluster.core import FAIR_SHARES
+from schedulers.cluster.state import FAIR_SHARES
 from schedulers.policy_base import Policy
 from schedulers.revision import RULES, rule_code
 
@@ -114,7 +114,7 @@ class ClusterPolicy(Policy):
 
     def kernel_params(self):
         """The settings (a namedtuple) of this policy's kernel, registered with
-        schedulers.cluster.core.kernel; None: the policy decides by its Python rule."""
+        schedulers.cluster.kernels.kernel; None: the policy decides by its Python rule."""
         return None
 
     def uses_python_rule(self) -> bool:

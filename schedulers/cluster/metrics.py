@@ -22,7 +22,7 @@ metric dict. Metric definitions (names as in the results rows):
   with training and restored inside the cold start, see docs/fairness.md),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
-Every policy runs on the one cluster simulator (schedulers.cluster.core): its kernel compiled or
+Every policy runs on the one cluster simulator (schedulers.cluster.simulator): its kernel compiled or
 as Python from the same source as `ATLAS_BENCH_JIT` says (schedulers.jit: compiled from
 `CLUSTER_AUTO_MIN_JOBS` jobs by default, when numba is installed), or a plugin's Python rule
 (`order` / `select`, schedulers.cluster.rule) on the Python loop. `FairnessRun.loop` says which ran:
@@ -65,7 +65,7 @@ class FairnessRun:
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
     allocations: pd.DataFrame | None = None
-    loop: str = "Python"  # how the cluster simulator (schedulers.cluster.core) ran: "compiled" or "Python"
+    loop: str = "Python"  # how the cluster simulator (schedulers.cluster.simulator) ran: "compiled" or "Python"
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
@@ -75,7 +75,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
     broken rule) is one line naming it (schedulers.policy_base.guard)."""
     from schedulers import jit  # noqa: PLC0415
-    from schedulers.cluster import core, rule  # noqa: PLC0415
+    from schedulers.cluster import rule, simulator  # noqa: PLC0415
 
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
@@ -83,8 +83,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     with guard(policy):
         if compiled is None:
             compiled = jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS)
-        state = core.run(jobs, policy, compiled, notice,
-                         rule.params_of(policy, jobs))
+        state = simulator.run(jobs, policy, compiled, notice, rule.params_of(policy, jobs))
     completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
     n = jobs.n
@@ -222,7 +221,7 @@ def compiled_policies() -> list[str]:
 
 
 def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
-    """The executed allocations of a finished run (a core.RunState): one row per stretch a job held GPUs.
+    """The executed allocations of a finished run (a schedulers.cluster.simulator.RunState): one row per stretch a job held GPUs.
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
@@ -242,15 +241,16 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     }, columns=list(ALLOCATION_COLUMNS), copy=False)
 
 
-def _allocation_codes(segments):
-    """The executed stretches as codes: (job index, start, end, placement code, the placements'
+def _allocation_codes(stretches):
+    """The executed stretches (schedulers.cluster.loop.Stretches) as codes: (job index, start, end, placement code, the placements'
     texts "node:gpus[,node:gpus]" indexed by the code, kind code 0 = run / 1 = cold start).
     A run of 10⁶ jobs has ~17 million stretches over ~65,000 distinct placements, so a text is
     made once per distinct placement and the stretches are coded without sorting them: one-node
     placements by their (node, GPUs), gangs by the parts of their placement record."""
-    s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = segments
+    s_job, s_start, s_end, s_kind = stretches.job, stretches.start, stretches.end, stretches.kind
+    flat_node, flat_k = stretches.flat_node, stretches.flat_k
     rows = np.flatnonzero(s_end > s_start)
-    offsets, parts = s_pl[rows], s_pn[rows]
+    offsets, parts = stretches.pl[rows], stretches.pn[rows]
     code = np.empty(len(rows), dtype=np.int32)
     texts: list[str] = []
     if not len(rows):

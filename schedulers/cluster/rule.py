@@ -2,13 +2,14 @@
 
 The simple way to write a cluster policy (docs/policies.md, "Writing a policy"): a ClusterPolicy
 subclass that defines `order(view, candidates)` or `select(view, candidates, place)`. The simulator
-(schedulers.cluster.core) runs it with everything else of a built-in policy's run — leases,
+(schedulers.cluster.simulator) runs it with everything else of a built-in policy's run — leases,
 rounds, the plan, placement, ledgers — on its Python loop: this kernel calls the rule at each
 decision with a `RuleView` and places what it returns. Every choice is validated as it is made:
 a job index that is no job, a job that is neither running nor waiting, a job returned twice or
 returned without being placed is a PolicyError naming the job and the time.
 
-May import numpy, schedulers.engine (JobsView), schedulers.policy_base and schedulers.cluster.core.
+May import numpy, schedulers.engine (JobsView), schedulers.policy_base and the simulator's
+modules (schedulers.cluster: state, ledgers, placement, queues, kernels, events).
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (_KERNELS, ROUNDS, advance, attained_engine, attempt, candidates, group, job_rho, kernel,
-                                     ledger_attained, rho_of, total_now)
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import _KERNELS, kernel
+from schedulers.cluster.ledgers import advance, job_rho, ledger_attained, rho_of
+from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import ROUNDS, group
 from schedulers.engine import JobsView
 from schedulers.policy_base import PolicyError
 
@@ -110,7 +115,7 @@ class RuleView:
 def setup(s, params):
     view = RuleView(s, params.jobs, params.policy.clairvoyant)
     params.policy.setup(view)
-    return group(RuleState, params, view)
+    return group(RuleState(params, view))
 
 
 def _label(p, j) -> str:

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -12,8 +12,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attained_engine, candidates, group, kernel, place_in_order
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import place_in_order
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -26,17 +30,17 @@ class SRTFOracle(ClusterPolicy):
     description = "shortest true remaining time first at every lease round (clairvoyant reference)"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return SRTFParams()
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 SRTFParams = namedtuple("SRTFParams", "")
 SRTFState = namedtuple("SRTFState", "params")
 
 
 def setup(s, params):
-    return group(SRTFState, params)
+    return group(SRTFState(params))
 
 
 @jitable
