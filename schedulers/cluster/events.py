@@ -35,7 +35,9 @@ def attained_engine(s, j):
 
 
 @jitable
-def move(s, j, g):
+def move(s, work, j, g):
+    """Job j into engine group g (running, cold-starting or idle); a running job's virtual finish
+    time into the engine's heap (`work`, schedulers.cluster.state.Work)."""
     old = s.eng.group_of[j]
     if old == g:
         return
@@ -49,7 +51,7 @@ def move(s, j, g):
         s.eng.vjoin[j] = V
         s.eng.g_count[g] += 1
         if g == _RUN:
-            heapq.heappush(s.eng.run_heap, (V + s.job.size[j] - s.eng.base[j], j, s.eng.stamp[j]))
+            heapq.heappush(work.run_heap, (V + work.size[j] - s.eng.base[j], j, s.eng.stamp[j]))
 
 
 @jitable(inline=True)

@@ -53,9 +53,12 @@ def _overloads() -> None:
         return _make_reference(record.instance_class, record.types)
 
     @overload(setup)
-    def _setup(s, params):
-        impl = _KERNELS[params.instance_class].setup
-        return lambda s, params: impl(s, params)
+    def _setup(s, params, size):
+        made = _KERNELS[params.instance_class]
+        impl = made.setup
+        if made.clairvoyant:
+            return lambda s, params, size: impl(s, params, size)
+        return lambda s, params, size: impl(s, params)
 
     for name in HOOKS:
         _overload_hook(overload, name)

@@ -22,7 +22,7 @@ from schedulers.cluster.queues import job_order_add, job_order_remove
 from schedulers.jit import jitable
 
 Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait on_hold on_unhold before_allocate "
-                               "one_event compilable preemptive")
+                               "one_event compilable preemptive clairvoyant")
 
 
 _KERNELS: dict[type, Kernel] = {}  # by the kernel's params class and its state class
@@ -33,11 +33,15 @@ OPTIONAL_HOOKS = {"on_wait": "_wait_in_job_order", "on_unwait": "_unwait_in_job_
 
 
 def kernel(name, params, state, *, setup, select, one_event=False, compilable=True, preemptive=None,
-           **hooks) -> Kernel:
+           clairvoyant=False, **hooks) -> Kernel:
     """Register a policy's kernel: `params` the namedtuple class of its settings (made by the policy
     class's `kernel_params`), `state` the namedtuple class its `setup(s, params)` returns, `select`
-    its decision; `hooks`: any of OPTIONAL_HOOKS (`on_wait=...`); hooks left out keep the waiting jobs in job order (`s.q.ws`) and do nothing else.
+    its decision; `hooks`: any of OPTIONAL_HOOKS (`on_wait=...`); hooks left out keep the waiting
+    jobs in job order (`s.q.ws`) and do nothing else.
     `compilable=False`: a kernel that calls into Python (schedulers.cluster.rule) runs only as Python;
+    `clairvoyant=True`: a kernel that reads true sizes, given them as `setup(s, params, size)` (every
+    other kernel's `setup(s, params)` and hooks see only the state, which holds none:
+    schedulers.cluster.state); only a clairvoyant policy may run it (schedulers.cluster.rule.params_of);
     `preemptive=False`: a kernel written for a policy that never preempts (its jobs wait once);
     `one_event=True`: the loop hands the kernel's run one event at a time — each arrival, then each
     completion (in order of completion, then job), is an instant of its own with its own decision,
@@ -50,15 +54,20 @@ def kernel(name, params, state, *, setup, select, one_event=False, compilable=Tr
     chosen = {hook: jitable(hooks.get(hook) or globals()[default]) for hook, default in OPTIONAL_HOOKS.items()}
     made = Kernel(name=name, params=params, state=state, setup=jitable(setup), select=jitable(select),
                   one_event=jitable(_one_event if one_event else _all_events), compilable=compilable,
-                  preemptive=preemptive, **chosen)
+                  preemptive=preemptive, clairvoyant=bool(clairvoyant), **chosen)
     _KERNELS[params] = made
     _KERNELS[state] = made
     return made
 
 
-def setup(s, params):
-    """The kernel's own state at time 0."""
-    return _KERNELS[type(params)].setup(s, params)
+def setup(s, params, size):
+    """The kernel's own state at time 0: its `setup(s, params)`, or `setup(s, params, size)` with the
+    jobs' true sizes for a kernel registered clairvoyant (in a compiled loop, the same choice made by
+    an overload on the type of `params`, schedulers.cluster.jitglue)."""
+    made = _KERNELS[type(params)]
+    if made.clairvoyant:
+        return made.setup(s, params, size)
+    return made.setup(s, params)
 
 
 HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "before_allocate", "one_event")

@@ -23,7 +23,8 @@ import numpy as np
 from schedulers.cluster.events import allocate, move, violation
 from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
-from schedulers.cluster.state import _COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state
+from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
+                                      new_work)
 from schedulers.jit import checkpoint, jitable
 
 
@@ -42,17 +43,17 @@ SIMULATOR_MODULES = tuple(Path(__file__).with_name(name) for name in (
 
 
 @jitable
-def pop_completions(s, t_next, one, completed):
+def pop_completions(s, work, t_next, one, completed):
     """The running jobs whose work is done by t_next (their virtual finish within tolerance of the
     running group's clock) out of the engine, into `completed` (only the first: `one`)."""
     eng = s.eng
-    run_heap = eng.run_heap
+    run_heap = work.run_heap
     stamp = eng.stamp
     group_of = eng.group_of
     base = eng.base
     g_count = eng.g_count
     completion = eng.completion
-    size = s.job.size
+    size = work.size
     V = eng.g_V[_RUN]
     tol = _REL_TOL * max(1.0, abs(V))
     while len(run_heap) > 0:
@@ -74,7 +75,7 @@ def pop_completions(s, t_next, one, completed):
 
 
 @jitable
-def apply_moves(s, now):
+def apply_moves(s, work, now):
     """The group moves `allocate` asked for, in order; a job that starts being served gets its start
     time; the wake-up it asked for."""
     eng = s.eng
@@ -85,7 +86,7 @@ def apply_moves(s, now):
     for i in range(len(moves_j)):
         j = moves_j[i]
         g = moves_g[i]
-        move(s, j, g)
+        move(s, work, j, g)
         if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
             start[j] = now
     if eng.wake_req[0] < math.inf:
@@ -161,7 +162,8 @@ def make_loop(sources: str):
     def loop(jobs, cluster, cfg, max_events, params):
         sources  # noqa: B018 (the cache key: see above)
         s = new_state(jobs, cluster, cfg)
-        p = setup(s, params)
+        work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
+        p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
         one = one_event(s, p)  # the kernel decides after each event (`kernel(one_event=True)`)
         now = 0.0
         next_arrival = 0
@@ -180,7 +182,7 @@ def make_loop(sources: str):
         # jitable code never unpacks state reads from a tuple (tests/schedulers/test_cluster_speed.py)
         eng = s.eng
         g_count = eng.g_count
-        run_heap = eng.run_heap
+        run_heap = work.run_heap
         stamp = eng.stamp
         group_of = eng.group_of
         g_V = eng.g_V
@@ -234,7 +236,7 @@ def make_loop(sources: str):
             horizon = t_next + _REL_TOL * max(1.0, t_next)
             # one event at a time: an arrival due now goes first, the completions wait for the next pass
             if has_due and due_t <= horizon and not (one and next_arrival < n_jobs and submit[next_arrival] <= t_next):
-                pop_completions(s, t_next, one, completed)
+                pop_completions(s, work, t_next, one, completed)
             finished += len(completed)
             arrived.clear()
             while next_arrival < n_jobs and submit[next_arrival] <= t_next and not (one and len(completed) > 0):
@@ -252,7 +254,7 @@ def make_loop(sources: str):
             eng.moves_g.clear()
             eng.wake_req[0] = math.inf
             allocate(s, p, now, completed, arrived)
-            apply_moves(s, now)
+            apply_moves(s, work, now)
             if g_count[_RUN] + g_count[_COLD] > 0:
                 idle = 0
             elif n_wait[0] > 0 and len(arrived) == 0:

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from schedulers.cluster.base import first_tick
 from schedulers.cluster.ltgf import LTGF
+from schedulers.cluster.settings import first_tick
 from schedulers.jobs import JobSet
 from schedulers.policy_base import guard
 
@@ -69,8 +69,9 @@ class FairnessRun:
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
-                      notice=None, compiled: bool | None = None) -> FairnessRun:
-    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
+                      notice=None, compiled: bool | None = None, cluster=None) -> FairnessRun:
+    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs` on `cluster` (a
+    ClusterSettings, schedulers.cluster.settings; None: the policy's default); `notice(text)` is told
     when the compiled loop is being compiled (the first large run after installing); `compiled`:
     the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
     broken rule) is one line naming it (schedulers.policy_base.guard)."""
@@ -83,7 +84,8 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     with guard(policy):
         if compiled is None:
             compiled = jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS)
-        state = simulator.run(jobs, policy, compiled, notice, rule.params_of(policy, jobs))
+        state = simulator.run(jobs, policy, compiled, notice, rule.params_of(policy, jobs), cluster)
+    cluster = state.cluster
     completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
     n = jobs.n
@@ -127,10 +129,10 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "dropped_choices": int(state.dropped_choices),
         "migrations": int(np.sum(state.migrations)),
         "work_conservation_gaps": int(state.work_conservation_gaps),
-        "fair_share": policy.fair_share,
+        "fair_share": cluster.fair_share,
         "tenant_loss_share": tenant_loss_share,
-        "tenant_window_s": float(policy.fair_window_s),
-        "job_rho_from": policy.rho_from,
+        "tenant_window_s": float(cluster.fair_window_s),
+        "job_rho_from": cluster.rho_from,
         "rounds": int(state.rounds),
         "events": int(events),
         "sim_seconds": round(wall, 3),
@@ -165,7 +167,7 @@ def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str)
     return gpu_seconds, rho, win, loss
 
 
-def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0]) -> dict:
+def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], cluster=None) -> dict:
     """{sharing_loss_jobs, tenant_loss_intervals} of the ideal schedule of `jobs` under `policy`'s
     ledger options (its cluster size for the quotas, tenant weights, fair share, window, ρ_job
     start, interval): every job starts at its first scheduling tick and runs its true duration
@@ -177,13 +179,13 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
     n = jobs.n
     if not n:
         return {"sharing_loss_jobs": math.nan, "tenant_loss_intervals": math.nan}
-    total = int(sum(policy.capacities))
-    ledger = LTGF(jobs.gpus, jobs.tenant, jobs.weight, len(jobs.tenant_names), total,
-                  tenant_weights=policy.tenant_weights, fair_share=policy.fair_share, window_s=policy.fair_window_s)
+    cluster = policy.cluster if cluster is None else cluster
+    ledger = LTGF(jobs.gpus, jobs.tenant, jobs.weight, len(jobs.tenant_names), cluster.total_gpus,
+                  tenant_weights=cluster.tenant_weights, fair_share=cluster.fair_share, window_s=cluster.fair_window_s)
     submit = np.asarray(jobs.submit_time, np.float64)
-    start = np.array([first_tick(float(t), policy.interval_s) for t in submit])
+    start = np.array([first_tick(float(t), cluster.interval_s) for t in submit])
     end = start + np.asarray(jobs.size, np.float64)
-    enter = submit if policy.rho_from == "submit" else start
+    enter = submit if cluster.rho_from == "submit" else start
     # events in time order (each tenant's ledger only moves forward); at one instant the order
     # changes no integral: completions, then arrivals, then starts
     times = np.concatenate([end, enter, start])

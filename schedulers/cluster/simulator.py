@@ -19,7 +19,7 @@ from schedulers import jit
 from schedulers.cluster import jitglue
 from schedulers.cluster.ledgers import LedgerReadings
 from schedulers.cluster.loop import make_loop
-from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, FAIR_SHARES, GAPS,
+from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, GAPS,
                                       MOST_CANDIDATES, ROUNDS, STUCK_AFTER, VIOLATION, VIOLATION_JOB, VIOLATIONS,
                                       ClusterArrays, Config, JobArrays, tenant_quotas)
 from schedulers.jit import EventBudgetExceeded
@@ -34,11 +34,12 @@ class RunState:
     """What schedulers.cluster.metrics reads from a policy after its run, filled from the loop's
     Outcome: ledgers, per-job counters, round counters, executed allocations."""
 
-    def __init__(self, policy, out, quota, loop):
+    def __init__(self, name, cluster, out, quota, loop):
         counters = out.counters
-        self.name = policy.name
+        self.name = name
         self.loop = loop
-        self.M = int(sum(policy.capacities))
+        self.cluster = cluster
+        self.M = cluster.total_gpus
         self.rounds = int(counters[ROUNDS])
         self.dropped_choices = int(counters[DROPPED])
         self.work_conservation_gaps = int(counters[GAPS])
@@ -49,11 +50,7 @@ class RunState:
         self.preempted = out.preempted
         self.migrations = out.migrations
         self.cold_spent = out.cold_spent
-        self.fair_share = policy.fair_share
-        self.fair_window_s = policy.fair_window_s
-        self.rho_from = policy.rho_from
-        self.ltgf = LedgerReadings(out.job_att, out.job_fair, out.w_att, out.w_fair8, quota,
-                                   float(policy.fair_window_s))
+        self.ltgf = LedgerReadings(out.job_att, out.job_fair, out.w_att, out.w_fair8, quota, cluster.fair_window_s)
         self.segments = out.stretches  # the executed stretches (schedulers.cluster.metrics.allocation_table)
         self.completion = out.completion
         self.start = out.start
@@ -64,9 +61,10 @@ class RunState:
 LoopArguments = namedtuple("LoopArguments", "jobs cluster cfg max_events params")
 
 
-def arguments(jobs, policy, params=None) -> tuple[LoopArguments, list]:
-    """(the arguments of the loop for `policy` on `jobs` deciding by the kernel of `params` — by
-    default its own, `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
+def arguments(jobs, policy, params=None, cluster=None) -> tuple[LoopArguments, list]:
+    """(the arguments of the loop for `policy` on `jobs` on `cluster` (a ClusterSettings; by default
+    the policy's, `policy.cluster`) deciding by the kernel of `params` — by default its own,
+    `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
     jobs.require_finite()
@@ -75,16 +73,15 @@ def arguments(jobs, policy, params=None) -> tuple[LoopArguments, list]:
     if getattr(policy, "revision", "none") == "quantile" and jobs.predicted_log_sd is None:
         raise PolicyError(f"policy '{policy.name}': revision rule 'quantile' needs predicted distributions "
                           "(predicted_log_sd), and the jobs carry none")
-    caps = [int(c) for c in policy.capacities]
+    cluster = policy.cluster if cluster is None else cluster
+    caps = [int(c) for c in cluster.capacities]
     M = sum(caps)
     gpus = jobs.gpus.astype(np.int64)
     if jobs.n and int(gpus.max()) > M:
         j = int(np.argmax(gpus))
         raise PolicyError(f"job {jobs.job_id[j]} needs {int(gpus[j])} GPUs, the cluster has {M}")
     T = len(jobs.tenant_names)
-    if policy.fair_share not in FAIR_SHARES:  # as LTGF refuses it in the Python run
-        raise ValueError(f"fair_share must be one of {FAIR_SHARES}")
-    quotas = tenant_quotas(T, M, policy.tenant_weights)
+    quotas = tenant_quotas(T, M, cluster.tenant_weights)
     x = np.array([g / w for g, w in zip(gpus.tolist(), jobs.weight.tolist())], np.float64)
     xval, xid = np.unique(x, return_inverse=True) if jobs.n else (np.zeros(1), np.zeros(0, np.int64))
     cap = np.array(caps, np.int64)
@@ -98,40 +95,39 @@ def arguments(jobs, policy, params=None) -> tuple[LoopArguments, list]:
         gpus=gpus, tenant=jobs.tenant.astype(np.int64), weight=np.ascontiguousarray(jobs.weight, np.float64),
         xid=xid.astype(np.int64), xval=xval.astype(np.float64), predicted=np.ascontiguousarray(predicted, np.float64),
         log_sd=np.ascontiguousarray(log_sd, np.float64))
-    cluster = ClusterArrays(cap=cap, node_order=node_order, quota=np.array(quotas, np.float64),
-                            owner=np.asarray(policy.node_owners(quotas), np.int64))
-    cfg = Config(lease_s=float(policy.lease_s), interval_s=float(policy.interval_s),
-                 cold_start_s=float(policy.cold_start_s), window_s=float(policy.fair_window_s),
-                 eq16=policy.fair_share == "eq16", rho_submit=policy.rho_from == "submit",
-                 preemptive=bool(policy.preemptive), P=max_parts, check=bool(policy.check),
-                 work_conserving=bool(policy.work_conserving))
-    args = LoopArguments(jobs=loop_jobs, cluster=cluster, cfg=cfg, max_events=event_budget(jobs, policy),
+    nodes = ClusterArrays(cap=cap, node_order=node_order, quota=np.array(quotas, np.float64),
+                          owner=np.asarray(policy.node_owners(caps, quotas), np.int64))
+    cfg = Config(lease_s=cluster.lease_s, interval_s=cluster.interval_s, cold_start_s=cluster.cold_start_s,
+                 window_s=cluster.fair_window_s, eq16=cluster.fair_share == "eq16",
+                 rho_submit=cluster.rho_from == "submit", preemptive=bool(policy.preemptive), P=max_parts,
+                 check=bool(cluster.check), work_conserving=bool(policy.work_conserving))
+    args = LoopArguments(jobs=loop_jobs, cluster=nodes, cfg=cfg, max_events=event_budget(jobs, cluster),
                          params=policy.kernel_params() if params is None else params)
     return args, quotas
+
 
 #: the event budget of a run (`event_budget`): events per job (its arrival, completion, cold-start
 #: ends and the ticks they call for: 3.5 per job on the Venus-like workload) and per lease round
 EVENTS_PER_JOB = 64
-
 EVENTS_PER_ROUND = 16
 
 
-def event_budget(jobs, policy) -> int:
-    """The most events a run of `policy` on `jobs` can take, far above any real run's: past it the
+def event_budget(jobs, cluster) -> int:
+    """The most events a run on `jobs` on `cluster` (a ClusterSettings) can take, far above any real run's: past it the
     loop stops (EventBudgetExceeded) instead of spinning. Each job brings a few events, and each
     lease round while jobs wait one and those it calls for; the rounds are bounded by the span of a
     schedule that runs the jobs one at a time with a cold start each (the cold start is at most half
     the lease: every round lets a job run), doubled. And twice STUCK_AFTER: a run in which no job is
     served is stopped as stuck first, the more telling line."""
     n = jobs.n
-    span = (float(jobs.submit_time.max()) if n else 0.0) + float(jobs.size.sum()) + n * float(policy.cold_start_s)
-    rounds = 2.0 * span / float(policy.lease_s) + 1.0
+    span = (float(jobs.submit_time.max()) if n else 0.0) + float(jobs.size.sum()) + n * float(cluster.cold_start_s)
+    rounds = 2.0 * span / float(cluster.lease_s) + 1.0
     budget = EVENTS_PER_JOB * (n + 1.0) + EVENTS_PER_ROUND * rounds + 2.0 * STUCK_AFTER
     return int(budget) if budget < 2.0**62 else 2**62
 
 
-def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
-    """Simulate `policy` on `jobs`, compiled (when its kernel is `compilable`) or as Python: the
+def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) -> RunState:
+    """Simulate `policy` on `jobs` on `cluster` (a ClusterSettings; None: the policy's), compiled (when its kernel is `compilable`) or as Python: the
     run's RunState, or PolicyError (a broken rule, jobs left unserved) / ValueError (bad settings).
 
     `notice(text)` is told when the policy's loop is being compiled (its first run after
@@ -139,7 +135,8 @@ def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
     under a second."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
-    args, quotas = arguments(jobs, policy, params)
+    cluster = policy.cluster if cluster is None else cluster
+    args, quotas = arguments(jobs, policy, params, cluster)
     compiled = compiled and jitglue.compilable(args.params)
     if compiled:
         out = _run_compiled(args, policy.name, notice)
@@ -156,7 +153,7 @@ def run(jobs, policy, compiled: bool, notice=None, params=None) -> RunState:
                                                                         t=float(out.violation_at), stuck=STUCK_AFTER))
     if int(out.finished) < jobs.n:
         raise PolicyError(f"policy '{policy.name}' left {jobs.n - int(out.finished)} job(s) unserved with nothing pending")
-    return RunState(policy, out, quotas, "compiled" if compiled else "Python")
+    return RunState(policy.name, cluster, out, quotas, "compiled" if compiled else "Python")
 
 
 def _run_compiled(args: LoopArguments, name: str, notice):

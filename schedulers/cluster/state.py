@@ -1,10 +1,10 @@
 """The state of one run of the cluster simulator, and its layout: a `State` of groups, each a
 namedtuple in a Python run and a numba structref with the same fields in a compiled one (`group`).
 
-- `s.job`: the jobs (submit, size, gpus, tenant, weight, predicted) and their counts;
+- `s.job`: the jobs (submit, gpus, tenant, weight, predicted) and their counts — not their true sizes;
 - `s.cfg`: lease, interval, cold start, ledger settings, whether the policy preempts (`Config`, the
   run's settings as given);
-- `s.eng`: the engine's virtual clock of the running group, its completion heap and wake-ups;
+- `s.eng`: the engine's virtual clock of the running group, per-job attained work and wake-ups;
 - `s.nodes`: free GPUs per node of the cluster (row 0 of `fr2`), of a round's plan (1) and of the
   plan's unclaimed GPUs (2), and the placement search's scratch;
 - `s.led`: the LTGF ledgers (tenant integrals, per-job attained and fair GPU·s, windows);
@@ -14,7 +14,10 @@ namedtuple in a Python run and a numba structref with the same fields in a compi
 - `s.counters`: the named counters (`ROUNDS`, `DROPPED`, ...).
 
 `new_state(jobs, cluster, cfg)` makes it from the run's inputs (`JobArrays`, `ClusterArrays`,
-`Config`). Also here: the counters' and violations' codes, the engine's group codes, the fair-share
+`Config`). A kernel is given this State, so it holds no true size: those, and the running jobs'
+finish times that follow from them, are the engine's `Work` (`new_work`), which only the loop
+holds and passes to a kernel's setup only when the kernel is registered clairvoyant
+(schedulers.cluster.kernels). Also here: the counters' and violations' codes, the engine's group codes, the fair-share
 rules and the tenants' quotas.
 
 May import numpy and schedulers.jit.
@@ -62,11 +65,15 @@ def tenant_quotas(n_tenants: int, total_gpus: int, tenant_weights=None) -> list[
     return (total_gpus * tw / tw.sum()).tolist()
 
 
-Job = namedtuple("Job", "submit size gpus tenant weight xid xval predicted log_sd n T maxg")
+# the jobs as the kernels see them: no true size (the engine keeps those apart, in `Work`)
+Job = namedtuple("Job", "submit gpus tenant weight xid xval predicted log_sd n T maxg")
 Config = namedtuple("Config", "lease_s interval_s cold_start_s window_s eq16 rho_submit preemptive P check "
                                "work_conserving")
-Clock = namedtuple("Clock", "group_of base vjoin stamp completion start g_V g_rate g_count run_heap wakes moves_j "
-                            "moves_g wake_req")
+Clock = namedtuple("Clock", "group_of base vjoin stamp completion start g_V g_rate g_count wakes moves_j moves_g "
+                            "wake_req")
+# the work the engine has to do, which only the loop holds: the true sizes and the running jobs' virtual
+# finish times (their heap), apart from the State a kernel is given
+Work = namedtuple("Work", "size run_heap")
 Nodes = namedtuple("Nodes", "fr2 tot free free_total plan_free plan_total unclaimed unclaimed_total cap node_order "
                             "maxcap N M inv_cap inv_cap_min owner held packed packed_total used found_node found_k")
 Ledgers = namedtuple("Ledgers", "t_last run_gpus demand active_w att fair fair8 G G_ref job_base job_fair job_att "
@@ -122,11 +129,9 @@ def _largest(values):
 @jitable
 def new_clock(n):
     """The engine's virtual clock of the running group (`s.eng`): no job in a group yet."""
-    run_heap = [(0.0, 0, 0)]
-    run_heap.clear()
     return group(Clock(group_of=np.full(n, _IDLE, np.int64), base=np.zeros(n), vjoin=np.zeros(n),
                        stamp=np.zeros(n, np.int64), completion=np.full(n, math.nan), start=np.full(n, math.nan),
-                       g_V=np.zeros(2), g_rate=np.array([1.0, 0.0]), g_count=np.zeros(2, np.int64), run_heap=run_heap,
+                       g_V=np.zeros(2), g_rate=np.array([1.0, 0.0]), g_count=np.zeros(2, np.int64),
                        wakes=float_list(), moves_j=int_list(), moves_g=int_list(), wake_req=np.full(1, math.inf)))
 
 
@@ -199,12 +204,20 @@ def new_segments(n):
 
 
 @jitable
+def new_work(size):
+    """The engine's work (`Work`): the jobs' true sizes, no job running."""
+    run_heap = [(0.0, 0, 0)]
+    run_heap.clear()
+    return group(Work(size=size, run_heap=run_heap))
+
+
+@jitable
 def new_state(jobs, cluster, cfg):
     """The state of a run at time 0 (`jobs` a JobArrays, `cluster` a ClusterArrays, `cfg` the run's
-    Config): an empty cluster, nothing waiting."""
+    Config): an empty cluster, nothing waiting. The jobs' true sizes are not in it (`new_work`)."""
     n = jobs.submit.shape[0]
     maxg = _largest(jobs.gpus)
-    job = group(Job(submit=jobs.submit, size=jobs.size, gpus=jobs.gpus, tenant=jobs.tenant, weight=jobs.weight,
+    job = group(Job(submit=jobs.submit, gpus=jobs.gpus, tenant=jobs.tenant, weight=jobs.weight,
                     xid=jobs.xid, xval=jobs.xval, predicted=jobs.predicted, log_sd=jobs.log_sd, n=n,
                     T=cluster.quota.shape[0], maxg=maxg))
     counters = np.zeros(9, np.int64)

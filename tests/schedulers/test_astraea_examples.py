@@ -60,7 +60,7 @@ def test_sixteen_gpu_two_tenant_round():
     policy = get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, lease_s=900)
     args, _ = simulator.arguments(jobs, policy)
     s = state.new_state(args.jobs, args.cluster, args.cfg)
-    p = kernels.setup(s, args.params)
+    p = kernels.setup(s, args.params, args.jobs.size)
     now = 900.0
     for j in range(3):
         ledgers.ledger_arrive(s, j, 0.0)

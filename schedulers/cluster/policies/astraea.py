@@ -125,12 +125,13 @@ def setup(s, params):
     for k in range(T):
         b_heap[k].clear()
     est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
-    return group(AstraeaState(params, [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64),
-                        np.zeros((T, maxg + 1), np.int64), [np.zeros(8, np.int64) for _ in range(T)],
-                        np.zeros(T, np.int64), np.full(n, -1, np.int64), np.zeros((T, maxg + 1), np.int64),
-                        [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64), np.full(n, -1, np.int64),
-                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0), np.zeros(T, np.int64),
-                        np.zeros(n), est, np.zeros(n, np.int64)))
+    return group(AstraeaState(
+        params=params, a_buf=[np.zeros(8, np.int64) for _ in range(T)], a_len=np.zeros(T, np.int64),
+        a_count=np.zeros((T, maxg + 1), np.int64), sw_buf=[np.zeros(8, np.int64) for _ in range(T)],
+        sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
+        hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
+        b_heap=b_heap, b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64)))
 
 
 def on_hold(s, p, j):

@@ -121,9 +121,10 @@ EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin
 
 
 def setup(s, params):
-    return group(EasyState(params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
-                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64), np.zeros(s.job.n), np.zeros(s.job.n),
-                 np.zeros((s.job.T, 2)), np.zeros(s.job.T, np.int64), np.zeros(s.job.n, np.int64)))
+    return group(EasyState(params=params, end=np.zeros(s.job.n), free_at=np.zeros(s.nodes.N, np.int64),
+                           refused=np.zeros(s.job.maxg + 1, np.int64), epoch=np.zeros(1, np.int64),
+                           pred=np.zeros(s.job.n), begin=np.zeros(s.job.n), last=np.zeros((s.job.T, 2)),
+                           done=np.zeros(s.job.T, np.int64), revisions=np.zeros(s.job.n, np.int64)))
 
 
 @jitable

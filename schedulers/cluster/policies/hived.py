@@ -54,9 +54,9 @@ class HiveD(ClusterPolicy):
         """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return HiveDParams()
 
-    def node_owners(self, quota) -> list[int]:
+    def node_owners(self, capacities, quota) -> list[int]:
         """Its cells: the tenant owning each node (`cell_owners`)."""
-        return cell_owners(self.capacities, quota)
+        return cell_owners(capacities, quota)
 
 
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------

@@ -36,11 +36,11 @@ class SRTFOracle(ClusterPolicy):
 
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 SRTFParams = namedtuple("SRTFParams", "")
-SRTFState = namedtuple("SRTFState", "params")
+SRTFState = namedtuple("SRTFState", "params size")  # size: the true sizes (a clairvoyant kernel's)
 
 
-def setup(s, params):
-    return group(SRTFState(params))
+def setup(s, params, size):
+    return group(SRTFState(params, size))
 
 
 @jitable
@@ -48,9 +48,9 @@ def decide(s, p, at_round, now, chosen):
     cand = candidates(s, at_round)
     rem = np.empty(len(cand))
     for i in range(len(cand)):
-        rem[i] = s.job.size[cand[i]] - attained_engine(s, cand[i])
+        rem[i] = p.size[cand[i]] - attained_engine(s, cand[i])
     order = cand[np.argsort(rem, kind="mergesort")]  # (remaining, j): stable on the sorted jobs
     place_in_order(s, order, len(order), now, at_round, chosen)
 
 
-KERNEL = kernel(SRTFOracle.name, SRTFParams, SRTFState, setup=setup, select=decide)
+KERNEL = kernel(SRTFOracle.name, SRTFParams, SRTFState, setup=setup, select=decide, clairvoyant=True)

@@ -100,8 +100,8 @@ def setup(s, params):
     p_hat = s.job.predicted.copy()
     if params.blind and n > 0:
         p_hat[:] = np.median(s.job.predicted)
-    return group(ThemisState(params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n), p_hat,
-                 np.zeros(n, np.int64)))
+    return group(ThemisState(params=params, area=np.zeros(1), area_t=np.zeros(1), seen=np.zeros(n, np.bool_),
+                             seen_area=np.zeros(n), seen_t=np.zeros(n), p_hat=p_hat, revisions=np.zeros(n, np.int64)))
 
 
 @jitable
