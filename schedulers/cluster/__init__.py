@@ -3,6 +3,8 @@
 The cluster simulator, written once over one run's state and run compiled (numba) or as Python,
 split by concern:
 - `simulator`: `run(jobs, policy, compiled)`, the run's arguments, event budget and `RunState`;
+- `settings`: `ClusterSettings`, the cluster a run simulates (nodes, lease, interval, cold start, tenant
+  weights, the ledgers' settings): the simulator's, not a policy's;
 - `state`: the state's layout (`new_state`, its groups) and the run's input records;
 - `loop`: the event loop; `events`: what happens at an instant (starts, preemptions, cold starts,
   rounds at lease boundaries, fills, completions, the rule checks);
@@ -14,7 +16,7 @@ split by concern:
 Around it:
 - `policies/`: one module per policy (astraea, themis, tiresias_l, ...): its registered class and its
   kernel, the policy's decision; every module there is discovered by the registry (schedulers.policy);
-- `base`: `ClusterPolicy`, what every cluster policy is (settings, flags, a kernel or a Python rule);
+- `base`: `ClusterPolicy`, what every cluster policy is (its flags and settings, a kernel or a Python rule);
 - `rule`: a policy's Python rule (`order` / `select`: plugins, subclasses) as one more kernel, run by
   the simulator's Python loop;
 - `nodes`: the real node lists; `ltgf`: the LTGF ledgers driven outside a run;
