@@ -2,7 +2,7 @@
 
 numba is an optional extra (`pip install 'atlas-bench[fast]'`; `make install` installs it). Two
 loops run compiled from their Python source with the same results, bit for bit: the single-machine
-fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.core, one loop per
+fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.simulator, one loop per
 policy kernel). When they run is set by the environment variable `ATLAS_BENCH_JIT`:
 - `auto` (default): from `AUTO_MIN_JOBS` jobs up (the cluster simulator: from its own
   `CLUSTER_AUTO_MIN_JOBS`), when numba is installed. Loading a compiled loop from numba's on-disk

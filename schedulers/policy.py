@@ -168,10 +168,11 @@ def resolve_policy(spec: str, kind: str) -> str:
         return cls.name
     params = _parse_params(param_text, spec)
     accepted = inspect.signature(cls.__init__).parameters
-    unknown = [k for k in params if k not in accepted]
+    set_by_task = getattr(cls, "task_settings", ())  # a cluster policy's cluster: the simulator's, from the task
+    unknown = [k for k in params if k not in accepted and k not in set_by_task]
     if unknown:
-        names = [p for p in accepted if p != "self" and accepted[p].kind not in (inspect.Parameter.VAR_KEYWORD,
-                                                                                 inspect.Parameter.VAR_POSITIONAL)]
+        names = [p for p in accepted if p not in ("self", *set_by_task) and accepted[p].kind not in (
+            inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)]
         raise InputError(f"policy '{cls.name}' has no parameter '{unknown[0]}' (it takes: {', '.join(names) or 'none'})",
                          where="--policies")
     label = f"{cls.name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"

@@ -2,7 +2,7 @@
 
 FCFS, SJF, EASY backfilling on the users' requested times, EASY on the true run times (the oracle
 p̂), EASY++ (Tsafrir, Etsion & Feitelson, TPDS 2007: the user's recent jobs as prediction) and
-conservative backfilling, each on the cluster simulator (schedulers.cluster.core) with its kernel,
+conservative backfilling, each on the cluster simulator (schedulers.cluster.simulator) with its kernel,
 on the sequences of RLScheduler's protocol (benchmark.experiments.rlscheduler: the same logs,
 the same 10 × 1,024-job sequences, the same machine), with one difference: a job is killed at its
 requested time, as the schedulers of these logs do (its run time is capped there). Prints, per log

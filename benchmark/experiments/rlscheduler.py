@@ -3,7 +3,7 @@
 RLScheduler (Zhang et al., SC'20) publishes the average bounded slowdown of FCFS and SJF, with and
 without backfilling, on two Parallel Workloads Archive logs (SDSC-SP2, HPC2N). This experiment runs
 their evaluation protocol (docs/reproduce-rlscheduler.md) on the cluster simulator
-(schedulers.cluster.core, kernel schedulers.cluster.policies.hpc_queue) and prints each cell beside
+(schedulers.cluster.simulator, kernel schedulers.cluster.policies.hpc_queue) and prints each cell beside
 the published one: on the two shipped logs by default, on any SWF log with `--jobs FILE` (the table's
 other two logs, Lublin-1 and Lublin-2, not shipped, are recognised by their jobs and get their cells).
 
@@ -230,7 +230,7 @@ def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int
     order) from atlas_data.shaking.shake on the sequence's relative submit times, on that shaken copy
     of the same jobs (in the copy's arrival order, each keeping its id: its place in the sequence)."""
     from schedulers import jit
-    from schedulers.cluster import core
+    from schedulers.cluster import simulator
     from schedulers.cluster.policies.hpc_queue import HPCQueue
     from schedulers.jobs import JobSet
 
@@ -248,7 +248,7 @@ def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int
                   weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)  # a sequence is small: Python beats compiling
-    state = core.run(jobs, HPCQueue(processors=log["machine"], sjf=policy == "sjf", backfill=backfill), compiled)
+    state = simulator.run(jobs, HPCQueue(processors=log["machine"], sjf=policy == "sjf", backfill=backfill), compiled)
     wait = state.start - submit
     return float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S))))
 

@@ -24,10 +24,10 @@ G_k(x) = ∫ min(x, c_k) per distinct x serves every job with that x (ρ_i from 
 Windowed tenant accounting (`tenant_loss_intervals`): attained and eq8 fair GPU·s per tenant per
 window of `window_s` seconds.
 
-The ledgers are kept by the cluster simulator's own functions (schedulers.cluster.core: `advance`,
+The ledgers are kept by the cluster simulator's own functions (schedulers.cluster.ledgers: `advance`,
 `ledger_arrive`, `ledger_hold`, `ledger_release`, `ledger_complete`), the one implementation; `LTGF`
 here reads and drives them outside a run (the ideal schedule's floors, the hand-worked tests).
-May import numpy and schedulers.cluster.core.
+May import numpy and schedulers.cluster (state, ledgers).
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ import math
 
 import numpy as np
 
-from schedulers.cluster import core
-from schedulers.cluster.core import FAIR_SHARES, tenant_quotas  # noqa: F401 (read from here too)
+from schedulers.cluster import ledgers
+from schedulers.cluster.state import FAIR_SHARES, tenant_quotas  # noqa: F401 (read from here too)
+from schedulers.cluster.state import ClusterArrays, Config, JobArrays, new_state
 
 
 class LTGF:
@@ -48,7 +49,6 @@ class LTGF:
                  tenant_weights=None, fair_share: str = "eq16", window_s: float = 3600.0):
         if fair_share not in FAIR_SHARES:
             raise ValueError(f"fair_share must be one of {FAIR_SHARES}")
-        self._core = core
         gpus = np.asarray(gpus, np.int64)
         weight = np.asarray(weight, np.float64)
         n = len(gpus)
@@ -57,31 +57,35 @@ class LTGF:
         self.quota = tenant_quotas(n_tenants, total_gpus, tenant_weights)
         self.window_s = float(window_s)
         zeros = np.zeros(n)
-        self._s = core.new_state(zeros, zeros, gpus, np.asarray(tenant, np.int64), weight, xid.astype(np.int64),
-                                 xval.astype(np.float64), zeros, zeros, np.array([max(1, int(total_gpus))], np.int64),
-                                 np.zeros(1, np.int64), np.array(self.quota, np.float64), np.zeros(1, np.int64),
-                                 1.0, 1.0, 0.0, self.window_s, fair_share == "eq16", False, False, 1, False, True)
+        jobs = JobArrays(submit=zeros, size=zeros, gpus=gpus, tenant=np.asarray(tenant, np.int64), weight=weight,
+                         xid=xid.astype(np.int64), xval=xval.astype(np.float64), predicted=zeros, log_sd=zeros)
+        cluster = ClusterArrays(cap=np.array([max(1, int(total_gpus))], np.int64), node_order=np.zeros(1, np.int64),
+                                quota=np.array(self.quota, np.float64), owner=np.zeros(1, np.int64))
+        cfg = Config(lease_s=1.0, interval_s=1.0, cold_start_s=0.0, window_s=self.window_s,
+                     eq16=fair_share == "eq16", rho_submit=False, preemptive=False, P=1, check=False,
+                     work_conserving=True)
+        self._s = new_state(jobs, cluster, cfg)
         self._done = np.zeros(n, np.bool_)
 
     # ----- events -------------------------------------------------------------------------------
     def arrive(self, j: int, t: float) -> None:
-        self._core.ledger_arrive(self._s, j, t)
+        ledgers.ledger_arrive(self._s, j, t)
 
     def hold(self, j: int, t: float) -> None:
-        self._core.ledger_hold(self._s, j, t)
+        ledgers.ledger_hold(self._s, j, t)
 
     def release(self, j: int, t: float) -> None:
-        self._core.ledger_release(self._s, j, t)
+        ledgers.ledger_release(self._s, j, t)
 
     def complete(self, j: int, t: float) -> None:
         """Job j finished at t (releases its GPUs if it held them)."""
-        self._core.ledger_complete(self._s, j, t)
+        ledgers.ledger_complete(self._s, j, t)
         self._done[j] = True
 
     def finish(self, t: float) -> None:
         """Advance every tenant to t (end of the run)."""
         for k in range(len(self.quota)):
-            self._core.advance(self._s, k, t)
+            ledgers.advance(self._s, k, t)
 
     # ----- readings -----------------------------------------------------------------------------
     @property
@@ -95,32 +99,32 @@ class LTGF:
         return self._s.led.job_fair
 
     def job_attained(self, j: int, t: float) -> float:
-        return float(self._core.ledger_attained(self._s, j, t))
+        return float(ledgers.ledger_attained(self._s, j, t))
 
     def job_fair_share(self, j: int, t: float) -> float:
         led, job = self._s.led, self._s.job
         if self._done[j]:
             return float(led.job_fair[j])
-        self._core.advance(self._s, int(job.tenant[j]), t)
+        ledgers.advance(self._s, int(job.tenant[j]), t)
         return float(job.weight[j] * (led.G[job.tenant[j], job.xid[j]] - led.job_base[j]))
 
     def job_rho(self, j: int, t: float) -> float:
         attained = self.job_attained(j, t)
         if attained <= 0.0 and not self._done[j]:  # ρ = 0 whatever the fair share (a waiting job that never ran)
-            self._core.advance(self._s, int(self._s.job.tenant[j]), t)
+            ledgers.advance(self._s, int(self._s.job.tenant[j]), t)
             return 0.0
         return _ratio(attained, self.job_fair_share(j, t))
 
     def tenant_attained(self, k: int, t: float) -> float:
-        self._core.advance(self._s, k, t)
+        ledgers.advance(self._s, k, t)
         return float(self._s.led.att[k])
 
     def tenant_fair_share(self, k: int, t: float) -> float:
-        self._core.advance(self._s, k, t)
+        ledgers.advance(self._s, k, t)
         return float(self._s.led.fair[k])
 
     def tenant_rho(self, k: int, t: float) -> float:
-        self._core.advance(self._s, k, t)
+        ledgers.advance(self._s, k, t)
         return _ratio(float(self._s.led.att[k]), float(self._s.led.fair[k]))
 
     def window_table(self, t_end: float):
@@ -136,7 +140,7 @@ class LTGF:
         for k in range(len(self.quota)):
             w_att[k, :len(led.win_att[k])] = list(led.win_att[k])
             w_fair8[k, :len(led.win_fair8[k])] = list(led.win_fair8[k])
-        return self._core.LedgerReadings(led.job_att, led.job_fair, w_att, w_fair8, self.quota, self.window_s).window_table(t_end)
+        return ledgers.LedgerReadings(led.job_att, led.job_fair, w_att, w_fair8, self.quota, self.window_s).window_table(t_end)
 
 
 def _ratio(attained: float, fair: float) -> float:

@@ -22,7 +22,7 @@ metric dict. Metric definitions (names as in the results rows):
   with training and restored inside the cold start, see docs/fairness.md),
   `utilisation` = held GPU·s / (GPUs × makespan), `completed`.
 
-Every policy runs on the one cluster simulator (schedulers.cluster.core): its kernel compiled or
+Every policy runs on the one cluster simulator (schedulers.cluster.simulator): its kernel compiled or
 as Python from the same source as `ATLAS_BENCH_JIT` says (schedulers.jit: compiled from
 `CLUSTER_AUTO_MIN_JOBS` jobs by default, when numba is installed), or a plugin's Python rule
 (`order` / `select`, schedulers.cluster.rule) on the Python loop. `FairnessRun.loop` says which ran:
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from schedulers.cluster.base import first_tick
 from schedulers.cluster.ltgf import LTGF
+from schedulers.cluster.settings import first_tick
 from schedulers.jobs import JobSet
 from schedulers.policy_base import guard
 
@@ -65,17 +65,18 @@ class FairnessRun:
     tenant_intervals: pd.DataFrame
     metrics: dict = field(default_factory=dict)
     allocations: pd.DataFrame | None = None
-    loop: str = "Python"  # how the cluster simulator (schedulers.cluster.core) ran: "compiled" or "Python"
+    loop: str = "Python"  # how the cluster simulator (schedulers.cluster.simulator) ran: "compiled" or "Python"
 
 
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
-                      notice=None, compiled: bool | None = None) -> FairnessRun:
-    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs`; `notice(text)` is told
+                      notice=None, compiled: bool | None = None, cluster=None) -> FairnessRun:
+    """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs` on `cluster` (a
+    ClusterSettings, schedulers.cluster.settings; None: the policy's default); `notice(text)` is told
     when the compiled loop is being compiled (the first large run after installing); `compiled`:
     the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
     broken rule) is one line naming it (schedulers.policy_base.guard)."""
     from schedulers import jit  # noqa: PLC0415
-    from schedulers.cluster import core, rule  # noqa: PLC0415
+    from schedulers.cluster import rule, simulator  # noqa: PLC0415
 
     if tenant_loss_share not in TENANT_LOSS_SHARES:
         raise ValueError(f"tenant_loss_share must be one of {TENANT_LOSS_SHARES}")
@@ -83,8 +84,8 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     with guard(policy):
         if compiled is None:
             compiled = jit.use_compiled(jobs.n, jit.CLUSTER_AUTO_MIN_JOBS)
-        state = core.run(jobs, policy, compiled, notice,
-                         rule.params_of(policy, jobs))
+        state = simulator.run(jobs, policy, compiled, notice, rule.params_of(policy, jobs), cluster)
+    cluster = state.cluster
     completion, start, events = state.completion, state.start, state.events
     wall = time.perf_counter() - t0
     n = jobs.n
@@ -128,10 +129,10 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "dropped_choices": int(state.dropped_choices),
         "migrations": int(np.sum(state.migrations)),
         "work_conservation_gaps": int(state.work_conservation_gaps),
-        "fair_share": policy.fair_share,
+        "fair_share": cluster.fair_share,
         "tenant_loss_share": tenant_loss_share,
-        "tenant_window_s": float(policy.fair_window_s),
-        "job_rho_from": policy.rho_from,
+        "tenant_window_s": float(cluster.fair_window_s),
+        "job_rho_from": cluster.rho_from,
         "rounds": int(state.rounds),
         "events": int(events),
         "sim_seconds": round(wall, 3),
@@ -166,7 +167,7 @@ def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str)
     return gpu_seconds, rho, win, loss
 
 
-def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0]) -> dict:
+def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], cluster=None) -> dict:
     """{sharing_loss_jobs, tenant_loss_intervals} of the ideal schedule of `jobs` under `policy`'s
     ledger options (its cluster size for the quotas, tenant weights, fair share, window, ρ_job
     start, interval): every job starts at its first scheduling tick and runs its true duration
@@ -178,13 +179,13 @@ def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS
     n = jobs.n
     if not n:
         return {"sharing_loss_jobs": math.nan, "tenant_loss_intervals": math.nan}
-    total = int(sum(policy.capacities))
-    ledger = LTGF(jobs.gpus, jobs.tenant, jobs.weight, len(jobs.tenant_names), total,
-                  tenant_weights=policy.tenant_weights, fair_share=policy.fair_share, window_s=policy.fair_window_s)
+    cluster = policy.cluster if cluster is None else cluster
+    ledger = LTGF(jobs.gpus, jobs.tenant, jobs.weight, len(jobs.tenant_names), cluster.total_gpus,
+                  tenant_weights=cluster.tenant_weights, fair_share=cluster.fair_share, window_s=cluster.fair_window_s)
     submit = np.asarray(jobs.submit_time, np.float64)
-    start = np.array([first_tick(float(t), policy.interval_s) for t in submit])
+    start = np.array([first_tick(float(t), cluster.interval_s) for t in submit])
     end = start + np.asarray(jobs.size, np.float64)
-    enter = submit if policy.rho_from == "submit" else start
+    enter = submit if cluster.rho_from == "submit" else start
     # events in time order (each tenant's ledger only moves forward); at one instant the order
     # changes no integral: completions, then arrivals, then starts
     times = np.concatenate([end, enter, start])
@@ -222,7 +223,7 @@ def compiled_policies() -> list[str]:
 
 
 def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
-    """The executed allocations of a finished run (a core.RunState): one row per stretch a job held GPUs.
+    """The executed allocations of a finished run (a schedulers.cluster.simulator.RunState): one row per stretch a job held GPUs.
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
@@ -242,15 +243,16 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     }, columns=list(ALLOCATION_COLUMNS), copy=False)
 
 
-def _allocation_codes(segments):
-    """The executed stretches as codes: (job index, start, end, placement code, the placements'
+def _allocation_codes(stretches):
+    """The executed stretches (schedulers.cluster.loop.Stretches) as codes: (job index, start, end, placement code, the placements'
     texts "node:gpus[,node:gpus]" indexed by the code, kind code 0 = run / 1 = cold start).
     A run of 10⁶ jobs has ~17 million stretches over ~65,000 distinct placements, so a text is
     made once per distinct placement and the stretches are coded without sorting them: one-node
     placements by their (node, GPUs), gangs by the parts of their placement record."""
-    s_job, s_start, s_end, s_kind, s_pl, s_pn, flat_node, flat_k = segments
+    s_job, s_start, s_end, s_kind = stretches.job, stretches.start, stretches.end, stretches.kind
+    flat_node, flat_k = stretches.flat_node, stretches.flat_k
     rows = np.flatnonzero(s_end > s_start)
-    offsets, parts = s_pl[rows], s_pn[rows]
+    offsets, parts = stretches.pl[rows], stretches.pn[rows]
     code = np.empty(len(rows), dtype=np.int32)
     texts: list[str] = []
     if not len(rows):

@@ -1,15 +1,5 @@
-"""The GPU cluster's nodes (docs/fairness.md): the real node lists, and the placement rule the cluster
-simulator (schedulers.cluster.core.find_placement) implements.
-
-A *placement* is a set of (node, gpus) pairs; a gang job gets all its GPUs at once or none.
-Placement `consolidated` (as in ASTRAEA): fewest nodes, then best fit —
-  1. if one node has enough free GPUs, take the node with the *fewest* free GPUs that still fits
-     (best fit; ties: lowest node index);
-  2. otherwise the job spans whole nodes: entirely free nodes, largest first, until the remainder
-     fits on one node, which is then chosen by best fit among the others (it may be partly used).
-     On a homogeneous cluster a 12-GPU job on 8-GPU nodes takes one whole node plus 4 GPUs.
-     A job that fits on one node never spreads over several partly used nodes (it waits instead),
-     and a multi-node job uses partly used nodes only for its remainder.
+"""The GPU cluster's real node lists (docs/fairness.md). Where a job goes on them (the placement
+rule) is schedulers.cluster.placement.
 
 `node_capacities(kind)` reads the real node lists shipped with `atlas_data`
 (openb v2023 GPU nodes, PAI-2020 machine spec). May import numpy, pandas and atlas_data.

@@ -2,13 +2,14 @@
 
 The simple way to write a cluster policy (docs/policies.md, "Writing a policy"): a ClusterPolicy
 subclass that defines `order(view, candidates)` or `select(view, candidates, place)`. The simulator
-(schedulers.cluster.core) runs it with everything else of a built-in policy's run — leases,
+(schedulers.cluster.simulator) runs it with everything else of a built-in policy's run — leases,
 rounds, the plan, placement, ledgers — on its Python loop: this kernel calls the rule at each
 decision with a `RuleView` and places what it returns. Every choice is validated as it is made:
 a job index that is no job, a job that is neither running nor waiting, a job returned twice or
 returned without being placed is a PolicyError naming the job and the time.
 
-May import numpy, schedulers.engine (JobsView), schedulers.policy_base and schedulers.cluster.core.
+May import numpy, schedulers.engine (JobsView), schedulers.policy_base and the simulator's
+modules (schedulers.cluster: state, ledgers, placement, queues, kernels, events).
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (_KERNELS, ROUNDS, advance, attained_engine, attempt, candidates, group, job_rho, kernel,
-                                     ledger_attained, rho_of, total_now)
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import _KERNELS, kernel
+from schedulers.cluster.ledgers import advance, job_rho, ledger_attained, rho_of
+from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import ROUNDS, group
 from schedulers.engine import JobsView
 from schedulers.policy_base import PolicyError
 
@@ -28,12 +33,14 @@ RuleState = namedtuple("RuleState", "params view")
 
 class RuleView:
     """What a Python rule reads at a decision (read-only; valid during the call). True sizes only
-    for a clairvoyant policy (`remaining`, `jobs.size`)."""
+    for a clairvoyant policy (`remaining`, `jobs.size`): the view of another holds none (`size`
+    None; the simulator's state holds none either, schedulers.cluster.state)."""
 
-    __slots__ = ("_s", "jobs", "now", "at_round")
+    __slots__ = ("_s", "_size", "jobs", "now", "at_round")
 
-    def __init__(self, s, jobs, clairvoyant: bool):
+    def __init__(self, s, jobs, clairvoyant: bool, size=None):
         self._s = s
+        self._size = size if clairvoyant else None
         self.jobs = JobsView(jobs, clairvoyant)
         self.now = 0.0
         self.at_round = False  # a round (running and waiting jobs are candidates) or a fill (waiting ones)
@@ -71,10 +78,10 @@ class RuleView:
         return float(attained_engine(self._s, self._job(j)))
 
     def remaining(self, j) -> float:
-        if not self.jobs._clairvoyant:
+        if self._size is None:
             raise PolicyError("a non-clairvoyant policy tried to read remaining sizes")
         j = self._job(j)
-        return float(self._s.job.size[j] - attained_engine(self._s, j))
+        return float(self._size[j] - attained_engine(self._s, j))
 
     def attained_gpu_s(self, j) -> float:
         """GPU·s j has held so far (its cold starts included)."""
@@ -107,10 +114,12 @@ class RuleView:
         return int(self._s.q.preempted[self._job(j)])
 
 
-def setup(s, params):
-    view = RuleView(s, params.jobs, params.policy.clairvoyant)
+def setup(s, params, size):
+    """The rule's view: true sizes (`size`) only for a clairvoyant policy."""
+    clairvoyant = bool(params.policy.clairvoyant)
+    view = RuleView(s, params.jobs, clairvoyant, size if clairvoyant else None)
     params.policy.setup(view)
-    return group(RuleState, params, view)
+    return group(RuleState(params, view))
 
 
 def _label(p, j) -> str:
@@ -178,7 +187,11 @@ def params_of(policy, jobs):
         raise PolicyError(f"{policy.name}: the {made.name} kernel is written for a policy that "
                           f"{'preempts' if made.preemptive else 'never preempts'}; a subclass that sets "
                           f"preemptive = {policy.preemptive} decides by its own rule (define order or select)")
+    if made.clairvoyant and not policy.clairvoyant:
+        raise PolicyError(f"{policy.name}: the {made.name} kernel reads true sizes, and the policy is not "
+                          "clairvoyant (a policy that reads them says so: clairvoyant = True)")
     return params
 
 
-KERNEL = kernel("python rule", RuleParams, RuleState, setup=setup, select=decide, compilable=False)
+# registered clairvoyant: it is given the sizes and hands them on only to a clairvoyant policy's view
+KERNEL = kernel("python rule", RuleParams, RuleState, setup=setup, select=decide, compilable=False, clairvoyant=True)

@@ -124,9 +124,9 @@ def test_a_first_compile_is_told_on_stderr(tmp_path, monkeypatch, capsys):
     pytest.importorskip("numba")
     import time
 
-    from schedulers.cluster import core
+    from schedulers.cluster import jitglue, simulator
 
-    real = core.compiled_loop
+    real = jitglue.compiled_loop
 
     class SlowFirstCompile:
         def __init__(self, loop):
@@ -139,13 +139,13 @@ def test_a_first_compile_is_told_on_stderr(tmp_path, monkeypatch, capsys):
             return self.loop(*args)
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    monkeypatch.setattr(core, "compiled_loop", lambda params: SlowFirstCompile(real(params)))
-    monkeypatch.setattr(core, "COMPILE_NOTICE_AFTER_S", 0.1)
+    monkeypatch.setattr(jitglue, "compiled_loop", lambda params: SlowFirstCompile(real(params)))
+    monkeypatch.setattr(simulator, "COMPILE_NOTICE_AFTER_S", 0.1)
     out = tmp_path / "out"
     assert main(["run", "--task", "fairness", "--no-mlflow", "--jobs", str(_jobs_csv(tmp_path)), "--nodes", "2",
                  "--policies", "astraea,fifo", "--output", str(out)]) == 0
     err = capsys.readouterr().err
-    assert core.compile_notice("astraea") in err and core.compile_notice("fifo") in err
+    assert jitglue.compile_notice("astraea") in err and jitglue.compile_notice("fifo") in err
     assert json.loads((out / "results.json").read_text())["cluster_loops"]["astraea"] == "compiled"
 
 

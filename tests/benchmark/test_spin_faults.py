@@ -407,7 +407,7 @@ def test_the_fast_loops_stay_within_their_budget_with_room():
 
 def test_a_cluster_run_stops_at_its_budget_with_one_line(tmp_path, capsys, monkeypatch):
     from schedulers import jit
-    from schedulers.cluster import core
+    from schedulers.cluster import simulator
 
     jobs = _jobs_csv(tmp_path / "jobs.csv", n=200)
     argv = ["run", "--task", "fairness", "--jobs", jobs, "--nodes", "2", "--policies", "astraea", "--no-mlflow",
@@ -416,7 +416,7 @@ def test_a_cluster_run_stops_at_its_budget_with_one_line(tmp_path, capsys, monke
     from benchmark.cli import main
 
     assert main([*argv, "--output", tmp_path / "full"]) == 0
-    monkeypatch.setattr(core, "event_budget", lambda jobs, policy: 300)
+    monkeypatch.setattr(simulator, "event_budget", lambda jobs, cluster: 300)
     line = exit_2_one_line(capsys, [*argv, "--output", tmp_path / "cut"],
                            "error: astraea on 200 jobs: the cluster simulator's loop went past its budget of 300 events")
     assert "and was stopped (a run of these jobs takes fewer)" in line
@@ -427,7 +427,7 @@ def test_a_cluster_run_stops_at_its_budget_with_one_line(tmp_path, capsys, monke
 def test_cluster_runs_stay_far_below_their_budget():
     """The budget (64 per job + 16 per lease round of twice a serial schedule's span) against real runs'
     events: the Venus-like workload takes 3.5 per job; a long job under short leases one per round."""
-    from schedulers.cluster import core
+    from schedulers.cluster import simulator
     from schedulers.cluster.metrics import simulate_fairness
     from schedulers.cluster.scenarios import venus
     from schedulers.jobs import JobSet
@@ -438,12 +438,12 @@ def test_cluster_runs_stay_far_below_their_budget():
     for name in ("astraea", "fifo", "themis"):
         policy = get_policy(name, "cluster")(nodes=8, gpus_per_node=8)
         run = simulate_fairness(jobs, policy, compiled=False)
-        assert run.metrics["events"] * 10 < core.event_budget(jobs, policy), name
+        assert run.metrics["events"] * 10 < simulator.event_budget(jobs, policy.cluster), name
     # two long jobs on one GPU under a short lease, the cold start half of it: preempted in turn
     long = JobSet.from_arrays([0.0, 1.0], [1e5, 1e5], gpus=[1, 1], tenant=["a", "b"])
     policy = get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100.0, cold_start_s=50.0)
     run = simulate_fairness(long, policy, compiled=False)
-    assert run.metrics["rounds"] > 1_000 and run.metrics["events"] * 4 < core.event_budget(long, policy)
+    assert run.metrics["rounds"] > 1_000 and run.metrics["events"] * 4 < simulator.event_budget(long, policy.cluster)
 
 
 def test_infinite_times_are_refused_before_any_loop():

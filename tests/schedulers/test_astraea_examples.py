@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from schedulers.cluster import core
+from schedulers.cluster import events, kernels, ledgers, placement, simulator, state
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
@@ -58,24 +58,24 @@ def test_sixteen_gpu_two_tenant_round():
     ρ_B = 72,000/72,000 and ρ_job A1 0.50, A2 0.80, B1 0.40, every job waiting and run before."""
     jobs = JobSet.from_arrays([0, 0, 0], [5000] * 3, gpus=[8, 4, 8], tenant=["A", "A", "B"], job_id=["A1", "A2", "B1"])
     policy = get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, lease_s=900)
-    args, _ = core.arguments(jobs, policy)
-    s = core.new_state(*args[:-2])  # the last two: the event budget and the kernel's settings
-    p = core.setup(s, args[-1])
+    args, _ = simulator.arguments(jobs, policy)
+    s = state.new_state(args.jobs, args.cluster, args.cfg)
+    p = kernels.setup(s, args.params, args.jobs.size)
     now = 900.0
     for j in range(3):
-        core.ledger_arrive(s, j, 0.0)
+        ledgers.ledger_arrive(s, j, 0.0)
         s.q.started[j] = True  # all have run before (their ρ are history)
-        core.wait_add(s, p, j, 0.0)
+        events.wait_add(s, p, j, 0.0)
     s.led.t_last[:] = now  # the tenants' ledgers are read as they are set here
     s.led.att[:] = [54_000.0, 72_000.0]
     s.led.fair[:] = [72_000.0, 72_000.0]
     s.led.G[:] = 1_000.0  # each job's fair GPU·s: 1,000 × weight 1
     s.led.job_base[:] = 0.0
     s.led.job_att[:] = [500.0, 800.0, 400.0]
-    assert [core.job_rho(s, j, now) for j in range(3)] == [0.5, 0.8, 0.4]
-    core.prepare_round(s)
+    assert [ledgers.job_rho(s, j, now) for j in range(3)] == [0.5, 0.8, 0.4]
+    placement.prepare_round(s)
     chosen = []
-    core.select(s, p, True, now, chosen)
+    kernels.select(s, p, True, now, chosen)
     # A first (0.75 < 1.0): its best job A1 (ρ 0.5), pre-charged (54,000 + 8 × 900)/72,000 = 0.85 < 1.0,
     # so A again: A2, pre-charged + 4 × 900 -> 0.90; B1 (8 GPUs) does not fit in the 4 left
     assert chosen == [0, 1]

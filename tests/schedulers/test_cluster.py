@@ -1,4 +1,4 @@
-"""Cluster model: consolidated placement (the simulator's `core.find_placement`), gang all-or-nothing,
+"""Cluster model: consolidated placement (the simulator's `placement.find_placement`), gang all-or-nothing,
 real node lists."""
 
 import numpy as np
@@ -7,18 +7,15 @@ import pytest
 from atlas_data.errors import InputError
 from schedulers.cluster.nodes import node_capacities
 from schedulers.cluster.policies.hived import cell_owners
-from schedulers.cluster import core
+from schedulers.cluster import placement
 
 
 def find(caps, free, g, owner=None, restrict=-1):
-    """core.find_placement on these free counts: ((node, gpus), ...) or None."""
-    cap, fr = np.asarray(caps, np.int64), np.asarray(free, np.int64)
-    node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
-    found_node, found_k = np.zeros(len(caps) + 2, np.int64), np.zeros(len(caps) + 2, np.int64)
-    owner = np.zeros(len(caps), np.int64) if owner is None else np.asarray(owner, np.int64)
-    parts = core.find_placement(fr, int(fr.sum()), g, cap, node_order, int(cap.max()), np.zeros(len(caps), np.bool_),
-                                found_node, found_k, owner, restrict)
-    return tuple(zip(found_node[:parts].tolist(), found_k[:parts].tolist())) if parts else None
+    """placement.find_placement on these free counts: ((node, gpus), ...) or None."""
+    fr = np.asarray(free, np.int64)
+    nodes = placement.search_nodes(caps, owner, len(caps) + 1)
+    parts = placement.find_placement(fr, int(fr.sum()), g, nodes, restrict)
+    return tuple(zip(nodes.found_node[:parts].tolist(), nodes.found_k[:parts].tolist())) if parts else None
 
 
 def test_best_fit_picks_the_fullest_node_that_fits():

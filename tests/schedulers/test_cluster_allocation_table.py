@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from schedulers.cluster.loop import Stretches
 from schedulers.cluster.metrics import ALLOCATION_COLUMNS, allocation_table
 from schedulers.jobs import JobSet
 
@@ -16,7 +17,7 @@ class _Run:
     """What allocation_table reads from a finished run."""
 
     def __init__(self, segments):
-        self.segments = segments
+        self.segments = Stretches(*segments)  # job, start, end, kind, pl, pn, flat_node, flat_k
 
 
 def _segments(rng, n_jobs, n_rows, nodes, gpus_per_node, max_parts):

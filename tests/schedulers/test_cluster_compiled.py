@@ -1,4 +1,4 @@
-"""The cluster simulator's compiled loops (schedulers.cluster.core, numba, one per policy kernel)
+"""The cluster simulator's compiled loops (schedulers.cluster.loop and jitglue, numba, one per policy kernel)
 against the same source run as Python: for every built-in policy, on workloads that exercise
 preemption, migration and its undo, cold starts cut short, heterogeneous nodes, multi-node gangs,
 job weights, eq8 and tick ledgers and a zero cold start, the per-job table, the tenant windows, the
@@ -174,23 +174,23 @@ class _SlowFirstCompile:
 def test_a_first_compile_that_takes_long_is_told(monkeypatch, compile_s, compiled, told):
     import numba
 
-    from schedulers.cluster import core
+    from schedulers.cluster import jitglue, simulator
 
     make, kwargs = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     policy = get_policy("astraea", "cluster")(**kwargs)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     simulate_fairness(jobs, policy)  # the real loop compiled or loaded
-    fake = _SlowFirstCompile(core.compiled_loop(policy.kernel_params()), compile_s)
-    signature = tuple(numba.typeof(a) for a in core.arguments(jobs, policy)[0])
+    fake = _SlowFirstCompile(jitglue.compiled_loop(policy.kernel_params()), compile_s)
+    signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy)[0])
     if not compiled:
         del fake.overloads[signature]
-    monkeypatch.setattr(core, "compiled_loop", lambda params: fake)
-    monkeypatch.setattr(core, "COMPILE_NOTICE_AFTER_S", 0.1)
+    monkeypatch.setattr(jitglue, "compiled_loop", lambda params: fake)
+    monkeypatch.setattr(simulator, "COMPILE_NOTICE_AFTER_S", 0.1)
     notices = []
     run = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), notice=notices.append)
     assert run.loop == "compiled" and run.metrics["completed"] == jobs.n
-    assert notices == ([core.compile_notice("astraea")] if told else [])
+    assert notices == ([jitglue.compile_notice("astraea")] if told else [])
     assert fake.compiles == ([] if compiled else [signature])
 
 
@@ -200,7 +200,7 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
     kernel: ASTRAEA and ASTRAEA-P share theirs."""
     import numba
 
-    from schedulers.cluster import core
+    from schedulers.cluster import jitglue, simulator
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     for name in ("astraea-p", "astraea", "hived"):  # predictions; HiveD's cell owners
@@ -209,18 +209,18 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
         jobs = jobs.with_predictions(jobs.size * 1.5)
         policy = get_policy(name, "cluster")(**kwargs)
         simulate_fairness(jobs, policy)
-        loop = core.compiled_loop(policy.kernel_params())
-        signature = tuple(numba.typeof(a) for a in core.arguments(jobs, policy)[0])
+        loop = jitglue.compiled_loop(policy.kernel_params())
+        signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy)[0])
         assert signature in loop.overloads
         assert list(loop.overloads) == [signature]
     astraea, astraea_p = (get_policy(name, "cluster")().kernel_params() for name in ("astraea", "astraea-p"))
-    assert core.compiled_loop(astraea) is core.compiled_loop(astraea_p)
+    assert jitglue.compiled_loop(astraea) is jitglue.compiled_loop(astraea_p)
 
 
 def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch):
     """A budget made smaller than the run stops both loops at the same event with the same line
     (schedulers.jit.EventBudgetExceeded, exit 2); the budget the run needs exactly lets both finish."""
-    from schedulers.cluster import core
+    from schedulers.cluster import jitglue, simulator
     from schedulers.jit import EventBudgetExceeded
 
     make, kwargs = WORKLOADS["no-cold-start"]
@@ -228,7 +228,7 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
     full = _run(monkeypatch, "off", "astraea", jobs, kwargs)
     events = full.metrics["events"]
     assert events > 5_000
-    monkeypatch.setattr(core, "event_budget", lambda jobs, policy: events - 1)
+    monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
     lines = set()
     for setting in ("off", "on"):
         with pytest.raises(EventBudgetExceeded) as info:
@@ -236,5 +236,5 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
         lines.add(str(info.value))
     assert len(lines) == 1 and f"astraea on {jobs.n:,} jobs: the cluster simulator's loop went past its budget of " \
                                f"{events - 1:,} events at t = " in lines.pop()
-    monkeypatch.setattr(core, "event_budget", lambda jobs, policy: events)
+    monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events)
     assert _run(monkeypatch, "on", "astraea", jobs, kwargs).metrics["events"] == events

@@ -1,4 +1,4 @@
-"""The cluster simulator (schedulers.cluster.core) compiled and the same source as Python, on
+"""The cluster simulator (schedulers.cluster.simulator) compiled and the same source as Python, on
 generated workloads: small random clusters (nodes of 4, 8 and 16 GPUs), 5-40 jobs with gangs up to two nodes,
 tenants with quota weights and jobs with weights, submit times on and off the ticks, leases that are
 and are not multiples of the tick, p̂ with noise, cold start 0 or not, eq8 / eq16 and ρ from submit /

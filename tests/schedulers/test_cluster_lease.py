@@ -1,4 +1,4 @@
-"""Rounds happen only AT lease boundaries (schedulers.cluster.core).
+"""Rounds happen only AT lease boundaries (schedulers.cluster.events).
 
 A running job keeps its lease to the next multiple of `lease_s`, whatever tick a competitor arrives
 on, and a boundary passed with nothing waiting brings no round until the next boundary. Hand cases
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedulers.cluster import core
+from schedulers.cluster import events
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.jobs import JobSet
 from schedulers.policy import builtin_classes, get_policy
@@ -72,13 +72,13 @@ def test_a_running_job_keeps_its_lease_to_the_next_boundary(monkeypatch, name, b
 def _round_times(monkeypatch):
     """Record the instant of every round of a run of the simulator as Python."""
     times = []
-    real = core.decide
+    real = events.decide
 
     def spy(s, p, at_round, now):
         if at_round:
             times.append(now)
         return real(s, p, at_round, now)
-    monkeypatch.setattr(core, "decide", spy)
+    monkeypatch.setattr(events, "decide", spy)
     return times
 
 

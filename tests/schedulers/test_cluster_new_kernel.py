@@ -1,5 +1,5 @@
 """A new cluster policy is one file: its class (name, flags, settings) and its kernel (what the cluster
-simulator runs, as Python or compiled), written here as a user of schedulers.cluster.core would
+simulator runs, as Python or compiled), written here as a user of the simulator's modules would
 (docs/policies.md#a-built-in-cluster-policy-one-file): largest gang first, then submit order. Its runs
 as Python and compiled are the run of the same rule written as a plugin's `order` (schedulers.cluster.rule),
 bit for bit."""
@@ -9,10 +9,13 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from schedulers.cluster.core import candidates, group, kernel, place_in_order
-from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.placement import place_in_order
+from schedulers.cluster.queues import candidates
 from schedulers.cluster.scenarios import venus
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.jobs import JobSet
 
@@ -39,7 +42,7 @@ LargestFirstState = namedtuple("LargestFirstState", "params")
 
 
 def setup(s, params):
-    return group(LargestFirstState, params)
+    return group(LargestFirstState(params))
 
 
 @jitable

@@ -1,7 +1,7 @@
 """No cluster policy but the clairvoyant reference reads true durations (the cardinal sin of the field).
 
-A kernel can reach every array of the simulator's state, `s.job.size` included (the loop needs it to
-complete jobs), so the test is behavioural: give the job that completes last another true duration
+A kernel is given a state that holds no true size (schedulers.cluster.state; test_cluster_size_blind.py
+checks what it can reach), and this test checks the decisions themselves: give the job that completes last another true duration
 (a third of it). Until it completes in either run nothing observable differs — p̂, arrivals, every
 other completion — so a policy that does not read true durations decides exactly the same until
 then: the same stretches on the same GPUs. `srtf-oracle`, which reads them, is the control that

@@ -1,4 +1,4 @@
-"""The round mechanics (schedulers.cluster.core): a decision is executed exactly as decided.
+"""The round mechanics (schedulers.cluster.events): a decision is executed exactly as decided.
 
 Hand-checked cases first (the fragmentation case, the planning copy), then every policy on random
 multi-tenant workloads in check mode, then an independent recomputation of every ρ from the executed

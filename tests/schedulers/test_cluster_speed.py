@@ -1,6 +1,6 @@
 """The cluster simulator's cheaper paths decide exactly what the plain statement of each rule decides.
 
-- `core.find_placement` (the consolidated placement search) against the rule written out plainly, on
+- `placement.find_placement` (the consolidated placement search) against the rule written out plainly, on
   random heterogeneous states and node restrictions;
 - `fifo`, `yarn-cs` and `tiresias-l` keep their waiting jobs in their own queues (a fill costs the jobs
   it reads, not the queue's length): their kernels give the runs of the plain rules written as
@@ -11,8 +11,9 @@
 import numpy as np
 import pytest
 
-from schedulers.cluster import core
+from schedulers.cluster import placement
 from schedulers.cluster.base import _EPS, ClusterPolicy
+from schedulers.cluster.loop import SIMULATOR_MODULES
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.policies.fifo import FIFOCluster
 from schedulers.cluster.policies.yarn_cs import YarnCS
@@ -28,16 +29,12 @@ class _Free:
 
 
 def kernel_find(caps, free, g, allowed=None):
-    """core.find_placement on these free counts: the placement as ((node, gpus), ...) or None."""
-    cap = np.asarray(caps, np.int64)
+    """placement.find_placement on these free counts: the placement as ((node, gpus), ...) or None."""
     fr = np.asarray(free, np.int64)
-    node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
-    parts_max = g // int(cap.min()) + 2
-    found_node, found_k = np.zeros(parts_max, np.int64), np.zeros(parts_max, np.int64)
-    owner = np.array([0 if allowed is None or n in allowed else 1 for n in range(len(caps))], np.int64)
-    parts = core.find_placement(fr, int(fr.sum()), g, cap, node_order, int(cap.max()), np.zeros(len(caps), np.bool_),
-                                found_node, found_k, owner, -1 if allowed is None else 0)
-    return tuple(zip(found_node[:parts].tolist(), found_k[:parts].tolist())) if parts else None
+    owner = [0 if allowed is None or n in allowed else 1 for n in range(len(caps))]
+    nodes = placement.search_nodes(caps, owner, g // int(min(caps)) + 1)
+    parts = placement.find_placement(fr, int(fr.sum()), g, nodes, -1 if allowed is None else 0)
+    return tuple(zip(nodes.found_node[:parts].tolist(), nodes.found_k[:parts].tolist())) if parts else None
 
 
 def plain_find(cluster: _Free, g: int, allowed=None):
@@ -143,7 +140,7 @@ def _busy_workload(seed: int, n: int = 500) -> JobSet:
 
 
 def _same_run(fast, plain, jobs):
-    """The built-in policy `fast` on its kernel (schedulers.cluster.core) as Python and compiled gives
+    """The built-in policy `fast` on its kernel (schedulers.cluster.kernels) as Python and compiled gives
     the run of the plain rule (a plugin's Python rule)."""
     import os
 
@@ -250,12 +247,12 @@ def _tuple_unpacked_reads(path):
 def test_the_simulator_never_unpacks_state_reads_from_a_tuple(tmp_path):
     """numba 0.68.1 compiled `seg, plan, q, cfg = s.seg, s.plan, s.q, s.cfg` (start_job) into a loop
     that left jobs unserved while the Python run was right: the simulator and the built-in kernels
-    read the state one name per line (core.py's event loop says why)."""
+    read the state one name per line (schedulers.cluster.loop says why)."""
     from pathlib import Path  # noqa: PLC0415
 
     import schedulers.cluster.policies as policies  # noqa: PLC0415
 
-    files = [Path(core.__file__), *sorted(Path(policies.__file__).parent.glob("*.py"))]
+    files = [*SIMULATOR_MODULES, *sorted(Path(policies.__file__).parent.glob("*.py"))]
     found = {f.name: lines for f in files if (lines := _tuple_unpacked_reads(f))}
     assert found == {}
     probe = tmp_path / "probe.py"  # the check itself finds them

@@ -10,7 +10,7 @@ import pytest
 
 from benchmark.cli import main
 from benchmark.experiments import hpc
-from schedulers.cluster import core
+from schedulers.cluster import simulator
 from schedulers.jobs import JobSet
 
 
@@ -24,7 +24,7 @@ def _jobs(submit, run, predicted, procs, users=None):
 
 
 def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False, interval_s=1.0):
-    state = core.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine, None, interval_s),
+    state = simulator.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine, None, interval_s),
                      compiled)
     return state.start.tolist()
 
@@ -103,7 +103,7 @@ def test_easy_pp_raises_an_outlived_prediction_to_the_requested_time():
 def _given(y_submit, estimate):
     case = _outlived(y_submit, 10)
     jobs = _jobs(case["submit"], case["run"], case["predicted"], case["procs"], case["users"])
-    return core.run(jobs, hpc.make_policy("easy-pp", 8, estimate=np.array(estimate, float)), False).start.tolist()
+    return simulator.run(jobs, hpc.make_policy("easy-pp", 8, estimate=np.array(estimate, float)), False).start.tolist()
 
 
 def test_easy_pp_on_a_given_estimate_keeps_the_correction_and_sjbf():

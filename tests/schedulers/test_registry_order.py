@@ -119,14 +119,14 @@ def test_the_fast_loops_run_the_registry_classes_that_name_them():
 
 
 def test_every_built_in_cluster_policy_runs_on_its_kernel():
-    from schedulers.cluster import core, rule
+    from schedulers.cluster import jitglue, kernels, rule
     from schedulers.cluster.rule import RuleParams
 
     for name in compiled_policies():
         policy = get_policy(name, "cluster")()
         assert not policy.uses_python_rule()
-        assert core.compilable(rule.params_of(policy, None))
-        assert type(policy.kernel_params()) in core._KERNELS
+        assert jitglue.compilable(rule.params_of(policy, None))
+        assert type(policy.kernel_params()) in kernels._KERNELS
     assert not get_policy("astraea", "cluster")(check=True).uses_python_rule()  # checked runs compile too
 
     class Mine(get_policy("astraea", "cluster")):  # a subclass that changes nothing runs ASTRAEA's kernel
@@ -140,7 +140,7 @@ def test_every_built_in_cluster_policy_runs_on_its_kernel():
 
     assert not Mine().uses_python_rule()
     assert Ordered().uses_python_rule() and isinstance(rule.params_of(Ordered(), None), RuleParams)
-    assert not core.compilable(rule.params_of(Ordered(), None))
+    assert not jitglue.compilable(rule.params_of(Ordered(), None))
 
 
 def test_a_plugin_naming_a_fast_loop_runs_on_the_engine():

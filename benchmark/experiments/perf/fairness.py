@@ -132,7 +132,7 @@ def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> dict | No
         return None
     import dataclasses
 
-    from schedulers.cluster import core
+    from schedulers.cluster import simulator
 
     head = slice(0, 50)
     few = dataclasses.replace(jobs, job_id=jobs.job_id[head], submit_time=jobs.submit_time[head], size=jobs.size[head],
@@ -141,7 +141,7 @@ def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> dict | No
     seconds = {}
     for name in kernels:
         t0 = time.perf_counter()
-        core.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
+        simulator.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
                  compiled=True, notice=lambda text: say(f"  {text}", quiet))
         seconds[name] = round(time.perf_counter() - t0, 3)
     return seconds

@@ -6,7 +6,7 @@ easy-pp, conservative) once on the whole log — every kept job, one run from an
 `reproduce hpc --whole` does — on the compiled cluster loop, by default on the shipped HPC2N log
 (202,871 jobs, 240 processors). Per policy: the first run (which compiles the policy's loop, or
 loads it from numba's cache), then the median of R more runs, each split into the simulation
-(`schedulers.cluster.core.run`) and the whole run with the metrics of the table (bounded slowdown,
+(`schedulers.cluster.simulator.run`) and the whole run with the metrics of the table (bounded slowdown,
 wait, utilisation and the cluster task's metrics). Target: a whole log per policy within
 TARGET_S seconds. Reading the log is timed apart. The machine's load is read before and after
 each policy.

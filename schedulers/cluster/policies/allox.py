@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -13,9 +13,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (_EPS, advance, assignment, candidates, group, kernel, place_in_order, rho_of,
-                                     total_now)
 from schedulers.cluster.base import ClusterPolicy, revision_code
+from schedulers.cluster.kernels import assignment, kernel
+from schedulers.cluster.ledgers import advance, rho_of
+from schedulers.cluster.placement import place_in_order, total_now
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import _EPS, group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -67,7 +70,7 @@ class Allox(ClusterPolicy):
     description = "AlloX: min-cost matching of jobs to (node, position) on p̂, fairness knob α over tenant progress"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return AlloxParams(alpha=self.alpha, match_max=ALLOX_MATCH_MAX)
 
     def __init__(self, *, alpha: float = ALLOX_ALPHA, revision: str = "none", **kwargs):
@@ -79,13 +82,13 @@ class Allox(ClusterPolicy):
         self.alpha = float(alpha)
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 AlloxParams = namedtuple("AlloxParams", "alpha match_max")
 AlloxState = namedtuple("AlloxState", "params")
 
 
 def setup(s, params):
-    return group(AlloxState, params)
+    return group(AlloxState(params))
 
 
 @jitable

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -14,9 +14,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (advance, attained_engine, attempt, bag_add, bag_remove, count_decision, group,
-                                     job_rho, kernel, may_fit, rho_of, room, total_now)
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.ledgers import advance, job_rho, rho_of
+from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.queues import bag_add, bag_remove, count_decision, may_fit, room
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 from schedulers.revision import NONE, revise_outlived
@@ -47,7 +51,7 @@ class Astraea(ClusterPolicy):
     description = "two-phase LTGF selection: min rho tenant, max reward job, pre-charge, skip unplaceable"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core, below)."""
+        """Its kernel's settings (schedulers.cluster.kernels, below)."""
         return AstraeaParams(by_prediction=False, band=0.0, rule=NONE)
 
 
@@ -95,7 +99,7 @@ class AstraeaP(Astraea):
         return AstraeaParams(by_prediction=True, band=self.band, rule=self.rule)
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 # Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
 # so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
@@ -121,12 +125,13 @@ def setup(s, params):
     for k in range(T):
         b_heap[k].clear()
     est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
-    return group(AstraeaState, params, [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64),
-                        np.zeros((T, maxg + 1), np.int64), [np.zeros(8, np.int64) for _ in range(T)],
-                        np.zeros(T, np.int64), np.full(n, -1, np.int64), np.zeros((T, maxg + 1), np.int64),
-                        [np.zeros(8, np.int64) for _ in range(T)], np.zeros(T, np.int64), np.full(n, -1, np.int64),
-                        b_heap, np.zeros(T, np.bool_), np.zeros(T, np.int64), np.full(1, -1.0), np.zeros(T, np.int64),
-                        np.zeros(n), est, np.zeros(n, np.int64))
+    return group(AstraeaState(
+        params=params, a_buf=[np.zeros(8, np.int64) for _ in range(T)], a_len=np.zeros(T, np.int64),
+        a_count=np.zeros((T, maxg + 1), np.int64), sw_buf=[np.zeros(8, np.int64) for _ in range(T)],
+        sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
+        hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
+        b_heap=b_heap, b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64)))
 
 
 def on_hold(s, p, j):

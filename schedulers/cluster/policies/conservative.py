@@ -2,7 +2,7 @@
 
 The third backfilling scheduler of the HPC comparison (`benchmark reproduce hpc`,
 docs/hpc-backfilling.md), beside EASY (schedulers.cluster.policies.easy_p) and FCFS / SJF
-(hpc_queue): a kernel of the cluster simulator (`schedulers.cluster.core`), run compiled or as
+(hpc_queue): a kernel of the cluster simulator (`schedulers.cluster.simulator`), run compiled or as
 Python. Not a registered policy of the fairness task (the comparison runs it on HPC logs).
 May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
@@ -14,7 +14,10 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.base import ClusterPolicy
-from schedulers.cluster.core import attempt, candidates, group, kernel
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 
 
@@ -54,7 +57,7 @@ ConservativeState = namedtuple("ConservativeState", "params end")
 
 
 def setup(s, params):
-    return group(ConservativeState, params, np.zeros(s.job.n))
+    return group(ConservativeState(params, np.zeros(s.job.n)))
 
 
 @jitable

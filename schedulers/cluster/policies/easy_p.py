@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+simulator (`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -12,8 +12,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attained_engine, attempt, candidates, find, group, job_order_add, kernel
 from schedulers.cluster.base import ClusterPolicy, revision_code
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt, find
+from schedulers.cluster.queues import candidates, job_order_add
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 from schedulers.revision import NONE, revise_outlived
@@ -65,7 +69,7 @@ class EasyP(ClusterPolicy):
         self.revision = revision
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return EasyParams(False, False, np.empty(0), self.rule)
 
 
@@ -101,7 +105,7 @@ class EasyPlusPlus(EasyP):
         return EasyParams(len(self.estimate) == 0, True, self.estimate, NONE)  # its own correction, not a rule
 
 
-# ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
+# ----- the kernel (schedulers.cluster.kernels): the decision over the simulator's arrays -------------
 # end[j]: the predicted end (start + p̂) of a job this kernel started; free_at: the free GPUs per
 # node at the shadow time, scratch of one decision; refused[g] == epoch[0]: a job of g GPUs that
 # runs past the shadow time was refused since the last start (the next one of g GPUs would get
@@ -117,9 +121,10 @@ EasyState = namedtuple("EasyState", "params end free_at refused epoch pred begin
 
 
 def setup(s, params):
-    return group(EasyState, params, np.zeros(s.job.n), np.zeros(s.nodes.N, np.int64),
-                 np.zeros(s.job.maxg + 1, np.int64), np.zeros(1, np.int64), np.zeros(s.job.n), np.zeros(s.job.n),
-                 np.zeros((s.job.T, 2)), np.zeros(s.job.T, np.int64), np.zeros(s.job.n, np.int64))
+    return group(EasyState(params=params, end=np.zeros(s.job.n), free_at=np.zeros(s.nodes.N, np.int64),
+                           refused=np.zeros(s.job.maxg + 1, np.int64), epoch=np.zeros(1, np.int64),
+                           pred=np.zeros(s.job.n), begin=np.zeros(s.job.n), last=np.zeros((s.job.T, 2)),
+                           done=np.zeros(s.job.T, np.int64), revisions=np.zeros(s.job.n, np.int64)))
 
 
 @jitable

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -12,8 +12,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import count_decision, group, kernel, try_place
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import try_place
+from schedulers.cluster.queues import count_decision
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -32,11 +35,11 @@ class FIFOCluster(ClusterPolicy):
     # queue's length (a strict FIFO's queue grows without bound once head-of-line blocking has cut
     # its throughput below the offered load).
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return FIFOParams()
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 # The waiting jobs in submit order are queue[ends[0]:ends[1]]: a job waits once (no preemption), and
 # the jobs a fill starts are a prefix of the queue.
 FIFOParams = namedtuple("FIFOParams", "")
@@ -44,7 +47,7 @@ FIFOState = namedtuple("FIFOState", "params queue ends")
 
 
 def setup(s, params):
-    return group(FIFOState, params, np.zeros(s.job.n, np.int64), np.zeros(2, np.int64))
+    return group(FIFOState(params, np.zeros(s.job.n, np.int64), np.zeros(2, np.int64)))
 
 
 @jitable

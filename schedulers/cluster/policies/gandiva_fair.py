@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -14,8 +14,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attempt, candidates, group, kernel, place_in_order, total_now
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt, place_in_order, total_now
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -34,17 +37,17 @@ class GandivaFair(ClusterPolicy):
     description = "ticket-based stride scheduling per tenant"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return GandivaParams()
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 GandivaParams = namedtuple("GandivaParams", "")
 GandivaState = namedtuple("GandivaState", "params pass_ was_active")
 
 
 def setup(s, params):
-    return group(GandivaState, params, np.zeros(s.job.T), np.zeros(s.job.T, np.bool_))
+    return group(GandivaState(params, np.zeros(s.job.T), np.zeros(s.job.T, np.bool_)))
 
 
 @jitable

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -12,8 +12,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attempt, count_decision, group, kernel, place_in_order
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt, place_in_order
+from schedulers.cluster.queues import count_decision
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -48,21 +51,21 @@ class HiveD(ClusterPolicy):
     description = "tenant quotas as reserved node cells, opportunistic use of idle cells"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return HiveDParams()
 
-    def node_owners(self, quota) -> list[int]:
+    def node_owners(self, capacities, quota) -> list[int]:
         """Its cells: the tenant owning each node (`cell_owners`)."""
-        return cell_owners(self.capacities, quota)
+        return cell_owners(capacities, quota)
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 HiveDParams = namedtuple("HiveDParams", "")
 HiveDState = namedtuple("HiveDState", "params blocked")
 
 
 def setup(s, params):
-    return group(HiveDState, params, np.zeros(s.job.T, np.bool_))
+    return group(HiveDState(params, np.zeros(s.job.T, np.bool_)))
 
 
 @jitable

@@ -1,7 +1,7 @@
 """FCFS and SJF on rigid parallel jobs, with or without backfilling: the batch schedulers of HPC logs.
 
 The heuristics of RLScheduler's evaluation (Zhang et al., SC'20; docs/reproduce-rlscheduler.md),
-as one kernel of the cluster simulator (`schedulers.cluster.core`): a log's processors are the
+as one kernel of the cluster simulator (`schedulers.cluster.simulator`): a log's processors are the
 cluster (one node of that many processors), each job's processors its gang, its requested time
 (SWF field 9) its p̂. Used by `benchmark reproduce rlscheduler`; not a registered policy of the
 fairness task (its settings are the protocol's, not the task's).
@@ -16,7 +16,10 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.base import ClusterPolicy
-from schedulers.cluster.core import attempt, count_decision, group, int_list, job_order_add, job_order_remove, kernel
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt
+from schedulers.cluster.queues import count_decision, job_order_add, job_order_remove
+from schedulers.cluster.state import group, int_list
 from schedulers.jit import jitable
 
 
@@ -64,8 +67,8 @@ HPCQueueState = namedtuple("HPCQueueState", "params head shadow end taken")
 
 
 def setup(s, params):
-    return group(HPCQueueState, params, np.full(1, -1, np.int64), np.full(1, math.nan), np.zeros(s.job.n),
-                 np.zeros(s.job.n, np.bool_))
+    return group(HPCQueueState(params, np.full(1, -1, np.int64), np.full(1, math.nan), np.zeros(s.job.n),
+                 np.zeros(s.job.n, np.bool_)))
 
 
 @jitable

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster
-simulator (`schedulers.cluster.core`) runs compiled or as Python.
+simulator (`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -12,8 +12,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attempt, candidates, group, kernel
 from schedulers.cluster.base import ClusterPolicy, revision_code
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt
+from schedulers.cluster.queues import candidates
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -62,17 +65,17 @@ class QSSF(ClusterPolicy):
         revision_code(revision)
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return QSSFParams()
 
 
-# ----- the kernel (schedulers.cluster.core): the decision over the simulator's arrays -------------
+# ----- the kernel (schedulers.cluster.kernels): the decision over the simulator's arrays -------------
 QSSFParams = namedtuple("QSSFParams", "")
 QSSFState = namedtuple("QSSFState", "params")
 
 
 def setup(s, params):
-    return group(QSSFState, params)
+    return group(QSSFState(params))
 
 
 @jitable

@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -13,8 +13,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import attained_engine, attempt, candidates, group, job_order_add, kernel, total_now
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.queues import candidates, job_order_add
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 from schedulers.revision import revise_outlived
@@ -60,7 +64,7 @@ class Themis(ClusterPolicy):
     description = "finish-time fairness T_sh/T_id, 1-f worst jobs bid in a lease auction, leftover to the rest"
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return ThemisParams(f=self.f, blind=self.size_blind, rule=self.rule)
 
     # size_blind and reauction are ablations (`benchmark reproduce astraea`, docs/fairness.md "Why
@@ -85,7 +89,7 @@ class Themis(ClusterPolicy):
             self.preemptive = False
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 ThemisParams = namedtuple("ThemisParams", "f blind rule")
 ThemisState = namedtuple("ThemisState", "params area area_t seen seen_area seen_t p_hat revisions")
 
@@ -96,8 +100,8 @@ def setup(s, params):
     p_hat = s.job.predicted.copy()
     if params.blind and n > 0:
         p_hat[:] = np.median(s.job.predicted)
-    return group(ThemisState, params, np.zeros(1), np.zeros(1), np.zeros(n, np.bool_), np.zeros(n), np.zeros(n), p_hat,
-                 np.zeros(n, np.int64))
+    return group(ThemisState(params=params, area=np.zeros(1), area_t=np.zeros(1), seen=np.zeros(n, np.bool_),
+                             seen_area=np.zeros(n), seen_t=np.zeros(n), p_hat=p_hat, revisions=np.zeros(n, np.int64)))
 
 
 @jitable

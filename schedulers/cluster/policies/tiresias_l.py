@@ -2,7 +2,7 @@
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -13,9 +13,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import (attained_engine, candidates, group, job_order_add, job_order_remove, kernel,
-                                     ledger_attained, place_in_order)
 from schedulers.cluster.base import ClusterPolicy
+from schedulers.cluster.events import attained_engine
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.ledgers import ledger_attained
+from schedulers.cluster.placement import place_in_order
+from schedulers.cluster.queues import candidates, job_order_add, job_order_remove
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -43,11 +47,11 @@ class TiresiasL(ClusterPolicy):
     # find GPUs (`_leftovers`).
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernel is below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return TiresiasParams()
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 TiresiasParams = namedtuple("TiresiasParams", "")
 TiresiasState = namedtuple("TiresiasState", "params offset queue_of starving")
 
@@ -55,7 +59,7 @@ TiresiasState = namedtuple("TiresiasState", "params offset queue_of starving")
 def setup(s, params):
     starving = [(0.0, 0.0, 0)]
     starving.clear()
-    return group(TiresiasState, params, np.zeros(s.job.n), np.full(s.job.n, -1, np.int64), starving)
+    return group(TiresiasState(params, np.zeros(s.job.n), np.full(s.job.n, -1, np.int64), starving))
 
 
 LEVELS = len(TiresiasL.THRESHOLDS_GPU_S) + 1  # queues: thresholds passed, 0 to 2

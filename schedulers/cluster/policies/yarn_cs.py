@@ -6,7 +6,7 @@ differs from the paper's"), not the default: `max_capacity` (how far a tenant ma
 
 One policy module of the cluster half (docs/policies.md, docs/fairness.md): the registered class
 (name, flags, settings) and its kernel, the decision that the cluster simulator
-(`schedulers.cluster.core`) runs compiled or as Python.
+(`schedulers.cluster.simulator`) runs compiled or as Python.
 May import numpy, scipy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
 
@@ -18,8 +18,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers.cluster.core import candidates, count_decision, group, kernel, try_place
 from schedulers.cluster.base import _EPS, ClusterPolicy
+from schedulers.cluster.kernels import kernel
+from schedulers.cluster.placement import try_place
+from schedulers.cluster.queues import candidates, count_decision
+from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
 
@@ -63,13 +66,13 @@ class YarnCS(ClusterPolicy):
             self.preemptive = True
 
     def kernel_params(self):
-        """Its kernel's settings (schedulers.cluster.core; the kernels are below)."""
+        """Its kernel's settings (schedulers.cluster.kernels; the kernels are below)."""
         if self.preempt:
             return YarnPreemptParams(max_capacity=self.max_capacity)
         return YarnParams(max_capacity=self.max_capacity)
 
 
-# ----- the kernel (schedulers.cluster.core): the same decision over the simulator's arrays -------
+# ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 # Each tenant's waiting jobs in submit order are a linked list (first[k], then nxt[j] until -1): a
 # job waits once (no preemption), and the jobs a fill starts are a prefix of each tenant's list.
 YarnParams = namedtuple("YarnParams", "max_capacity")
@@ -78,8 +81,8 @@ YarnState = namedtuple("YarnState", "params first last nxt")
 
 def setup(s, params):
     T = s.job.T
-    return group(YarnState, params, np.full(T, -1, np.int64), np.full(T, -1, np.int64),
-                 np.full(s.job.n, -1, np.int64))
+    return group(YarnState(params, np.full(T, -1, np.int64), np.full(T, -1, np.int64),
+                 np.full(s.job.n, -1, np.int64)))
 
 
 @jitable
@@ -156,7 +159,7 @@ KERNEL = kernel(YarnCS.name, YarnParams, YarnState, setup=setup, select=decide, 
 
 
 # ----- yarn-cs(preempt=True): the same two passes at lease rounds, over running and waiting jobs ----
-# At a round every running job is a candidate again (schedulers.cluster.core): pass 1 gives each
+# At a round every running job is a candidate again (schedulers.cluster.events): pass 1 gives each
 # tenant its quota in submit order (its oldest jobs, running or not), so a job of a tenant under its
 # quota may take GPUs a borrower holds; pass 2 then lends what is left, running borrowers first (YARN
 # preempts only what a guarantee needs), then waiting jobs, each tenant until its first that does not
@@ -166,7 +169,7 @@ YarnPreemptState = namedtuple("YarnPreemptState", "params")
 
 
 def setup_preempt(s, params):
-    return group(YarnPreemptState, params)
+    return group(YarnPreemptState(params))
 
 
 @jitable

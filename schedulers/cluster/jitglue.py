@@ -1,0 +1,141 @@
+"""The numba glue of the cluster simulator: one compiled loop per kernel (schedulers.cluster.loop),
+cached on disk under a digest of the sources it is made from; the state's groups as numba structrefs;
+the kernel hooks dispatched on the type of the kernel's state; the calls into Python (scipy's
+assignment) in object mode.
+
+May import numpy, schedulers.jit, schedulers.revision and the simulator's modules (state, kernels,
+loop); numba only when a loop is compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from pathlib import Path
+
+from schedulers import jit
+from schedulers.cluster import kernels
+from schedulers.cluster.kernels import _KERNELS, HOOKS, Kernel, assignment, setup
+from schedulers.cluster.loop import SIMULATOR_MODULES, make_loop
+from schedulers.cluster.state import group
+
+_compiled_loops: dict[str, object] = {}  # by kernel name
+_registered = False
+_lock = threading.Lock()
+
+
+def _sources_digest(kernel_: Kernel) -> str:
+    """A digest of the source files a kernel's compiled loop is made from: the simulator's modules
+    (SIMULATOR_MODULES), this one, schedulers.jit, schedulers.revision (the revision rules a kernel may
+    call) and the kernel's own module."""
+    import inspect  # noqa: PLC0415
+
+    from schedulers import revision  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    for path in (*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
+                 Path(inspect.getsourcefile(kernel_.select))):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _overloads() -> None:
+    """What numba needs to compile the loop: every `jitable` function registered, the kernel hooks
+    dispatched on the type of the kernel's state, and the calls into Python in object mode."""
+    import numba  # noqa: PLC0415
+    from numba.extending import overload  # noqa: PLC0415
+
+    jit.register_jitables()
+
+    @overload(group)
+    def _group(record):
+        return _make_reference(record.instance_class, record.types)
+
+    @overload(setup)
+    def _setup(s, params, size):
+        made = _KERNELS[params.instance_class]
+        impl = made.setup
+        if made.clairvoyant:
+            return lambda s, params, size: impl(s, params, size)
+        return lambda s, params, size: impl(s, params)
+
+    for name in HOOKS:
+        _overload_hook(overload, name)
+
+    @overload(assignment)
+    def _assignment(cost):
+        def impl(cost):
+            with numba.objmode(rows="int64[:]", cols="int64[:]"):
+                rows, cols = assignment(cost)
+            return rows, cols
+        return impl
+
+
+_REFERENCE_TYPES: dict[type, type] = {}
+
+
+def _make_reference(cls, field_types):
+    """The compiled `group(record)` of a `cls` record (a namedtuple of `field_types`): a numba
+    structref with the same fields, of a structref type made once per class (`origin`: the class)."""
+    from numba.core import types  # noqa: PLC0415
+    from numba.experimental import structref  # noqa: PLC0415
+
+    ref_class = _REFERENCE_TYPES.get(cls)
+    if ref_class is None:
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+        ref_class = structref.register(type(f"{cls.__name__}Ref", (types.StructRef,),
+                                            {"preprocess_fields": preprocess_fields, "origin": cls}))
+        _REFERENCE_TYPES[cls] = ref_class
+    ref_type = ref_class(list(zip(cls._fields, field_types)))
+    source = ("def make(_new, _type):\n"
+              "    def impl(record):\n"
+              "        ref = _new(_type)\n"
+              + "".join(f"        ref.{name} = record.{name}\n" for name in cls._fields)
+              + "        return ref\n"
+              "    return impl\n")
+    scope: dict = {}
+    exec(source, scope)  # noqa: S102 (assignments to the fields of the project's own classes)
+    return scope["make"](structref.new, ref_type)
+
+
+def _overload_hook(overload, name: str) -> None:
+    """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands for."""
+    def typer(s, p, *args):
+        impl = getattr(_KERNELS[p.origin], name)
+        return lambda s, p, *args: impl(s, p, *args)
+    overload(getattr(kernels, name))(typer)
+
+
+def compiled_loop(params):
+    """The compiled loop of the kernel whose settings `params` are (a numba dispatcher, compiled on
+    its first run or loaded from numba's cache; one per kernel, so that changing one kernel's
+    source recompiles only its loop)."""
+    global _registered
+    made = _KERNELS[type(params)]
+    with _lock:
+        if not _registered:
+            _overloads()
+            _registered = True
+        loop = _compiled_loops.get(made.name)
+        if loop is None:
+            function = make_loop(_sources_digest(made))
+            # numba names its cache index after the function: one index per kernel, so that a loading
+            # never unpickles another kernel's entries (a plugin's or a test's kernel types may not
+            # be importable there)
+            kind = re.sub(r"\W", "_", f"{made.params.__module__}.{made.params.__qualname__}")
+            function.__qualname__ = f"{function.__qualname__}_{kind}"
+            loop = _compiled_loops[made.name] = jit.njit(function, nogil=False)  # it takes the GIL to poll
+        return loop
+
+
+def compile_notice(name: str) -> str:
+    return (f"compiling the cluster simulator's loop for {name} on this machine (once after installing, "
+            "under a minute per policy; cached for later runs)")
+
+
+def compilable(params) -> bool:
+    """Whether the kernel of `params` can run compiled (a Python rule's cannot)."""
+    return _KERNELS[type(params)].compilable

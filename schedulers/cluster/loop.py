@@ -1,0 +1,269 @@
+"""The cluster simulator's event loop (schedulers.engine.Engine._run), over one run's state
+(schedulers.cluster.state), written once: `make_loop` makes it as Python, or as the source of one
+compiled loop per kernel (schedulers.cluster.jitglue). It takes the run's records (`JobArrays`,
+`ClusterArrays`, `Config`), its event budget and the kernel's settings, and returns an `Outcome`.
+
+At each event — the next arrival, wake-up or completion of the running group — it completes the
+jobs due, takes the arrivals, calls `allocate` (schedulers.cluster.events) and applies the group
+moves it asked for. It checks in with schedulers.jit every POLL_EVERY events (`checkpoint`: the
+event budget, Ctrl-C) and stops a run that breaks a rule or is stuck.
+
+May import numpy, schedulers.jit and the simulator's modules (state, ledgers, kernels, events).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+
+from schedulers.cluster.events import allocate, move, violation
+from schedulers.cluster.kernels import one_event, setup
+from schedulers.cluster.ledgers import advance
+from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
+                                      new_work)
+from schedulers.jit import checkpoint, jitable
+
+
+
+# the loop's result: per-job times and counts, the ledgers' readings, the executed stretches
+Outcome = namedtuple("Outcome", "completion start counters preempted migrations cold_spent job_att job_fair w_att "
+                                "w_fair8 stretches violation_at finished")
+# the executed stretches (schedulers.cluster.metrics.allocation_table): job, start, end, kind (0 run,
+# 1 cold start), where its placement starts in flat_node / flat_k and how many parts it has
+Stretches = namedtuple("Stretches", "job start end kind pl pn flat_node flat_k")
+
+#: the modules a compiled loop is made of (with the kernel's own, schedulers.jit and schedulers.revision):
+#: a change to any of them recompiles the loops (schedulers.cluster.jitglue)
+SIMULATOR_MODULES = tuple(Path(__file__).with_name(name) for name in (
+    "state.py", "ledgers.py", "placement.py", "queues.py", "kernels.py", "events.py", "loop.py"))
+
+
+@jitable
+def pop_completions(s, work, t_next, one, completed):
+    """The running jobs whose work is done by t_next (their virtual finish within tolerance of the
+    running group's clock) out of the engine, into `completed` (only the first: `one`)."""
+    eng = s.eng
+    run_heap = work.run_heap
+    stamp = eng.stamp
+    group_of = eng.group_of
+    base = eng.base
+    g_count = eng.g_count
+    completion = eng.completion
+    size = work.size
+    V = eng.g_V[_RUN]
+    tol = _REL_TOL * max(1.0, abs(V))
+    while len(run_heap) > 0:
+        fin, j, st = run_heap[0]
+        if not (st == stamp[j] and group_of[j] == _RUN):
+            heapq.heappop(run_heap)
+            continue
+        if fin > V + tol:
+            break
+        heapq.heappop(run_heap)
+        base[j] = size[j]
+        group_of[j] = _IDLE
+        stamp[j] += 1
+        g_count[_RUN] -= 1
+        completion[j] = t_next
+        completed.append(j)
+        if one:
+            break
+
+
+@jitable
+def apply_moves(s, work, now):
+    """The group moves `allocate` asked for, in order; a job that starts being served gets its start
+    time; the wake-up it asked for."""
+    eng = s.eng
+    moves_j = eng.moves_j
+    moves_g = eng.moves_g
+    g_rate = eng.g_rate
+    start = eng.start
+    for i in range(len(moves_j)):
+        j = moves_j[i]
+        g = moves_g[i]
+        move(s, work, j, g)
+        if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
+            start[j] = now
+    if eng.wake_req[0] < math.inf:
+        heapq.heappush(eng.wakes, eng.wake_req[0])
+
+
+@jitable
+def close_ledgers(s):
+    """The ledgers' end of the run (LTGF.window_table advances every tenant to the makespan)."""
+    t_end = 0.0
+    any_done = False
+    for j in range(s.job.n):
+        c = s.eng.completion[j]
+        if not math.isnan(c) and (not any_done or c > t_end):
+            t_end = c
+            any_done = True
+    for k in range(s.job.T):
+        advance(s, k, t_end)
+
+
+@jitable
+def stretches(s):
+    """The executed stretches as arrays."""
+    seg = s.seg
+    n_seg = len(seg.seg_job)
+    s_job = np.empty(n_seg, np.int64)
+    s_start = np.empty(n_seg)
+    s_end = np.empty(n_seg)
+    s_kind = np.empty(n_seg, np.int8)
+    s_pl = np.empty(n_seg, np.int64)
+    s_pn = np.empty(n_seg, np.int64)
+    for i in range(n_seg):
+        s_job[i] = seg.seg_job[i]
+        s_start[i] = seg.seg_start[i]
+        s_end[i] = seg.seg_end[i]
+        s_kind[i] = seg.seg_kind[i]
+        s_pl[i] = seg.seg_pl[i]
+        s_pn[i] = seg.seg_pn[i]
+    flat_node = np.empty(len(seg.pl_flat_node), np.int64)
+    flat_k = np.empty(len(seg.pl_flat_node), np.int64)
+    for i in range(len(seg.pl_flat_node)):
+        flat_node[i] = seg.pl_flat_node[i]
+        flat_k[i] = seg.pl_flat_k[i]
+    return Stretches(job=s_job, start=s_start, end=s_end, kind=s_kind, pl=s_pl, pn=s_pn, flat_node=flat_node,
+                     flat_k=flat_k)
+
+
+@jitable
+def outcome(s, finished):
+    """The run's Outcome once the loop has ended."""
+    led = s.led
+    n_win = 0
+    for k in range(s.job.T):
+        if len(led.win_att[k]) > n_win:
+            n_win = len(led.win_att[k])
+    w_att = np.zeros((s.job.T, n_win))
+    w_fair8 = np.zeros((s.job.T, n_win))
+    for k in range(s.job.T):
+        for w in range(len(led.win_att[k])):
+            w_att[k, w] = led.win_att[k][w]
+            w_fair8[k, w] = led.win_fair8[k][w]
+    return Outcome(completion=s.eng.completion, start=s.eng.start, counters=s.counters, preempted=s.q.preempted,
+                   migrations=s.q.migrations, cold_spent=s.q.cold_spent, job_att=led.job_att, job_fair=led.job_fair,
+                   w_att=w_att, w_fair8=w_fair8, stretches=stretches(s), violation_at=s.q.violation_at[0],
+                   finished=finished)
+
+
+def make_loop(sources: str):
+    """The loop over the kernel given by the type of its `params`; `sources` (a digest of the
+    simulator's and the kernels' source files) keys numba's on-disk cache, so that a compiled
+    loop is never loaded for sources it was not compiled from."""
+
+    def loop(jobs, cluster, cfg, max_events, params):
+        sources  # noqa: B018 (the cache key: see above)
+        s = new_state(jobs, cluster, cfg)
+        work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
+        p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
+        one = one_event(s, p)  # the kernel decides after each event (`kernel(one_event=True)`)
+        now = 0.0
+        next_arrival = 0
+        finished = 0
+        events = 0
+        idle = 0  # wake-ups in a row after which no job is in service while some wait
+        completed = [0]
+        completed.clear()
+        arrived = [0]
+        arrived.clear()
+        # the state's arrays and lists read once (they are never replaced, only written): in the
+        # compiled loop each read through `s` takes and drops reference counts, atomic operations
+        # that cost more than most of an event's work. One name per line: a tuple assignment of four
+        # state groups (`a, b, c, d = s.seg, s.plan, s.q, s.cfg` in start_job) compiled to a loop
+        # that left jobs unserved while the Python run was right (numba 0.68.1), so the simulator's
+        # jitable code never unpacks state reads from a tuple (tests/schedulers/test_cluster_speed.py)
+        eng = s.eng
+        g_count = eng.g_count
+        run_heap = work.run_heap
+        stamp = eng.stamp
+        group_of = eng.group_of
+        g_V = eng.g_V
+        g_rate = eng.g_rate
+        wakes = eng.wakes
+        submit = s.job.submit
+        n_jobs = s.job.n
+        n_wait = s.q.n_wait
+        counters = s.counters
+        check_at = checkpoint(0, max_events)  # Ctrl-C and the event budget (schedulers.jit)
+        while finished < n_jobs:
+            t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
+            if len(wakes) > 0 and wakes[0] < t_next:
+                t_next = wakes[0]
+            best = False
+            has_due = False
+            due_t = 0.0
+            best_finish = 0.0
+            if g_count[_RUN] > 0:
+                while len(run_heap) > 0:
+                    fin, j, st = run_heap[0]
+                    if st == stamp[j] and group_of[j] == _RUN:
+                        break
+                    heapq.heappop(run_heap)
+                if len(run_heap) > 0:
+                    fin = run_heap[0][0]
+                    due_t = now + (fin - g_V[_RUN]) / g_rate[_RUN]
+                    has_due = True
+                    if due_t <= t_next:
+                        t_next = due_t
+                        best = True
+                        best_finish = fin
+            if math.isinf(t_next):
+                break  # nothing pending: the Python engine raises (a policy that leaves jobs unserved)
+            if t_next < now:
+                t_next = now
+            dt = t_next - now
+            if dt > 0.0 and has_due:
+                g_V[_RUN] += g_rate[_RUN] * dt
+            if best:
+                if best_finish > g_V[_RUN]:
+                    g_V[_RUN] = best_finish
+            now = t_next
+            events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, max_events)
+                if check_at < 0:  # this event is one more than the budget: not processed
+                    violation(s, BUDGET, -1, now)
+                    break
+            completed.clear()
+            horizon = t_next + _REL_TOL * max(1.0, t_next)
+            # one event at a time: an arrival due now goes first, the completions wait for the next pass
+            if has_due and due_t <= horizon and not (one and next_arrival < n_jobs and submit[next_arrival] <= t_next):
+                pop_completions(s, work, t_next, one, completed)
+            finished += len(completed)
+            arrived.clear()
+            while next_arrival < n_jobs and submit[next_arrival] <= t_next and not (one and len(completed) > 0):
+                arrived.append(next_arrival)
+                next_arrival += 1
+                if one:
+                    break
+            woken = False
+            while len(wakes) > 0 and wakes[0] <= t_next:
+                heapq.heappop(wakes)
+                woken = True
+            if not (len(completed) > 0 or len(arrived) > 0 or woken):
+                continue
+            eng.moves_j.clear()
+            eng.moves_g.clear()
+            eng.wake_req[0] = math.inf
+            allocate(s, p, now, completed, arrived)
+            apply_moves(s, work, now)
+            if g_count[_RUN] + g_count[_COLD] > 0:
+                idle = 0
+            elif n_wait[0] > 0 and len(arrived) == 0:
+                idle += 1
+                if idle >= STUCK_AFTER:
+                    violation(s, 8, -1, now)
+            if counters[VIOLATION] != 0:
+                break
+        counters[EVENTS] = events
+        close_ledgers(s)
+        return outcome(s, finished)
+    return loop
