@@ -179,8 +179,11 @@ def test_compiled_loops_match_at_scale(monkeypatch, load):
 def test_an_empty_job_set_runs_compiled(monkeypatch):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     loops = fastpath.loops_for(0)
-    assert all(hasattr(getattr(loops, kind), "py_func") for kind in vars(loops))  # numba dispatchers
     jobs = JobSet.from_arrays([], [], [])
     for name in FAST:
         result = simulate(jobs, _make(name))
         assert len(result.completion_time) == 0 and result.events == 0, name
+    made = loops.made()  # the fixed loops, and one per loop and key function of the one-job-at-a-time policies
+    keyed = {(name == "edf-p", get_policy(name).order_key) for name in FAST if name not in ("fifo", "rr", "prr", "las")}
+    assert len(made) == 4 + len(keyed) == 12
+    assert all(hasattr(loop, "py_func") for loop in made)  # numba dispatchers
