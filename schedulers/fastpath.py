@@ -141,8 +141,7 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
         return completion, start, None, events
     completion, start, preempt = buffers(n, True)
     if kind == "prr":
-        events = call(loops.keyed(_make_prr, type(policy).decide), submit, size, pred, float(policy.lam), completion, start,
-                      preempt, budget)
+        events = call(loops.prr, submit, size, pred, float(policy.lam), completion, start, preempt, budget)
         return completion, start, preempt, _within_budget(kind, events, budget, n)
     # a one-job-at-a-time policy: its loop runs the policy's own key function (`order_key`), which
     # reads the true sizes only if the policy is clairvoyant (a placeholder otherwise)
@@ -498,19 +497,8 @@ def _rr(submit, size, completion, start, budget):
 
 
 @jitable(inline=True)
-def _enter(j, V, jobs):
-    """Job j joins a group whose clock is V (its stamp bumped: its older heap entries go stale); its
-    virtual finish in that group. `jobs`: the (size, base, vjoin, stamp) columns."""
-    size, base, vjoin, stamp = jobs
-    stamp[j] += 1
-    vjoin[j] = V
-    return V + size[j] - base[j]
-
-
-@jitable(inline=True)
-def _finish(j, now, jobs, group, done, completion):
-    """Job j completes at `now` (out of its group, its stamp bumped)."""
-    size, base, vjoin, stamp = jobs
+def _finish(j, now, size, base, group, stamp, done, completion):
+    """prr: job j completes at `now` (out of its group; its stamp bumped, so its heap entries go stale)."""
     base[j] = size[j]
     group[j] = -1
     stamp[j] += 1
@@ -519,10 +507,9 @@ def _finish(j, now, jobs, group, done, completion):
 
 
 @jitable(inline=True)
-def _complete_shared(heap0, lim, now, jobs, group, done, completion):
-    """The shared group's members whose virtual finish is at most `lim`, completed at `now` (stale
-    heap entries dropped on the way): how many."""
-    stamp = jobs[3]
+def _complete_shared(heap0, lim, now, size, base, group, stamp, done, completion):
+    """prr: the shared group's members whose virtual finish is at most `lim`, completed at `now`
+    (stale heap entries dropped on the way): how many."""
     count = 0
     while heap0:
         f, j, s = heap0[0]
@@ -532,130 +519,143 @@ def _complete_shared(heap0, lim, now, jobs, group, done, completion):
         if f > lim:
             break
         heapq.heappop(heap0)
-        _finish(j, now, jobs, group, done, completion)
+        _finish(j, now, size, base, group, stamp, done, completion)
         count += 1
     return count
 
 
-def _make_prr(decide, sources: str):
-    """prr's loop: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
-    favourite (smallest p̂) at (1 − λ)/k + λ — PRR's own decision, `decide` (`PRR.decide`), which
-    its `allocate` runs on the engine. Its moves are applied in order after its rates, as
-    Engine._apply does. `sources`: the cache key, as for `_make_one_at_a_time`."""
+@jitable(inline=True)
+def _prr_moves(moves, best, previous, first, end, done):
+    """PRR.allocate's moves when `best` becomes the favourite after `previous` at an event at which
+    jobs first..end-1 were released: (job, 0: shared group / 1: the favourite's), in the order the
+    engine applies them — the old favourite out, each released job into its group, the new one in."""
+    moves.clear()
+    if best != previous and previous != -1 and not done[previous]:
+        moves.append((previous, 0))
+    for j in range(first, end):
+        moves.append((j, 1 if j == best else 0))
+    if best != previous and best != -1 and not first <= best < end:
+        moves.append((best, 1))
 
-    def loop(submit, size, pred, lam, completion, start, preempt, budget):
-        sources  # noqa: B018 (the cache key)
-        n = len(size)
-        base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
-        jobs = (size, base, vjoin, stamp)
-        done = [False] * n
-        V0 = V1 = rate0 = rate1 = 0.0
-        cnt0 = cnt1 = 0
-        heap0 = [(0.0, 0, 0)]  # group 0: (virtual finish, job, stamp at push)
-        heap0.clear()
-        fin1, in1 = 0.0, -1  # group 1 holds at most one job (the favourite): its virtual finish and index
-        by_pred = [(0.0, 0)]  # (p̂, job) of every released job; finished ones are dropped when on top
-        by_pred.clear()
-        moves = [(0, 0)]  # (job, group) in the order Engine._apply applies them
-        fav = -1
-        now = 0.0
-        nxt = finished = events = 0
-        next_submit = submit[0]
-        tol_rel = _REL_TOL
-        check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
-        f0 = f1 = r0 = r1 = t0 = t1 = 0.0
-        while finished < n:
-            t_next = next_submit
-            best = -1
-            due0 = cnt0 > 0 and rate0 > 0.0
-            if due0:
-                while True:  # drop entries of jobs that moved since they were pushed (every move bumps the stamp)
-                    f0, j, s = heap0[0]
-                    if s == stamp[j]:
-                        break
-                    heapq.heappop(heap0)
-                r0 = rate0 / cnt0
-                t0 = now + (f0 - V0) / r0
-                if t0 <= t_next:
-                    t_next, best = t0, 0
-            due1 = cnt1 > 0 and rate1 > 0.0
-            if due1:
-                f1 = fin1
-                r1 = rate1  # / cnt1, which is 1: group 1 holds the favourite alone
-                t1 = now + (f1 - V1) / r1
-                if t1 < t_next or (t1 == t_next and best < 0):
-                    t_next, best = t1, 1
-            if t_next == _INF:
-                raise RuntimeError("fast path: no pending event")
-            if t_next < now:
-                t_next = now
-            dt = t_next - now
-            if dt > 0.0:
-                if due0:
-                    V0 += r0 * dt
-                if due1:
-                    V1 += r1 * dt
-            if best == 0:
-                if f0 > V0:
-                    V0 = f0
-            elif best == 1:
-                if f1 > V1:
-                    V1 = f1
-            now = t_next
-            events += 1
-            if events >= check_at:
-                check_at = checkpoint(events, budget)
-                if check_at < 0:
-                    return -1
-            completed = 0
-            horizon = now + tol_rel * (now if now > 1.0 else 1.0)
-            if due0 and t0 <= horizon:
-                completed = _complete_shared(heap0, V0 + tol_rel * (V0 if V0 > 1.0 else 1.0), now, jobs, group, done,
-                                             completion)
-                cnt0 -= completed
-            if due1 and t1 <= horizon and fin1 <= V1 + tol_rel * (V1 if V1 > 1.0 else 1.0):
-                _finish(in1, now, jobs, group, done, completion)
-                in1 = -1
-                cnt1 -= 1
-                completed += 1
-            finished += completed
-            first = nxt
-            while next_submit <= now:
-                nxt += 1
-                next_submit = submit[nxt]
-            if not completed and first == nxt:
+
+def _prr(submit, size, pred, lam, completion, start, preempt, budget):
+    """prr: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
+    favourite (smallest p̂) at (1 − λ)/k + λ. Jobs move between the groups when the favourite changes."""
+    n = len(size)
+    base, vjoin, group, stamp = [0.0] * n, [0.0] * n, [-1] * n, [0] * n
+    done = [False] * n
+    V0 = V1 = rate0 = rate1 = 0.0
+    cnt0 = cnt1 = 0
+    heap0 = [(0.0, 0, 0)]  # group 0: (virtual finish, job, stamp at push)
+    heap0.clear()
+    fin1, in1 = 0.0, -1  # group 1 holds at most one job (the favourite): its virtual finish and index
+    by_pred = [(0.0, 0)]  # (p̂, job) of every released job; finished ones are dropped when on top
+    by_pred.clear()
+    moves = [(0, 0)]  # (job, group) in the order Engine._apply applies them
+    push, pop = heapq.heappush, heapq.heappop
+    fav = -1
+    now = 0.0
+    nxt = finished = events = 0
+    next_submit = submit[0]
+    tol_rel = _REL_TOL
+    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
+    f0 = f1 = r0 = r1 = t0 = t1 = 0.0
+    shared = 1.0 - lam
+    while finished < n:
+        t_next = next_submit
+        best = -1
+        due0 = cnt0 > 0 and rate0 > 0.0
+        if due0:
+            while True:  # drop entries of jobs that moved since they were pushed (every move bumps the stamp)
+                f0, j, s = heap0[0]
+                if s == stamp[j]:
+                    break
+                pop(heap0)
+            r0 = rate0 / cnt0
+            t0 = now + (f0 - V0) / r0
+            if t0 <= t_next:
+                t_next, best = t0, 0
+        due1 = cnt1 > 0 and rate1 > 0.0
+        if due1:
+            f1 = fin1
+            r1 = rate1  # / cnt1, which is 1: group 1 holds the favourite alone
+            t1 = now + (f1 - V1) / r1
+            if t1 < t_next or (t1 == t_next and best < 0):
+                t_next, best = t1, 1
+        if t_next == _INF:
+            raise RuntimeError("fast path: no pending event")
+        if t_next < now:
+            t_next = now
+        dt = t_next - now
+        if due0 and dt > 0.0:
+            V0 += r0 * dt
+        if due1 and dt > 0.0:
+            V1 += r1 * dt
+        if best == 0 and f0 > V0:  # snapped to the finishing job's virtual finish
+            V0 = f0
+        elif best == 1 and f1 > V1:
+            V1 = f1
+        now = t_next
+        events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, budget)
+            if check_at < 0:
+                return -1
+        completed = 0
+        horizon = now + tol_rel * (now if now > 1.0 else 1.0)
+        if due0 and t0 <= horizon:
+            completed = _complete_shared(heap0, V0 + tol_rel * (V0 if V0 > 1.0 else 1.0), now, size, base, group, stamp,
+                                         done, completion)
+            cnt0 -= completed
+        if due1 and t1 <= horizon and fin1 <= V1 + tol_rel * (V1 if V1 > 1.0 else 1.0):
+            _finish(in1, now, size, base, group, stamp, done, completion)
+            in1 = -1
+            cnt1 -= 1
+            completed += 1
+        finished += completed
+        first = nxt
+        while next_submit <= now:
+            push(by_pred, (pred[nxt], nxt))
+            nxt += 1
+            next_submit = submit[nxt]
+        if not completed and first == nxt:
+            continue
+        # PRR.allocate, its moves applied in order after its rates (as Engine._apply does)
+        while by_pred and done[by_pred[0][1]]:
+            pop(by_pred)
+        previous, fav = fav, (by_pred[0][1] if by_pred else -1)
+        _prr_moves(moves, fav, previous, first, nxt, done)
+        k = cnt0 + cnt1 + (nxt - first)
+        if k:
+            rate0 = shared * (k - 1) / k
+            rate1 = shared / k + lam
+        for j, g in moves:
+            old = group[j]
+            if old == g:
                 continue
-            k = cnt0 + cnt1 + (nxt - first)
-            fav, shared, favoured = decide(by_pred, pred, done, first, nxt, fav, k, lam, moves)
-            if k:
-                rate0, rate1 = shared, favoured
-            for j, g in moves:  # Engine._apply
-                old = group[j]
-                if old == g:
-                    continue
-                if old == 0:
-                    base[j] += V0 - vjoin[j]
-                    cnt0 -= 1
-                    if rate0 > 0.0 and rate1 <= 0.0:
-                        preempt[j] += 1
-                elif old == 1:
-                    base[j] += V1 - vjoin[j]
-                    cnt1 -= 1
-                    in1 = -1
-                    if rate1 > 0.0 and rate0 <= 0.0:
-                        preempt[j] += 1
-                group[j] = g
-                if g == 0:
-                    heapq.heappush(heap0, (_enter(j, V0, jobs), j, stamp[j]))
-                    cnt0 += 1
-                else:
-                    fin1, in1 = _enter(j, V1, jobs), j
-                    cnt1 += 1
-                if (rate0 if g == 0 else rate1) > 0.0 and start[j] != start[j]:
-                    start[j] = now
-        return events
-
-    return loop
+            if old == 0:
+                base[j] += V0 - vjoin[j]
+                cnt0 -= 1
+                if rate0 > 0.0 and rate1 <= 0.0:
+                    preempt[j] += 1
+            elif old == 1:
+                base[j] += V1 - vjoin[j]
+                cnt1 -= 1
+                in1 = -1
+                if rate1 > 0.0 and rate0 <= 0.0:
+                    preempt[j] += 1
+            stamp[j] += 1
+            group[j] = g
+            vjoin[j] = V0 if g == 0 else V1
+            if g == 0:
+                cnt0 += 1
+                push(heap0, (V0 + size[j] - base[j], j, stamp[j]))
+            else:
+                cnt1 += 1
+                fin1, in1 = V1 + size[j] - base[j], j
+            if (rate0 if g == 0 else rate1) > 0.0 and start[j] != start[j]:
+                start[j] = now
+    return events
 
 
 def _las(submit, size, completion, start, budget):
@@ -750,7 +750,7 @@ class _Loops:
     def __init__(self, wrap=None):
         self._wrap = wrap
         same = wrap or (lambda f: f)
-        self.fifo, self.rr, self.las = same(_fifo), same(_rr), same(_las)
+        self.fifo, self.rr, self.prr, self.las = same(_fifo), same(_rr), same(_prr), same(_las)
         self._keyed: dict = {}
 
     def keyed(self, make, key):
@@ -770,7 +770,7 @@ class _Loops:
 
     def made(self) -> list:
         """Every loop made so far: the fixed ones and the keyed ones."""
-        return [self.fifo, self.rr, self.las, *self._keyed.values()]
+        return [self.fifo, self.rr, self.prr, self.las, *self._keyed.values()]
 
 
 def _sources_digest(key) -> str:

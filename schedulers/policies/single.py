@@ -310,34 +310,6 @@ class RoundRobin(Policy):
         return alloc
 
 
-# ----- PRR's decision, written once: its `allocate` on the engine and schedulers.fastpath's prr loop
-@jitable
-def prr_decide(by_estimate, estimate, done, first, end, previous, k, lam, moves):
-    """PRR at an event at which jobs first..end-1 were released, `previous` was the favourite and k
-    jobs are active (the released ones included): the favourite (the unfinished job with the smallest
-    estimate, ties by index; -1 if none) and the rates of the shared group and of the favourite's
-    group (0.0 when k is 0: left as they are). `moves` is filled with the (job, 0: the shared group /
-    1: the favourite's) moves in the order they apply: the old favourite out, each released job
-    straight into its group, the new favourite in. `by_estimate` is the heap of (estimate, job) of
-    the released jobs; entries of finished jobs (`done`) and stale estimates (revised: an estimate
-    only grows, so the stale entry is the smaller) are dropped when on top."""
-    for j in range(first, end):
-        heapq.heappush(by_estimate, (estimate[j], j))
-    while by_estimate and (done[by_estimate[0][1]] or by_estimate[0][0] != estimate[by_estimate[0][1]]):
-        heapq.heappop(by_estimate)
-    best = by_estimate[0][1] if by_estimate else IDLE
-    moves.clear()
-    if best != previous and previous != IDLE and not done[previous]:
-        moves.append((previous, 0))
-    for j in range(first, end):
-        moves.append((j, 1 if j == best else 0))
-    if best != previous and best != IDLE and not first <= best < end:
-        moves.append((best, 1))
-    if k == 0:
-        return best, 0.0, 0.0
-    return best, (1.0 - lam) * (k - 1) / k, (1.0 - lam) / k + lam
-
-
 @register
 class PRR(Policy):
     """Preferential round robin: (1 − λ)/k to every active job, plus λ to the smallest predicted.
@@ -354,7 +326,6 @@ class PRR(Policy):
     fast_loop = "prr"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "every job (1-λ)/k, the job with the smallest estimate (p̂, revised when outlived) additionally λ"
-    decide = staticmethod(prr_decide)  # its decision (schedulers.fastpath's prr loop runs it too)
 
     def __init__(self, lam: float = 0.7, revision: str = "none"):
         if not 0.0 <= lam <= 1.0:
@@ -369,8 +340,6 @@ class PRR(Policy):
         self.by_prediction: list[tuple[float, int]] = []
         self.favourite = IDLE
         self.estimate = view.jobs.predicted.tolist()
-        self.done = [False] * view.jobs.n  # from view.completed: what `decide` reads
-        self.moves: list[tuple[int, int]] = []
         self.revising = self.revision_code != NONE
         if self.revising:
             check_log_sd(view.jobs.predicted_log_sd, self.revision_code, f"policy '{self.name}'")
@@ -380,27 +349,31 @@ class PRR(Policy):
 
     def allocate(self, view):
         alloc = Allocation()
-        for j in view.completed:
-            self.done[j] = True
         if self.revising:
             self._revise_outlived(view)
-        first = view.arrived[0] if view.arrived else 0  # the released jobs are the indices first..end-1
-        end = first + len(view.arrived)
+        for j in view.arrived:
+            heapq.heappush(self.by_prediction, (self.estimate[j], j))
+        # entries of finished jobs, and of revised estimates (an estimate only grows: the stale one is smaller)
+        while self.by_prediction and (view.is_done(self.by_prediction[0][1])
+                                      or self.by_prediction[0][0] != self.estimate[self.by_prediction[0][1]]):
+            heapq.heappop(self.by_prediction)
+        best = self.by_prediction[0][1] if self.by_prediction else IDLE
+        previous, self.favourite = self.favourite, best
+        to_shared = []
+        if best != previous and previous != IDLE and not view.is_done(previous):
+            alloc.assign(previous, self.shared)
+            to_shared.append(previous)
+        for j in view.arrived:  # each arrival moves once: straight into its group
+            alloc.assign(j, self.favourite_group if j == best else self.shared)
+            if j != best:
+                to_shared.append(j)
+        if best != previous and best != IDLE and best not in view.arrived:
+            alloc.assign(best, self.favourite_group)
         # active jobs after this change: engine group sizes (completions removed) + arrivals
         k = view.group_size(self.shared) + view.group_size(self.favourite_group) + len(view.arrived)
-        previous = self.favourite
-        best, rate_shared, rate_favourite = self.decide(self.by_prediction, self.estimate, self.done, first, end, previous,
-                                                        k, self.lam, self.moves)
-        self.favourite = best
         if k:
-            alloc.set_rate(self.shared, rate_shared)
-            alloc.set_rate(self.favourite_group, rate_favourite)
-        groups = (self.shared, self.favourite_group)
-        to_shared = []
-        for j, g in self.moves:
-            alloc.assign(j, groups[g])
-            if g == 0:
-                to_shared.append(j)
+            alloc.set_rate(self.shared, (1.0 - self.lam) * (k - 1) / k)
+            alloc.set_rate(self.favourite_group, (1.0 - self.lam) / k + self.lam)
         if self.revising:
             if best != previous and best != IDLE:
                 self.stamp[best] += 1  # its target on the shared clock no longer holds
