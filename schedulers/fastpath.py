@@ -260,14 +260,15 @@ def _make_one_at_a_time(key, sources: str):
     """The loop of a one-job-at-a-time policy (`_OneAtATime` in schedulers.policies.single) keyed by
     `key`, its key function: one job at rate 1, chosen by (key, index) when the machine frees and,
     if `preemptive`, compared with the best waiting job at every arrival, as `_OneAtATime.allocate`
-    does. A key that reads the attained service is called with the running job's at the arrival
-    (0.0 for a job at its release). `sources` (a digest of the source files the loop and the key
+    does. Every job's key at its release (attained 0.0) is computed once, before the first event;
+    the running job's is computed at each arrival, with its attained service. `sources` (a digest of the source files the loop and the key
     come from) keys numba's on-disk cache: a compiled loop is never loaded for another key's source."""
 
     def loop(submit, size, key_size, estimate, stretch, preemptive, completion, start, preempt, budget):
         sources  # noqa: B018 (the cache key: see above)
         n = len(size)
         base = [0.0] * n
+        arrival_key = [key(j, 0.0, submit, key_size, estimate, stretch) for j in range(n)]  # each job's at its release
         waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
         waiting.clear()
         push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
@@ -284,7 +285,7 @@ def _make_one_at_a_time(key, sources: str):
                         now = next_submit
                     events += 1
                     while next_submit <= now:
-                        push(waiting, (key(nxt, 0.0, submit, key_size, estimate, stretch), nxt))
+                        push(waiting, (arrival_key[nxt], nxt))
                         nxt += 1
                         next_submit = submit[nxt]
                 run = pop(waiting)[1]
@@ -308,14 +309,14 @@ def _make_one_at_a_time(key, sources: str):
                 finished += 1
                 run = -1
                 while next_submit <= now:
-                    push(waiting, (key(nxt, 0.0, submit, key_size, estimate, stretch), nxt))
+                    push(waiting, (arrival_key[nxt], nxt))
                     nxt += 1
                     next_submit = submit[nxt]
                 continue
             V += next_submit - now  # an arrival while `run` is served; dt > 0
             now = next_submit
             while next_submit <= now:
-                push(waiting, (key(nxt, 0.0, submit, key_size, estimate, stretch), nxt))
+                push(waiting, (arrival_key[nxt], nxt))
                 nxt += 1
                 next_submit = submit[nxt]
             if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
