@@ -66,7 +66,7 @@ from schedulers.jit import EventBudgetExceeded, call, checkpoint, jitable
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
 _NAN = math.nan
 _INF = math.inf
-_DECISION_METHODS = ("reset", "allocate", "key", "after", "_level", "_join")
+_DECISION_METHODS = ("reset", "allocate", "key", "order_key", "key_reads_attained", "after", "_level", "_join")
 
 # (completion, start, preemptions, events): lists (Python loops) or arrays (compiled) in JobSet row
 # order (preemptions None: none), and an int
