@@ -124,10 +124,11 @@ class _OneAtATime(Policy):
 
     def key(self, view, j: int) -> float:
         """Job j's key now: the class's `order_key` on this run's columns."""
+        if self.key_reads_attained:
+            return self.order_key(j, view.attained(j), self.submit, self.sizes, self.estimate, self.stretch)
         if self.order_key is None:
             raise NotImplementedError(f"{type(self).__qualname__} sets no order_key and overrides no key")
-        attained = view.attained(j) if self.key_reads_attained else 0.0
-        return self.order_key(j, attained, self.submit, self.sizes, self.estimate, self.stretch)
+        return self.order_key(j, 0.0, self.submit, self.sizes, self.estimate, self.stretch)
 
     def allocate(self, view) -> Allocation | None:
         alloc = Allocation()
