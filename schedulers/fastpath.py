@@ -3,12 +3,23 @@
 `schedulers.engine.Engine` is the reference implementation: one event loop for every policy, a
 policy callback and an `Allocation` object per event, service groups in lists. That generality
 costs 6–27× the time of a bare heapq loop per event (docs/performance.md). For the built-in
-single-machine policies `simulate` runs one of the loops below instead. Each is the engine's loop
-with that policy's `allocate` written into it. All but `_las` and `_edf_p` perform the *same
-floating-point operations in the same order* — group clocks advanced by `rate * dt` at every
-event, snapped to the finishing job's virtual finish, the same relative tolerances, the same
-wake-ups — so schedules, start times, preemption counts and event counts are identical to the
-reference engine, bit for bit. `_las` and `_edf_p` keep the engine's tolerances but not its
+single-machine policies `simulate` runs one of the loops below instead, each the engine's loop for
+one shape of service:
+
+- `_make_one_at_a_time`: one job at rate 1, chosen by its key (`_OneAtATime.allocate`), for every
+  key-based policy (sjf, spjf, pspjf, srpt, sprpt, edf, edf-p-ref, las-ref). The order is the
+  policy's own key function (`order_key`, in its policy file), the function its `key` calls on
+  the engine: written once, a plug-in of the loop (one loop per key when compiled);
+- `_make_edf_p`: the same with EDFP's doubling of S (`EDFP.after`), on edf-p's key function;
+- `_fifo`: fifo's key is the same for every job, so its waiting jobs are an index range, not a heap
+  (3.6× less time than the keyed loop on a heap as Python, 14× compiled: docs/performance.md);
+- `_rr`, `_prr`, `_las`: the sharing policies, whose decisions move jobs between service groups.
+
+All but `_las` and `_make_edf_p` perform the *same floating-point operations in the same order* —
+group clocks advanced by `rate * dt` at every event, snapped to the finishing job's virtual finish,
+the same relative tolerances, the same wake-ups — so schedules, start times, preemption counts and
+event counts are identical to the reference engine, bit for bit. `_las` and edf-p's loop keep the
+engine's tolerances but not its
 wake-ups that change nothing (stale level crossings, stale predicted deadlines); they take fewer
 events and agree with the engine to rounding (1e-9 relative), with the same preemption counts and,
 for edf-p, the same final S and doublings (tests/schedulers/test_fastpath.py checks every policy
@@ -36,28 +47,30 @@ same floating-point operations. Times that are not finite are
 refused before any loop (`JobSet.require_finite`).
 
 Which classes run on which loop is read from the classes: a built-in class names its loop in its
-own `fast_loop` (schedulers.policy_base.Policy). May import the standard library, atlas_data.plugins,
+own `fast_loop` (schedulers.policy_base.Policy), and a one-job-at-a-time class its key function in
+its `order_key`. May import the standard library, atlas_data.plugins,
 schedulers.jit, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import inspect
 import math
 
 from atlas_data.plugins import is_plugin
 from schedulers import jit
-from schedulers.jit import EventBudgetExceeded, call, checkpoint
+from schedulers.jit import EventBudgetExceeded, call, checkpoint, jitable
 
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
 _NAN = math.nan
 _INF = math.inf
-_DECISION_METHODS = ("reset", "allocate", "key", "after", "_level", "_join")
+_DECISION_METHODS = ("reset", "allocate", "key", "order_key", "key_reads_attained", "after", "_level", "_join")
 
 # (completion, start, preemptions, events): lists (Python loops) or arrays (compiled) in JobSet row
 # order (preemptions None: none), and an int
 Raw = tuple
-_READ_PREDICTIONS = frozenset({"spjf", "pspjf", "sprpt", "prr", "edf-p", "edf-p-ref"})  # the kinds that read p̂
 
 
 def fast_simulate(jobs, policy) -> Raw | None:
@@ -115,44 +128,33 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
     lists (Python loops) or float64 arrays (compiled loops), submit with its sentinel;
     `buffers(n, preemptive)` makes the completion, start and preemption outputs the loops fill in."""
     n = len(size)
-    if kind not in _READ_PREDICTIONS:
+    if not policy.needs_prediction:
         pred = _zeros(n, like=size)  # a placeholder of the loops' column type: never read, and never the sizes
     elif predicted is None:  # simulate() refuses this first; a direct call must not run on something else
         raise ValueError(f"{kind} reads predicted durations and the job set has none")
     else:
         pred = predicted
     budget = event_budget(n)
-    if kind == "edf-p":
-        completion, start, preempt = buffers(n, True)
-        events, stretch, doublings = call(loops.edf_p, submit, size, pred, float(policy.initial_stretch),
-                                          completion, start, preempt, budget)
-        _within_budget(kind, events, budget, n)
-        policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
-        return completion, start, preempt, events
     if kind in ("rr", "las", "fifo"):
         completion, start, _ = buffers(n, False)
         events = _within_budget(kind, call(getattr(loops, kind), submit, size, completion, start, budget), budget, n)
         return completion, start, None, events
+    completion, start, preempt = buffers(n, True)
     if kind == "prr":
-        completion, start, preempt = buffers(n, True)
         events = call(loops.prr, submit, size, pred, float(policy.lam), completion, start, preempt, budget)
         return completion, start, preempt, _within_budget(kind, events, budget, n)
-    mode, key = 0, None  # the preemptive loop's key: 0 fixed, 1 remaining size, 2 remaining p̂, 3 attained
-    if kind == "sjf":
-        key = size
-    elif kind in ("spjf", "pspjf"):
-        key = pred
-    elif kind in ("edf", "edf-p-ref"):
-        key = _deadlines(submit, policy.stretch, size if kind == "edf" else pred)
-    else:
-        mode = {"srpt": 1, "sprpt": 2}.get(kind, 3)  # srpt, sprpt, las-ref
-        key = _zeros(n, like=size)  # las-ref: attained, 0 at arrival
-    if mode == 0 and not type(policy).preemptive:
-        completion, start, _ = buffers(n, False)
-        events = call(loops.non_preemptive, submit, size, key, completion, start, budget)
-        return completion, start, None, _within_budget(kind, events, budget, n)
-    completion, start, preempt = buffers(n, True)
-    events = call(loops.preemptive, submit, size, pred, key, mode, completion, start, preempt, budget)
+    # a one-job-at-a-time policy: its loop runs the policy's own key function (`order_key`), which
+    # reads the true sizes only if the policy is clairvoyant (a placeholder otherwise)
+    cls = type(policy)
+    key_size = size if policy.clairvoyant else _zeros(n, like=size)
+    if kind == "edf-p":
+        events, stretch, doublings = call(loops.keyed(_make_edf_p, cls.order_key), submit, size, key_size, pred,
+                                          float(policy.initial_stretch), completion, start, preempt, budget)
+        _within_budget(kind, events, budget, n)
+        policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
+        return completion, start, preempt, events
+    events = call(loops.keyed(_make_one_at_a_time, cls.order_key), submit, size, key_size, pred, float(policy.stretch),
+                  bool(cls.preemptive), completion, start, preempt, budget)
     return completion, start, preempt, _within_budget(kind, events, budget, n)
 
 
@@ -175,13 +177,6 @@ def _within_budget(kind: str, events: int, budget: int, n: int) -> int:
                                   "stopped (a run of this many jobs takes fewer: its times are not numbers the loop "
                                   "can order)")
     return events
-
-
-def _deadlines(submit, stretch, values):
-    """r + S·v per job (submit carries the sentinel): the same two roundings as the policies' key."""
-    if isinstance(values, list):
-        return [r + stretch * v for r, v in zip(submit, values)]
-    return submit[:len(values)] + stretch * values
 
 
 def _zeros(n: int, like):
@@ -261,248 +256,194 @@ def _fifo(submit, size, completion, start, budget):
     return events
 
 
-def _non_preemptive(submit, size, key, completion, start, budget):
-    """sjf, spjf: one job at a time at rate 1, chosen by (key, index) when the machine frees.
-    Same event sequence as `_fifo`; the waiting jobs are a heap."""
-    n = len(size)
-    waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
-    waiting.clear()
-    push, pop = heapq.heappush, heapq.heappop
-    now = V = 0.0
-    nxt = events = 0
-    next_submit = submit[0]
-    tol_rel = _REL_TOL
-    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
-    for _ in range(n):
-        if not waiting:  # the machine is idle until the next release (no group is active)
-            if next_submit > now:
-                now = next_submit
-            events += 1
-            while next_submit <= now:
-                push(waiting, (key[nxt], nxt))
-                nxt += 1
-                next_submit = submit[nxt]
-        run = pop(waiting)[1]
-        fin = V + size[run]
-        start[run] = now
-        while True:  # the events while `run` is served: arrivals, then its completion
-            t = now + (fin - V)
+def _make_one_at_a_time(key, sources: str):
+    """The loop of a one-job-at-a-time policy (`_OneAtATime` in schedulers.policies.single) keyed by
+    `key`, its key function: one job at rate 1, chosen by (key, index) when the machine frees and,
+    if `preemptive`, compared with the best waiting job at every arrival, as `_OneAtATime.allocate`
+    does. Every job's key at its release (attained 0.0) is computed once, before the first event;
+    the running job's is computed at each arrival, with its attained service. `sources` (a digest of the source files the loop and the key
+    come from) keys numba's on-disk cache: a compiled loop is never loaded for another key's source."""
+
+    def loop(submit, size, key_size, estimate, stretch, preemptive, completion, start, preempt, budget):
+        sources  # noqa: B018 (the cache key: see above)
+        n = len(size)
+        base = [0.0] * n
+        arrival_key = [key(j, 0.0, submit, key_size, estimate, stretch) for j in range(n)]  # each job's at its release
+        waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
+        waiting.clear()
+        push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+        now = V = fin = vjoin = 0.0
+        run = -1
+        nxt = finished = events = 0
+        next_submit = submit[0]
+        tol_rel = _REL_TOL
+        check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
+        while finished < n:
+            if run < 0:
+                if not waiting:  # idle until the next release
+                    if next_submit > now:
+                        now = next_submit
+                    events += 1
+                    while next_submit <= now:
+                        push(waiting, (arrival_key[nxt], nxt))
+                        nxt += 1
+                        next_submit = submit[nxt]
+                run = pop(waiting)[1]
+                vjoin = V
+                fin = V + size[run] - base[run]
+                if start[run] != start[run]:
+                    start[run] = now
+            t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
             events += 1
             if events >= check_at:
                 check_at = checkpoint(events, budget)
                 if check_at < 0:
                     return -1
-            if t <= next_submit:
+            if t <= next_submit:  # completion (first among simultaneous events)
                 if t > now:
                     V += t - now
                     now = t
                 if fin > V:
                     V = fin
-                break
-            V += next_submit - now
-            now = next_submit
-            while next_submit <= now:
-                push(waiting, (key[nxt], nxt))
-                nxt += 1
-                next_submit = submit[nxt]
-            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                break
-        completion[run] = now
-        while next_submit <= now:
-            push(waiting, (key[nxt], nxt))
-            nxt += 1
-            next_submit = submit[nxt]
-    return events
-
-
-def _preemptive(submit, size, pred, key, mode, completion, start, preempt, budget):
-    """pspjf, edf, edf-p-ref (mode 0: fixed `key`) and srpt, sprpt, las-ref (modes 1, 2, 3: keys that
-    move while a job runs; `key` is then the key at arrival, zeros for las-ref).
-
-    The running job is compared with the best waiting one at every arrival, as `_OneAtATime` does.
-    """
-    n = len(size)
-    base = [0.0] * n
-    if mode == 1:
-        arrival_key = size  # size - attained, attained 0.0
-    elif mode == 2:
-        arrival_key = pred  # max(0, p̂ - 0.0) with p̂ >= 1
-    else:
-        arrival_key = key  # a fixed key, or las-ref's attained service (0.0)
-    waiting = [(0.0, 0)]
-    waiting.clear()
-    push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
-    now = V = fin = vjoin = 0.0
-    run = -1
-    nxt = finished = events = 0
-    next_submit = submit[0]
-    tol_rel = _REL_TOL
-    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
-    while finished < n:
-        if run < 0:
-            if not waiting:  # idle until the next release
-                if next_submit > now:
-                    now = next_submit
-                events += 1
+                completion[run] = now
+                finished += 1
+                run = -1
                 while next_submit <= now:
                     push(waiting, (arrival_key[nxt], nxt))
                     nxt += 1
                     next_submit = submit[nxt]
-            run = pop(waiting)[1]
-            vjoin = V
-            fin = V + size[run] - base[run]
-            if start[run] != start[run]:
-                start[run] = now
-        t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
-        events += 1
-        if events >= check_at:
-            check_at = checkpoint(events, budget)
-            if check_at < 0:
-                return -1
-        if t <= next_submit:  # completion (first among simultaneous events)
-            if t > now:
-                V += t - now
-                now = t
-            if fin > V:
-                V = fin
-            completion[run] = now
-            finished += 1
-            run = -1
+                continue
+            V += next_submit - now  # an arrival while `run` is served; dt > 0
+            now = next_submit
             while next_submit <= now:
                 push(waiting, (arrival_key[nxt], nxt))
                 nxt += 1
                 next_submit = submit[nxt]
-            continue
-        V += next_submit - now  # an arrival while `run` is served; dt > 0
-        now = next_submit
-        while next_submit <= now:
-            push(waiting, (arrival_key[nxt], nxt))
-            nxt += 1
-            next_submit = submit[nxt]
-        if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-            completion[run] = now  # finishes within the tolerance of this arrival
-            finished += 1
-            run = -1
-            continue
-        if mode == 0:
-            current = key[run]
-        elif mode == 1:
-            current = size[run] - (base[run] + (V - vjoin))
-        elif mode == 2:
-            current = pred[run] - (base[run] + (V - vjoin))
-            if not current > 0.0:
-                current = 0.0
-        else:
-            current = base[run] + (V - vjoin)
-        chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
-        if chosen != run:
-            base[run] += V - vjoin
-            preempt[run] += 1
-            run = chosen
-            vjoin = V
-            fin = V + size[run] - base[run]
-            if start[run] != start[run]:
-                start[run] = now
-    return events
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                completion[run] = now  # finishes within the tolerance of this arrival
+                finished += 1
+                run = -1
+                continue
+            if not preemptive:
+                continue
+            current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
+            chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
+            if chosen != run:
+                base[run] += V - vjoin
+                preempt[run] += 1
+                run = chosen
+                vjoin = V
+                fin = V + size[run] - base[run]
+                if start[run] != start[run]:
+                    start[run] = now
+        return events
+
+    return loop
 
 
-def _edf_p(submit, size, pred, initial_stretch, completion, start, preempt, budget):
-    """edf-p: preemptive EDF on r + S·p̂ with S doubled at a missed predicted deadline (EDFP).
+def _make_edf_p(key, sources: str):
+    """edf-p's loop (EDFP): preemptive EDF on its key `key`, r + S·p̂, with S doubled at a missed
+    predicted deadline. `sources`: the cache key, as for `_make_one_at_a_time`.
 
     The engine wakes at every predicted deadline it has ever scheduled; only the running job's
     current one can change anything (a doubling), so this loop keeps that one deadline, not a
     heap of stale ones. Fewer events than the engine's, so V and `now` are summed over fewer
     steps: times agree with the engine's to rounding (1e-9 relative), not bit for bit."""
-    n = len(size)
-    base = [0.0] * n
-    stretch, doublings = initial_stretch, 0
-    waiting = [(0.0, 0)]
-    waiting.clear()
-    push, pop = heapq.heappush, heapq.heappop
-    now = V = fin = vjoin = 0.0
-    run = -1
-    nxt = finished = events = 0
-    next_submit = submit[0]
-    wake = _INF  # the running job's predicted deadline
-    tol_rel = _REL_TOL
-    check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
-    while finished < n:
-        t_next = next_submit if next_submit < wake else wake
-        events += 1
-        if events >= check_at:
-            check_at = checkpoint(events, budget)
-            if check_at < 0:
-                return -1, stretch, doublings
-        completed = False
-        if run >= 0:
-            t = now + (fin - V)
-            if t <= t_next:  # the running job completes (V snapped to its finish, as the engine does)
-                if t > now:
-                    V += t - now
-                    now = t
-                if fin > V:
-                    V = fin
-                completed = True
+
+    def loop(submit, size, key_size, estimate, initial_stretch, completion, start, preempt, budget):
+        sources  # noqa: B018 (the cache key)
+        n = len(size)
+        base = [0.0] * n
+        stretch, doublings = initial_stretch, 0
+        waiting = [(0.0, 0)]
+        waiting.clear()
+        push, pop = heapq.heappush, heapq.heappop
+        now = V = fin = vjoin = 0.0
+        run = -1
+        nxt = finished = events = 0
+        next_submit = submit[0]
+        wake = _INF  # the running job's predicted deadline
+        tol_rel = _REL_TOL
+        check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
+        while finished < n:
+            t_next = next_submit if next_submit < wake else wake
+            events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, budget)
+                if check_at < 0:
+                    return -1, stretch, doublings
+            completed = False
+            if run >= 0:
+                t = now + (fin - V)
+                if t <= t_next:  # the running job completes (V snapped to its finish, as the engine does)
+                    if t > now:
+                        V += t - now
+                        now = t
+                    if fin > V:
+                        V = fin
+                    completed = True
+                else:
+                    if t_next > now:
+                        V += t_next - now
+                        now = t_next
+                    completed = (t <= now + tol_rel * (now if now > 1.0 else 1.0)
+                                 and fin <= V + tol_rel * (V if V > 1.0 else 1.0))
+                if completed:
+                    completion[run] = now
+                    base[run] = size[run]
+                    finished += 1
+                    run = -1
+                    wake = _INF
             else:
+                if t_next == _INF:
+                    raise RuntimeError("fast path: no pending event")
                 if t_next > now:
-                    V += t_next - now
                     now = t_next
-                completed = (t <= now + tol_rel * (now if now > 1.0 else 1.0)
-                             and fin <= V + tol_rel * (V if V > 1.0 else 1.0))
-            if completed:
-                completion[run] = now
-                base[run] = size[run]
-                finished += 1
-                run = -1
-                wake = _INF
-        else:
-            if t_next == _INF:
-                raise RuntimeError("fast path: no pending event")
-            if t_next > now:
-                now = t_next
-        arrived = False
-        while next_submit <= now:
-            push(waiting, (submit[nxt] + stretch * pred[nxt], nxt))
-            nxt += 1
-            next_submit = submit[nxt]
-            arrived = True
-        if not (completed or arrived or wake <= now):
-            continue
-        # _OneAtATime.allocate (`wake` is the running job's key)
-        if run >= 0 and waiting:
-            key, j = waiting[0]
-            if key < wake or (key == wake and j < run):
-                push(waiting, (wake, run))
-                base[run] += V - vjoin
-                preempt[run] += 1
-                run = -1
-        if run < 0:
-            if not waiting:
+            arrived = False
+            while next_submit <= now:
+                push(waiting, (key(nxt, 0.0, submit, key_size, estimate, stretch), nxt))
+                nxt += 1
+                next_submit = submit[nxt]
+                arrived = True
+            if not (completed or arrived or wake <= now):
                 continue
-            wake, run = pop(waiting)
-            vjoin = V
-            fin = V + size[run] - base[run]
-            if start[run] != start[run]:
-                start[run] = now
-        # EDFP.after: double S while the running job is past its predicted deadline
-        while now >= wake:
-            stretch *= 2.0
-            doublings += 1
-            waiting = [(submit[j] + stretch * pred[j], j) for _, j in waiting]
-            heapq.heapify(waiting)
-            wake = submit[run] + stretch * pred[run]
-            if waiting:
-                key, j = waiting[0]
-                if key < wake or (key == wake and j < run):
+            # _OneAtATime.allocate (`wake` is the running job's key)
+            if run >= 0 and waiting:
+                first, j = waiting[0]
+                if first < wake or (first == wake and j < run):
                     push(waiting, (wake, run))
                     base[run] += V - vjoin
                     preempt[run] += 1
-                    wake, run = pop(waiting)
-                    vjoin = V
-                    fin = V + size[run] - base[run]
-                    if start[run] != start[run]:
-                        start[run] = now
-    return events, stretch, doublings
+                    run = -1
+            if run < 0:
+                if not waiting:
+                    continue
+                wake, run = pop(waiting)
+                vjoin = V
+                fin = V + size[run] - base[run]
+                if start[run] != start[run]:
+                    start[run] = now
+            # EDFP.after: double S while the running job is past its predicted deadline
+            while now >= wake:
+                stretch *= 2.0
+                doublings += 1
+                waiting = [(key(j, base[j], submit, key_size, estimate, stretch), j) for _, j in waiting]
+                heapq.heapify(waiting)
+                wake = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
+                if waiting:
+                    first, j = waiting[0]
+                    if first < wake or (first == wake and j < run):
+                        push(waiting, (wake, run))
+                        base[run] += V - vjoin
+                        preempt[run] += 1
+                        wake, run = pop(waiting)
+                        vjoin = V
+                        fin = V + size[run] - base[run]
+                        if start[run] != start[run]:
+                            start[run] = now
+        return events, stretch, doublings
+
+    return loop
 
 
 def _rr(submit, size, completion, start, budget):
@@ -556,6 +497,48 @@ def _rr(submit, size, completion, start, budget):
     return events
 
 
+@jitable(inline=True)
+def _finish(j, now, size, base, group, stamp, done, completion):
+    """prr: job j completes at `now` (out of its group; its stamp bumped, so its heap entries go stale)."""
+    base[j] = size[j]
+    group[j] = -1
+    stamp[j] += 1
+    done[j] = True
+    completion[j] = now
+
+
+@jitable(inline=True)
+def _complete_shared(heap0, lim, now, size, base, group, stamp, done, completion):
+    """prr: the shared group's members whose virtual finish is at most `lim`, completed at `now`
+    (stale heap entries dropped on the way): how many."""
+    count = 0
+    while heap0:
+        f, j, s = heap0[0]
+        if s != stamp[j]:
+            heapq.heappop(heap0)
+            continue
+        if f > lim:
+            break
+        heapq.heappop(heap0)
+        _finish(j, now, size, base, group, stamp, done, completion)
+        count += 1
+    return count
+
+
+@jitable(inline=True)
+def _prr_moves(moves, best, previous, first, end, done):
+    """PRR.allocate's moves when `best` becomes the favourite after `previous` at an event at which
+    jobs first..end-1 were released: (job, 0: shared group / 1: the favourite's), in the order the
+    engine applies them — the old favourite out, each released job into its group, the new one in."""
+    moves.clear()
+    if best != previous and previous != -1 and not done[previous]:
+        moves.append((previous, 0))
+    for j in range(first, end):
+        moves.append((j, 1 if j == best else 0))
+    if best != previous and best != -1 and not first <= best < end:
+        moves.append((best, 1))
+
+
 def _prr(submit, size, pred, lam, completion, start, preempt, budget):
     """prr: group 0 shares (1 − λ)(k − 1)/k among all but the favourite, group 1 holds the
     favourite (smallest p̂) at (1 − λ)/k + λ. Jobs move between the groups when the favourite changes."""
@@ -605,53 +588,32 @@ def _prr(submit, size, pred, lam, completion, start, preempt, budget):
         if t_next < now:
             t_next = now
         dt = t_next - now
-        if dt > 0.0:
-            if due0:
-                V0 += r0 * dt
-            if due1:
-                V1 += r1 * dt
-        if best == 0:
-            if f0 > V0:
-                V0 = f0
-        elif best == 1:
-            if f1 > V1:
-                V1 = f1
+        if due0 and dt > 0.0:
+            V0 += r0 * dt
+        if due1 and dt > 0.0:
+            V1 += r1 * dt
+        if best == 0 and f0 > V0:  # snapped to the finishing job's virtual finish
+            V0 = f0
+        elif best == 1 and f1 > V1:
+            V1 = f1
         now = t_next
         events += 1
         if events >= check_at:
             check_at = checkpoint(events, budget)
             if check_at < 0:
                 return -1
-        completed = False
+        completed = 0
         horizon = now + tol_rel * (now if now > 1.0 else 1.0)
         if due0 and t0 <= horizon:
-            lim = V0 + tol_rel * (V0 if V0 > 1.0 else 1.0)
-            while heap0:
-                f, j, s = heap0[0]
-                if s != stamp[j]:
-                    pop(heap0)
-                    continue
-                if f > lim:
-                    break
-                pop(heap0)
-                base[j] = size[j]
-                group[j] = -1
-                stamp[j] += 1
-                cnt0 -= 1
-                done[j] = True
-                completion[j] = now
-                finished += 1
-                completed = True
+            completed = _complete_shared(heap0, V0 + tol_rel * (V0 if V0 > 1.0 else 1.0), now, size, base, group, stamp,
+                                         done, completion)
+            cnt0 -= completed
         if due1 and t1 <= horizon and fin1 <= V1 + tol_rel * (V1 if V1 > 1.0 else 1.0):
-            j, in1 = in1, -1
-            base[j] = size[j]
-            group[j] = -1
-            stamp[j] += 1
+            _finish(in1, now, size, base, group, stamp, done, completion)
+            in1 = -1
             cnt1 -= 1
-            done[j] = True
-            completion[j] = now
-            finished += 1
-            completed = True
+            completed += 1
+        finished += completed
         first = nxt
         while next_submit <= now:
             push(by_pred, (pred[nxt], nxt))
@@ -662,29 +624,12 @@ def _prr(submit, size, pred, lam, completion, start, preempt, budget):
         # PRR.allocate, its moves applied in order after its rates (as Engine._apply does)
         while by_pred and done[by_pred[0][1]]:
             pop(by_pred)
-        b = by_pred[0][1] if by_pred else -1
-        previous, fav = fav, b
+        previous, fav = fav, (by_pred[0][1] if by_pred else -1)
+        _prr_moves(moves, fav, previous, first, nxt, done)
         k = cnt0 + cnt1 + (nxt - first)
         if k:
             rate0 = shared * (k - 1) / k
             rate1 = shared / k + lam
-        if b == previous:  # the favourite stays: the arrivals (in no group yet) join group 0
-            for j in range(first, nxt):
-                stamp[j] += 1
-                group[j] = 0
-                vjoin[j] = V0
-                push(heap0, (V0 + size[j] - base[j], j, stamp[j]))
-                if rate0 > 0.0 and start[j] != start[j]:
-                    start[j] = now
-            cnt0 += nxt - first
-            continue
-        moves.clear()
-        if b != previous and previous != -1 and not done[previous]:
-            moves.append((previous, 0))
-        for j in range(first, nxt):
-            moves.append((j, 1 if j == b else 0))
-        if b != previous and b != -1 and not first <= b < nxt:
-            moves.append((b, 1))
         for j, g in moves:
             old = group[j]
             if old == g:
@@ -702,18 +647,15 @@ def _prr(submit, size, pred, lam, completion, start, preempt, budget):
                     preempt[j] += 1
             stamp[j] += 1
             group[j] = g
+            vjoin[j] = V0 if g == 0 else V1
             if g == 0:
-                vjoin[j] = V0
                 cnt0 += 1
                 push(heap0, (V0 + size[j] - base[j], j, stamp[j]))
-                if rate0 > 0.0 and start[j] != start[j]:
-                    start[j] = now
             else:
-                vjoin[j] = V1
                 cnt1 += 1
                 fin1, in1 = V1 + size[j] - base[j], j
-                if rate1 > 0.0 and start[j] != start[j]:
-                    start[j] = now
+            if (rate0 if g == 0 else rate1) > 0.0 and start[j] != start[j]:
+                start[j] = now
     return events
 
 
@@ -803,11 +745,43 @@ def _las(submit, size, completion, start, budget):
 
 
 class _Loops:
-    """The loops by kind, each passed through `wrap` (`jit.njit`: the compiled record of `compiled_loops`)."""
+    """The loops by kind, each passed through `wrap` (`jit.njit`: the compiled record of
+    `compiled_loops`), and the loops made for a policy's key function (`keyed`)."""
 
-    def __init__(self, wrap=lambda f: f):
-        self.fifo, self.non_preemptive, self.preemptive = wrap(_fifo), wrap(_non_preemptive), wrap(_preemptive)
-        self.edf_p, self.rr, self.prr, self.las = wrap(_edf_p), wrap(_rr), wrap(_prr), wrap(_las)
+    def __init__(self, wrap=None):
+        self._wrap = wrap
+        same = wrap or (lambda f: f)
+        self.fifo, self.rr, self.prr, self.las = same(_fifo), same(_rr), same(_prr), same(_las)
+        self._keyed: dict = {}
+
+    def keyed(self, make, key):
+        """The loop `make(key, sources)` (`_make_one_at_a_time`, `_make_edf_p`) for key function `key`,
+        made once (compiled: one loop per key, cached on disk under a digest of its sources)."""
+        loop = self._keyed.get((make, key))
+        if loop is None:
+            if self._wrap is None:
+                loop = make(key, "python")
+            else:
+                loop = make(key, _sources_digest(key))
+                # numba names its cache index after the function: one index per loop and key
+                loop.__qualname__ = f"{make.__name__}_{key.__name__}"
+                loop = self._wrap(loop)
+            self._keyed[(make, key)] = loop
+        return loop
+
+    def made(self) -> list:
+        """Every loop made so far: the fixed ones and the keyed ones."""
+        return [self.fifo, self.rr, self.prr, self.las, *self._keyed.values()]
+
+
+def _sources_digest(key) -> str:
+    """A digest of the source files a keyed loop is compiled from: this module, schedulers.jit and
+    the key function's module (numba's cache checks only the loop's own file)."""
+    digest = hashlib.sha256()
+    for path in (__file__, jit.__file__, inspect.getsourcefile(key)):
+        with open(path, "rb") as file:
+            digest.update(file.read())
+    return digest.hexdigest()[:16]
 
 
 _PYTHON_LOOPS = _Loops()

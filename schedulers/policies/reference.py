@@ -26,7 +26,7 @@ from collections import deque
 import numpy as np
 
 from schedulers.policies.parallel import _ListScheduling
-from schedulers.policies.single import EDF, _OneAtATime
+from schedulers.policies.single import EDF, _OneAtATime, attained_service, estimated_deadline
 from schedulers.policy_base import register
 
 
@@ -44,9 +44,8 @@ class LASReference(_OneAtATime):
     fast_loop = "las-ref"  # its loop in schedulers.fastpath
     preemptive = True
     description = "NOT LAS: the reference code's LAS — the least-attained job runs alone until it finishes or the next arrival"
-
-    def key(self, view, j):
-        return view.attained(j)
+    order_key = staticmethod(attained_service)
+    key_reads_attained = True
 
 
 @register
@@ -60,9 +59,7 @@ class EDFPReference(EDF):
     clairvoyant = False
     needs_prediction = True
     description = "EDF on r + S·p̂ with a given S (the reference code's EDF-P; it passes S* of the true sizes)"
-
-    def key(self, view, j):
-        return view.jobs.submit_time[j] + self.stretch * view.jobs.predicted[j]
+    order_key = staticmethod(estimated_deadline)  # p̂: the estimate, never revised here
 
 
 @register

@@ -3,13 +3,20 @@
 Every policy is O(log n) per event: one-job-at-a-time policies keep a heap of waiting jobs; the
 sharing policies (rr, prr, las) put jobs into engine service groups, whose virtual clocks make
 processor sharing exact without touching every job at every event. Ties are broken by job index,
-which is (submit time, job_id) order. May import schedulers.policy_base only.
+which is (submit time, job_id) order.
+
+A one-job-at-a-time policy's order is one *key function* of its job columns (below: `true_size`,
+`remaining_size`, ...), written once: the policy's `key` calls it on the engine, and the
+specialised loop of schedulers.fastpath calls the same function (compiled into it by numba when
+the compiled loops run).
+May import schedulers.policy_base, schedulers.revision and schedulers.jit (`jitable`) only.
 """
 
 from __future__ import annotations
 
 import heapq
 
+from schedulers.jit import jitable
 from schedulers.policy_base import IDLE, Allocation, Policy, register
 from schedulers.revision import NONE, check_log_sd, revise_outlived, rule_code
 
@@ -19,6 +26,55 @@ def clock_slack(now: float) -> float:
     of now, so a wake-up computed to land on a threshold may land a few ulps short of it (and a
     policy that then asks for the same wake-up again would never move on)."""
     return 1e-12 * max(1.0, now)
+
+
+# ----- the keys: each one-job-at-a-time policy's order, written once ------------------------------
+# A key function (j, attained, submit, size, estimate, stretch) -> the key of job j (smaller runs
+# first, ties by index): `attained` its service so far (0.0 at its release), `submit`, `size`
+# (None for a policy that is not clairvoyant: never read by its key), `estimate` (p̂ until revised)
+# columns, `stretch` the deadline factor S. The policy's `key` calls it (the engine's path); the
+# fast loop (schedulers.fastpath) calls it compiled. Keys that read `attained` say so in their
+# class (`key_reads_attained`), so that the engine computes it only for them.
+@jitable(inline=True)
+def submit_order(j, attained, submit, size, estimate, stretch):
+    """fifo: every key equal, so the index (submit order) decides."""
+    return 0.0
+
+
+@jitable(inline=True)
+def true_size(j, attained, submit, size, estimate, stretch):
+    return size[j]
+
+
+@jitable(inline=True)
+def estimated_size(j, attained, submit, size, estimate, stretch):
+    return estimate[j]
+
+
+@jitable(inline=True)
+def remaining_size(j, attained, submit, size, estimate, stretch):
+    return size[j] - attained
+
+
+@jitable(inline=True)
+def estimated_remaining(j, attained, submit, size, estimate, stretch):
+    return max(0.0, estimate[j] - attained)
+
+
+@jitable(inline=True)
+def true_deadline(j, attained, submit, size, estimate, stretch):
+    return submit[j] + stretch * size[j]
+
+
+@jitable(inline=True)
+def estimated_deadline(j, attained, submit, size, estimate, stretch):
+    return submit[j] + stretch * estimate[j]
+
+
+@jitable(inline=True)
+def attained_service(j, attained, submit, size, estimate, stretch):
+    return attained
+
 
 
 def reached(attained: float, estimate: float) -> bool:
@@ -49,6 +105,11 @@ class _OneAtATime(Policy):
     preemptive = False
     revision = "none"  # the prediction-aware subclasses take it as a setting (_Revising)
     revision_code = NONE
+    # the order: a key function above (staticmethod), which schedulers.fastpath runs too; a subclass
+    # may instead override `key` (it then runs on the engine only)
+    order_key = None
+    key_reads_attained = False  # whether `order_key` reads the job's attained service
+    stretch = 1.0  # the deadline factor S a deadline key reads (edf: its setting; edf-p: estimated online)
 
     def reset(self, view) -> None:
         self.group = view.new_group(1.0)
@@ -57,9 +118,17 @@ class _OneAtATime(Policy):
         self.estimate = view.jobs.predicted.tolist() if self.needs_prediction else None
         self.revisions = [0] * view.jobs.n if self.revision_code != NONE else None
         check_log_sd(view.jobs.predicted_log_sd, self.revision_code, f"policy '{self.name}'")
+        if self.order_key is not None:  # the columns its key function reads (true sizes only if clairvoyant)
+            self.submit = view.jobs.submit_time.tolist()
+            self.sizes = view.jobs.size.tolist() if self.clairvoyant else None
 
     def key(self, view, j: int) -> float:
-        raise NotImplementedError
+        """Job j's key now: the class's `order_key` on this run's columns."""
+        if self.key_reads_attained:
+            return self.order_key(j, view.attained(j), self.submit, self.sizes, self.estimate, self.stretch)
+        if self.order_key is None:
+            raise NotImplementedError(f"{type(self).__qualname__} sets no order_key and overrides no key")
+        return self.order_key(j, 0.0, self.submit, self.sizes, self.estimate, self.stretch)
 
     def allocate(self, view) -> Allocation | None:
         alloc = Allocation()
@@ -105,8 +174,7 @@ class FIFO(_OneAtATime):
     fast_loop = "fifo"  # its loop in schedulers.fastpath
     description = "non-preemptive, submit order"
 
-    def key(self, view, j):
-        return 0.0  # the index tie-break is submit order
+    order_key = staticmethod(submit_order)
 
 
 @register
@@ -116,9 +184,7 @@ class SJF(_OneAtATime):
     fast_loop = "sjf"  # its loop in schedulers.fastpath
     clairvoyant = True
     description = "non-preemptive, smallest true size first"
-
-    def key(self, view, j):
-        return view.jobs.size[j]
+    order_key = staticmethod(true_size)
 
 
 @register
@@ -128,9 +194,7 @@ class SPJF(_Revising):
     fast_loop = "spjf"  # its loop in schedulers.fastpath
     needs_prediction = True
     description = "non-preemptive, smallest predicted size first"
-
-    def key(self, view, j):
-        return self.estimate[j]
+    order_key = staticmethod(estimated_size)
 
 
 @register
@@ -141,9 +205,8 @@ class SRPT(_OneAtATime):
     clairvoyant = True
     preemptive = True
     description = "preemptive, smallest true remaining size (optimal for total completion)"
-
-    def key(self, view, j):
-        return view.remaining(j)
+    order_key = staticmethod(remaining_size)
+    key_reads_attained = True
 
 
 @register
@@ -154,9 +217,8 @@ class SPRPT(_Revising):
     needs_prediction = True
     preemptive = True
     description = "preemptive, smallest predicted remaining max(0, estimate - attained); estimate p̂, revised when outlived"
-
-    def key(self, view, j):
-        return max(0.0, self.estimate[j] - view.attained(j))
+    order_key = staticmethod(estimated_remaining)
+    key_reads_attained = True
 
 
 @register
@@ -167,9 +229,7 @@ class PSPJF(_Revising):
     needs_prediction = True
     preemptive = True
     description = "preemptive, smallest predicted size (key: the estimate, p̂ until revised)"
-
-    def key(self, view, j):
-        return self.estimate[j]
+    order_key = staticmethod(estimated_size)
 
 
 @register
@@ -187,9 +247,7 @@ class EDF(_OneAtATime):
         if not float(stretch) > 0:  # a deadline before the release orders nothing the rule intends
             raise ValueError(f"edf stretch must be > 0, got {stretch}")
         self.stretch = float(stretch)
-
-    def key(self, view, j):
-        return view.jobs.submit_time[j] + self.stretch * view.jobs.size[j]
+    order_key = staticmethod(true_deadline)
 
 
 @register
@@ -218,9 +276,7 @@ class EDFP(_Revising):
         super().reset(view)
         self.stretch = self.initial_stretch
         self.doublings = 0
-
-    def key(self, view, j):
-        return view.jobs.submit_time[j] + self.stretch * self.estimate[j]
+    order_key = staticmethod(estimated_deadline)
 
     def after(self, view, alloc: Allocation) -> Allocation:
         while self.running != IDLE and view.now >= self.key(view, self.running):

@@ -7,6 +7,8 @@ same preemption counts and fewer events. And the same loops compiled by numba ag
 ones: for every policy and setting, the same completion and start times, preemption counts and
 event counts, bit for bit (when they run: test_jit.py)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -179,8 +181,70 @@ def test_compiled_loops_match_at_scale(monkeypatch, load):
 def test_an_empty_job_set_runs_compiled(monkeypatch):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     loops = fastpath.loops_for(0)
-    assert all(hasattr(getattr(loops, kind), "py_func") for kind in vars(loops))  # numba dispatchers
     jobs = JobSet.from_arrays([], [], [])
     for name in FAST:
         result = simulate(jobs, _make(name))
         assert len(result.completion_time) == 0 and result.events == 0, name
+    made = loops.made()  # the fixed loops, and one per loop and key function of the one-job-at-a-time policies
+    keyed = {(name == "edf-p", get_policy(name).order_key) for name in FAST if name not in ("fifo", "rr", "prr", "las")}
+    assert len(made) == 4 + len(keyed) == 12
+    assert all(hasattr(loop, "py_func") for loop in made)  # numba dispatchers
+
+
+# ----- the key functions: one source for the engine and the keyed loop, no true size for a non-clairvoyant key ---
+KEYED = ["sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "las-ref", "edf-p-ref"]
+
+
+def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance):
+    """Each one-job-at-a-time policy's fast loop is made for the key function its class names (the
+    one its `key` calls on the engine), and a non-clairvoyant one's key reads a placeholder, never
+    the true sizes (on the engine it gets no sizes at all)."""
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
+    jobs = instance(3)
+    seen = []
+    real = fastpath._PYTHON_LOOPS.keyed
+
+    def spy(make, key):
+        loop = real(make, key)
+
+        def recorded(submit, size, key_size, *rest):
+            seen.append((key, list(key_size)))
+            return loop(submit, size, key_size, *rest)
+        return recorded
+
+    monkeypatch.setattr(fastpath._PYTHON_LOOPS, "keyed", spy)
+    for name in KEYED:
+        seen.clear()
+        policy = _make(name)
+        simulate(jobs, policy)
+        assert len(seen) == 1 and seen[0][0] is type(policy).order_key, name
+        assert seen[0][1] == (jobs.size.tolist() if policy.clairvoyant else [0.0] * jobs.n), name
+        engine_policy = _make(name)
+        Engine(jobs, engine_policy).run()
+        assert (engine_policy.sizes is None) == (not policy.clairvoyant), name
+    assert {name for name in KEYED if not get_policy(name).clairvoyant} == {"spjf", "pspjf", "sprpt", "edf-p", "las-ref",
+                                                                           "edf-p-ref"}
+
+
+def test_a_subclass_with_another_key_function_runs_on_the_engine(instance):
+    from schedulers.policies.single import remaining_size, true_size
+
+    jobs = instance(2)
+
+    class BySize(get_policy("spjf")):  # not clairvoyant: a key that reads true sizes gets none
+        name = "spjf-test-by-size"
+        order_key = staticmethod(true_size)
+
+    class Remaining(get_policy("srpt")):  # clairvoyant, but says its key does not read attained service
+        name = "srpt-test-no-attained"
+        order_key = staticmethod(remaining_size)
+        key_reads_attained = False
+
+    assert fast_simulate(jobs, BySize()) is None and fast_simulate(jobs, Remaining()) is None
+    with pytest.raises(Exception, match="NoneType"):
+        Engine(jobs, BySize()).run()
+    # keyed by the true size alone, preemptively: pspjf with the true sizes as its predictions, not srpt
+    exact = dataclasses.replace(jobs, predicted=jobs.size.copy())
+    by_size = simulate(jobs, Remaining()).completion_time
+    assert np.array_equal(by_size, Engine(exact, _make("pspjf")).run().completion_time)
+    assert not np.array_equal(by_size, Engine(jobs, _make("srpt")).run().completion_time)
