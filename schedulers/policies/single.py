@@ -150,7 +150,10 @@ class _OneAtATime(Policy):
             _, self.running = heapq.heappop(self.waiting)
             alloc.assign(self.running, self.group)
         if self.running != IDLE and self.revisions is not None and self.preemptive:
-            alloc.wake_at(view.now + max(0.0, self.estimate[self.running] - view.attained(self.running)))
+            # at least the clock's slack ahead: a wake-up closer than that lands on `now` itself far
+            # into a run (one ulp of t = 10⁷ s is 2e-9 s), and the job would be woken there forever
+            remaining = self.estimate[self.running] - view.attained(self.running)
+            alloc.wake_at(view.now + max(remaining, clock_slack(view.now)))
         return self.after(view, alloc)
 
     def after(self, view, alloc: Allocation) -> Allocation:

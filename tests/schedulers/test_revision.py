@@ -262,3 +262,24 @@ def test_prr_with_doubling_keeps_every_job_served():
     stretch = (result.completion_time - jobs.submit_time) / jobs.size
     assert stretch.max() <= k_max / (1 - lam)
     assert np.isfinite(result.completion_time).all()
+
+
+@pytest.mark.parametrize("cls", [SPRPT, PSPJF])
+def test_revision_far_into_a_run_lands_after_now_and_gives_the_same_order(cls):
+    # 2,000 jobs behind one job of 10⁸ s: their machine clock and their group's service are both near
+    # 10⁸, where one ulp is 1.5e-8 s, coarser than the tolerance an estimate is reached within. The
+    # wake-up at an estimate used to land on `now` itself and the run stopped as stuck after 10,000
+    # wake-ups; now it is at least the clock's slack ahead, and the schedule is the one of the same
+    # jobs at time 0, job for job, to that slack
+    rng = np.random.default_rng(0)
+    size = rng.lognormal(np.log(60.0) - 1.125, 1.5, 2000)  # benchmark perf --scheduling's jobs
+    near = JobSet.from_arrays(np.cumsum(rng.exponential(size.mean() / 1.5, 2000)), size,
+                              size * np.exp(0.5 * rng.standard_normal(2000)))
+    big = 1e8
+    far = JobSet.from_arrays(np.r_[0.0, near.submit_time + big], np.r_[big, near.size], np.r_[big, near.predicted])
+    late = simulate(far, cls(revision="double"))
+    early = simulate(near, cls(revision="double"))
+    assert late.completion_time[0] == big
+    np.testing.assert_array_equal(np.argsort(late.completion_time[1:], kind="stable"),
+                                  np.argsort(early.completion_time, kind="stable"))
+    np.testing.assert_allclose(late.completion_time[1:] - big, early.completion_time, rtol=0, atol=2000 * 1e-12 * 2 * big)
