@@ -220,9 +220,10 @@ def simulate_sources(run_args, prep, policies, sources, *, scenario: str, draw: 
     for policy_name in policies:
         for source, (kind, sigma, p_hat) in sources.items():
             jobs = prep.jobs if p_hat is None else prep.jobs.with_predictions(p_hat)
-            policy = cluster_policy(run_args, policy_name, prep.capacities, prep.weights)
+            policy = cluster_policy(policy_name)
             try:
-                result = simulate_fairness(jobs, policy, tenant_loss_share=run_args.tenant_loss_share, notice=notice)
+                result = simulate_fairness(jobs, policy, tenant_loss_share=run_args.tenant_loss_share, notice=notice,
+                                           cluster=prep.cluster)
             except PluginPolicyError:
                 raise
             except PolicyError as exc:

@@ -64,7 +64,8 @@ from benchmark.tasks.inputs import (DEFAULT_PREDICTOR, choose_policies, learned_
 from schedulers.sampling import sample_window
 from schedulers.cluster.metrics import FLOOR, JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
 from schedulers.jobs import JobSet
-from schedulers.cluster.base import LEASE_S  # noqa: F401 - benchmark.commands.reproduce_astraea reads it here
+from schedulers.cluster.base import LEASE_S  # noqa: F401 - benchmark.experiments.astraea_runs reads it here
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.policy import PluginPolicyError, PolicyError, build_policy, get_policy, policy_names
 from schedulers.cluster.scenarios import PAPER_PHILLY_CLAIMS, PAPER_VENUS, SCENARIOS, vc_quotas
 
@@ -363,6 +364,7 @@ class Prepared:
     capacities: list[int]  # GPUs per node
     cluster_text: str  # "8 x 8 GPUs", "openb node list (…)"
     weights: np.ndarray | None  # tenant weights in jobs.tenant_names order; None = equal
+    cluster: ClusterSettings  # what the simulator runs every policy on (cluster_settings)
 
 
 @dataclass(frozen=True)
@@ -415,7 +417,8 @@ def prepare(config) -> Prepared:
     check_simulated_span(config, jobs, sum(capacities))
     known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
     weights = _tenant_weights(config, jobs.tenant_names, loaded.tenant_weights, known)
-    return Prepared(config, table, card, window, jobs, p_hat, capacities, cluster_text, weights)
+    return Prepared(config, table, card, window, jobs, p_hat, capacities, cluster_text, weights,
+                    cluster_settings(config, capacities, weights))
 
 
 def _policies(prep: Prepared) -> list[str]:
@@ -427,11 +430,18 @@ def _policies(prep: Prepared) -> list[str]:
                            quiet=prep.config.quiet)
 
 
-def cluster_policy(config, name: str, capacities: list[int], weights):
-    """The cluster policy `name` built with the run's cluster, lease and ledger options."""
-    return build_policy(get_policy(name, "cluster"), node_capacities=capacities, lease_s=config.lease,
-                        interval_s=config.interval, cold_start_s=config.cold_start, tenant_weights=weights,
-                        fair_share=config.fair_share, fair_window_s=config.fair_window, rho_from=config.job_rho_from)
+def cluster_settings(config, capacities: list[int], weights) -> ClusterSettings:
+    """The cluster the simulator runs every policy of a run on: its nodes, lease, tick, cold start, the
+    tenants' quotas and the ledger options."""
+    return ClusterSettings.of(node_capacities=capacities, lease_s=config.lease, interval_s=config.interval,
+                              cold_start_s=config.cold_start, tenant_weights=weights, fair_share=config.fair_share,
+                              fair_window_s=config.fair_window, rho_from=config.job_rho_from)
+
+
+def cluster_policy(name: str):
+    """The cluster policy `name` (with the settings written in it, `astraea-p(band=0.5)`): its decision
+    only; the cluster is the simulator's (`cluster_settings`)."""
+    return build_policy(get_policy(name, "cluster"))
 
 
 def simulate(prep: Prepared, policies: list[str]) -> Simulated:
@@ -442,9 +452,10 @@ def simulate(prep: Prepared, policies: list[str]) -> Simulated:
     floors = None
     with Progress(f"fairness on {jobs.n} jobs, {prep.cluster_text}", total=len(policies), quiet=config.quiet) as progress:
         for name in policies:
-            policy = cluster_policy(config, name, prep.capacities, prep.weights)
+            policy = cluster_policy(name)
             try:
-                run = simulate_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, notice=progress.note)
+                run = simulate_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, notice=progress.note,
+                                        cluster=prep.cluster)
             except PluginPolicyError:
                 raise  # its line names the plugin already
             except PolicyError as exc:
@@ -456,7 +467,7 @@ def simulate(prep: Prepared, policies: list[str]) -> Simulated:
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
             if floors is None:
-                floors = ideal_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share)
+                floors = ideal_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, cluster=prep.cluster)
             row.update({f"{metric}{FLOOR}": value for metric, value in floors.items()})
             rows.append(row)
             progress.update()
