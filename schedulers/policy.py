@@ -176,6 +176,10 @@ def resolve_policy(spec: str, kind: str) -> str:
         raise InputError(f"policy '{cls.name}' has no parameter '{unknown[0]}' (it takes: {', '.join(names) or 'none'})",
                          where="--policies")
     label = f"{cls.name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+    cluster = [k for k in params if k in set_by_task]
+    if cluster:  # the simulator's, from the task's options: never a policy's setting
+        raise InputError(f"policy '{label}': '{cluster[0]}' is set by the task from its own options "
+                         "(--lease, --nodes, --cold-start, …), not in --policies", where="--policies")
     if (kind, label) not in policy_base._REGISTRY:
         init = cls.__init__
 
