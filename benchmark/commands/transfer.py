@@ -1,26 +1,11 @@
 """`benchmark transfer`: does a duration predictor trained on other clusters work on a new one?
 
-The ATLAS paper learns from one data source and names generalisation across clusters as open.
-For every cluster of a shipped multi-cluster trace (default `elasticflow`: 10 Microsoft GPU
-clusters; `philly`: its virtual clusters) the command predicts the cluster's test part (the
-latest 15 % of its jobs by submit time) twice with the same method:
-
-- **own**: fitted on the cluster's own train/validation part (`--jobs TRACE:<cluster>`);
-- **transfer**: fitted on the other clusters (`--jobs TRACE:<cluster> --train-jobs TRACE`: the
-  cluster's own jobs, and every other job that had not finished before the cluster's test part
-  begins, are left out of the fit; benchmark.tasks.traces / atlas_data.jobs_features).
-
-Both read the cluster's own submit-time features (its requests, calendar and the history of its
-finished jobs), so the only difference is which jobs the model learned from. Per cluster and
-source: Cov@25, RMSLE and Spearman ρ of p̂ on the test part, and the total-completion ratios
-ΣC_j / ΣC_j(SRPT) of SPJF and SPRPT with that p̂, scheduling the test part with its real
-arrivals on one machine (FIFO beside them, blind). Writes OUT/transfer.json, transfer.csv and
-transfer.md (a safe output folder, atlas_data.outputs); `--readme FILE` rewrites the block between `<!-- transfer:start -->` and
-`<!-- transfer:end -->`. See docs/real-traces.md#12-cross-cluster-transfer.
-
-The argument handling only: the experiment is benchmark.experiments.transfer. May import
-benchmark.experiments, benchmark.options, benchmark.progress, benchmark.results, benchmark.tasks,
-atlas_data and predictors.
+The argument handling only: the experiment, and what it measures per cluster (own fit against a fit
+on the other clusters, on the cluster's test part), is benchmark.experiments.transfer. Writes
+OUT/transfer.json, transfer.csv and transfer.md (a safe output folder, atlas_data.outputs);
+`--readme FILE` rewrites the block between `<!-- transfer:start -->` and `<!-- transfer:end -->`.
+See docs/real-traces.md#12-cross-cluster-transfer. May import benchmark.experiments,
+benchmark.options, benchmark.progress, benchmark.results, benchmark.tasks, atlas_data and predictors.
 """
 
 from __future__ import annotations
