@@ -3,7 +3,10 @@
 With no section flag it runs the scheduling-core section. Each section module has
 `add_arguments(parser)` and `run(args) -> dict` (the figures it printed). Each section prints its
 figures as it goes, and `--output` is rewritten (atomically) after every finished section, so an
-interrupted run keeps the sections it finished.
+interrupted run keeps the sections it finished. After each section one line says what it cost and on
+what machine: its wall-clock and CPU seconds (this process and its finished children) and the 1-minute
+load average before and after it, also kept in the section's figures as `measured`: a time read
+without the load beside it cannot be compared with another.
 """
 
 from __future__ import annotations
@@ -46,7 +49,11 @@ def _perf(args) -> int:
         check_output_file(Path(args.output), "perf", recognise=_is_perf_json)  # before the timings
     figures = {}
     for name in chosen:
+        before = _clock()
         figures[name] = importlib.import_module(SECTIONS[name]).run(args)
+        figures[name]["measured"] = measured = _cost(before, _clock())
+        print(f"[perf] section {name}: {measured['wall_s']:.1f} s wall, {measured['cpu_s']:.1f} s CPU, load average "
+              f"{measured['load_before']:.2f} -> {measured['load_after']:.2f} ({measured['cores']} cores)", flush=True)
         if args.output:  # after each section: Ctrl-C in the next one keeps this one
             text = json.dumps(figures, indent=2, default=float) + "\n"
             output_file(Path(args.output), "perf", lambda tmp, text=text: tmp.write_text(text), recognise=_is_perf_json)
@@ -54,6 +61,24 @@ def _perf(args) -> int:
             saved = f"; figures saved to {args.output}" if args.output else ""
             print(f"[perf] section {name} done{saved}", flush=True)
     return 0
+
+
+def _clock() -> tuple[float, float, float]:
+    """(wall clock, CPU seconds of this process and its finished children, 1-minute load average)."""
+    import os
+    import resource
+    import time
+
+    cpu = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return time.perf_counter(), cpu, os.getloadavg()[0]
+
+
+def _cost(before, after) -> dict:
+    import os
+
+    return {"wall_s": after[0] - before[0], "cpu_s": after[1] - before[1], "load_before": before[2],
+            "load_after": after[2], "cores": os.cpu_count()}
 
 
 def _is_perf_json(path) -> bool:

@@ -26,7 +26,15 @@ def test_perf_scheduling_small(tmp_path, capsys):
         naive = figures["naive"][name]
         assert naive["same_schedule"] is True and naive["speedup"] == naive["naive_s"] / naive["engine_s"]
     assert figures["loops"]["600"].startswith("Python (ATLAS_BENCH_JIT=auto, compiled from 100,000 jobs")
-    assert "engine vs plain O(n²) loop at n = 300" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "engine vs plain O(n²) loop at n = 300" in out_text
+    # the section's cost beside the machine's load: printed and kept
+    measured = figures["measured"]
+    assert measured["wall_s"] >= sum(figures["policies"]["600"].values()) > 0
+    assert 0 < measured["cpu_s"] and measured["load_before"] >= 0 and measured["load_after"] >= 0
+    assert measured["cores"] >= 1
+    assert (f"[perf] section scheduling: {measured['wall_s']:.1f} s wall, {measured['cpu_s']:.1f} s CPU, load average "
+            f"{measured['load_before']:.2f} -> {measured['load_after']:.2f}") in out_text
 
 
 def test_perf_saves_each_section_as_it_finishes(tmp_path, capsys, monkeypatch):
