@@ -361,10 +361,10 @@ class Prepared:
     window: pd.DataFrame  # the scheduled jobs (--n / --sample)
     jobs: JobSet
     p_hat: PHat
-    capacities: list[int]  # GPUs per node
     cluster_text: str  # "8 x 8 GPUs", "openb node list (…)"
-    weights: np.ndarray | None  # tenant weights in jobs.tenant_names order; None = equal
-    cluster: ClusterSettings  # what the simulator runs every policy on (cluster_settings)
+    # what the simulator runs every policy on (cluster_settings): the GPUs per node, the tenant weights
+    # in jobs.tenant_names order (None: equal), the lease and ledger options
+    cluster: ClusterSettings
 
 
 @dataclass(frozen=True)
@@ -417,8 +417,7 @@ def prepare(config) -> Prepared:
     check_simulated_span(config, jobs, sum(capacities))
     known = table["tenant"].astype(str).unique().tolist() if "tenant" in table.columns else None
     weights = _tenant_weights(config, jobs.tenant_names, loaded.tenant_weights, known)
-    return Prepared(config, table, card, window, jobs, p_hat, capacities, cluster_text, weights,
-                    cluster_settings(config, capacities, weights))
+    return Prepared(config, table, card, window, jobs, p_hat, cluster_text, cluster_settings(config, capacities, weights))
 
 
 def _policies(prep: Prepared) -> list[str]:
@@ -482,7 +481,7 @@ def _write(out: Path, prep: Prepared, policies: list[str], simulated: Simulated)
                              ("allocations", run.allocations)):
             (out / table).mkdir(parents=True, exist_ok=True)
             frame.to_parquet(out / table / f"{name}.parquet", index=False)
-    config, jobs, table, gpus = prep.config, prep.jobs, prep.table, sum(prep.capacities)
+    config, jobs, table, gpus = prep.config, prep.jobs, prep.table, prep.cluster.total_gpus
     extra = {"options": _recorded_options(prep, policies), "value": "sharing_loss_jobs",
              # how the cluster simulator ran each policy: "compiled" or "Python" (same runs)
              "cluster_loops": {name: run.loop for name, run in simulated.runs.items()}}
@@ -509,9 +508,10 @@ def _write(out: Path, prep: Prepared, policies: list[str], simulated: Simulated)
 def _recorded_options(prep: Prepared, policies: list[str]) -> dict:
     """results.json `options`: the cluster, the ledger options and the run's inputs as they were run."""
     config, names = prep.config, prep.jobs.tenant_names
-    weights = prep.weights.tolist() if prep.weights is not None else [1.0] * len(names)
+    weights = prep.cluster.tenant_weights
+    weights = weights.tolist() if weights is not None else [1.0] * len(names)
     return {
-        "cluster": prep.cluster_text, "gpus": sum(prep.capacities), "lease_s": config.lease,
+        "cluster": prep.cluster_text, "gpus": prep.cluster.total_gpus, "lease_s": config.lease,
         "interval_s": config.interval, "cold_start_s": config.cold_start, "fair_share": config.fair_share,
         "fair_window_s": config.fair_window, "tenant_loss_share": config.tenant_loss_share,
         "job_rho_from": config.job_rho_from, "tenant_weights": dict(zip(names, weights)),
