@@ -178,22 +178,26 @@ def resolve_policy(spec: str, kind: str) -> str:
     label = f"{cls.name}({', '.join(f'{k}={v!r}' for k, v in params.items())})"
     cluster = [k for k in params if k in set_by_task]
     if cluster:  # the simulator's, from the task's options: never a policy's setting
-        raise InputError(f"policy '{label}': '{cluster[0]}' is set by the task from its own options "
-                         "(--lease, --nodes, --cold-start, …), not in --policies", where="--policies")
+        raise _set_by_task(label, cluster[0], "--lease, --nodes, --cold-start")
     if (kind, label) not in policy_base._REGISTRY:
         init = cls.__init__
 
         def __init__(self, *args, **kwargs):
             taken = [k for k in params if k in kwargs]
             if taken:  # the task's value would silently win, under a label that names the user's
-                raise InputError(f"policy '{label}': '{taken[0]}' is set by the task from its own options "
-                                 "(--lease, --machines, --seed, …), not in --policies", where="--policies")
+                raise _set_by_task(label, taken[0], "--machines, --seed")
             init(self, *args, **{**params, **kwargs})
 
         policy_base._REGISTRY[(kind, label)] = type(cls.__name__, (cls,), {"name": label, "__init__": __init__,
                                                                 "__module__": cls.__module__,
                                                                 "__qualname__": cls.__qualname__})
     return label
+
+
+def _set_by_task(label: str, key: str, options: str) -> InputError:
+    """The refusal of a setting `key` written in --policies that the task sets from its own `options`."""
+    return InputError(f"policy '{label}': '{key}' is set by the task from its own options ({options}, …), "
+                      "not in --policies", where="--policies")
 
 
 def build_policy(cls: type[Policy], **kwargs) -> Policy:
