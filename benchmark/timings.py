@@ -2,7 +2,7 @@
 
 `Timings` collects stages (`with timings.stage("read"): ...` or `timings.add(name, seconds)`);
 `as_dict()` is the `timings` object of results.json (docs/results-and-tracking.md) and `render()`
-the table `--profile` prints. Peak memory is the process's peak resident set size so far
+the table `--profile` prints; `cpu_seconds` the CPU time spent so far. Peak memory is the process's peak resident set size so far
 (getrusage), which is what a machine's memory limit sees. May import the standard library only.
 """
 
@@ -31,6 +31,17 @@ def peak_rss_mib() -> float | None:
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0  # bytes on macOS, KiB on Linux
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of the children it has waited for (0.0 where
+    getrusage does not exist)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0.0
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def reset_peak_rss() -> bool:

@@ -50,14 +50,14 @@ def pytest_sessionstart(session):
 def pytest_terminal_summary(terminalreporter):
     """Wall and CPU time of the whole suite (this process and the workers it has waited for, user + system)
     beside pytest's own line, so that a slow run on a loaded machine can be told from a slower suite."""
-    import resource
     import time
+
+    from benchmark.timings import cpu_seconds
 
     if "wall" not in _STARTED:
         return
     wall = time.perf_counter() - _STARTED["wall"]
-    cpu = sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-              for field in ("ru_utime", "ru_stime"))
+    cpu = cpu_seconds()
     load = os.getloadavg()[0]
     terminalreporter.write_line(f"suite: {wall:.0f} s wall, {cpu:.0f} s CPU (this process and its finished workers), "
                                 f"load average {load:.2f}")

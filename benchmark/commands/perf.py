@@ -66,12 +66,11 @@ def _perf(args) -> int:
 def _clock() -> tuple[float, float, float]:
     """(wall clock, CPU seconds of this process and its finished children, 1-minute load average)."""
     import os
-    import resource
     import time
 
-    cpu = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
-    return time.perf_counter(), cpu, os.getloadavg()[0]
+    from benchmark.timings import cpu_seconds
+
+    return time.perf_counter(), cpu_seconds(), os.getloadavg()[0]
 
 
 def _cost(before, after) -> dict:
