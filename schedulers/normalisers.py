@@ -29,8 +29,8 @@ EDF_ABS_TOL = 1e-9
 CPSAT_MAX_CELLS = 2000
 CPSAT_MAX_JOBS = 200
 CPSAT_WORKERS = 2
-# The solver's limit is in CP-SAT's deterministic time (a count of work, about a second each on a
-# quiet machine), with an interleaved, deterministic search: whether an optimum is proven does not
+# The solver's limit is in CP-SAT's deterministic time (a count of work: about 1.8 units per second
+# of wall clock on this project's quiet 2-core machine), with an interleaved, deterministic search: whether an optimum is proven does not
 # depend on the machine's load or speed, so two runs of the same instance print the same `opt`.
 # The wall-clock limit is only a guard, this many times the deterministic one.
 CPSAT_WALL_GUARD = 10.0
