@@ -23,8 +23,7 @@ class TenantBandSJF(ClusterPolicy):
     needs_prediction = True
     description = "least-served tenant band first, then shortest predicted GPU time (an example Python rule)"
 
-    def __init__(self, *, band: float = 0.5, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, *, band: float = 0.5):  # its own settings only: the cluster is the simulator's
         if not band > 0:
             raise ValueError(f"band must be > 0, got {band}")
         self.band = float(band)

@@ -311,6 +311,7 @@ FAIRNESS_KEEP = ("sharing_loss_jobs", "tenant_loss_intervals", "avg_jct", "avg_s
 def score_fairness(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) -> dict:
     """astraea-p (the submission's p̂) beside astraea on each fairness window; summaries over windows."""
     from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.cluster.settings import ClusterSettings
     from schedulers.policy import get_policy
 
     table = fairness_jobs(preds, test)
@@ -327,8 +328,9 @@ def score_fairness(preds: pd.DataFrame, test: pd.DataFrame, *, seed: int = 0) ->
             # astraea, which the column's normalisation needs; with a rule, a constant p̂ still tells it
             # which started jobs are predicted to end within a lease (docs/fairness.md)
             settings = {"revision": "none"} if name == "astraea-p" else {}
-            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=GPUS_PER_NODE, **settings)
-            runs[name] = simulate_fairness(jobs, policy).metrics
+            policy = get_policy(name, "cluster")(**settings)
+            runs[name] = simulate_fairness(jobs, policy, cluster=ClusterSettings.of(nodes=nodes,
+                                                                                  gpus_per_node=GPUS_PER_NODE)).metrics
         mine, base = runs["astraea-p"], runs["astraea"]
         windows.append({
             "cluster": f"{nodes} x {GPUS_PER_NODE} GPUs",

@@ -159,7 +159,7 @@ def check_span(log: dict, starts: list[int], length: int) -> None:
     from schedulers.cluster.metrics import span_estimate
 
     run, _, _ = killed_runs(log)
-    window_s = make_policy("fcfs", log["machine"]).fair_window_s
+    window_s = machine(log["machine"]).fair_window_s
     for s0 in starts:
         sl = slice(s0, s0 + length)
         users = len(np.unique(log["user"][sl]))
@@ -177,22 +177,28 @@ def runs_of(log: dict, slice_: int, whole: bool) -> tuple[list[int], int]:
     return ([0], log["jobs"]) if whole else (sequence_starts(log["jobs"], slice_), LENGTH)
 
 
-def make_policy(name: str, processors: int, estimate=None, interval_s: float = 1.0):
-    """The simulator policy of `name` on a machine of `processors` processors (one node, rigid jobs:
-    a decision at every second, which SWF's whole-second times fall on — `interval_s` 0 for a log with
-    fractional times: a decision at every event; no rounds, no cold starts); `estimate`: easy-pp's p̂
-    in place of its recent-jobs prediction."""
+def make_policy(name: str, estimate=None):
+    """The simulator policy of `name` (its decision only: the machine is the simulator's, `machine`);
+    `estimate`: easy-pp's p̂ in place of its recent-jobs prediction."""
     from schedulers.cluster.policies.conservative import ConservativeBackfill
     from schedulers.cluster.policies.easy_p import EasyP, EasyPlusPlus
     from schedulers.cluster.policies.hpc_queue import HPCQueue
 
     if name in ("fcfs", "sjf"):
-        return HPCQueue(processors=processors, sjf=name == "sjf", interval_s=interval_s)
-    machine = dict(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=interval_s, cold_start_s=0.0)
+        return HPCQueue(sjf=name == "sjf")
     if name == "easy-pp":
-        return EasyPlusPlus(estimate=estimate, **machine)
-    return {"easy": EasyP, "easy-p": EasyP, "easy-pp": EasyPlusPlus, "conservative": ConservativeBackfill}[name](
-        **machine)
+        return EasyPlusPlus(estimate=estimate)
+    return {"easy": EasyP, "easy-p": EasyP, "conservative": ConservativeBackfill}[name]()
+
+
+def machine(processors: int, interval_s: float = 1.0):
+    """The cluster the simulator runs a log on: one node of `processors` processors (rigid jobs), a
+    decision at every second, which SWF's whole-second times fall on (`interval_s` 0 for a log with
+    fractional times: a decision at every event), no rounds, no cold starts
+    (schedulers.cluster.policies.hpc_queue.machine)."""
+    from schedulers.cluster.policies.hpc_queue import machine as hpc_machine
+
+    return hpc_machine(processors, interval_s)
 
 
 def decision_interval(log: dict) -> float:
@@ -235,8 +241,8 @@ def run_sequence(log: dict, start: int, name: str, length: int = LENGTH, compile
                   tenant_names=tuple(f"{u:g}" for u in names), weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)
-    done = simulate_fairness(jobs, make_policy(name, log["machine"], estimate, decision_interval(log)),
-                             compiled=compiled)
+    done = simulate_fairness(jobs, make_policy(name, estimate), compiled=compiled,
+                             cluster=machine(log["machine"], decision_interval(log)))
     start_s = done.jobs["start_time"].to_numpy()
     wait = start_s - submit
     end = start_s + run

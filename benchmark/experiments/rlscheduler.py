@@ -231,7 +231,7 @@ def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int
     of the same jobs (in the copy's arrival order, each keeping its id: its place in the sequence)."""
     from schedulers import jit
     from schedulers.cluster import simulator
-    from schedulers.cluster.policies.hpc_queue import HPCQueue
+    from schedulers.cluster.policies.hpc_queue import HPCQueue, machine
     from schedulers.jobs import JobSet
 
     sl = slice(start, start + length)
@@ -248,7 +248,8 @@ def run_sequence(log: dict, start: int, policy: str, backfill: bool, length: int
                   weight=np.ones(n), time_offset=0.0)
     if compiled is None:
         compiled = jit.use_compiled(n, jit.CLUSTER_AUTO_MIN_JOBS)  # a sequence is small: Python beats compiling
-    state = simulator.run(jobs, HPCQueue(processors=log["machine"], sjf=policy == "sjf", backfill=backfill), compiled)
+    state = simulator.run(jobs, HPCQueue(sjf=policy == "sjf", backfill=backfill), compiled,
+                          cluster=machine(log["machine"]))
     wait = state.start - submit
     return float(np.mean(np.maximum(1.0, (wait + run) / np.maximum(run, SHORT_RUN_S))))
 

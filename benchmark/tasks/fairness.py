@@ -466,7 +466,7 @@ def simulate(prep: Prepared, policies: list[str]) -> Simulated:
                    "value": run.metrics["sharing_loss_jobs"], "reference": None, "ratio": None}
             row.update(run.metrics)
             if floors is None:
-                floors = ideal_fairness(jobs, policy, tenant_loss_share=config.tenant_loss_share, cluster=prep.cluster)
+                floors = ideal_fairness(jobs, tenant_loss_share=config.tenant_loss_share, cluster=prep.cluster)
             row.update({f"{metric}{FLOOR}": value for metric, value in floors.items()})
             rows.append(row)
             progress.update()

@@ -41,9 +41,22 @@ def revision_code(rule: str) -> int:
     return rule_code(rule)
 
 
+# the cluster's settings (ClusterSettings and ClusterSettings.of's keywords): given to the simulator
+# (schedulers.cluster.simulator.run, schedulers.cluster.metrics.simulate_fairness: `cluster=`), never to a policy
+CLUSTER_KEYWORDS = ("cluster", "nodes", "gpus_per_node", "node_capacities", "lease_s", "interval_s", "cold_start_s",
+                    "tenant_weights", "fair_share", "fair_window_s", "rho_from", "check")
+
+
+def cluster_keyword_refusal(policy: str, key: str) -> str:
+    """The one line refusing cluster setting `key` given to policy `policy` (a name) at construction."""
+    given = "cluster=ClusterSettings(...)" if key == "cluster" else f"cluster=ClusterSettings.of({key}=...)"
+    return (f"policy '{policy}': '{key}' is a setting of the cluster, not of a policy: pass it to the simulator "
+            f"instead ({given})")
+
+
 class ClusterPolicy(Policy):
-    """A GPU-cluster policy: the cluster's settings, the policy's flags, and its decision (a kernel,
-    or a Python rule: `order` / `select`; see the module)."""
+    """A GPU-cluster policy: its flags, its own settings and its decision (a kernel, or a Python rule:
+    `order` / `select`; see the module). The cluster it is simulated on is the simulator's."""
 
     kind = "cluster"
     preemptive = True  # re-decide at lease rounds
@@ -52,28 +65,15 @@ class ClusterPolicy(Policy):
     revision = "none"  # how an outlived p̂ is revised (schedulers.revision); the prediction-aware policies set it
     # the cluster a policy is simulated on is the simulator's (schedulers.cluster.settings), set by the
     # task from its own options, never a policy's setting in --policies (schedulers.policy)
-    task_settings = ("cluster", "nodes", "gpus_per_node", "node_capacities", "lease_s", "interval_s", "cold_start_s",
-                     "tenant_weights", "fair_share", "fair_window_s", "rho_from", "check")
+    task_settings = CLUSTER_KEYWORDS
 
-    def __init__(self, *, cluster: ClusterSettings | None = None, **cluster_settings):
-        """`cluster`: the cluster this policy is simulated on by default (the simulator may be given
-        another: schedulers.cluster.metrics.simulate_fairness); or its fields as keywords (nodes,
-        gpus_per_node, node_capacities, lease_s, ...: ClusterSettings.of). A subclass takes its own
-        settings as keywords and passes the rest on."""
-        self.cluster = cluster if cluster is not None else ClusterSettings.of(**cluster_settings)
-        if cluster is not None and cluster_settings:
-            raise TypeError("give the cluster as `cluster` or as keywords, not both")
-
-    # the default cluster's settings, read as before (the simulator reads its ClusterSettings)
-    capacities = property(lambda self: list(self.cluster.capacities))
-    lease_s = property(lambda self: self.cluster.lease_s)
-    interval_s = property(lambda self: self.cluster.interval_s)
-    cold_start_s = property(lambda self: self.cluster.cold_start_s)
-    tenant_weights = property(lambda self: self.cluster.tenant_weights)
-    fair_share = property(lambda self: self.cluster.fair_share)
-    fair_window_s = property(lambda self: self.cluster.fair_window_s)
-    rho_from = property(lambda self: self.cluster.rho_from)
-    check = property(lambda self: self.cluster.check)
+    def __new__(cls, *args, **kwargs):
+        """A policy given a cluster setting (CLUSTER_KEYWORDS) is refused whatever its constructor
+        takes (a plugin's too): TypeError, one line naming the keyword."""
+        given = [key for key in kwargs if key in CLUSTER_KEYWORDS]
+        if given:
+            raise TypeError(cluster_keyword_refusal(cls.name or cls.__qualname__, given[0]))
+        return super().__new__(cls)
 
     def node_owners(self, capacities, quota) -> list[int]:
         """The tenant each node (of `capacities` GPUs) is reserved for, by index into the tenants (0

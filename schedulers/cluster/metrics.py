@@ -1,13 +1,13 @@
 """Run a cluster policy on the cluster simulator and turn its ledgers into the fairness metrics (docs/fairness.md).
 
-`simulate_fairness(jobs, policy)` -> FairnessRun: per-job table, per-(tenant, window) table and the
-metric dict. Metric definitions (names as in the results rows):
+`simulate_fairness(jobs, policy, cluster=...)` -> FairnessRun (the policy on the cluster, a
+ClusterSettings): per-job table, per-(tenant, window) table and the metric dict. Metric definitions (names as in the results rows):
 
 - `sharing_loss_jobs`: share of jobs with ρ_job < 0.95, ρ_job over [t_begin, completion], t_begin =
-  the first scheduling tick at or after the submit by default, or the submit (`rho_from` of the policy).
+  the first scheduling tick at or after the submit by default, or the submit (the cluster's `rho_from`).
 - `tenant_loss_intervals`: share of (tenant, window) pairs with ρ_tenant < 1 among the pairs in
   which the tenant had demand (some active job in the window). Windows are `window_s` long (the
-  policy's `fair_window_s`, default 3,600 s; the ASTRAEA paper does not give its length), the last
+  cluster's `fair_window_s`, default 3,600 s; the ASTRAEA paper does not give its length), the last
   one cut at the makespan. Inside a window ρ_tenant = attained / fair GPU·s with the fair GPU·s of
   `tenant_loss_share`: `eq8` (default) = ∫ min(demand, quota), the demand-aware share (a window
   counts as a loss only when the tenant was refused what it asked for); `eq16` (the paper's
@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from schedulers.cluster.ltgf import LTGF
-from schedulers.cluster.settings import first_tick
+from schedulers.cluster.settings import ClusterSettings, first_tick
 from schedulers.jobs import JobSet
 from schedulers.policy_base import guard
 
@@ -71,7 +71,8 @@ class FairnessRun:
 def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0],
                       notice=None, compiled: bool | None = None, cluster=None) -> FairnessRun:
     """Simulate one cluster policy (an instance of ClusterPolicy) on `jobs` on `cluster` (a
-    ClusterSettings, schedulers.cluster.settings; None: the policy's default); `notice(text)` is told
+    ClusterSettings, schedulers.cluster.settings: the simulator's, never the policy's; None: the
+    default one, `ClusterSettings()`); `notice(text)` is told
     when the compiled loop is being compiled (the first large run after installing); `compiled`:
     the loop to run (None: as `ATLAS_BENCH_JIT` and the run's size say). A plugin's exception (or a
     broken rule) is one line naming it (schedulers.policy_base.guard)."""
@@ -167,19 +168,19 @@ def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str)
     return gpu_seconds, rho, win, loss
 
 
-def ideal_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], cluster=None) -> dict:
-    """{sharing_loss_jobs, tenant_loss_intervals} of the ideal schedule of `jobs` under `policy`'s
-    ledger options (its cluster size for the quotas, tenant weights, fair share, window, ρ_job
-    start, interval): every job starts at its first scheduling tick and runs its true duration
-    uninterrupted, with no cold start — cluster capacity ignored (as if it were unlimited; the
-    quotas still split the cluster's GPUs). The same ledger (LTGF) and the same metric code as a
+def ideal_fairness(jobs: JobSet, *, tenant_loss_share: str = TENANT_LOSS_SHARES[0], cluster=None) -> dict:
+    """{sharing_loss_jobs, tenant_loss_intervals} of the ideal schedule of `jobs` under the ledger
+    options of `cluster` (a ClusterSettings; None: the default one — its GPUs for the quotas, tenant
+    weights, fair share, window, ρ_job start, interval), whatever the policy: every job starts at
+    its first scheduling tick and runs its true duration uninterrupted, with no cold start —
+    cluster capacity ignored (as if it were unlimited; the quotas still split the cluster's GPUs). The same ledger (LTGF) and the same metric code as a
     real run (`_ledger_metrics`). Under the default definitions (ρ_job from the tick, eq8 windows)
     both are 0 by construction (every ρ ≥ 1); under `submit` / `eq16` they are what the definition
     charges a schedule without any contention (docs/fairness.md, "Floors")."""
     n = jobs.n
     if not n:
         return {"sharing_loss_jobs": math.nan, "tenant_loss_intervals": math.nan}
-    cluster = policy.cluster if cluster is None else cluster
+    cluster = ClusterSettings() if cluster is None else cluster
     ledger = LTGF(jobs.gpus, jobs.tenant, jobs.weight, len(jobs.tenant_names), cluster.total_gpus,
                   tenant_weights=cluster.tenant_weights, fair_share=cluster.fair_share, window_s=cluster.fair_window_s)
     submit = np.asarray(jobs.submit_time, np.float64)

@@ -1,7 +1,7 @@
 """The cluster simulator (docs/fairness.md): `run(jobs, policy, compiled)` simulates a cluster policy
 on a set of jobs, as Python or compiled (one loop per kernel, schedulers.cluster.jitglue), and returns
-its `RunState`, what schedulers.cluster.metrics reads. `arguments` turns the jobs and the policy's
-settings into the loop's records, `event_budget` bounds the loop's events.
+its `RunState`, what schedulers.cluster.metrics reads. `arguments` turns the jobs, the cluster
+(a ClusterSettings: the simulator's, not the policy's) and the policy's settings into the loop's records, `event_budget` bounds the loop's events.
 
 May import numpy, schedulers.jit, schedulers.policy_base (lazily) and the simulator's modules.
 """
@@ -19,6 +19,7 @@ from schedulers import jit
 from schedulers.cluster import jitglue
 from schedulers.cluster.ledgers import LedgerReadings
 from schedulers.cluster.loop import make_loop
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, GAPS,
                                       MOST_CANDIDATES, ROUNDS, STUCK_AFTER, VIOLATION, VIOLATION_JOB, VIOLATIONS,
                                       ClusterArrays, Config, JobArrays, tenant_quotas)
@@ -62,8 +63,8 @@ LoopArguments = namedtuple("LoopArguments", "jobs cluster cfg max_events params"
 
 
 def arguments(jobs, policy, params=None, cluster=None) -> tuple[LoopArguments, list]:
-    """(the arguments of the loop for `policy` on `jobs` on `cluster` (a ClusterSettings; by default
-    the policy's, `policy.cluster`) deciding by the kernel of `params` — by default its own,
+    """(the arguments of the loop for `policy` on `jobs` on `cluster` (a ClusterSettings; None: the
+    default one, `ClusterSettings()`) deciding by the kernel of `params` — by default its own,
     `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
@@ -73,7 +74,7 @@ def arguments(jobs, policy, params=None, cluster=None) -> tuple[LoopArguments, l
     if getattr(policy, "revision", "none") == "quantile" and jobs.predicted_log_sd is None:
         raise PolicyError(f"policy '{policy.name}': revision rule 'quantile' needs predicted distributions "
                           "(predicted_log_sd), and the jobs carry none")
-    cluster = policy.cluster if cluster is None else cluster
+    cluster = ClusterSettings() if cluster is None else cluster
     caps = [int(c) for c in cluster.capacities]
     M = sum(caps)
     gpus = jobs.gpus.astype(np.int64)
@@ -127,15 +128,16 @@ def event_budget(jobs, cluster) -> int:
 
 
 def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) -> RunState:
-    """Simulate `policy` on `jobs` on `cluster` (a ClusterSettings; None: the policy's), compiled (when its kernel is `compilable`) or as Python: the
-    run's RunState, or PolicyError (a broken rule, jobs left unserved) / ValueError (bad settings).
+    """Simulate `policy` on `jobs` on `cluster` (a ClusterSettings: the simulator's, never the policy's;
+    None: the default one), compiled (when its kernel is `compilable`) or as Python: the run's
+    RunState, or PolicyError (a broken rule, jobs left unserved) / ValueError (bad settings).
 
     `notice(text)` is told when the policy's loop is being compiled (its first run after
     installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in
     under a second."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
-    cluster = policy.cluster if cluster is None else cluster
+    cluster = ClusterSettings() if cluster is None else cluster
     args, quotas = arguments(jobs, policy, params, cluster)
     compiled = compiled and jitglue.compilable(args.params)
     if compiled:

@@ -186,17 +186,17 @@ def test_the_offered_load_line_says_what_it_divides_and_the_peak_beside_it(tmp_p
 
 def test_the_simulator_owns_the_cluster_a_policy_is_built_without_it(tmp_path, monkeypatch):
     """A fairness run builds each policy from its own settings only and gives the cluster (nodes, lease,
-    tick, cold start, quotas, ledgers) to the simulator: a policy built with the run's cluster would
-    carry it, and a second simulator could read another one."""
+    tick, cold start, quotas, ledgers) to the simulator, the one cluster of the run for every policy (a
+    policy given a cluster setting is refused: tests/schedulers/test_cluster.py)."""
     from schedulers.cluster import base, metrics
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     given, clusters = [], []
     real_init, real_sim = base.ClusterPolicy.__init__, metrics.simulate_fairness
 
-    def init(self, *, cluster=None, **settings):
-        given.append((type(self).name, cluster, settings))
-        real_init(self, cluster=cluster, **settings)
+    def init(self, **settings):
+        given.append((type(self).name, settings))
+        real_init(self, **settings)
 
     def sim(jobs, policy, **kwargs):
         clusters.append(kwargs.get("cluster"))
@@ -208,8 +208,7 @@ def test_the_simulator_owns_the_cluster_a_policy_is_built_without_it(tmp_path, m
     assert main(["run", "--task", "fairness", "--no-mlflow", "--quiet", "--jobs", str(_jobs_csv(tmp_path)),
                  "--nodes", "3", "--gpus-per-node", "4", "--lease", "600", "--cold-start", "30",
                  "--policies", "fifo,astraea-p(band=0.5)", "--output", str(out)]) == 0
-    assert [(name, cluster, settings) for name, cluster, settings in given] == [
-        ("fifo", None, {}), ("astraea-p(band=0.5)", None, {})]
+    assert given == [("fifo", {}), ("astraea-p(band=0.5)", {})]
     assert len(clusters) == 2 and clusters[0] is clusters[1]
     assert (clusters[0].capacities, clusters[0].lease_s, clusters[0].cold_start_s) == ((4, 4, 4), 600.0, 30.0)
     doc = json.loads((out / "results.json").read_text())

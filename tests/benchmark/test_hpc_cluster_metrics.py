@@ -63,7 +63,7 @@ def test_the_losses_separate_the_schedulers_and_the_ideal_scores_zero():
     jobs = JobSet(job_id=np.arange(400).astype(str).astype(object), submit_time=log["submit"], size=log["run"],
                   predicted=log["run"], gpus=log["nodes"], tenant=log["user"].astype(np.int64),
                   tenant_names=tuple(str(u) for u in range(6)), weight=np.ones(400), time_offset=0.0)
-    assert ideal_fairness(jobs, hpc.make_policy("easy", 8)) == {"sharing_loss_jobs": 0.0, "tenant_loss_intervals": 0.0}
+    assert ideal_fairness(jobs, cluster=hpc.machine(8)) == {"sharing_loss_jobs": 0.0, "tenant_loss_intervals": 0.0}
 
 
 def _swf(path, n):

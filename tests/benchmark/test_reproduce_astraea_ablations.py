@@ -17,10 +17,15 @@ from benchmark.experiments import astraea_runs
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.policies.themis import Themis
 from schedulers.cluster.policies.yarn_cs import YarnCS
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import build_policy, get_policy, resolve_policy
 
-ONE_NODE = dict(nodes=1, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=0, check=True)
+ONE_NODE = ClusterSettings.of(nodes=1, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=0, check=True)
+
+
+def _run(jobs, policy):
+    return simulate_fairness(jobs, policy, cluster=ONE_NODE)
 
 
 def _starts(run) -> dict[str, float]:
@@ -36,8 +41,8 @@ def _borrower():
 
 
 def test_yarn_cs_lends_idle_quota_up_to_its_max_capacity():
-    lent = simulate_fairness(_borrower(), YarnCS(**ONE_NODE))
-    hard = simulate_fairness(_borrower(), YarnCS(max_capacity=1, **ONE_NODE))
+    lent = _run(_borrower(), YarnCS())
+    hard = _run(_borrower(), YarnCS(max_capacity=1))
     # by default a2 runs at once on b's idle quota; with hard quotas it waits for a1 to finish
     assert _starts(lent)["a2"] == 0.0
     assert _starts(hard)["a2"] == 3000.0
@@ -45,8 +50,8 @@ def test_yarn_cs_lends_idle_quota_up_to_its_max_capacity():
     assert _starts(lent)["a3"] == 5000.0 and _starts(hard)["a3"] == 6000.0
     assert hard.metrics["completed"] == 4 and hard.metrics["preemptions"] == 0
     # a cap of 1.5 quotas (6 GPUs) still keeps a2 (4 + 4 GPUs) waiting; 2 quotas let it borrow
-    assert _starts(simulate_fairness(_borrower(), YarnCS(max_capacity=1.5, **ONE_NODE)))["a2"] == 3000.0
-    assert _starts(simulate_fairness(_borrower(), YarnCS(max_capacity=2, **ONE_NODE)))["a2"] == 0.0
+    assert _starts(_run(_borrower(), YarnCS(max_capacity=1.5)))["a2"] == 3000.0
+    assert _starts(_run(_borrower(), YarnCS(max_capacity=2)))["a2"] == 0.0
     # the sharing loss that costs: a's fair share is its quota, 2 GPUs per job while both are active;
     # lent, a2 gets 4 (ρ 2); hard, it waits for a1 (3,000 s), runs 3,000 s, a3 active from 5,000 s:
     # 12,000 / (2·3,000 + 4·2,000 + 2·1,000)
@@ -60,20 +65,20 @@ def test_yarn_cs_with_preemption_takes_a_quota_back_from_a_borrower():
     900 s takes b's quota back from a2 (a1, within a's quota, keeps its GPUs)."""
     jobs = JobSet.from_arrays(np.array([0.0, 0.0, 100.0]), np.array([3000.0, 3000.0, 500.0]), gpus=[4, 4, 4],
                               tenant=["a", "a", "b"], job_id=["a1", "a2", "b1"])
-    kept = simulate_fairness(jobs, YarnCS(**ONE_NODE))
-    taken = simulate_fairness(jobs, YarnCS(preempt=True, **ONE_NODE))
+    kept = _run(jobs, YarnCS())
+    taken = _run(jobs, YarnCS(preempt=True))
     assert _starts(kept)["b1"] == 3000.0 and kept.metrics["preemptions"] == 0
     assert _starts(taken)["b1"] == 900.0 and taken.metrics["preemptions"] == 1
     done = dict(zip(taken.jobs["job_id"], taken.jobs["completion_time"]))
     assert done == {"a1": 3000.0, "a2": 3500.0, "b1": 1400.0}  # a2 resumes when b1 ends (no cold start here)
-    assert YarnCS(preempt=True, **ONE_NODE).preemptive and not YarnCS(**ONE_NODE).preemptive
+    assert YarnCS(preempt=True).preemptive and not YarnCS().preemptive
 
 
 def test_yarn_cs_default_lends_without_limit():
-    base = simulate_fairness(_borrower(), YarnCS(**ONE_NODE))
-    same = simulate_fairness(_borrower(), YarnCS(max_capacity=float("inf"), **ONE_NODE))
+    base = _run(_borrower(), YarnCS())
+    same = _run(_borrower(), YarnCS(max_capacity=float("inf")))
     assert base.jobs.equals(same.jobs) and base.allocations.equals(same.allocations)
-    assert YarnCS(**ONE_NODE).kernel_params().max_capacity == float("inf")
+    assert YarnCS().kernel_params().max_capacity == float("inf")
 
 
 # ----- Themis: size_blind, reauction ----------------------------------------------------------------
@@ -86,8 +91,8 @@ def _short_behind_long():
 
 
 def test_themis_size_blind_loses_the_order_that_p_hat_gives():
-    exact = _starts(simulate_fairness(_short_behind_long(), Themis(**ONE_NODE)))
-    blind = _starts(simulate_fairness(_short_behind_long(), Themis(size_blind=True, **ONE_NODE)))
+    exact = _starts(_run(_short_behind_long(), Themis()))
+    blind = _starts(_run(_short_behind_long(), Themis(size_blind=True)))
     assert exact["x"] == 0.0 and exact["short"] == 100.0 and exact["long"] == 110.0
     # one p̂ for every job (the median, 100 s): long has waited longer, so it goes first, and short
     # waits for the lease round at 900 s
@@ -101,18 +106,18 @@ def _long_then_short():
 
 
 def test_themis_without_reauction_never_preempts():
-    auction = simulate_fairness(_long_then_short(), Themis(**ONE_NODE))
-    held = simulate_fairness(_long_then_short(), Themis(reauction=False, **ONE_NODE))
+    auction = _run(_long_then_short(), Themis())
+    held = _run(_long_then_short(), Themis(reauction=False))
     # the lease round at 900 s gives the GPUs to short (ρ = (600 + 100)/100 = 7); without rounds it waits
     assert _starts(auction)["short"] == 900.0 and auction.metrics["preemptions"] == 1
     assert _starts(held)["short"] == 5000.0 and held.metrics["preemptions"] == 0
 
 
 def test_themis_defaults_are_unchanged():
-    policy = Themis(**ONE_NODE)
+    policy = Themis()
     assert policy.kernel_params() == (0.8, False, 0) and policy.preemptive is True  # f, size_blind, revision none
-    base = simulate_fairness(_short_behind_long(), policy)
-    same = simulate_fairness(_short_behind_long(), Themis(f=0.8, size_blind=False, reauction=True, **ONE_NODE))
+    base = _run(_short_behind_long(), policy)
+    same = _run(_short_behind_long(), Themis(f=0.8, size_blind=False, reauction=True))
     assert base.jobs.equals(same.jobs) and base.allocations.equals(same.allocations)
 
 
@@ -124,7 +129,7 @@ def test_themis_defaults_are_unchanged():
 def test_a_setting_out_of_its_range_is_refused(spec, problem):
     cls = get_policy(resolve_policy(spec, "cluster"), "cluster")
     with pytest.raises(InputError, match=problem):
-        build_policy(cls, **ONE_NODE)
+        build_policy(cls)
 
 
 # ----- the report's section is built from the ablation runs ------------------------------------------

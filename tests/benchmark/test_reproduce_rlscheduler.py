@@ -13,6 +13,7 @@ from benchmark.experiments import rlscheduler as rls
 from cli_checks import exit_2_one_line, snapshot
 from schedulers.cluster import simulator
 from schedulers.cluster.policies.hpc_queue import HPCQueue
+from schedulers.cluster.policies.hpc_queue import machine as machine_of
 from schedulers.jobs import JobSet
 
 
@@ -64,7 +65,7 @@ def _run(submit, run, request, procs, machine, sjf=False, backfill=False):
     jobs = JobSet(job_id=np.arange(n).astype(str).astype(object), submit_time=np.array(submit, float),
                   size=np.array(run, float), predicted=np.array(request, float), gpus=np.array(procs, np.int64),
                   tenant=np.zeros(n, np.int64), tenant_names=("all",), weight=np.ones(n), time_offset=0.0)
-    return simulator.run(jobs, HPCQueue(processors=machine, sjf=sjf, backfill=backfill), False).start.tolist()
+    return simulator.run(jobs, HPCQueue(sjf=sjf, backfill=backfill), False, cluster=machine_of(machine)).start.tolist()
 
 
 def test_sjf_keeps_its_head_once_chosen():

@@ -236,14 +236,14 @@ def test_a_cold_start_beyond_half_the_lease_is_refused_before_any_work(tmp_path)
     assert {row["policy"] for row in done["rows"]} == {"astraea"}
 
 
-def test_the_policy_refuses_the_same_cold_start():
+def test_the_cluster_refuses_the_same_cold_start():
     from schedulers.cluster.base import cold_start_problem
-    from schedulers.policy import get_policy
+    from schedulers.cluster.settings import ClusterSettings
 
     assert cold_start_problem(450.0, 900.0) is None and cold_start_problem(0.0, 1e-9) is None
     assert "more than half the lease (900 s)" in cold_start_problem(450.5, 900.0)
     with pytest.raises(ValueError, match=r"a cold start of 1e\+12 s is more than half the lease \(900 s\)"):
-        get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, cold_start_s=1e12)
+        ClusterSettings.of(nodes=2, gpus_per_node=8, cold_start_s=1e12)
 
 
 # ----- 3. SWF logs: machine sizes, times beyond 2^53, a first job submitted at -1 ---------------------------
@@ -430,24 +430,26 @@ def test_cluster_runs_stay_far_below_their_budget():
     from schedulers.cluster import simulator
     from schedulers.cluster.metrics import simulate_fairness
     from schedulers.cluster.scenarios import venus
+    from schedulers.cluster.settings import ClusterSettings
     from schedulers.jobs import JobSet
     from schedulers.policy import get_policy
 
     sc = venus(seed=0, n_jobs=1_500, days=2)
     jobs = JobSet.from_frame(sc.jobs)
+    cluster = ClusterSettings.of(nodes=8, gpus_per_node=8)
     for name in ("astraea", "fifo", "themis"):
-        policy = get_policy(name, "cluster")(nodes=8, gpus_per_node=8)
-        run = simulate_fairness(jobs, policy, compiled=False)
-        assert run.metrics["events"] * 10 < simulator.event_budget(jobs, policy.cluster), name
+        run = simulate_fairness(jobs, get_policy(name, "cluster")(), compiled=False, cluster=cluster)
+        assert run.metrics["events"] * 10 < simulator.event_budget(jobs, cluster), name
     # two long jobs on one GPU under a short lease, the cold start half of it: preempted in turn
     long = JobSet.from_arrays([0.0, 1.0], [1e5, 1e5], gpus=[1, 1], tenant=["a", "b"])
-    policy = get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100.0, cold_start_s=50.0)
-    run = simulate_fairness(long, policy, compiled=False)
-    assert run.metrics["rounds"] > 1_000 and run.metrics["events"] * 4 < simulator.event_budget(long, policy.cluster)
+    cluster = ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100.0, cold_start_s=50.0)
+    run = simulate_fairness(long, get_policy("astraea", "cluster")(), compiled=False, cluster=cluster)
+    assert run.metrics["rounds"] > 1_000 and run.metrics["events"] * 4 < simulator.event_budget(long, cluster)
 
 
 def test_infinite_times_are_refused_before_any_loop():
     from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.cluster.settings import ClusterSettings
     from schedulers.engine import simulate
     from schedulers.jobs import JobSet
     from schedulers.policy import get_policy
@@ -456,7 +458,8 @@ def test_infinite_times_are_refused_before_any_loop():
     with pytest.raises(ValueError, match="job 0000001: submit_time is inf, not a finite number"):
         simulate(jobs, get_policy("fifo")())
     with pytest.raises(ValueError, match="submit_time is inf, not a finite number"):
-        simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=1), compiled=False)
+        simulate_fairness(jobs, get_policy("fifo", "cluster")(), compiled=False,
+                          cluster=ClusterSettings.of(nodes=1, gpus_per_node=1))
 
 
 # ----- 5. Ctrl-C and SIGTERM stop a running compiled loop ----------------------------------------------------

@@ -21,6 +21,7 @@ import numpy as np
 
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.scenarios import SCENARIOS
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import build_policy, get_policy
 
@@ -66,10 +67,15 @@ def p_hat(size: np.ndarray, source: str, draw: int, p_draw: int) -> np.ndarray:
     raise ValueError(f"unknown p̂ source {source!r}")
 
 
-def policy_for(name: str, draw: int, settings: dict | None = None):
+def cluster_for(draw: int) -> ClusterSettings:
+    """The cluster of scenario draw `draw` (its nodes and tenant weights), given to the simulator."""
     sc, jobs = scenario(draw)
-    policy = build_policy(get_policy(name, "cluster"), node_capacities=[sc.gpus_per_node] * sc.nodes,
-                          tenant_weights=np.array([sc.tenant_weights[t] for t in jobs.tenant_names]))
+    return ClusterSettings.of(node_capacities=[sc.gpus_per_node] * sc.nodes,
+                              tenant_weights=np.array([sc.tenant_weights[t] for t in jobs.tenant_names]))
+
+
+def policy_for(name: str, settings: dict | None = None):
+    policy = build_policy(get_policy(name, "cluster"))
     if settings:
         params = policy.kernel_params()._replace(**settings)
         policy.kernel_params = lambda: params
@@ -80,7 +86,7 @@ def run(name: str, source: str, draw: int, p_draw: int = 0, settings: dict | Non
     """The FairnessRun of policy `name` on scenario draw `draw` with p̂ from `source`."""
     jobs = scenario(draw)[1]
     return simulate_fairness(replace(jobs, predicted=p_hat(jobs.size, source, draw, p_draw)),
-                             policy_for(name, draw, settings))
+                             policy_for(name, settings), cluster=cluster_for(draw))
 
 
 def measure(name: str, source: str, settings: dict | None = None, draws=SCENARIO_DRAWS) -> np.ndarray:

@@ -3,6 +3,7 @@
 import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -11,13 +12,16 @@ def _allox(**kw):
     return get_policy("allox", "cluster")(**kw)
 
 
+ONE_GPU = ClusterSettings.of(nodes=1, gpus_per_node=1)
+
+
 def test_matching_is_bruno_coffman_sethi_on_one_machine():
     # one 1-GPU node, three 1-GPU jobs at t = 0 with p̂ = 30, 10, 20 (= p).
     # Positions k = 1 (last) .. 3 (first), cost k·p̂: the optimum gives k = 3 to 10, k = 2 to 20,
     # k = 1 to 30: cost 3·10 + 2·20 + 1·30 = 100 = ΣC of the schedule 10 | 20 | 30 (10 + 30 + 60).
     jobs = JobSet.from_arrays([0, 0, 0], [30.0, 10.0, 20.0], predicted=[30.0, 10.0, 20.0], gpus=[1, 1, 1],
                               tenant=["a", "a", "a"])
-    run = simulate_fairness(jobs, _allox(nodes=1, gpus_per_node=1))
+    run = simulate_fairness(jobs, _allox(), cluster=ONE_GPU)
     # the matching's ranks are the schedule: 10 first (k = 3), then 20 (k = 2), then 30 (k = 1)
     assert run.jobs["start_time"].tolist() == [30.0, 0.0, 10.0]
     assert run.jobs["completion_time"].tolist() == [60.0, 10.0, 30.0]
@@ -29,8 +33,7 @@ def test_matching_on_two_nodes_spreads_positions():
     # cost 2·1 + 2·2 + 3 + 4 = 13; jobs 1 and 2 start at 0, 3 and 4 follow on the node that frees.
     jobs = JobSet.from_arrays([0] * 4, [10.0, 20.0, 30.0, 40.0], predicted=[10.0, 20.0, 30.0, 40.0], gpus=[1] * 4,
                               tenant=["a"] * 4)
-    policy = _allox(nodes=2, gpus_per_node=1)
-    run = simulate_fairness(jobs, policy)
+    run = simulate_fairness(jobs, _allox(), cluster=ClusterSettings.of(nodes=2, gpus_per_node=1))
     # schedule: node A 10 | 30, node B 20 | 40 → C = 10, 20, 40, 60 (ΣC = 130 = 10 × the matching cost 13)
     assert run.jobs["completion_time"].tolist() == [10.0, 20.0, 40.0, 60.0]
 
@@ -43,8 +46,8 @@ def test_fairness_knob_lets_the_least_progressed_tenant_go_first():
     # x2 [100, 110], y1 [110, 160] (completions fall on 10 s scheduling ticks).
     jobs = JobSet.from_arrays([0, 10, 10], [100.0, 50.0, 10.0], predicted=[100.0, 50.0, 10.0], gpus=[1, 1, 1],
                               tenant=["X", "Y", "X"])
-    fair = simulate_fairness(jobs, _allox(nodes=1, gpus_per_node=1, alpha=0.5)).jobs
-    fast = simulate_fairness(jobs, _allox(nodes=1, gpus_per_node=1, alpha=1.0)).jobs
+    fair = simulate_fairness(jobs, _allox(alpha=0.5), cluster=ONE_GPU).jobs
+    fast = simulate_fairness(jobs, _allox(alpha=1.0), cluster=ONE_GPU).jobs
     assert fair["completion_time"].tolist() == [100.0, 150.0, 160.0]
     assert fast["completion_time"].tolist() == [100.0, 160.0, 110.0]
 

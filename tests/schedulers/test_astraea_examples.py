@@ -6,12 +6,13 @@ import pytest
 from schedulers.cluster import events, kernels, ledgers, placement, simulator, state
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
 # 6-GPU cluster: Job1 wants 6 GPUs, Job2 and Job3 3 GPUs; 40 min of work each; 10 min rounds
 SIX = JobSet.from_arrays([0, 0, 0], [2400] * 3, gpus=[6, 3, 3], job_id=["1", "2", "3"])
-SIX_KW = dict(nodes=1, gpus_per_node=6, lease_s=600, cold_start_s=0, interval_s=10)
+SIX_GPUS = ClusterSettings.of(nodes=1, gpus_per_node=6, lease_s=600, cold_start_s=0, interval_s=10)
 
 
 class FinishTimeRotation(ClusterPolicy):
@@ -28,7 +29,7 @@ class FinishTimeRotation(ClusterPolicy):
 
 def _attained_at(policy, at):
     """Each job's attained GPU·s at time `at`, from the run's executed allocations."""
-    run = simulate_fairness(SIX, policy)
+    run = simulate_fairness(SIX, policy, cluster=SIX_GPUS)
     alloc = run.allocations
     held = (np.minimum(alloc["end"], at) - alloc["start"]).clip(lower=0) * alloc["gpus"]
     per_job = held.groupby(alloc["job_id"]).sum()
@@ -36,7 +37,7 @@ def _attained_at(policy, at):
 
 
 def test_six_gpu_finish_time_rotation_gives_60_30_30():
-    policy = FinishTimeRotation(**SIX_KW)
+    policy = FinishTimeRotation()
     # rounds at 0 (the first placement happens at t = 0 before any round), 600, 1200, ...
     got = _attained_at(policy, 1200.0)
     # per 20 min: Job1 60 GPU·min, Job2 and Job3 30 GPU·min each
@@ -44,10 +45,10 @@ def test_six_gpu_finish_time_rotation_gives_60_30_30():
 
 
 def test_six_gpu_ltgf_gives_60_each_over_30_min():
-    policy = get_policy("astraea", "cluster")(**SIX_KW)
+    policy = get_policy("astraea", "cluster")()
     got = _attained_at(policy, 1800.0)
     assert [g / 60 for g in got] == pytest.approx([60.0, 60.0, 60.0])
-    run = simulate_fairness(SIX, get_policy("astraea", "cluster")(**SIX_KW))
+    run = simulate_fairness(SIX, get_policy("astraea", "cluster")(), cluster=SIX_GPUS)
     # fair share per job: 6 GPUs / 3 jobs = 2 each while all three are active -> ρ = 1 for all
     assert run.jobs["rho"].tolist() == pytest.approx([1.0, 1.0, 1.0])
     assert run.metrics["sharing_loss_jobs"] == 0.0
@@ -57,8 +58,8 @@ def test_sixteen_gpu_two_tenant_round():
     """The paper's two-tenant round on ASTRAEA's kernel: ledgers set to ρ_A = 54,000/72,000,
     ρ_B = 72,000/72,000 and ρ_job A1 0.50, A2 0.80, B1 0.40, every job waiting and run before."""
     jobs = JobSet.from_arrays([0, 0, 0], [5000] * 3, gpus=[8, 4, 8], tenant=["A", "A", "B"], job_id=["A1", "A2", "B1"])
-    policy = get_policy("astraea", "cluster")(nodes=2, gpus_per_node=8, lease_s=900)
-    args, _ = simulator.arguments(jobs, policy)
+    cluster = ClusterSettings.of(nodes=2, gpus_per_node=8, lease_s=900)
+    args, _ = simulator.arguments(jobs, get_policy("astraea", "cluster")(), cluster=cluster)
     s = state.new_state(args.jobs, args.cluster, args.cfg)
     p = kernels.setup(s, args.params, args.jobs.size)
     now = 900.0

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
 # One 1-GPU node, lease 100 s, ticks 10 s, no cold start, tenants A, B, C with equal quotas (1/3 GPU
 # each; eq16: every tenant's fair GPU·s is t/3 at time t, so ρ_tenant = attained · 3 / t).
-KW = dict(nodes=1, gpus_per_node=1, lease_s=100, interval_s=10, cold_start_s=0)
+CLUSTER = ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, interval_s=10, cold_start_s=0)
 IDS = ["A0", "C0", "A1", "B1", "C1"]
 JOBS = JobSet.from_arrays([0, 0, 200, 200, 200], [40, 160, 30, 90, 10], [40, 160, 30, 90, 10],
                           tenant=["A", "C", "A", "B", "C"], job_id=IDS)
@@ -22,7 +23,7 @@ JOBS = JobSet.from_arrays([0, 0, 200, 200, 200], [40, 160, 30, 90, 10], [40, 160
 def _run(name, jobs=JOBS, jit="off", monkeypatch=None, **kw):
     if monkeypatch is not None:
         monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**{**KW, **kw}))
+    return simulate_fairness(jobs, get_policy(name, "cluster")(**kw), cluster=CLUSTER)
 
 
 def _times(run):
@@ -53,11 +54,11 @@ def test_the_band_decides_by_hand(monkeypatch, jit):
 
 def test_without_the_band_the_tenant_ahead_jumps_the_queue():
     # the same case with the band wide open: C1 (p̂ 10) goes first at 200 although C is 2.4 fair shares ahead
-    policy = get_policy("astraea-p", "cluster")(band=1e12, **KW)  # the band is a setting: astraea-p(band=...)
-    times = _times(simulate_fairness(JOBS, policy))
+    policy = get_policy("astraea-p", "cluster")(band=1e12)  # the band is a setting: astraea-p(band=...)
+    times = _times(simulate_fairness(JOBS, policy, cluster=CLUSTER))
     assert times["C1"] == (200, 210) and times["A1"] == (210, 240)
     with pytest.raises(ValueError, match="band must be >= 0"):
-        get_policy("astraea-p", "cluster")(band=-1.0, **KW)
+        get_policy("astraea-p", "cluster")(band=-1.0)
 
 
 def _busy(seed, n=300):
@@ -69,8 +70,8 @@ def _busy(seed, n=300):
                               gpus=rng.choice([1, 1, 2, 4, 8, 12, 16], n), tenant=rng.choice(list("abcde"), n))
 
 
-BUSY = dict(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30,
-            tenant_weights=[3.0, 1.0, 1.0, 2.0, 1.0])
+BUSY = ClusterSettings.of(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30,
+                          tenant_weights=[3.0, 1.0, 1.0, 2.0, 1.0])
 
 
 def _same(a, b):
@@ -89,12 +90,12 @@ def test_equal_predictions_give_astraeas_run(monkeypatch, seed):
     jobs = _busy(seed)
     constant = replace(jobs, predicted=np.full(jobs.n, 777.0))
     policy = get_policy("astraea", "cluster")
-    plain = simulate_fairness(constant, policy(**BUSY))
+    plain = simulate_fairness(constant, policy(), cluster=BUSY)
     # without revision (with a rule, a constant p̂ still says which started jobs end within a lease)
-    same = simulate_fairness(constant, get_policy("astraea-p", "cluster")(revision="none", **BUSY))
+    same = simulate_fairness(constant, get_policy("astraea-p", "cluster")(revision="none"), cluster=BUSY)
     assert plain.metrics["preemptions"] > 10 and plain.metrics["completed"] == jobs.n
     _same(plain, same)  # per-job table, allocations, tenant windows, metrics
-    informed = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(**BUSY))
+    informed = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
     assert not informed.jobs.equals(plain.jobs)  # p̂ that differ do change the run
     assert informed.metrics["avg_slowdown"] < plain.metrics["avg_slowdown"]
 
@@ -102,9 +103,9 @@ def test_equal_predictions_give_astraeas_run(monkeypatch, seed):
 def test_python_and_compiled_kernels_give_the_same_run(monkeypatch):
     jobs = _busy(3)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
-    python = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(**BUSY))
+    python = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    compiled = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(**BUSY))
+    compiled = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
     assert (python.loop, compiled.loop) == ("Python", "compiled")
     assert python.metrics["preemptions"] > 10
     _same(python, compiled)

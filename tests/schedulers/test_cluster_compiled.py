@@ -6,6 +6,8 @@ executed allocations and every metric are identical, bit for bit (and on generat
 test_cluster_generated.py). And when they run: a Python rule (a plugin's `order` / `select`) only
 as Python, every kernel compiled as ATLAS_BENCH_JIT says."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from schedulers.cluster import metrics
 from schedulers.cluster.metrics import compiled_policies, simulate_fairness
 from schedulers.cluster.scenarios import venus
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -28,19 +31,20 @@ def _frame(n_jobs: int, days: int, seed: int, weights: bool = False) -> pd.DataF
 
 
 WORKLOADS = {
-    "busy": (lambda: _frame(2000, 3, 3), dict(nodes=20, gpus_per_node=8)),
-    "heterogeneous": (lambda: _frame(3000, 4, 5), dict(
+    "busy": (lambda: _frame(2000, 3, 3), ClusterSettings.of(nodes=20, gpus_per_node=8)),
+    "heterogeneous": (lambda: _frame(3000, 4, 5), ClusterSettings.of(
         node_capacities=[2, 4, 8, 8, 16, 16, 4, 8, 2, 8, 16, 8, 8, 4, 16, 8, 8, 8, 2, 16, 8, 8, 16, 4],
         cold_start_s=30.0, lease_s=600.0)),
-    "eq8-tick-weights": (lambda: _frame(2500, 3, 7, weights=True), dict(
+    "eq8-tick-weights": (lambda: _frame(2500, 3, 7, weights=True), ClusterSettings.of(
         nodes=24, gpus_per_node=8, fair_share="eq8", rho_from="tick", interval_s=30.0)),
-    "no-cold-start": (lambda: _frame(1500, 3, 11), dict(nodes=16, gpus_per_node=8, cold_start_s=0.0, lease_s=300.0)),
+    "no-cold-start": (lambda: _frame(1500, 3, 11), ClusterSettings.of(nodes=16, gpus_per_node=8, cold_start_s=0.0,
+                                                                       lease_s=300.0)),
 }
 
 
-def _run(monkeypatch, setting, name, jobs, kwargs):
+def _run(monkeypatch, setting, name, jobs, cluster):
     monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+    return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
 
 
 
@@ -48,10 +52,10 @@ def _run(monkeypatch, setting, name, jobs, kwargs):
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
 def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
-    make, kwargs = WORKLOADS[workload]
+    make, cluster = WORKLOADS[workload]
     jobs = JobSet.from_frame(make())
-    python = _run(monkeypatch, "off", name, jobs, kwargs)
-    compiled_run = _run(monkeypatch, "on", name, jobs, kwargs)
+    python = _run(monkeypatch, "off", name, jobs, cluster)
+    compiled_run = _run(monkeypatch, "on", name, jobs, cluster)
     assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     # the workload exercises the mechanics (the policies that never preempt have no rounds)
     if get_policy(name, "cluster").preemptive:
@@ -65,16 +69,16 @@ def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workloa
 def test_the_workloads_reach_every_mechanism(monkeypatch):
     """Migrations, multi-node gangs and cold starts cut short happen in these workloads (else the
     comparison above would not cover them)."""
-    make, kwargs = WORKLOADS["heterogeneous"]
-    run = _run(monkeypatch, "off", "astraea", JobSet.from_frame(make()), kwargs)
+    make, cluster = WORKLOADS["heterogeneous"]
+    run = _run(monkeypatch, "off", "astraea", JobSet.from_frame(make()), cluster)
     assert run.metrics["migrations"] > 0
     assert run.allocations["nodes"].str.contains(",").any()
     cold = run.allocations[run.allocations["kind"] == "cold-start"]
-    assert ((cold["end"] - cold["start"]) < kwargs["cold_start_s"] - 1e-9).any()
+    assert ((cold["end"] - cold["start"]) < cluster.cold_start_s - 1e-9).any()
 
 
 def test_python_rules_run_as_python_and_kernels_compiled(monkeypatch):
-    make, kwargs = WORKLOADS["no-cold-start"]
+    make, cluster = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     astraea = get_policy("astraea", "cluster")
@@ -88,24 +92,25 @@ def test_python_rules_run_as_python_and_kernels_compiled(monkeypatch):
         def order(self, view, candidates):
             return sorted(candidates)
 
-    runs = [simulate_fairness(jobs, policy) for policy in (
-        Mine(**kwargs), astraea(check=True, **kwargs), Ordered(**kwargs), astraea(**kwargs))]
+    checked = dataclasses.replace(cluster, check=True)
+    runs = [simulate_fairness(jobs, policy, cluster=on) for policy, on in (
+        (Mine(), cluster), (astraea(), checked), (Ordered(), cluster), (astraea(), cluster))]
     assert [run.loop for run in runs] == ["compiled", "compiled", "Python", "compiled"]
     assert runs[0].jobs.equals(runs[3].jobs) and runs[1].jobs.equals(runs[3].jobs)
     assert not runs[2].jobs.equals(runs[3].jobs)  # submit order is not ASTRAEA
 
 
 def test_jit_setting_and_threshold(monkeypatch):
-    make, kwargs = WORKLOADS["no-cold-start"]
+    make, cluster = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     loops = []
     for setting in ("off", "auto", "on"):  # auto: the Python loop below CLUSTER_AUTO_MIN_JOBS jobs
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         monkeypatch.setattr("schedulers.jit.CLUSTER_AUTO_MIN_JOBS", jobs.n + 1)
-        loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs)).loop)
+        loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(), cluster=cluster).loop)
     monkeypatch.setattr("schedulers.jit.CLUSTER_AUTO_MIN_JOBS", jobs.n)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "auto")
-    loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(**kwargs)).loop)
+    loops.append(simulate_fairness(jobs, get_policy("srtf-oracle", "cluster")(), cluster=cluster).loop)
     assert loops == ["Python", "Python", "compiled", "compiled"]
 
 
@@ -116,7 +121,7 @@ def test_a_job_larger_than_the_cluster_is_refused_as_in_python(monkeypatch):
     for setting in ("off", "on"):
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         with pytest.raises(PolicyError, match="needs 64 GPUs, the cluster has 32"):
-            simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=4, gpus_per_node=8))
+            simulate_fairness(jobs, get_policy("astraea", "cluster")(), cluster=ClusterSettings.of(nodes=4, gpus_per_node=8))
 
 
 def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
@@ -132,13 +137,13 @@ def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
 
     jobs = JobSet.from_frame(_frame(20000, 20, 13))
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    make, kwargs = WORKLOADS["no-cold-start"]
-    simulate_fairness(JobSet.from_frame(make()), get_policy("astraea", "cluster")(**kwargs))  # compiled already
+    make, cluster = WORKLOADS["no-cold-start"]
+    simulate_fairness(JobSet.from_frame(make()), get_policy("astraea", "cluster")(), cluster=cluster)  # compiled already
     previous = signal.signal(signal.SIGALRM, handler)
     try:
         signal.setitimer(signal.ITIMER_REAL, 0.05)
         with pytest.raises(Stop):
-            simulate_fairness(jobs, get_policy("themis", "cluster")(nodes=40, gpus_per_node=8))
+            simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=ClusterSettings.of(nodes=40, gpus_per_node=8))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -149,7 +154,8 @@ def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
     for setting in ("off", "on"):
         monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
         with pytest.raises(ValueError, match="fair_share must be one of"):
-            simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=16, gpus_per_node=8, fair_share="eq9"))
+            simulate_fairness(jobs, get_policy("astraea", "cluster")(),
+                              cluster=ClusterSettings.of(nodes=16, gpus_per_node=8, fair_share="eq9"))
 
 
 class _SlowFirstCompile:
@@ -176,19 +182,19 @@ def test_a_first_compile_that_takes_long_is_told(monkeypatch, compile_s, compile
 
     from schedulers.cluster import jitglue, simulator
 
-    make, kwargs = WORKLOADS["no-cold-start"]
+    make, cluster = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
-    policy = get_policy("astraea", "cluster")(**kwargs)
+    policy = get_policy("astraea", "cluster")()
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    simulate_fairness(jobs, policy)  # the real loop compiled or loaded
+    simulate_fairness(jobs, policy, cluster=cluster)  # the real loop compiled or loaded
     fake = _SlowFirstCompile(jitglue.compiled_loop(policy.kernel_params()), compile_s)
-    signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy)[0])
+    signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy, cluster=cluster)[0])
     if not compiled:
         del fake.overloads[signature]
     monkeypatch.setattr(jitglue, "compiled_loop", lambda params: fake)
     monkeypatch.setattr(simulator, "COMPILE_NOTICE_AFTER_S", 0.1)
     notices = []
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), notice=notices.append)
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(), notice=notices.append, cluster=cluster)
     assert run.loop == "compiled" and run.metrics["completed"] == jobs.n
     assert notices == ([jitglue.compile_notice("astraea")] if told else [])
     assert fake.compiles == ([] if compiled else [signature])
@@ -204,13 +210,13 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     for name in ("astraea-p", "astraea", "hived"):  # predictions; HiveD's cell owners
-        make, kwargs = WORKLOADS["heterogeneous"]
+        make, cluster = WORKLOADS["heterogeneous"]
         jobs = JobSet.from_frame(make())
         jobs = jobs.with_predictions(jobs.size * 1.5)
-        policy = get_policy(name, "cluster")(**kwargs)
-        simulate_fairness(jobs, policy)
+        policy = get_policy(name, "cluster")()
+        simulate_fairness(jobs, policy, cluster=cluster)
         loop = jitglue.compiled_loop(policy.kernel_params())
-        signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy)[0])
+        signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy, cluster=cluster)[0])
         assert signature in loop.overloads
         assert list(loop.overloads) == [signature]
     astraea, astraea_p = (get_policy(name, "cluster")().kernel_params() for name in ("astraea", "astraea-p"))
@@ -223,18 +229,18 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
     from schedulers.cluster import jitglue, simulator
     from schedulers.jit import EventBudgetExceeded
 
-    make, kwargs = WORKLOADS["no-cold-start"]
+    make, cluster = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
-    full = _run(monkeypatch, "off", "astraea", jobs, kwargs)
+    full = _run(monkeypatch, "off", "astraea", jobs, cluster)
     events = full.metrics["events"]
     assert events > 5_000
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
     lines = set()
     for setting in ("off", "on"):
         with pytest.raises(EventBudgetExceeded) as info:
-            _run(monkeypatch, setting, "astraea", jobs, kwargs)
+            _run(monkeypatch, setting, "astraea", jobs, cluster)
         lines.add(str(info.value))
     assert len(lines) == 1 and f"astraea on {jobs.n:,} jobs: the cluster simulator's loop went past its budget of " \
                                f"{events - 1:,} events at t = " in lines.pop()
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events)
-    assert _run(monkeypatch, "on", "astraea", jobs, kwargs).metrics["events"] == events
+    assert _run(monkeypatch, "on", "astraea", jobs, cluster).metrics["events"] == events

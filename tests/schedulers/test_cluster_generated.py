@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedulers.cluster.metrics import compiled_policies, simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -56,8 +57,10 @@ def workloads(draw):
 
 
 def _run(monkeypatch, setting, name, jobs, kwargs, share, check=False):
+    """`kwargs`: the simulator's cluster (ClusterSettings.of's keywords)."""
     monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(check=check, **kwargs), tenant_loss_share=share)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(), tenant_loss_share=share,
+                             cluster=ClusterSettings.of(check=check, **kwargs))
 
 
 

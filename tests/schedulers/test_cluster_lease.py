@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from schedulers.cluster import events
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import builtin_classes, get_policy
 
@@ -34,10 +35,11 @@ def _two_jobs(b_submit: float, hived: bool = False) -> tuple[JobSet, int]:
     return jobs, 2 if hived else 1
 
 
-def _run(monkeypatch, jit: str, name: str, jobs: JobSet, **kwargs):
-    """`jit`: "on" / "off" (the simulator compiled / as Python)."""
+def _run(monkeypatch, jit: str, name: str, jobs: JobSet, **cluster):
+    """`jit`: "on" / "off" (the simulator compiled / as Python); `cluster`: the simulator's cluster
+    (ClusterSettings.of's keywords)."""
     monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+    return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=ClusterSettings.of(**cluster))
 
 
 @pytest.mark.parametrize("name", ROUND_POLICIES)

@@ -15,6 +15,7 @@ from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.placement import place_in_order
 from schedulers.cluster.queues import candidates
 from schedulers.cluster.scenarios import venus
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import group
 from schedulers.jit import jitable
 from schedulers.jobs import JobSet
@@ -63,11 +64,11 @@ def test_a_kernel_in_one_file_runs_as_its_python_rule(monkeypatch, same_run, jit
     if jit == "on":
         pytest.importorskip("numba")
     jobs = JobSet.from_frame(venus(seed=4, n_jobs=1500, days=3).jobs)
-    kwargs = dict(nodes=16, gpus_per_node=8, cold_start_s=30.0, lease_s=600.0)
+    cluster = ClusterSettings.of(nodes=16, gpus_per_node=8, cold_start_s=30.0, lease_s=600.0)
     monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-    rule = simulate_fairness(jobs, LargestFirstRule(**kwargs))  # a Python rule: always the Python loop
+    rule = simulate_fairness(jobs, LargestFirstRule(), cluster=cluster)  # a Python rule: always the Python loop
     assert rule.loop == "Python"
-    run = simulate_fairness(jobs, LargestFirst(**kwargs))
+    run = simulate_fairness(jobs, LargestFirst(), cluster=cluster)
     assert run.loop == {"off": "Python", "on": "compiled"}[jit]
     assert rule.metrics["rounds"] > 0 and rule.metrics["preemptions"] > 0
     same_run(rule, run)
@@ -83,7 +84,7 @@ def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monke
 
     jobs = JobSet.from_frame(venus(seed=4, n_jobs=300, days=1).jobs)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    assert simulate_fairness(jobs, LargestFirst(nodes=8, gpus_per_node=8)).loop == "compiled"  # its index is written
+    assert simulate_fairness(jobs, LargestFirst()).loop == "compiled"  # its index is written (8 × 8 GPUs, the default)
     code = ("import os; os.environ['ATLAS_BENCH_JIT'] = 'on'\n"
             "from schedulers.cluster.metrics import simulate_fairness\n"
             "from schedulers.cluster.scenarios import venus\n"
@@ -91,7 +92,7 @@ def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monke
             "from schedulers.policy import get_policy\n"
             "jobs = JobSet.from_frame(venus(seed=4, n_jobs=300, days=1).jobs)\n"
             "for name in ('srtf-oracle', 'fifo'):\n"
-            "    assert simulate_fairness(jobs, get_policy(name, 'cluster')(nodes=8, gpus_per_node=8)).loop == 'compiled'\n")
+            "    assert simulate_fairness(jobs, get_policy(name, 'cluster')()).loop == 'compiled'\n")
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

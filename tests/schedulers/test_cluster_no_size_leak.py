@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy, policy_names
 
@@ -28,8 +29,8 @@ def _workload(seed: int, n: int = 80):
 
 def _run(name, submit, size, predicted, gpus, tenant):
     jobs = JobSet.from_arrays(submit, size, predicted=predicted, gpus=gpus, tenant=tenant)
-    policy = get_policy(name, "cluster")(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30)
-    return simulate_fairness(jobs, policy)
+    cluster = ClusterSettings.of(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30)
+    return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
 
 
 def _same_until_the_last_completion(name, seed):

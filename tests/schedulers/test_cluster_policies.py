@@ -3,12 +3,14 @@
 import numpy as np
 import pytest
 
+from schedulers.cluster.base import CLUSTER_KEYWORDS, ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import PolicyError, builtin_classes, get_policy
 
 CLUSTER_POLICIES = [cls.name for cls in builtin_classes("cluster")]
-KW = dict(nodes=3, gpus_per_node=8, lease_s=300, interval_s=10, cold_start_s=30, check=True)
+CLUSTER = ClusterSettings.of(nodes=3, gpus_per_node=8, lease_s=300, interval_s=10, cold_start_s=30, check=True)
 
 
 def _workload(seed=3, n=60):
@@ -39,15 +41,14 @@ def _node_use_never_exceeds_capacity(allocations, capacities) -> int:
 
 @pytest.mark.parametrize("name", CLUSTER_POLICIES)
 def test_invariants_and_gpu_seconds(name):
-    # KW turns the rule checks on: after every event each node's free GPUs are its capacity less its
+    # CLUSTER turns the rule checks on: after every event each node's free GPUs are its capacity less its
     # running jobs' (a job progresses only on its GPUs), every choice is a candidate placed once, and a
     # work-conserving policy leaves no waiting job that fits
     jobs = _workload()
-    policy = get_policy(name, "cluster")(**KW)
-    run = simulate_fairness(jobs, policy)
+    run = simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=CLUSTER)
     t = run.jobs
     assert np.isfinite(t["completion_time"]).all()
-    assert _node_use_never_exceeds_capacity(run.allocations, policy.capacities) > 50
+    assert _node_use_never_exceeds_capacity(run.allocations, CLUSTER.capacities) > 50
     # GPU-seconds = gpus × run time; run time = work + time spent cold-starting (≤ 30 s per resume)
     assert t["gpu_seconds"].to_numpy() == pytest.approx((jobs.gpus * (jobs.size + t["overhead_s"])).to_numpy())
     assert (t["overhead_s"] <= (t["preemptions"] + t["migrations"]) * 30.0 + 1e-9).all()
@@ -55,6 +56,39 @@ def test_invariants_and_gpu_seconds(name):
         assert t["preemptions"].sum() == 0 and t["overhead_s"].sum() == 0
     else:
         assert t["preemptions"].sum() > 0
+
+
+@pytest.mark.parametrize("key", CLUSTER_KEYWORDS)
+def test_a_policy_given_a_cluster_setting_is_refused_naming_it(key):
+    """The cluster is the simulator's (ClusterSettings): every cluster policy, a plugin whose
+    constructor takes any keyword too, refuses a cluster setting in one line naming it, before its
+    own constructor runs."""
+    built = []
+
+    class Plugin(ClusterPolicy):
+        name = "test-any-keyword"
+
+        def __init__(self, **settings):
+            built.append(settings)
+
+    for cls in [*builtin_classes("cluster"), Plugin]:
+        with pytest.raises(TypeError) as info:
+            cls(**{key: 1})
+        given = "cluster=ClusterSettings(...)" if key == "cluster" else f"cluster=ClusterSettings.of({key}=...)"
+        assert str(info.value) == (f"policy '{cls.name}': '{key}' is a setting of the cluster, not of a policy: "
+                                   f"pass it to the simulator instead ({given})")
+    assert built == []
+    Plugin(band=1)  # its own settings reach it
+    assert built == [{"band": 1}]
+
+
+def test_the_cluster_is_given_to_the_simulator():
+    # one 8-GPU node: two 8-GPU jobs run one after the other; on the default cluster (8 × 8 GPUs) together
+    jobs = JobSet.from_arrays([0, 0], [100.0, 100.0], gpus=[8, 8])
+    one = simulate_fairness(jobs, get_policy("fifo", "cluster")(), cluster=ClusterSettings.of(nodes=1))
+    default = simulate_fairness(jobs, get_policy("fifo", "cluster")())
+    assert one.jobs["start_time"].tolist() == [0.0, 100.0] and default.jobs["start_time"].tolist() == [0.0, 0.0]
+    assert (one.metrics["utilisation"], default.metrics["utilisation"]) == (1.0, 16 / 64)
 
 
 def test_registry_is_kind_scoped():
@@ -71,23 +105,25 @@ def test_predictive_policy_refused_without_predictions():
     with pytest.raises(PolicyError, match="predicted"):
         simulate_fairness(jobs, get_policy("astraea-p", "cluster")())
     with pytest.raises(PolicyError, match="needs 16 GPUs"):
-        simulate_fairness(JobSet.from_arrays([0], [10.0], gpus=[16]), get_policy("astraea", "cluster")(nodes=1))
+        simulate_fairness(JobSet.from_arrays([0], [10.0], gpus=[16]), get_policy("astraea", "cluster")(),
+                          cluster=ClusterSettings.of(nodes=1))
 
 
 def test_fifo_blocks_head_of_line():
     # one 8-GPU node: J1 (4 GPUs, 100 s) at 0, J2 (8 GPUs) at 1, J3 (1 GPU) at 2
     jobs = JobSet.from_arrays([0, 1, 2], [100, 100, 100], gpus=[4, 8, 1])
-    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8))
+    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(), cluster=ClusterSettings.of(nodes=1, gpus_per_node=8))
     assert run.jobs["start_time"].tolist() == [0, 100, 200]  # J3 waits behind J2
     # ASTRAEA skips what cannot be placed: J3 starts at the 10 s tick beside J1, J2 when both end
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8))
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(), cluster=ClusterSettings.of(nodes=1, gpus_per_node=8))
     assert run.jobs["start_time"].tolist() == [0, 110, 10]
 
 
 def test_cold_start_on_resume_renewal_is_free():
     # one 1-GPU node, lease 100, cold start 20. Tenants a, b, one 300 s job each at 0.
     jobs = JobSet.from_arrays([0, 0], [300, 300], tenant=["a", "b"])
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(),
+                            cluster=ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
     # 0-100 a; 100-200 b (first start, no cold start); 200-300 a resumes: 20 s cold + 80 s work ...
     t = run.jobs
     assert t["start_time"].tolist() == [0, 100]
@@ -96,11 +132,14 @@ def test_cold_start_on_resume_renewal_is_free():
     assert run.metrics["overhead_pct"] == pytest.approx(100 * t["overhead_s"].mean() / t["jct"].mean())
 
 
+ONE_GPU = ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0)
+
+
 def test_astraea_p_helps_with_good_predictions_and_hurts_with_bad_ones():
     # one GPU, one tenant, lease 100: L (1000 s) submitted just before S (50 s)
     def run(name, p_hat):
         jobs = JobSet.from_arrays([0, 0], [1000, 50], predicted=p_hat, job_id=["L", "S"])
-        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0))
+        return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=ONE_GPU)
 
     plain = run("astraea", [1000, 50])
     good = run("astraea-p", [1000, 50])
@@ -112,8 +151,7 @@ def test_astraea_p_helps_with_good_predictions_and_hurts_with_bad_ones():
     # bad p̂ (S predicted long): with S submitted first, plain astraea runs S first, astraea-p does not
     def run_s_first(name, p_hat, **settings):
         jobs = JobSet.from_arrays([0, 0], [50, 1000], predicted=p_hat, job_id=["S", "T"])
-        return simulate_fairness(jobs, get_policy(name, "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=0,
-                                                                   **settings))
+        return simulate_fairness(jobs, get_policy(name, "cluster")(**settings), cluster=ONE_GPU)
 
     plain = run_s_first("astraea", [5000, 40])
     bad = run_s_first("astraea-p", [5000, 40], revision="none")
@@ -131,8 +169,9 @@ def test_eq16_lets_a_bursting_tenant_catch_up_eq8_does_not():
     jobs = JobSet.from_arrays(sub, [4000.0] * 16, tenant=["x"] * 8 + ["y"] * 8)
 
     def y_gpu_s(mode):
-        run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, lease_s=100,
-                                                                       cold_start_s=0, fair_share=mode, fair_window_s=100))
+        run = simulate_fairness(jobs, get_policy("astraea", "cluster")(),
+                                cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, lease_s=100, cold_start_s=0,
+                                                           fair_share=mode, fair_window_s=100))
         win = run.tenant_intervals
         y = win[win.tenant == "y"].set_index("window")["attained_gpu_s"]
         return y[10], y[11], y.loc[10:19].sum()

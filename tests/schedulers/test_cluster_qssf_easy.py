@@ -11,16 +11,18 @@ import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.scenarios import venus
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import PolicyError, get_policy
 
 pytest.importorskip("numba")
 
 
-def _run(monkeypatch, jit, name, submit, size, predicted, gpus, **kwargs):
+def _run(monkeypatch, jit, name, submit, size, predicted, gpus, **cluster):
+    """`cluster`: the simulator's cluster (ClusterSettings.of's keywords)."""
     monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
     jobs = JobSet.from_arrays(submit, size, predicted, gpus=gpus)
-    return simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs))
+    return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=ClusterSettings.of(**cluster))
 
 
 def _both(monkeypatch, same_run, name, *args, **kwargs):
@@ -149,11 +151,11 @@ def test_python_and_compiled_runs_are_the_same(monkeypatch, same_run, name):
     frame = venus(seed=5, n_jobs=1200, days=2).jobs
     jobs = JobSet.from_frame(frame)
     jobs = jobs.with_predictions(jobs.size * np.exp(np.random.default_rng(1).normal(0, 1.0, jobs.n)))
-    kwargs = dict(node_capacities=[2, 4, 8, 8, 16, 4, 8, 2, 8, 16, 8, 4], interval_s=30.0)
+    cluster = ClusterSettings.of(node_capacities=[2, 4, 8, 8, 16, 4, 8, 2, 8, 16, 8, 4], interval_s=30.0)
     runs = []
     for jit in ("off", "on"):
         monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-        runs.append(simulate_fairness(jobs, get_policy(name, "cluster")(**kwargs)))
+        runs.append(simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster))
     assert [r.loop for r in runs] == ["Python", "compiled"]
     assert runs[0].metrics["completed"] == jobs.n
     assert runs[0].metrics["work_conservation_gaps"] > 0  # the rule left fitting jobs waiting

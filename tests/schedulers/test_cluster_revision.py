@@ -12,16 +12,17 @@ import numpy as np
 import pytest
 
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import PolicyError, get_policy, resolve_policy
 from tests.schedulers.test_astraea_p_band import BUSY, _busy, _same
 from tests.schedulers.test_cluster_no_size_leak import _same_until_the_last_completion
 
-KW = dict(nodes=1, gpus_per_node=1, lease_s=100, interval_s=10, cold_start_s=0)
+CLUSTER = ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, interval_s=10, cold_start_s=0)
 
 
-def _policy(spec, **kw):
-    return get_policy(resolve_policy(spec, "cluster"), "cluster")(**kw)
+def _policy(spec):
+    return get_policy(resolve_policy(spec, "cluster"), "cluster")()
 
 
 def _times(run):
@@ -35,7 +36,7 @@ def _astraea_p(rule, size_a, log_sd=None, jit="off", monkeypatch=None):
     jobs = JobSet.from_arrays([0, 10], [size_a, 60], [50, 60], tenant=["T", "T"], job_id=["A", "B"])
     if log_sd is not None:
         jobs = jobs.with_predictions(jobs.predicted, log_sd=log_sd)
-    return simulate_fairness(jobs, _policy(f"astraea-p(revision={rule})", **KW))
+    return simulate_fairness(jobs, _policy(f"astraea-p(revision={rule})"), cluster=CLUSTER)
 
 
 @pytest.mark.parametrize("jit", ["off", "on"])
@@ -102,7 +103,8 @@ def test_easy_p_revised_shadow_lets_a_short_job_backfill(monkeypatch, same_run):
         runs[rule] = []
         for jit in ("off", "on"):
             monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-            runs[rule].append(simulate_fairness(jobs, _policy(f"easy-p(revision={rule})", nodes=1, gpus_per_node=8)))
+            runs[rule].append(simulate_fairness(jobs, _policy(f"easy-p(revision={rule})"),
+                                                cluster=ClusterSettings.of(nodes=1, gpus_per_node=8)))
         same_run(*runs[rule])
     starts = {rule: (r[0].jobs.start_time.tolist(), r[0].jobs.completion_time.tolist()) for rule, r in runs.items()}
     assert starts["none"] == ([0, 300, 350, 350], [300, 350, 500, 360])
@@ -113,7 +115,7 @@ def test_easy_p_revised_shadow_lets_a_short_job_backfill(monkeypatch, same_run):
 @pytest.mark.parametrize("name", ["qssf", "allox"])
 def test_a_policy_that_ranks_only_jobs_that_never_ran_is_the_same_under_every_rule(name):
     jobs = _busy(4, n=120)
-    runs = [simulate_fairness(jobs, _policy(f"{name}(revision={rule})", **BUSY)) for rule in ("none", "double", "tsafrir")]
+    runs = [simulate_fairness(jobs, _policy(f"{name}(revision={rule})"), cluster=BUSY) for rule in ("none", "double", "tsafrir")]
     for run in runs[1:]:
         _same(runs[0], run)
 
@@ -121,9 +123,9 @@ def test_a_policy_that_ranks_only_jobs_that_never_ran_is_the_same_under_every_ru
 def test_themis_revision_changes_its_run_and_none_is_the_previous_one(monkeypatch):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = _busy(5, n=150)
-    plain = simulate_fairness(jobs, get_policy("themis", "cluster")(**BUSY))
-    _same(plain, simulate_fairness(jobs, _policy("themis(revision=none)", **BUSY)))
-    assert not simulate_fairness(jobs, _policy("themis(revision=double)", **BUSY)).jobs.equals(plain.jobs)
+    plain = simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=BUSY)
+    _same(plain, simulate_fairness(jobs, _policy("themis(revision=none)"), cluster=BUSY))
+    assert not simulate_fairness(jobs, _policy("themis(revision=double)"), cluster=BUSY).jobs.equals(plain.jobs)
 
 
 @pytest.mark.parametrize("spec", ["astraea-p(revision=tsafrir)", "themis(revision=double)", "easy-p(revision=double)"])
@@ -140,7 +142,7 @@ def test_python_and_compiled_runs_are_the_same(monkeypatch, spec):
     runs = []
     for jit in ("off", "on"):
         monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-        runs.append(simulate_fairness(jobs, _policy(spec, **BUSY)))
+        runs.append(simulate_fairness(jobs, _policy(spec), cluster=BUSY))
     assert [r.loop for r in runs] == ["Python", "compiled"]
     _same(*runs)
 
@@ -151,7 +153,7 @@ def test_astraea_p_quantile_python_and_compiled_are_the_same(monkeypatch):
     runs = []
     for jit in ("off", "on"):
         monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
-        runs.append(simulate_fairness(jobs, _policy("astraea-p(revision=quantile)", **BUSY)))
+        runs.append(simulate_fairness(jobs, _policy("astraea-p(revision=quantile)"), cluster=BUSY))
     assert runs[0].metrics["preemptions"] > 10
     _same(*runs)
 
@@ -168,7 +170,7 @@ def test_exact_predictions_beat_predictions_without_information(monkeypatch):
         slowdown = {}
         for source, p_hat in (("exact", size), ("permuted", np.random.default_rng(seed).permutation(size)),
                               ("constant", np.full(jobs.n, float(np.median(size))))):
-            slowdown[source] = simulate_fairness(replace(jobs, predicted=p_hat), policy(**BUSY)).metrics["avg_slowdown"]
+            slowdown[source] = simulate_fairness(replace(jobs, predicted=p_hat), policy(), cluster=BUSY).metrics["avg_slowdown"]
         assert slowdown["exact"] < 0.9 * min(slowdown["permuted"], slowdown["constant"]), (seed, slowdown)
 
 
@@ -188,7 +190,8 @@ def test_contended_philly_test_part(monkeypatch):
 
     def metrics(name, p_hat=None):
         run_jobs = jobs if p_hat is None else replace(jobs, predicted=p_hat)
-        return simulate_fairness(run_jobs, get_policy(name, "cluster")(nodes=20, gpus_per_node=8)).metrics
+        return simulate_fairness(run_jobs, get_policy(name, "cluster")(),
+                                 cluster=ClusterSettings.of(nodes=20, gpus_per_node=8)).metrics
 
     astraea, srtf, exact = metrics("astraea"), metrics("srtf-oracle"), metrics("astraea-p")
     gap = astraea["avg_slowdown"] - srtf["avg_slowdown"]

@@ -13,10 +13,14 @@ import pytest
 
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import builtin_classes, get_policy, policy_names
 
 ROUND_POLICIES = [cls.name for cls in builtin_classes("cluster") if cls.preemptive]  # the policies with lease rounds
+TWO_NODES = ClusterSettings.of(nodes=2, gpus_per_node=8)
+TWO_NODES_CHECKED = ClusterSettings.of(nodes=2, gpus_per_node=8, check=True)
+LEASE_300 = ClusterSettings.of(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, check=True)
 
 
 def _fragmented():
@@ -29,7 +33,7 @@ def _fragmented():
 
 @pytest.mark.parametrize("name", ["astraea", "astraea-p", "gandiva-fair"])
 def test_fragmentation_most_owed_tenant_starts_at_the_first_round(name):
-    run = simulate_fairness(_fragmented(), get_policy(name, "cluster")(nodes=2, gpus_per_node=8, check=True))
+    run = simulate_fairness(_fragmented(), get_policy(name, "cluster")(), cluster=TWO_NODES_CHECKED)
     jobs = run.jobs.set_index("job_id")
     # b cannot start at 150 (4 + 4 free GPUs on two nodes); the first round (900 s) plans b on a
     # whole node and moves one of A's jobs next to the other: b starts at 900, not thousands of s later
@@ -65,7 +69,8 @@ def test_round_plan_prefers_gpus_no_running_job_holds():
     # place and r1 no longer fits: preempted.
     jobs = JobSet.from_arrays([0, 0, 10, 10, 10], [5000, 5000, 1000, 1000, 1000], gpus=[4, 8, 4, 8, 8],
                               job_id=["r0", "r1", "n4", "n8a", "n8b"])
-    run = simulate_fairness(jobs, _Planned(nodes=3, gpus_per_node=8, lease_s=300, cold_start_s=30))
+    run = simulate_fairness(jobs, _Planned(), cluster=ClusterSettings.of(nodes=3, gpus_per_node=8, lease_s=300,
+                                                                         cold_start_s=30))
     first = run.allocations.groupby("job_id").first()
     assert first.loc["r0", ["start", "end", "nodes"]].tolist() == [0.0, 5000.0, "0:4"]  # never moved
     assert first.loc["r1", ["start", "end", "nodes"]].tolist() == [0.0, 300.0, "1:8"]  # preempted at the round
@@ -90,8 +95,7 @@ def test_compaction_keeps_a_chosen_running_job_in_place():
     # move r1 to node 1 and drop r3. Compacted: r1 stays on node 0, n takes half of node 1, r3 is
     # preempted — one preemption, no migration, and every choice starts at 300.
     jobs = JobSet.from_arrays([0, 0, 100], [5000, 5000, 1000], gpus=[8, 8, 4], job_id=["r1", "r3", "n"])
-    policy = _Ranked(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, check=True)
-    run = simulate_fairness(jobs, policy)
+    run = simulate_fairness(jobs, _Ranked(), cluster=LEASE_300)
     t = run.jobs.set_index("job_id")
     assert t.loc["n", "start_time"] == 300.0 and t.loc["n", "completion_time"] == 1300.0
     assert run.metrics["migrations"] == 0
@@ -114,8 +118,7 @@ def _multi_tenant(seed, n=80):
 def test_every_choice_is_executed_and_no_gpu_idles_while_a_gang_fits(name, seed):
     # check mode raises inside the run when a chosen job does not hold its planned GPUs after a round,
     # or (for work-conserving policies) when a waiting job fits on the free GPUs after a decision
-    policy = get_policy(name, "cluster")(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, check=True)
-    run = simulate_fairness(_multi_tenant(seed), policy)
+    run = simulate_fairness(_multi_tenant(seed), get_policy(name, "cluster")(), cluster=LEASE_300)
     assert run.metrics["dropped_choices"] == 0
     assert run.metrics["completed"] == 80
     if policy.work_conserving:
@@ -125,7 +128,7 @@ def test_every_choice_is_executed_and_no_gpu_idles_while_a_gang_fits(name, seed)
 def test_head_of_line_blocking_is_counted_as_a_gap():
     # fifo: an 8-GPU head waits for a busy node while a 1-GPU job behind it would fit
     jobs = JobSet.from_arrays([0, 10, 20], [1000, 100, 100], gpus=[4, 8, 1])
-    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8))
+    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(), cluster=ClusterSettings.of(nodes=1, gpus_per_node=8))
     assert run.metrics["work_conservation_gaps"] > 0
     assert run.jobs.set_index("job_id")["start_time"].tolist() == [0.0, 1000.0, 1100.0]  # behind the 8-GPU job
 
@@ -165,9 +168,9 @@ def test_rho_and_tenant_windows_recomputed_from_the_allocations(name):
     jobs_set = _multi_tenant(7, n=40)
     # the recomputation below counts a job Active from its submit time and windows on the quota (eq16):
     # those definitions, pinned (the defaults are the first tick and eq8)
-    policy = get_policy(name, "cluster")(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, fair_window_s=1800,
-                                         rho_from="submit")
-    run = simulate_fairness(jobs_set, policy, tenant_loss_share="eq16")
+    cluster = ClusterSettings.of(nodes=2, gpus_per_node=8, lease_s=300, cold_start_s=30, fair_window_s=1800,
+                                 rho_from="submit")
+    run = simulate_fairness(jobs_set, get_policy(name, "cluster")(), tenant_loss_share="eq16", cluster=cluster)
     alloc, jobs = run.allocations, run.jobs
     assert (alloc["end"] > alloc["start"]).all() and set(alloc["kind"]) <= {"run", "cold-start"}
     quota = {k: 16 / 4 for k in jobs["tenant"].unique()}
@@ -215,16 +218,16 @@ class _Plugin(ClusterPolicy):
 def test_a_plugin_choice_that_cannot_be_executed_is_refused_in_one_line(hook, message):
     from schedulers.policy import PluginPolicyError
 
-    policy = type("Broken", (_Plugin,), hook)(nodes=2, gpus_per_node=8)
+    policy = type("Broken", (_Plugin,), hook)()
     with pytest.raises(PluginPolicyError, match="broke the engine's rules") as info:
-        simulate_fairness(_fragmented(), policy)
+        simulate_fairness(_fragmented(), policy, cluster=TWO_NODES)
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
 def test_a_plugin_order_is_executed_as_ordered():
     # largest job first: b (8 GPUs, at 150 s) waits for the first round, then takes a whole node
     policy = type("Largest", (_Plugin,), {"order": lambda self, view, c: sorted(c, key=lambda j: (-view.jobs.gpus[j], j))})
-    run = simulate_fairness(_fragmented(), policy(nodes=2, gpus_per_node=8, check=True))
+    run = simulate_fairness(_fragmented(), policy(), cluster=TWO_NODES_CHECKED)
     jobs = run.jobs.set_index("job_id")
     assert jobs.loc["b", "start_time"] == 900.0 and run.metrics["dropped_choices"] == 0
 
@@ -232,6 +235,6 @@ def test_a_plugin_order_is_executed_as_ordered():
 def test_a_plugin_that_never_starts_a_job_is_refused_in_seconds():
     from schedulers.policy import PluginPolicyError
 
-    policy = type("Idle", (_Plugin,), {"select": lambda self, view, c, place: []})(nodes=2, gpus_per_node=8)
+    policy = type("Idle", (_Plugin,), {"select": lambda self, view, c, place: []})()
     with pytest.raises(PluginPolicyError, match="is stuck: 10000 wake-ups in a row with no job in service"):
-        simulate_fairness(_fragmented(), policy)  # rounds and ticks forever: was a minute, to 1,000,200 events
+        simulate_fairness(_fragmented(), policy, cluster=TWO_NODES)  # rounds and ticks forever: was a minute, to 1,000,200 events

@@ -16,6 +16,7 @@ from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.placement import place_in_order
 from schedulers.cluster.queues import candidates
 from schedulers.cluster.rule import params_of
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import group
 from schedulers.jobs import JobSet
 from schedulers.policy_base import PolicyError
@@ -78,7 +79,8 @@ def _jobs():
 def test_a_kernel_that_is_not_clairvoyant_reaches_no_true_size(monkeypatch):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     SEEN.clear()
-    run = simulate_fairness(_jobs(), Peek(nodes=1, gpus_per_node=8, lease_s=300, cold_start_s=0))
+    run = simulate_fairness(_jobs(), Peek(), cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, lease_s=300,
+                                                                         cold_start_s=0))
     assert run.metrics["completed"] == 5
     setup_given, decisions = SEEN[0], SEEN[1:]
     assert setup_given == set()  # setup got nothing but the state
@@ -120,7 +122,7 @@ def test_a_clairvoyant_kernel_is_given_them_and_only_a_clairvoyant_policy_runs_i
     class Hides(Reads):
         clairvoyant = False
 
-    run = simulate_fairness(_jobs(), Reads(nodes=1, gpus_per_node=8))
+    run = simulate_fairness(_jobs(), Reads(), cluster=ClusterSettings.of(nodes=1, gpus_per_node=8))
     assert got == [SIZES] and run.metrics["completed"] == 5
     with pytest.raises(PolicyError, match="reads true sizes"):
-        params_of(Hides(nodes=1, gpus_per_node=8), _jobs())
+        params_of(Hides(), _jobs())

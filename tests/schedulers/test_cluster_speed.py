@@ -18,6 +18,7 @@ from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.policies.fifo import FIFOCluster
 from schedulers.cluster.policies.yarn_cs import YarnCS
 from schedulers.cluster.scenarios import DAY, venus
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 
 
@@ -139,17 +140,17 @@ def _busy_workload(seed: int, n: int = 500) -> JobSet:
                               gpus=rng.choice([1, 1, 2, 4, 8, 12, 16], n), tenant=rng.choice(["a", "b", "c", "d", "e"], n))
 
 
-def _same_run(fast, plain, jobs):
+def _same_run(fast, plain, jobs, cluster):
     """The built-in policy `fast` on its kernel (schedulers.cluster.kernels) as Python and compiled gives
-    the run of the plain rule (a plugin's Python rule)."""
+    the run of the plain rule (a plugin's Python rule), both on `cluster`."""
     import os
 
-    b = simulate_fairness(jobs, plain)
+    b = simulate_fairness(jobs, plain, cluster=cluster)
     assert b.loop == "Python"
     for jit in ("off", "on"):
         os.environ["ATLAS_BENCH_JIT"] = jit
         try:
-            a = simulate_fairness(jobs, fast)
+            a = simulate_fairness(jobs, fast, cluster=cluster)
         finally:
             del os.environ["ATLAS_BENCH_JIT"]
         assert a.loop == {"off": "Python", "on": "compiled"}[jit]
@@ -169,7 +170,7 @@ def test_queue_fills_decide_as_the_plain_rule(fast, plain, seed):
     kw.update(lease_s=300, interval_s=10, cold_start_s=30, check=False)
     if plain is PlainYarnCS:
         kw["tenant_weights"] = [4.0, 2.0, 1.0, 1.0, 0.5]
-    run = _same_run(fast(**kw), plain(**kw), _busy_workload(seed))
+    run = _same_run(fast(), plain(), _busy_workload(seed), ClusterSettings.of(**kw))
     assert run.metrics["completed"] == 500
     waits = (run.jobs["start_time"] - run.jobs["submit_time"]).to_numpy()
     assert np.median(waits) > 3600  # the queue is long: the fills had much to read
@@ -196,11 +197,11 @@ def test_a_preempting_subclass_writes_its_own_rule(fast, plain):
     runs, with rounds."""
     from schedulers.policy import PolicyError
 
-    kw = dict(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30)
+    cluster = ClusterSettings.of(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, cold_start_s=30)
     jobs = _busy_workload(7, n=200)
     with pytest.raises(PolicyError, match="kernel is written for a policy that never preempts"):
-        simulate_fairness(jobs, type("Preempting", (fast,), {"preemptive": True})(**kw))
-    run = simulate_fairness(jobs, type("PlainPreempting", (plain,), {"preemptive": True})(**kw))
+        simulate_fairness(jobs, type("Preempting", (fast,), {"preemptive": True})(), cluster=cluster)
+    run = simulate_fairness(jobs, type("PlainPreempting", (plain,), {"preemptive": True})(), cluster=cluster)
     assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 200
 
 
@@ -227,8 +228,8 @@ def test_tiresias_order_is_the_plain_rule():
     for seed, caps in ((5, None), (6, [8, 8, 4, 2, 8])):
         kw = dict(node_capacities=caps) if caps else dict(nodes=3, gpus_per_node=8)
         kw.update(lease_s=600, interval_s=10, cold_start_s=30)
-        plain = PlainTiresias(**kw)
-        run = _same_run(TiresiasL(**kw), plain, _busy_workload(seed, n=300))
+        plain = PlainTiresias()
+        run = _same_run(TiresiasL(), plain, _busy_workload(seed, n=300), ClusterSettings.of(**kw))
         assert run.metrics["rounds"] > 10 and run.metrics["completed"] == 300
         assert (run.jobs["preemptions"] > 0).sum() > 10
         assert sum(o > 0 for o in plain.offset) > 5  # starving jobs were promoted

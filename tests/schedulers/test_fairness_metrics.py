@@ -5,12 +5,14 @@ import math
 import pytest
 
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS, ideal_fairness, simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
 
-def _fifo(jobs, **kw):
-    return simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, **kw))
+def _fifo(jobs, **cluster):
+    return simulate_fairness(jobs, get_policy("fifo", "cluster")(),
+                             cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, **cluster))
 
 
 def test_one_tenant_two_gangs():
@@ -37,8 +39,8 @@ def test_tenant_loss_intervals(share):
     # same jobs, tenants X (J1) and Y (J2), quota 4 each, windows of 100 s; demand 8 > quota 4 whenever
     # a tenant is active, so both denominators agree here
     jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8], tenant=["X", "Y"])
-    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100),
-                            tenant_loss_share=share)
+    run = simulate_fairness(jobs, get_policy("fifo", "cluster")(), tenant_loss_share=share,
+                            cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, fair_window_s=100))
     assert run.metrics["tenant_loss_share"] == share and run.metrics["tenant_window_s"] == 100.0
     # ρ_job: J1 800 / (min(8, 4)·100) = 2; J2 800 / (4·200) = 1 -> no sharing loss
     assert run.jobs["rho"].tolist() == pytest.approx([2.0, 1.0])
@@ -55,8 +57,8 @@ def test_quota_denominator_counts_demand_below_quota_as_loss(share, loss):
     # two tenants with quota 4 of 8 GPUs each run one 2-GPU job on [0, 100): each gets all it asks for
     # (eq8: 200 / min(2, 4)·100 = 1) but half its quota (eq16: 200 / 4·100 = 0.5)
     jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[2, 2], tenant=["X", "Y"])
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100),
-                            tenant_loss_share=share)
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(), tenant_loss_share=share,
+                            cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, fair_window_s=100))
     assert run.metrics["tenant_loss_intervals"] == loss
     assert run.tenant_intervals["rho"].tolist() == pytest.approx([0.5, 0.5] if share == "eq16" else [1.0, 1.0])
 
@@ -64,7 +66,8 @@ def test_quota_denominator_counts_demand_below_quota_as_loss(share, loss):
 def test_overhead_is_cold_start_over_average_jct():
     # one GPU, two tenants, one 300 s job each, lease 100, cold start 20 (ASTRAEA alternates them)
     jobs = JobSet.from_arrays([0, 0], [300, 300], tenant=["a", "b"])
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(),
+                            cluster=ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, cold_start_s=20))
     t = run.jobs
     # a: 0-100; b: 100-200 (first start: no cold start); then every resume pays 20 s
     assert t["overhead_s"].sum() == pytest.approx(20.0 * (run.metrics["preemptions"] - 0))
@@ -77,7 +80,8 @@ def test_overhead_is_cold_start_over_average_jct():
 def test_job_rho_counts_from_the_tick_or_the_submit(rho_from, rho):
     # a 1-GPU, 100 s job submitted at 5 on an idle 8-GPU node is seen (and started) at the 10 s tick
     jobs = JobSet.from_arrays([0, 5], [1, 100], job_id=["a", "b"])
-    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(nodes=1, gpus_per_node=8, rho_from=rho_from))
+    run = simulate_fairness(jobs, get_policy("astraea", "cluster")(),
+                            cluster=ClusterSettings.of(nodes=1, gpus_per_node=8, rho_from=rho_from))
     b = run.jobs.set_index("job_id").loc["b"]
     assert b["start_time"] == 10 and b["completion_time"] == 110 and b["rho"] == pytest.approx(rho)
 
@@ -98,16 +102,16 @@ FLOORS = [("submit", "eq16", 2 / 3, 2 / 3), ("submit", "eq8", 2 / 3, 2 / 3),
 
 @pytest.mark.parametrize("rho_from, share, sharing, tenant", FLOORS)
 def test_ideal_schedule_floor_by_hand(rho_from, share, sharing, tenant):
-    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
-    floor = ideal_fairness(FLOOR_JOBS, policy, tenant_loss_share=share)
+    cluster = ClusterSettings.of(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
+    floor = ideal_fairness(FLOOR_JOBS, tenant_loss_share=share, cluster=cluster)
     assert floor == pytest.approx({"sharing_loss_jobs": sharing, "tenant_loss_intervals": tenant})
 
 
 @pytest.mark.parametrize("rho_from, share, sharing, tenant", FLOORS)
 def test_an_uncontended_run_scores_exactly_its_floor(rho_from, share, sharing, tenant):
     # the three jobs never need more than 8 GPUs at once: fifo runs the ideal schedule itself
-    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
-    run = simulate_fairness(FLOOR_JOBS, policy, tenant_loss_share=share)
+    cluster = ClusterSettings.of(nodes=1, gpus_per_node=8, fair_window_s=100, rho_from=rho_from)
+    run = simulate_fairness(FLOOR_JOBS, get_policy("fifo", "cluster")(), tenant_loss_share=share, cluster=cluster)
     assert run.jobs["start_time"].tolist() == [0, 10, 100] and run.metrics["preemptions"] == 0
     assert run.jobs.set_index("job_id")["rho"].to_dict() == pytest.approx(
         {"a": 1.0, "b": 1.0 if rho_from == "tick" else 100 / 110, "c": 1.0 if rho_from == "tick" else 120 / 140})
@@ -119,6 +123,6 @@ def test_ideal_schedule_ignores_capacity():
     # two 8-GPU jobs at 0 on one 8-GPU node: the ideal runs both at once (a real run cannot), so
     # each job's ρ is 1 and the floor is 0, while fifo makes the second wait (test_one_tenant_two_gangs)
     jobs = JobSet.from_arrays([0, 0], [100, 100], gpus=[8, 8])
-    policy = get_policy("fifo", "cluster")(nodes=1, gpus_per_node=8)
-    assert ideal_fairness(jobs, policy) == {"sharing_loss_jobs": 0.0, "tenant_loss_intervals": 0.0}
-    assert simulate_fairness(jobs, policy).metrics["sharing_loss_jobs"] == 0.5
+    cluster = ClusterSettings.of(nodes=1, gpus_per_node=8)
+    assert ideal_fairness(jobs, cluster=cluster) == {"sharing_loss_jobs": 0.0, "tenant_loss_intervals": 0.0}
+    assert simulate_fairness(jobs, get_policy("fifo", "cluster")(), cluster=cluster).metrics["sharing_loss_jobs"] == 0.5

@@ -24,8 +24,8 @@ def _jobs(submit, run, predicted, procs, users=None):
 
 
 def _starts(policy, submit, run, predicted, procs, users=None, machine=8, compiled=False, interval_s=1.0):
-    state = simulator.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy, machine, None, interval_s),
-                     compiled)
+    state = simulator.run(_jobs(submit, run, predicted, procs, users), hpc.make_policy(policy), compiled,
+                          cluster=hpc.machine(machine, interval_s))
     return state.start.tolist()
 
 
@@ -103,7 +103,8 @@ def test_easy_pp_raises_an_outlived_prediction_to_the_requested_time():
 def _given(y_submit, estimate):
     case = _outlived(y_submit, 10)
     jobs = _jobs(case["submit"], case["run"], case["predicted"], case["procs"], case["users"])
-    return simulator.run(jobs, hpc.make_policy("easy-pp", 8, estimate=np.array(estimate, float)), False).start.tolist()
+    return simulator.run(jobs, hpc.make_policy("easy-pp", estimate=np.array(estimate, float)), False,
+                         cluster=hpc.machine(8)).start.tolist()
 
 
 def test_easy_pp_on_a_given_estimate_keeps_the_correction_and_sjbf():

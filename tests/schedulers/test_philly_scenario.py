@@ -7,6 +7,7 @@ import pytest
 
 from atlas_data.adapters import PHILLY_PATH, shipped_trace
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy, policy_names
 from schedulers.cluster.scenarios import DAY, philly, two_week_snapshot, vc_quotas
@@ -78,9 +79,9 @@ def _slice(table, n, start=0):
 
 def _check_every_policy(jobs, nodes):
     for name in policy_names("cluster"):
-        policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=60,
-                                             check=True)  # every decision and event validated
-        run = simulate_fairness(jobs, policy)
+        cluster = ClusterSettings.of(nodes=nodes, gpus_per_node=8, lease_s=900, interval_s=10, cold_start_s=60,
+                                     check=True)  # every decision and event validated
+        run = simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
         assert run.metrics["completed"] == jobs.n, name
         held = run.jobs["gpu_seconds"].to_numpy()
         cold = run.jobs["overhead_s"].to_numpy()

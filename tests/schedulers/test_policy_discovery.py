@@ -80,6 +80,7 @@ def test_the_copy_runs_compiled_as_fifo_does(policy_file):
     import numpy as np
 
     from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.cluster.settings import ClusterSettings
     from schedulers.jobs import JobSet
 
     policy_file(cluster_package, "fifo_twin", _fifo_source("fifo-twin"))
@@ -87,7 +88,8 @@ def test_the_copy_runs_compiled_as_fifo_does(policy_file):
     n = 300
     jobs = JobSet.from_arrays(np.sort(rng.integers(0, 20_000, n)).astype(float), rng.integers(20, 3000, n).astype(float),
                               gpus=rng.choice([1, 2, 4, 8], n), tenant=rng.choice(["a", "b"], n))
-    runs = [simulate_fairness(jobs, get_policy(name, "cluster")(nodes=2, gpus_per_node=8), compiled=compiled).jobs
+    cluster = ClusterSettings.of(nodes=2, gpus_per_node=8)
+    runs = [simulate_fairness(jobs, get_policy(name, "cluster")(), compiled=compiled, cluster=cluster).jobs
             for name, compiled in (("fifo-twin", True), ("fifo", False))]
     assert runs[0]["completion_time"].tolist() == runs[1]["completion_time"].tolist()
 

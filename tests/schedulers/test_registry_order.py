@@ -127,7 +127,6 @@ def test_every_built_in_cluster_policy_runs_on_its_kernel():
         assert not policy.uses_python_rule()
         assert jitglue.compilable(rule.params_of(policy, None))
         assert type(policy.kernel_params()) in kernels._KERNELS
-    assert not get_policy("astraea", "cluster")(check=True).uses_python_rule()  # checked runs compile too
 
     class Mine(get_policy("astraea", "cluster")):  # a subclass that changes nothing runs ASTRAEA's kernel
         name = "mine-astraea"

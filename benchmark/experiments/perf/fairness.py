@@ -133,6 +133,7 @@ def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> dict | No
     import dataclasses
 
     from schedulers.cluster import simulator
+    from schedulers.cluster.settings import ClusterSettings
 
     head = slice(0, 50)
     few = dataclasses.replace(jobs, job_id=jobs.job_id[head], submit_time=jobs.submit_time[head], size=jobs.size[head],
@@ -141,8 +142,8 @@ def _warm_up(jobs, names, nodes, gpn, weights, quiet: bool = False) -> dict | No
     seconds = {}
     for name in kernels:
         t0 = time.perf_counter()
-        simulator.run(few, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
-                 compiled=True, notice=lambda text: say(f"  {text}", quiet))
+        simulator.run(few, get_policy(name, "cluster")(), compiled=True, notice=lambda text: say(f"  {text}", quiet),
+                      cluster=ClusterSettings.of(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights))
         seconds[name] = round(time.perf_counter() - t0, 3)
     return seconds
 
@@ -151,6 +152,7 @@ def run(args) -> dict:
     from atlas_data.errors import InputError
     from benchmark.timings import peak_rss_mib, reset_peak_rss
     from schedulers.cluster.metrics import simulate_fairness
+    from schedulers.cluster.settings import ClusterSettings
     from schedulers.policy import get_policy, policy_names
 
     quiet = getattr(args, "quiet", False)
@@ -177,18 +179,19 @@ def run(args) -> dict:
         say(f"fairness perf: {workload}, {jobs.n} jobs, {len(jobs.tenant_names)} tenants, {nodes}x{gpn} GPUs, "
             f"loaded in {gen_s:.2f} s", quiet)
         warm = _warm_up(jobs, names, nodes, gpn, weights, quiet)
+        cluster = ClusterSettings.of(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights)
         if warm is not None:
             section["compiled_loop_load_s"] = round(sum(warm.values()), 3)
             section["compiled_loop_load_s_by_policy"] = warm
             say(f"  the compiled cluster loops: compiled or loaded in {sum(warm.values()):.2f} s ("
                 + ", ".join(f"{name} {s:.2f}" for name, s in warm.items()) + "; not in the times below)", quiet)
         for name in names:
-            policy = get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights)
+            policy = get_policy(name, "cluster")()
             fresh = reset_peak_rss()
             t1 = time.perf_counter()
             try:
                 with time_limit(limit):
-                    result = simulate_fairness(jobs, policy)
+                    result = simulate_fairness(jobs, policy, cluster=cluster)
             except Overtime:
                 del policy
                 section["policies"][name] = {"seconds": None, "stopped_after_s": limit, "completed": None}

@@ -73,8 +73,8 @@ class Allox(ClusterPolicy):
         """Its kernel's settings (schedulers.cluster.kernels; the kernel is below)."""
         return AlloxParams(alpha=self.alpha, match_max=ALLOX_MATCH_MAX)
 
-    def __init__(self, *, alpha: float = ALLOX_ALPHA, revision: str = "none", **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, *, alpha: float = ALLOX_ALPHA, revision: str = "none"):
+        super().__init__()
         self.revision = revision  # accepted, checked, and without effect: see the class docstring
         revision_code(revision)
         if not 0.0 < float(alpha) <= 1.0:

@@ -87,8 +87,8 @@ class AstraeaP(Astraea):
     needs_prediction = True
     description = "ASTRAEA, shortest predicted job first among the tenants within a fairness band"
 
-    def __init__(self, *, band: float = 1.0, revision: str = DEFAULT_REVISION, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, *, band: float = 1.0, revision: str = DEFAULT_REVISION):
+        super().__init__()
         if not float(band) >= 0.0:
             raise ValueError("astraea-p band must be >= 0 (in rho_tenant units; inf: no band)")
         self.band = float(band)  # the fairness band of phase 1, in ρ_tenant units (see the docstring)

@@ -63,8 +63,8 @@ class EasyP(ClusterPolicy):
     work_conserving = False  # documented: a job that would delay the head's reservation waits
     description = "EASY backfilling on p̂: FIFO, the blocked head reserves its GPUs at the predicted shadow time"
 
-    def __init__(self, *, revision: str = "none", **cluster):
-        super().__init__(**cluster)
+    def __init__(self, *, revision: str = "none"):
+        super().__init__()
         self.rule = revision_code(revision)
         self.revision = revision
 
@@ -97,8 +97,8 @@ class EasyPlusPlus(EasyP):
     name = "easy-pp"
     description = "EASY++: EASY with the user's two last run times as prediction, raised when outlived, SJBF"
 
-    def __init__(self, *, estimate=None, **cluster):
-        super().__init__(**cluster)
+    def __init__(self, *, estimate=None):
+        super().__init__()
         self.estimate = np.empty(0) if estimate is None else np.ascontiguousarray(estimate, np.float64)
 
     def kernel_params(self):

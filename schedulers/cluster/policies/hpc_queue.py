@@ -2,8 +2,8 @@
 
 The heuristics of RLScheduler's evaluation (Zhang et al., SC'20; docs/reproduce-rlscheduler.md),
 as one kernel of the cluster simulator (`schedulers.cluster.simulator`): a log's processors are the
-cluster (one node of that many processors), each job's processors its gang, its requested time
-(SWF field 9) its p̂. Used by `benchmark reproduce rlscheduler`; not a registered policy of the
+cluster the simulator is given (`machine`: one node of that many processors), each job's processors
+its gang, its requested time (SWF field 9) its p̂. Used by `benchmark reproduce rlscheduler`; not a registered policy of the
 fairness task (its settings are the protocol's, not the task's).
 May import numpy, schedulers.jit, schedulers.cluster and schedulers.policy_base.
 """
@@ -19,6 +19,7 @@ from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.kernels import kernel
 from schedulers.cluster.placement import attempt
 from schedulers.cluster.queues import count_decision, job_order_add, job_order_remove
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import group, int_list
 from schedulers.jit import jitable
 
@@ -47,16 +48,21 @@ class HPCQueue(ClusterPolicy):
     work_conserving = False  # a blocked head holds the queue back (and backfilling only by time)
     description = "FCFS / SJF on rigid parallel jobs, optional backfilling around the head by requested times"
 
-    def __init__(self, *, processors: int, sjf: bool = False, backfill: bool = False, interval_s: float = 1.0):
-        # a scheduling tick every second (SWF times are whole seconds: every event is on a tick; 0 for a
-        # log with fractional times: every event a tick); no rounds (never preempts), no cold start
-        super().__init__(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=interval_s,
-                         cold_start_s=0.0)
+    def __init__(self, *, sjf: bool = False, backfill: bool = False):
         self.sjf = bool(sjf)
         self.backfill = bool(backfill)
 
     def kernel_params(self):
         return HPCQueueParams(self.sjf, self.backfill)
+
+
+def machine(processors: int, interval_s: float = 1.0) -> ClusterSettings:
+    """The cluster an HPC log's jobs run on, given to the simulator: one node of `processors`
+    processors, a scheduling tick every `interval_s` (1 s: SWF times are whole seconds, every event
+    is on a tick; 0 for a log with fractional times: every event a tick), no rounds (its policies
+    never preempt), no cold start."""
+    return ClusterSettings.of(nodes=1, gpus_per_node=int(processors), lease_s=1e12, interval_s=interval_s,
+                              cold_start_s=0.0)
 
 
 # ----- the kernel ---------------------------------------------------------------------------------

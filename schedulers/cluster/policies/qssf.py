@@ -59,8 +59,8 @@ class QSSF(ClusterPolicy):
     work_conserving = False  # documented: the blocked highest-priority job holds back later ones
     description = "Helios QSSF: smallest predicted GPU service gpus × p̂ first, non-preemptive, stops at the first misfit"
 
-    def __init__(self, *, revision: str = "none", **cluster):
-        super().__init__(**cluster)
+    def __init__(self, *, revision: str = "none"):
+        super().__init__()
         self.revision = revision  # accepted, checked, and without effect: see the class docstring
         revision_code(revision)
 

@@ -73,8 +73,8 @@ class Themis(ClusterPolicy):
     # reauction=False runs no lease rounds (a job keeps its GPUs to completion, the auction only
     # hands out GPUs that free up)
     def __init__(self, *, f: float = THEMIS_F, size_blind: bool = False, reauction: bool = True,
-                 revision: str = "none", **kwargs):
-        super().__init__(**kwargs)
+                 revision: str = "none"):
+        super().__init__()
         self.rule = revision_code(revision)
         self.revision = revision
         if not 0.0 <= float(f) < 1.0:

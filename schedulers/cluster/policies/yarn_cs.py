@@ -42,8 +42,8 @@ class YarnCS(ClusterPolicy):
     # a queue. The rule reads them in global submit order and stops reading a tenant at its first job
     # that cannot start, so a fill merges the tenants' queues (a heap over their heads) and costs the
     # jobs it reads, not every waiting job (the queues grow without bound on an overloaded cluster).
-    def __init__(self, *, max_capacity: float = math.inf, preempt: bool = False, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, *, max_capacity: float = math.inf, preempt: bool = False):
+        super().__init__()
         try:
             cap = float(max_capacity)
         except (TypeError, ValueError):
