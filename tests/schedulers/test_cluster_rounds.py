@@ -118,7 +118,8 @@ def _multi_tenant(seed, n=80):
 def test_every_choice_is_executed_and_no_gpu_idles_while_a_gang_fits(name, seed):
     # check mode raises inside the run when a chosen job does not hold its planned GPUs after a round,
     # or (for work-conserving policies) when a waiting job fits on the free GPUs after a decision
-    run = simulate_fairness(_multi_tenant(seed), get_policy(name, "cluster")(), cluster=LEASE_300)
+    policy = get_policy(name, "cluster")()
+    run = simulate_fairness(_multi_tenant(seed), policy, cluster=LEASE_300)
     assert run.metrics["dropped_choices"] == 0
     assert run.metrics["completed"] == 80
     if policy.work_conserving:
