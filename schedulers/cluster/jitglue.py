@@ -47,10 +47,11 @@ def _overloads() -> None:
     from numba.extending import overload  # noqa: PLC0415
 
     jit.register_jitables()
+    fill = _fill_intrinsic()
 
     @overload(group)
     def _group(record):
-        return _make_reference(record.instance_class, record.types)
+        return _make_reference(record.instance_class, record.types, fill)
 
     @overload(setup)
     def _setup(s, params, size):
@@ -75,9 +76,10 @@ def _overloads() -> None:
 _REFERENCE_TYPES: dict[type, type] = {}
 
 
-def _make_reference(cls, field_types):
+def _make_reference(cls, field_types, fill):
     """The compiled `group(record)` of a `cls` record (a namedtuple of `field_types`): a numba
-    structref with the same fields, of a structref type made once per class (`origin`: the class)."""
+    structref with the same fields, of a structref type made once per class (`origin`: the class),
+    allocated empty and filled from the record by `fill` (`_fill_intrinsic`): no source is generated."""
     from numba.core import types  # noqa: PLC0415
     from numba.experimental import structref  # noqa: PLC0415
 
@@ -90,15 +92,38 @@ def _make_reference(cls, field_types):
                                             {"preprocess_fields": preprocess_fields, "origin": cls}))
         _REFERENCE_TYPES[cls] = ref_class
     ref_type = ref_class(list(zip(cls._fields, field_types)))
-    source = ("def make(_new, _type):\n"
-              "    def impl(record):\n"
-              "        ref = _new(_type)\n"
-              + "".join(f"        ref.{name} = record.{name}\n" for name in cls._fields)
-              + "        return ref\n"
-              "    return impl\n")
-    scope: dict = {}
-    exec(source, scope)  # noqa: S102 (assignments to the fields of the project's own classes)
-    return scope["make"](structref.new, ref_type)
+    new = structref.new
+
+    def impl(record):
+        ref = new(ref_type)
+        fill(ref, record)
+        return ref
+    return impl
+
+
+def _fill_intrinsic():
+    """`fill(ref, record)` in compiled code: each field of the new (zero-filled) structref `ref` set
+    to the record's field of the same place, as `ref.name = record.name` does (the value cast to the
+    field's type and its reference taken), for any record and structref of the same fields."""
+    from numba.core import cgutils, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    @intrinsic
+    def fill(typingctx, ref, record):
+        def codegen(context, builder, signature, args):
+            # the structref's payload (its fields), behind its meminfo
+            meminfo = cgutils.create_struct_proxy(ref)(context, builder, value=args[0]).meminfo
+            payload = ref.get_data_type()
+            pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
+                                      context.get_value_type(payload).as_pointer())
+            data = cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
+            for i, (name, field_type) in enumerate(ref.field_dict.items()):
+                value = context.cast(builder, builder.extract_value(args[1], i), record.types[i], field_type)
+                context.nrt.incref(builder, field_type, value)
+                setattr(data, name, value)  # the field held nothing before (no reference to give back)
+            return context.get_dummy_value()
+        return types.void(ref, record), codegen
+    return fill
 
 
 def _overload_hook(overload, name: str) -> None:
