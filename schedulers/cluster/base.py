@@ -19,6 +19,9 @@ May import schedulers.policy_base, schedulers.revision and schedulers.cluster.se
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
 from schedulers.cluster.settings import (COLD_START_S, FAIR_WINDOW_S, INTERVAL_S, LEASE_S,  # noqa: F401 (read
                                          RHO_FROM, ClusterSettings, cold_start_problem, first_tick)  # from here too)
 from schedulers.policy_base import Policy
@@ -41,10 +44,13 @@ def revision_code(rule: str) -> int:
     return rule_code(rule)
 
 
-# the cluster's settings (ClusterSettings and ClusterSettings.of's keywords): given to the simulator
-# (schedulers.cluster.simulator.run, schedulers.cluster.metrics.simulate_fairness: `cluster=`), never to a policy
-CLUSTER_KEYWORDS = ("cluster", "nodes", "gpus_per_node", "node_capacities", "lease_s", "interval_s", "cold_start_s",
-                    "tenant_weights", "fair_share", "fair_window_s", "rho_from", "check")
+# the cluster's settings — `cluster` (a ClusterSettings), ClusterSettings.of's keywords and ClusterSettings's
+# fields: given to the simulator (schedulers.cluster.simulator.run, schedulers.cluster.metrics.simulate_fairness:
+# `cluster=`), never to a policy
+CLUSTER_KEYWORDS = ("cluster",
+                    *(name for name, p in inspect.signature(ClusterSettings.of).parameters.items()
+                      if p.kind is inspect.Parameter.KEYWORD_ONLY),
+                    *(field.name for field in dataclasses.fields(ClusterSettings)))
 
 
 def cluster_keyword_refusal(policy: str, key: str) -> str:
