@@ -97,8 +97,15 @@ def fast_simulate(jobs, policy) -> Raw | None:
                     None if jobs.predicted is None else jobs.predicted.tolist(), None if keys is None else keys.tolist(),
                     _PYTHON_LOOPS, _python_buffers)
     return _run(kind, policy, column(jobs.submit_time, then=_INF), column(jobs.size),
-                None if jobs.predicted is None else column(jobs.predicted), None if keys is None else column(keys),
+                None if jobs.predicted is None else column(jobs.predicted), None if keys is None else _own(keys),
                 loops, buffers)
+
+
+def _own(values):
+    """`values` as a column of the compiled loops (`column`), copied only if it is not one already."""
+    import numpy as np  # noqa: PLC0415
+
+    return np.require(values, np.float64, ["C", "W", "O"])
 
 
 def release_keys(policy, jobs):
