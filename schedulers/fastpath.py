@@ -119,8 +119,9 @@ def release_keys(policy, jobs):
     n = jobs.n
     size = jobs.size if policy.clairvoyant else np.zeros(n)
     estimate = jobs.predicted if policy.needs_prediction and jobs.predicted is not None else np.zeros(n)
-    keys = type(policy).order_key(np.arange(n), 0.0, jobs.submit_time, size, estimate, float(policy.stretch))
-    return np.broadcast_to(np.asarray(keys, np.float64), (n,))  # a key that reads no column is one number
+    keys = np.asarray(type(policy).order_key(np.arange(n), 0.0, jobs.submit_time, size, estimate, float(policy.stretch)),
+                      np.float64)
+    return keys if keys.ndim else np.full(n, keys)  # a key that reads no column is one number
 
 
 def loops_for(n_jobs: int):
@@ -293,7 +294,7 @@ def _fifo(submit, size, completion, start, budget):
 def _make_one_at_a_time(key, reads_attained, prefer, sources: str):
     """The loop of a one-job-at-a-time policy (`_OneAtATime` in schedulers.policies.single) keyed by
     `key`, its key function: one job at rate 1, chosen by (key, index) when the machine frees and,
-    if `preemptive`, compared with the best waiting job at every arrival by `prefer`, its
+    if `preemptive`, compared with the first waiting job at every arrival by `prefer`, its
     preemption rule, as `_OneAtATime.allocate` does. Every job's key at its release (attained 0.0)
     is given (`release_key`: `release_keys`); the running job's is computed at each arrival, with
     its attained service, if the key reads it (`reads_attained`), and is its release key otherwise
@@ -360,11 +361,12 @@ def _make_one_at_a_time(key, reads_attained, prefer, sources: str):
                     current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
                 else:
                     current = release_key[run]
-                chosen = prefer(waiting, current, run)[1]  # the running job unless one waiting comes first
-                if chosen != run:
+                first, j = waiting[0]
+                if prefer(first, j, current, run):  # the preemption rule: the first waiting job takes the machine
+                    heapq.heapreplace(waiting, (current, run))
                     base[run] += V - vjoin
                     preempt[run] += 1
-                    run = chosen
+                    run = j
                     vjoin = V
                     fin = V + size[run] - base[run]
                     if start[run] != start[run]:
@@ -449,19 +451,17 @@ def _make_edf_p(key, prefer, double, sources: str):
             if not (completed or arrived or wake <= now):
                 continue
             # _OneAtATime.allocate (`wake` is the running job's key)
-            chosen = run
-            if run >= 0:
-                if waiting:
-                    wake, chosen = prefer(waiting, wake, run)
-                    if chosen != run:
-                        base[run] += V - vjoin
-                        preempt[run] += 1
-            elif waiting:
-                wake, chosen = pop(waiting)
-            else:
-                continue
-            if chosen != run:
-                run = chosen
+            if run >= 0 and waiting:
+                first, j = waiting[0]
+                if prefer(first, j, wake, run):  # the preemption rule
+                    push(waiting, (wake, run))
+                    base[run] += V - vjoin
+                    preempt[run] += 1
+                    run = -1
+            if run < 0:
+                if not waiting:
+                    continue
+                wake, run = pop(waiting)
                 vjoin = V
                 fin = V + size[run] - base[run]
                 if start[run] != start[run]:

@@ -243,7 +243,7 @@ def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance
         cls = type(policy)
         simulate(jobs, policy)
         assert len(seen) == 1 and seen[0][0][0] is cls.order_key, name
-        assert seen[0][0][-2 if name == "edf-p" else -1] is cls.preemption_rule is single.preempt_for_smaller, name
+        assert seen[0][0][-2 if name == "edf-p" else -1] is cls.preemption_rule is single.preempts, name
         if name == "edf-p":
             assert seen[0][0][-1] is cls.doubling_rule is single.double_while_late
         assert seen[0][1] == (jobs.size.tolist() if policy.clairvoyant else [0.0] * jobs.n), name
