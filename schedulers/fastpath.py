@@ -309,73 +309,78 @@ def _make_one_at_a_time(key, reads_attained, prefer, sources: str):
         waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
         waiting.clear()
         push, pop = heapq.heappush, heapq.heappop
-        now = V = 0.0
-        nxt = events = 0
+        now = V = fin = vjoin = 0.0
+        run = -1
+        nxt = finished = events = 0
         next_submit = submit[0]
         tol_rel = _REL_TOL
         check_at = checkpoint(0, budget)  # the event count at which the loop checks in (schedulers.jit)
-        for _ in range(n):  # each pass ends with a completion
-            if not waiting:  # the machine is idle until the next release (no group is active)
-                if next_submit > now:
-                    now = next_submit
-                events += 1
-                while next_submit <= now:
-                    push(waiting, (release_key[nxt], nxt))
-                    nxt += 1
-                    next_submit = submit[nxt]
-            run = pop(waiting)[1]
-            vjoin = V
-            if preemptive:
-                fin = V + size[run] - base[run]
-                if start[run] != start[run]:
-                    start[run] = now
-            else:  # a job of a non-preemptive policy runs once, from no service
-                fin = V + size[run]
-                start[run] = now
-            while True:  # the events while a job is served: arrivals (at each a preemptive policy may
-                # change jobs), then a completion
-                t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
-                events += 1
-                if events >= check_at:
-                    check_at = checkpoint(events, budget)
-                    if check_at < 0:
-                        return -1
-                if t <= next_submit:  # completion (first among simultaneous events)
-                    if t > now:
-                        V += t - now
-                        now = t
-                    if fin > V:
-                        V = fin
-                    break
-                V += next_submit - now  # an arrival while `run` is served; dt > 0
-                now = next_submit
-                while next_submit <= now:
-                    push(waiting, (release_key[nxt], nxt))
-                    nxt += 1
-                    next_submit = submit[nxt]
-                if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
-                    break  # finishes within the tolerance of this arrival: completes at it
-                if not preemptive:
-                    continue
-                if reads_attained:
-                    current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
-                else:
-                    current = release_key[run]
-                first, j = waiting[0]
-                if prefer(first, j, current, run):  # the preemption rule: the first waiting job takes the machine
-                    heapq.heapreplace(waiting, (current, run))
-                    base[run] += V - vjoin
-                    preempt[run] += 1
-                    run = j
-                    vjoin = V
+        while finished < n:
+            if run < 0:
+                if not waiting:  # idle until the next release
+                    if next_submit > now:
+                        now = next_submit
+                    events += 1
+                    while next_submit <= now:
+                        push(waiting, (release_key[nxt], nxt))
+                        nxt += 1
+                        next_submit = submit[nxt]
+                run = pop(waiting)[1]
+                vjoin = V
+                if preemptive:
                     fin = V + size[run] - base[run]
                     if start[run] != start[run]:
                         start[run] = now
-            completion[run] = now
+                else:  # a job of a non-preemptive policy runs once, from no service
+                    fin = V + size[run]
+                    start[run] = now
+            t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
+            events += 1
+            if events >= check_at:
+                check_at = checkpoint(events, budget)
+                if check_at < 0:
+                    return -1
+            if t <= next_submit:  # completion (first among simultaneous events)
+                if t > now:
+                    V += t - now
+                    now = t
+                if fin > V:
+                    V = fin
+                completion[run] = now
+                finished += 1
+                run = -1
+                while next_submit <= now:
+                    push(waiting, (release_key[nxt], nxt))
+                    nxt += 1
+                    next_submit = submit[nxt]
+                continue
+            V += next_submit - now  # an arrival while `run` is served; dt > 0
+            now = next_submit
             while next_submit <= now:
                 push(waiting, (release_key[nxt], nxt))
                 nxt += 1
                 next_submit = submit[nxt]
+            if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
+                completion[run] = now  # finishes within the tolerance of this arrival
+                finished += 1
+                run = -1
+                continue
+            if not preemptive:
+                continue
+            if reads_attained:
+                current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
+            else:
+                current = release_key[run]
+            first, j = waiting[0]
+            if prefer(first, j, current, run):  # the preemption rule: the first waiting job takes the machine
+                heapq.heapreplace(waiting, (current, run))
+                base[run] += V - vjoin
+                preempt[run] += 1
+                run = j
+                vjoin = V
+                fin = V + size[run] - base[run]
+                if start[run] != start[run]:
+                    start[run] = now
         return events
 
     return loop
