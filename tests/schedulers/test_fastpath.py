@@ -158,6 +158,28 @@ def test_edf_p_doubles_by_one_rule_on_the_engine_and_both_loops(monkeypatch):
     assert runs[0][0].events > runs[1][0].events == runs[2][0].events  # the engine's stale wake-ups
 
 
+def test_edf_p_refuses_a_key_its_doubling_does_not_read():
+    """The doubling rule recomputes deadlines with the class's key function at no attained service:
+    a subclass whose key would read more is refused, not run on other deadlines than its own."""
+    jobs = JobSet.from_arrays([0.0, 1.0], [3.0, 1.0], [1.0, 1.0])
+
+    class ReadsAttained(get_policy("edf-p")):
+        name = "edf-p-test-attained"
+        key_reads_attained = True
+
+    class OwnKey(get_policy("edf-p")):
+        name = "edf-p-test-own-key"
+
+        def key(self, view, j):
+            return view.jobs.submit_time[j]
+
+    for cls in (ReadsAttained, OwnKey):
+        assert fast_simulate(jobs, cls()) is None
+        with pytest.raises(Exception, match="raised TypeError: .*at no attained service"):
+            Engine(jobs, cls()).run()
+    assert simulate(jobs, _make("edf-p")).completion_time.tolist() == [3.0, 4.0]  # S doubled twice while A runs
+
+
 # ----- the compiled loops (numba) against the Python ones they are compiled from ------------------
 def _both(monkeypatch, jobs, name, kwargs):
     """((Python run, policy after it), (compiled run, policy after it))."""
