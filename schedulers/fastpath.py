@@ -9,8 +9,12 @@ one shape of service:
 - `_make_one_at_a_time`: one job at rate 1, chosen by its key (`_OneAtATime.allocate`), for every
   key-based policy (sjf, spjf, pspjf, srpt, sprpt, edf, edf-p-ref, las-ref). The order is the
   policy's own key function (`order_key`, in its policy file), the function its `key` calls on
-  the engine: written once, a plug-in of the loop (one loop per key when compiled);
-- `_make_edf_p`: the same with EDFP's doubling of S (`EDFP.after`), on edf-p's key function;
+  the engine, and the running job is preempted by its preemption rule (`preemption_rule`), the
+  function `_OneAtATime.allocate` calls: each written once, a plug-in of the loop (one loop per
+  key when compiled). Every job's key at its release is computed before the loop, in one call of
+  the key function on the job columns as arrays (`release_keys`);
+- `_make_edf_p`: the same with EDFP's doubling of S (its `doubling_rule`, the function `EDFP.after`
+  calls), on edf-p's key function and preemption rule;
 - `_fifo`: fifo's key is the same for every job, so its waiting jobs are an index range, not a heap
   (3.6× less time than the keyed loop on a heap as Python, 14× compiled: docs/performance.md);
 - `_rr`, `_prr`, `_las`: the sharing policies, whose decisions move jobs between service groups.
@@ -48,7 +52,8 @@ refused before any loop (`JobSet.require_finite`).
 
 Which classes run on which loop is read from the classes: a built-in class names its loop in its
 own `fast_loop` (schedulers.policy_base.Policy), and a one-job-at-a-time class its key function in
-its `order_key`. May import the standard library, atlas_data.plugins,
+its `order_key`, its preemption rule in `preemption_rule` (and edf-p its doubling rule in
+`doubling_rule`). May import the standard library, atlas_data.plugins,
 schedulers.jit, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
 """
 
@@ -66,8 +71,10 @@ from schedulers.jit import EventBudgetExceeded, call, checkpoint, jitable
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
 _NAN = math.nan
 _INF = math.inf
-_DECISION_METHODS = ("reset", "allocate", "key", "order_key", "key_reads_attained", "after", "_level", "_join")
+_DECISION_METHODS = ("reset", "allocate", "key", "order_key", "key_reads_attained", "preemption_rule", "doubling_rule",
+                     "after", "_level", "_join")
 
+_OWN_LOOPS = frozenset({"fifo", "rr", "prr", "las", "edf-p"})  # the kinds not on the keyed loop
 # (completion, start, preemptions, events): lists (Python loops) or arrays (compiled) in JobSet row
 # order (preemptions None: none), and an int
 Raw = tuple
@@ -84,11 +91,37 @@ def fast_simulate(jobs, policy) -> Raw | None:
     jobs.require_finite()
     # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
     loops = loops_for(jobs.n)
+    keys = None if kind in _OWN_LOOPS else release_keys(policy, jobs)  # the keyed loop's
     if loops is None:
         return _run(kind, policy, jobs.submit_time.tolist() + [_INF], jobs.size.tolist(),
-                    None if jobs.predicted is None else jobs.predicted.tolist(), _PYTHON_LOOPS, _python_buffers)
+                    None if jobs.predicted is None else jobs.predicted.tolist(), None if keys is None else keys.tolist(),
+                    _PYTHON_LOOPS, _python_buffers)
     return _run(kind, policy, column(jobs.submit_time, then=_INF), column(jobs.size),
-                None if jobs.predicted is None else column(jobs.predicted), loops, buffers)
+                None if jobs.predicted is None else column(jobs.predicted), None if keys is None else _own(keys),
+                loops, buffers)
+
+
+def _own(values):
+    """`values` as a column of the compiled loops (`column`), copied only if it is not one already."""
+    import numpy as np  # noqa: PLC0415
+
+    return np.require(values, np.float64, ["C", "W", "O"])
+
+
+def release_keys(policy, jobs):
+    """Every job's key at its release (attained service 0.0) under a one-job-at-a-time `policy`, as a
+    float64 array: one call of the policy's own key function (`order_key`) on the job columns as
+    arrays, whose arithmetic numpy performs job by job, the same IEEE operations as the key's calls
+    on one job (the Python loops would otherwise pay a Python call per job). The true sizes only for
+    a clairvoyant policy (zeros otherwise), p̂ only for one that reads it."""
+    import numpy as np  # noqa: PLC0415
+
+    n = jobs.n
+    size = jobs.size if policy.clairvoyant else np.zeros(n)
+    estimate = jobs.predicted if policy.needs_prediction and jobs.predicted is not None else np.zeros(n)
+    keys = np.asarray(type(policy).order_key(np.arange(n), 0.0, jobs.submit_time, size, estimate, float(policy.stretch)),
+                      np.float64)
+    return keys if keys.ndim else np.full(n, keys)  # a key that reads no column is one number
 
 
 def loops_for(n_jobs: int):
@@ -123,10 +156,11 @@ def _python_buffers(n: int, preemptive: bool) -> tuple:
     return [_NAN] * n, [_NAN] * n, ([0] * n if preemptive else None)
 
 
-def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
+def _run(kind, policy, submit, size, predicted, keys, loops, buffers) -> Raw:
     """`kind`'s loop from `loops` (Python's or the compiled ones) on the job columns given as Python
-    lists (Python loops) or float64 arrays (compiled loops), submit with its sentinel;
-    `buffers(n, preemptive)` makes the completion, start and preemption outputs the loops fill in."""
+    lists (Python loops) or float64 arrays (compiled loops), submit with its sentinel, and (the
+    keyed loop) the jobs' release keys; `buffers(n, preemptive)` makes the completion, start and
+    preemption outputs the loops fill in."""
     n = len(size)
     if not policy.needs_prediction:
         pred = _zeros(n, like=size)  # a placeholder of the loops' column type: never read, and never the sizes
@@ -139,23 +173,24 @@ def _run(kind, policy, submit, size, predicted, loops, buffers) -> Raw:
         completion, start, _ = buffers(n, False)
         events = _within_budget(kind, call(getattr(loops, kind), submit, size, completion, start, budget), budget, n)
         return completion, start, None, events
-    completion, start, preempt = buffers(n, True)
+    out = completion, start, preempt = buffers(n, True)
     if kind == "prr":
         events = call(loops.prr, submit, size, pred, float(policy.lam), completion, start, preempt, budget)
         return completion, start, preempt, _within_budget(kind, events, budget, n)
-    # a one-job-at-a-time policy: its loop runs the policy's own key function (`order_key`), which
-    # reads the true sizes only if the policy is clairvoyant (a placeholder otherwise)
+    # a one-job-at-a-time policy: its loop runs the policy's own key function (`order_key`) and
+    # preemption rule (and edf-p's doubling rule); the key reads the true sizes only if the policy is
+    # clairvoyant (a placeholder otherwise)
     cls = type(policy)
     key_size = size if policy.clairvoyant else _zeros(n, like=size)
     if kind == "edf-p":
-        events, stretch, doublings = call(loops.keyed(_make_edf_p, cls.order_key), submit, size, key_size, pred,
-                                          float(policy.initial_stretch), completion, start, preempt, budget)
+        events, stretch, doublings = call(loops.keyed(_make_edf_p, cls), submit, size, key_size, pred,
+                                          float(policy.initial_stretch), out, budget)
         _within_budget(kind, events, budget, n)
         policy.stretch, policy.doublings = stretch, doublings  # what EDFP.reset/after leave behind
         return completion, start, preempt, events
-    events = call(loops.keyed(_make_one_at_a_time, cls.order_key), submit, size, key_size, pred, float(policy.stretch),
-                  bool(cls.preemptive), completion, start, preempt, budget)
-    return completion, start, preempt, _within_budget(kind, events, budget, n)
+    events = call(loops.keyed(_make_one_at_a_time, cls), submit, size, keys, key_size, pred, float(policy.stretch),
+                  bool(cls.preemptive), out, budget)
+    return completion, start, preempt if cls.preemptive else None, _within_budget(kind, events, budget, n)
 
 
 #: a loop's events: each is an arrival instant, a completion instant or (las) a merge of cohorts, at
@@ -256,22 +291,24 @@ def _fifo(submit, size, completion, start, budget):
     return events
 
 
-def _make_one_at_a_time(key, sources: str):
+def _make_one_at_a_time(key, reads_attained, prefer, sources: str):
     """The loop of a one-job-at-a-time policy (`_OneAtATime` in schedulers.policies.single) keyed by
     `key`, its key function: one job at rate 1, chosen by (key, index) when the machine frees and,
-    if `preemptive`, compared with the best waiting job at every arrival, as `_OneAtATime.allocate`
-    does. Every job's key at its release (attained 0.0) is computed once, before the first event;
-    the running job's is computed at each arrival, with its attained service. `sources` (a digest of the source files the loop and the key
+    if `preemptive`, compared with the first waiting job at every arrival by `prefer`, its
+    preemption rule, as `_OneAtATime.allocate` does. Every job's key at its release (attained 0.0)
+    is given (`release_key`: `release_keys`); the running job's is computed at each arrival, with
+    its attained service, if the key reads it (`reads_attained`), and is its release key otherwise
+    (what the policy's `key` computes then). `sources` (a digest of the source files the loop, the key and the rule
     come from) keys numba's on-disk cache: a compiled loop is never loaded for another key's source."""
 
-    def loop(submit, size, key_size, estimate, stretch, preemptive, completion, start, preempt, budget):
+    def loop(submit, size, release_key, key_size, estimate, stretch, preemptive, out, budget):
         sources  # noqa: B018 (the cache key: see above)
+        completion, start, preempt = out
         n = len(size)
         base = [0.0] * n
-        arrival_key = [key(j, 0.0, submit, key_size, estimate, stretch) for j in range(n)]  # each job's at its release
         waiting = [(0.0, 0)]  # a heap of (key, job); the entry types it for the compiler
         waiting.clear()
-        push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+        push, pop = heapq.heappush, heapq.heappop
         now = V = fin = vjoin = 0.0
         run = -1
         nxt = finished = events = 0
@@ -285,13 +322,17 @@ def _make_one_at_a_time(key, sources: str):
                         now = next_submit
                     events += 1
                     while next_submit <= now:
-                        push(waiting, (arrival_key[nxt], nxt))
+                        push(waiting, (release_key[nxt], nxt))
                         nxt += 1
                         next_submit = submit[nxt]
                 run = pop(waiting)[1]
                 vjoin = V
-                fin = V + size[run] - base[run]
-                if start[run] != start[run]:
+                if preemptive:
+                    fin = V + size[run] - base[run]
+                    if start[run] != start[run]:
+                        start[run] = now
+                else:  # a job of a non-preemptive policy runs once, from no service
+                    fin = V + size[run]
                     start[run] = now
             t = now + (fin - V)  # engine: (finish - V) / rate with rate 1.0, exact
             events += 1
@@ -309,14 +350,14 @@ def _make_one_at_a_time(key, sources: str):
                 finished += 1
                 run = -1
                 while next_submit <= now:
-                    push(waiting, (arrival_key[nxt], nxt))
+                    push(waiting, (release_key[nxt], nxt))
                     nxt += 1
                     next_submit = submit[nxt]
                 continue
             V += next_submit - now  # an arrival while `run` is served; dt > 0
             now = next_submit
             while next_submit <= now:
-                push(waiting, (arrival_key[nxt], nxt))
+                push(waiting, (release_key[nxt], nxt))
                 nxt += 1
                 next_submit = submit[nxt]
             if t <= now + tol_rel * (now if now > 1.0 else 1.0) and fin <= V + tol_rel * (V if V > 1.0 else 1.0):
@@ -326,12 +367,16 @@ def _make_one_at_a_time(key, sources: str):
                 continue
             if not preemptive:
                 continue
-            current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
-            chosen = pushpop(waiting, (current, run))[1]  # the running job unless one waiting is smaller
-            if chosen != run:
+            if reads_attained:
+                current = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
+            else:
+                current = release_key[run]
+            first, j = waiting[0]
+            if prefer(first, j, current, run):  # the preemption rule: the first waiting job takes the machine
+                heapq.heapreplace(waiting, (current, run))
                 base[run] += V - vjoin
                 preempt[run] += 1
-                run = chosen
+                run = j
                 vjoin = V
                 fin = V + size[run] - base[run]
                 if start[run] != start[run]:
@@ -341,22 +386,25 @@ def _make_one_at_a_time(key, sources: str):
     return loop
 
 
-def _make_edf_p(key, sources: str):
-    """edf-p's loop (EDFP): preemptive EDF on its key `key`, r + S·p̂, with S doubled at a missed
-    predicted deadline. `sources`: the cache key, as for `_make_one_at_a_time`.
+def _make_edf_p(key, prefer, double, sources: str):
+    """edf-p's loop (EDFP): preemptive EDF on its key `key`, r + S·p̂, with its preemption rule
+    `prefer` and its doubling rule `double` (S doubled at a missed predicted deadline). `sources`:
+    the cache key, as for `_make_one_at_a_time`.
 
     The engine wakes at every predicted deadline it has ever scheduled; only the running job's
     current one can change anything (a doubling), so this loop keeps that one deadline, not a
     heap of stale ones. Fewer events than the engine's, so V and `now` are summed over fewer
     steps: times agree with the engine's to rounding (1e-9 relative), not bit for bit."""
 
-    def loop(submit, size, key_size, estimate, initial_stretch, completion, start, preempt, budget):
+    def loop(submit, size, key_size, estimate, initial_stretch, out, budget):
         sources  # noqa: B018 (the cache key)
+        completion, start, preempt = out
         n = len(size)
         base = [0.0] * n
         stretch, doublings = initial_stretch, 0
         waiting = [(0.0, 0)]
         waiting.clear()
+        moves = [(0, 0)]  # a doubling's moves: (job, 0) out of service, (job, 1) into it
         push, pop = heapq.heappush, heapq.heappop
         now = V = fin = vjoin = 0.0
         run = -1
@@ -410,7 +458,7 @@ def _make_edf_p(key, sources: str):
             # _OneAtATime.allocate (`wake` is the running job's key)
             if run >= 0 and waiting:
                 first, j = waiting[0]
-                if first < wake or (first == wake and j < run):
+                if prefer(first, j, wake, run):  # the preemption rule
                     push(waiting, (wake, run))
                     base[run] += V - vjoin
                     preempt[run] += 1
@@ -423,24 +471,19 @@ def _make_edf_p(key, sources: str):
                 fin = V + size[run] - base[run]
                 if start[run] != start[run]:
                     start[run] = now
-            # EDFP.after: double S while the running job is past its predicted deadline
-            while now >= wake:
-                stretch *= 2.0
-                doublings += 1
-                waiting = [(key(j, base[j], submit, key_size, estimate, stretch), j) for _, j in waiting]
-                heapq.heapify(waiting)
-                wake = key(run, base[run] + (V - vjoin), submit, key_size, estimate, stretch)
-                if waiting:
-                    first, j = waiting[0]
-                    if first < wake or (first == wake and j < run):
-                        push(waiting, (wake, run))
-                        base[run] += V - vjoin
-                        preempt[run] += 1
-                        wake, run = pop(waiting)
+            if now >= wake:  # EDFP.after: S doubles while the running job is past its predicted deadline
+                stretch, more, run, wake = double(key, now, run, wake, waiting, stretch, submit, key_size, estimate,
+                                                  moves)
+                doublings += more
+                for j, into in moves:  # as Engine._apply moves the jobs
+                    if into:
                         vjoin = V
-                        fin = V + size[run] - base[run]
-                        if start[run] != start[run]:
-                            start[run] = now
+                        fin = V + size[j] - base[j]
+                        if start[j] != start[j]:
+                            start[j] = now
+                    else:
+                        base[j] += V - vjoin
+                        preempt[j] += 1
         return events, stretch, doublings
 
     return loop
@@ -754,19 +797,21 @@ class _Loops:
         self.fifo, self.rr, self.prr, self.las = same(_fifo), same(_rr), same(_prr), same(_las)
         self._keyed: dict = {}
 
-    def keyed(self, make, key):
-        """The loop `make(key, sources)` (`_make_one_at_a_time`, `_make_edf_p`) for key function `key`,
-        made once (compiled: one loop per key, cached on disk under a digest of its sources)."""
-        loop = self._keyed.get((make, key))
+    def keyed(self, make, cls):
+        """The loop `make(*plug_ins, sources)` (`_make_one_at_a_time`, `_make_edf_p`) for one-job-at-a-time
+        class `cls`'s plug-ins (`_plug_ins`), made once (compiled: one loop per plug-ins, cached on
+        disk under a digest of their sources)."""
+        plug_ins = _plug_ins(make, cls)
+        loop = self._keyed.get((make, plug_ins))
         if loop is None:
             if self._wrap is None:
-                loop = make(key, "python")
+                loop = make(*plug_ins, "python")
             else:
-                loop = make(key, _sources_digest(key))
+                loop = make(*plug_ins, _sources_digest(plug_ins))
                 # numba names its cache index after the function: one index per loop and key
-                loop.__qualname__ = f"{make.__name__}_{key.__name__}"
+                loop.__qualname__ = f"{make.__name__}_{plug_ins[0].__name__}" + ("_attained" if plug_ins[1] is True else "")
                 loop = self._wrap(loop)
-            self._keyed[(make, key)] = loop
+            self._keyed[(make, plug_ins)] = loop
         return loop
 
     def made(self) -> list:
@@ -774,11 +819,20 @@ class _Loops:
         return [self.fifo, self.rr, self.prr, self.las, *self._keyed.values()]
 
 
-def _sources_digest(key) -> str:
+def _plug_ins(make, cls) -> tuple:
+    """What loop `make` takes from class `cls`: its key function, then for the keyed loop whether the
+    key reads attained service and its preemption rule, for edf-p's its preemption and doubling rules."""
+    if make is _make_edf_p:
+        return cls.order_key, cls.preemption_rule, cls.doubling_rule
+    return cls.order_key, bool(cls.key_reads_attained), cls.preemption_rule
+
+
+def _sources_digest(plug_ins) -> str:
     """A digest of the source files a keyed loop is compiled from: this module, schedulers.jit and
-    the key function's module (numba's cache checks only the loop's own file)."""
+    the plug-in functions' modules (numba's cache checks only the loop's own file)."""
     digest = hashlib.sha256()
-    for path in (__file__, jit.__file__, inspect.getsourcefile(key)):
+    paths = [__file__, jit.__file__] + [inspect.getsourcefile(f) for f in plug_ins if callable(f)]
+    for path in dict.fromkeys(paths):
         with open(path, "rb") as file:
             digest.update(file.read())
     return digest.hexdigest()[:16]

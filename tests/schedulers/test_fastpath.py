@@ -17,6 +17,7 @@ from schedulers import fastpath
 from schedulers.engine import Engine, simulate
 from schedulers.fastpath import fast_simulate
 from schedulers.jobs import JobSet
+from schedulers.policies import single
 from schedulers.policy import get_policy, policy_names
 
 FAST = ["fifo", "sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "rr", "prr", "las", "las-ref", "edf-p-ref"]
@@ -136,6 +137,49 @@ def test_loops_without_idle_wake_ups_match_the_engine_at_scale(load):
             assert (fast_policy.stretch, fast_policy.doublings) == (ref_policy.stretch, ref_policy.doublings)
 
 
+def test_edf_p_doubles_by_one_rule_on_the_engine_and_both_loops(monkeypatch):
+    """EDF-P by hand (S from 1): A (r 0, p 10, p̂ 2), B (r 1, p 1, p̂ 1.4), C (r 1, p 1, p̂ 1.6).
+    At t = 1 B and C wait (deadlines 2.4 and 2.6 after A's 2). t = 2, A late: S = 2, deadlines
+    A 4, B 3.8, C 4.2: B preempts A. B done at 3; A (4) before C (4.2) — C's deadline at S = 1
+    (2.6) would have been first. t = 4, A late: S = 4, A 8, C 7.4: C preempts A. C done at 5,
+    A resumes; t = 8, A late (6 of 10 done): S = 8, A 16; A done at 12. Three doublings, two of
+    them preemptions; the same on the engine, the Python loop and the compiled loop."""
+    jobs = JobSet.from_arrays([0.0, 1.0, 1.0], [10.0, 1.0, 1.0], [2.0, 1.4, 1.6])
+    runs = []
+    for setting, reference in (("off", True), ("off", False), ("on", False)):
+        monkeypatch.setenv("ATLAS_BENCH_JIT", setting)
+        policy = _make("edf-p")
+        runs.append((simulate(jobs, policy, reference=reference), policy))
+    for result, policy in runs:
+        assert result.completion_time.tolist() == pytest.approx([12.0, 3.0, 5.0], rel=1e-12)
+        assert result.start_time.tolist() == [0.0, 2.0, 4.0]
+        assert result.preemptions.tolist() == [2, 0, 0]
+        assert (policy.stretch, policy.doublings) == (8.0, 3)
+    assert runs[0][0].events > runs[1][0].events == runs[2][0].events  # the engine's stale wake-ups
+
+
+def test_edf_p_refuses_a_key_its_doubling_does_not_read():
+    """The doubling rule recomputes deadlines with the class's key function at no attained service:
+    a subclass whose key would read more is refused, not run on other deadlines than its own."""
+    jobs = JobSet.from_arrays([0.0, 1.0], [3.0, 1.0], [1.0, 1.0])
+
+    class ReadsAttained(get_policy("edf-p")):
+        name = "edf-p-test-attained"
+        key_reads_attained = True
+
+    class OwnKey(get_policy("edf-p")):
+        name = "edf-p-test-own-key"
+
+        def key(self, view, j):
+            return view.jobs.submit_time[j]
+
+    for cls in (ReadsAttained, OwnKey):
+        assert fast_simulate(jobs, cls()) is None
+        with pytest.raises(Exception, match="raised TypeError: .*at no attained service"):
+            Engine(jobs, cls()).run()
+    assert simulate(jobs, _make("edf-p")).completion_time.tolist() == [3.0, 4.0]  # S doubled twice while A runs
+
+
 # ----- the compiled loops (numba) against the Python ones they are compiled from ------------------
 def _both(monkeypatch, jobs, name, kwargs):
     """((Python run, policy after it), (compiled run, policy after it))."""
@@ -196,29 +240,40 @@ KEYED = ["sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "las-ref", "ed
 
 
 def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance):
-    """Each one-job-at-a-time policy's fast loop is made for the key function its class names (the
-    one its `key` calls on the engine), and a non-clairvoyant one's key reads a placeholder, never
-    the true sizes (on the engine it gets no sizes at all)."""
+    """Each one-job-at-a-time policy's fast loop is made for the key function and the preemption rule
+    its class names (the ones its `key` and `allocate` call on the engine), with the release keys of
+    that key function, and a non-clairvoyant one's key reads a placeholder, never the true sizes (on
+    the engine it gets no sizes at all)."""
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = instance(3)
     seen = []
     real = fastpath._PYTHON_LOOPS.keyed
 
-    def spy(make, key):
-        loop = real(make, key)
+    def spy(make, cls):
+        loop = real(make, cls)
 
-        def recorded(submit, size, key_size, *rest):
-            seen.append((key, list(key_size)))
-            return loop(submit, size, key_size, *rest)
+        def recorded(submit, size, *rest):
+            key_size = rest[0] if make is fastpath._make_edf_p else rest[1]
+            seen.append((fastpath._plug_ins(make, cls), list(key_size), None if make is fastpath._make_edf_p else rest[0]))
+            return loop(submit, size, *rest)
         return recorded
 
     monkeypatch.setattr(fastpath._PYTHON_LOOPS, "keyed", spy)
     for name in KEYED:
         seen.clear()
         policy = _make(name)
+        cls = type(policy)
         simulate(jobs, policy)
-        assert len(seen) == 1 and seen[0][0] is type(policy).order_key, name
+        assert len(seen) == 1 and seen[0][0][0] is cls.order_key, name
+        assert seen[0][0][-2 if name == "edf-p" else -1] is cls.preemption_rule is single.preempts, name
+        if name == "edf-p":
+            assert seen[0][0][-1] is cls.doubling_rule is single.double_while_late
         assert seen[0][1] == (jobs.size.tolist() if policy.clairvoyant else [0.0] * jobs.n), name
+        if name != "edf-p":  # the release keys: the key function on each job at attained 0.0, bit for bit
+            columns = (jobs.submit_time.tolist(), jobs.size.tolist() if policy.clairvoyant else None,
+                       jobs.predicted.tolist(), float(policy.stretch))
+            expected = [cls.order_key(j, 0.0, *columns) for j in range(jobs.n)]
+            assert seen[0][2] == expected and all(type(k) is float for k in seen[0][2]), name
         engine_policy = _make(name)
         Engine(jobs, engine_policy).run()
         assert (engine_policy.sizes is None) == (not policy.clairvoyant), name
