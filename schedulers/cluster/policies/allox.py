@@ -84,11 +84,38 @@ class Allox(ClusterPolicy):
 
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 AlloxParams = namedtuple("AlloxParams", "alpha match_max")
-AlloxState = namedtuple("AlloxState", "params")
+AlloxState = namedtuple("AlloxState", "params uniform")
+#: the largest ratio of two footprints of one matching for which `allox_order` takes the matching's
+#: order without solving it (see there): far inside the solver's floating-point accuracy
+UNIFORM_SPREAD = 2.0**30
 
 
 def setup(s, params):
-    return group(AlloxState(params))
+    cap = s.nodes.cap
+    uniform = True
+    for i in range(len(cap)):
+        if cap[i] != cap[0]:
+            uniform = False
+    return group(AlloxState(params, uniform))
+
+
+@jitable
+def one_position_each(s, p, head):
+    """Whether the matching of `head` (at most one job per node) is known without solving it: on
+    nodes of one capacity, with every footprint positive and within UNIFORM_SPREAD of the others,
+    every optimal matching puts each job first on its own node (a job at a later position could move
+    to a free first position for less), so the matching's order is the jobs' footprint order."""
+    if not p.uniform or len(head) > s.nodes.N:
+        return False
+    lo = math.inf
+    hi = 0.0
+    for j in head:
+        pg = s.job.predicted[j] * float(s.job.gpus[j])
+        if pg < lo:
+            lo = pg
+        if pg > hi:
+            hi = pg
+    return lo > 0.0 and hi <= lo * UNIFORM_SPREAD
 
 
 @jitable
@@ -106,6 +133,8 @@ def allox_order(s, p, jobs, limit):
     best_sorted = np.sort(best)
     L = limit if limit < m else m
     head = by_size[:L]
+    if one_position_each(s, p, head):
+        return by_size
     K = -(-L // s.nodes.N) + 1
     cost = np.empty((L, s.nodes.N * K))
     for r in range(L):
