@@ -17,7 +17,7 @@ from schedulers.cluster.base import ClusterPolicy, revision_code
 from schedulers.cluster.kernels import assignment, kernel
 from schedulers.cluster.ledgers import advance, rho_of
 from schedulers.cluster.placement import place_in_order, total_now
-from schedulers.cluster.queues import count_decision, room
+from schedulers.cluster.queues import count_decision, sorted_add, sorted_remove
 from schedulers.cluster.state import _EPS, group
 from schedulers.jit import jitable
 from schedulers.policy_base import register
@@ -125,26 +125,14 @@ def footprint(s, j):
 def on_wait(s, p, j, now):
     """j waits: into its tenant's list, in footprint order."""
     k = s.job.tenant[j]
-    r = p.rank[j]
-    length = p.w_len[k]
-    buf = room(p.w_buf, p.w_len, k)
-    pos = np.searchsorted(buf[:length], r)
-    for i in range(length, pos, -1):
-        buf[i] = buf[i - 1]
-    buf[pos] = r
-    p.w_len[k] = length + 1
+    sorted_add(p.w_buf, p.w_len, k, p.rank[j])
     p.w_count[k, s.job.gpus[j]] += 1
 
 
 @jitable
 def on_unwait(s, p, j):
     k = s.job.tenant[j]
-    length = p.w_len[k]
-    buf = p.w_buf[k]
-    pos = np.searchsorted(buf[:length], p.rank[j])
-    for i in range(pos, length - 1):
-        buf[i] = buf[i + 1]
-    p.w_len[k] = length - 1
+    sorted_remove(p.w_buf, p.w_len, k, p.rank[j])
     p.w_count[k, s.job.gpus[j]] -= 1
 
 
