@@ -57,7 +57,8 @@ class Allox(ClusterPolicy):
     - only the L jobs with the smallest footprints enter one matching, L = min(ALLOX_MATCH_MAX, free
       GPUs / smallest demand) — no more can start now — with ⌈L / nodes⌉ + 1 positions per node; on
       identical nodes the matching orders jobs by footprint, so the rest follow in that order.
-      Solved exactly by scipy's linear_sum_assignment.
+      Solved exactly by scipy's linear_sum_assignment; on nodes of one capacity a matching of at
+      most one job per node is known without it (each job first on its own node: footprint order).
     - `revision` (schedulers.revision) is accepted as by every prediction-aware policy, and changes
       nothing: a non-preemptive policy revises only at its decisions, and AlloX's decisions rank
       only waiting jobs, which have never run, so no estimate is outlived when it is read.
