@@ -118,12 +118,19 @@ def job_rho(s, j, t):
     """ρ_job of a candidate (not completed) once its tenant is advanced to t."""
     led = s.led
     job = s.job
-    h = led.hold_since[j]
-    attained = led.job_att[j] + (0.0 if math.isnan(h) else job.gpus[j] * (t - h))
+    return rho_job_at(led.hold_since, led.job_att, job.gpus, job.tenant, job.weight, led.G, job.xid, led.job_base, j, t)
+
+
+@jitable
+def rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, t):
+    """job_rho on the ledgers' and the jobs' arrays, read once by a caller that keys many candidates
+    (each read through the state costs reference counts in the compiled loop)."""
+    h = hold_since[j]
+    attained = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h))
     if attained <= 0.0:
         return 0.0
-    k = job.tenant[j]
-    f = job.weight[j] * (led.G[k, job.xid[j]] - led.job_base[j])
+    k = tenant[j]
+    f = weight[j] * (G[k, xid[j]] - job_base[j])
     return attained / f if f > 0.0 else math.inf
 
 

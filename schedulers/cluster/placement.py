@@ -419,9 +419,25 @@ def prepare_round(s):
 
 @jitable
 def may_place(s):
+    """Whether some waiting job's gang size has a placement on the free GPUs. One pass over the nodes
+    answers for most sizes: a size up to the most free GPUs of one node has one (on that node), and
+    a larger one needs a wholly free node to start from (else `find` finds none); only a larger size
+    with a wholly free node is searched."""
     total = s.nodes.free_total[0]
+    if total == 0:
+        return False
+    free = s.nodes.free
+    cap = s.nodes.cap
+    most = 0
+    whole = False
+    for i in range(s.nodes.N):
+        if free[i] > most:
+            most = free[i]
+        if free[i] == cap[i]:
+            whole = True
     wait_demand = s.q.wait_demand
     for g in range(1, s.job.maxg + 1):
-        if wait_demand[g] > 0 and g <= total and find(s, s.nodes.free, total, g, -1) > 0:
-            return True
+        if wait_demand[g] > 0 and g <= total:
+            if g <= most or whole and find(s, free, total, g, -1) > 0:
+                return True
     return False

@@ -49,6 +49,29 @@ def bag_remove(bufs, lens, pos, k, j):
 
 
 @jitable
+def sorted_add(bufs, lens, k, v):
+    """v into the ascending list bufs[k][:lens[k]] (values distinct; most arrive at its end)."""
+    length = lens[k]
+    buf = room(bufs, lens, k)
+    pos = np.searchsorted(buf[:length], v)
+    for i in range(length, pos, -1):
+        buf[i] = buf[i - 1]
+    buf[pos] = v
+    lens[k] = length + 1
+
+
+@jitable
+def sorted_remove(bufs, lens, k, v):
+    """v out of the ascending list bufs[k][:lens[k]]."""
+    length = lens[k]
+    buf = bufs[k]
+    pos = np.searchsorted(buf[:length], v)
+    for i in range(pos, length - 1):
+        buf[i] = buf[i + 1]
+    lens[k] = length - 1
+
+
+@jitable
 def job_order_add(s, j):
     """j into the waiting jobs kept in job order (`s.q.ws`): what every decision but ASTRAEA's reads."""
     ws = s.q.ws  # read once (see place_in_order): thousands may wait

@@ -17,7 +17,7 @@ import numpy as np
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
 from schedulers.cluster.events import attained_engine
 from schedulers.cluster.kernels import kernel
-from schedulers.cluster.ledgers import advance, job_rho, rho_of
+from schedulers.cluster.ledgers import advance, rho_job_at, rho_of
 from schedulers.cluster.placement import attempt, total_now
 from schedulers.cluster.queues import bag_add, bag_remove, count_decision, may_fit, room
 from schedulers.cluster.state import group
@@ -232,6 +232,16 @@ def tier_b(s, p, k, at_round, now):
     by_remaining = revising(p)
     lease = s.cfg.lease_s
     predicted = s.job.predicted
+    led = s.led  # the arrays ρ_job reads, read once (a tier may hold hundreds of jobs)
+    job = s.job
+    hold_since = led.hold_since
+    job_att = led.job_att
+    gpus = job.gpus
+    tenant = job.tenant
+    weight = job.weight
+    G = led.G
+    xid = job.xid
+    job_base = led.job_base
     for part in range(2 if at_round else 1):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
@@ -240,7 +250,8 @@ def tier_b(s, p, k, at_round, now):
             if r <= lease:  # predicted to end within a lease: ahead of every other candidate
                 h.append((-1.0, r, j))
             else:
-                h.append((job_rho(s, j, now), p_key(by_prediction, predicted, j), j))
+                rho = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
+                h.append((rho, p_key(by_prediction, predicted, j), j))
     heapq.heapify(h)
     p.b_built[k] = True
 

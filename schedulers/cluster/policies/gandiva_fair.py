@@ -76,19 +76,23 @@ def decide(s, p, at_round, now, chosen):
     m = len(cand)
     key = np.empty(m)
     ten = np.empty(m, np.int64)
+    hold_since = s.led.hold_since  # read once, not per candidate (each read through the state costs
+    job_att = s.led.job_att        # reference counts in the compiled loop; hundreds of candidates)
+    gpus = s.job.gpus
+    tenant = s.job.tenant
     for i in range(m):
         j = cand[i]
-        h = s.led.hold_since[j]
-        key[i] = s.led.job_att[j] + (0.0 if math.isnan(h) else s.job.gpus[j] * (now - h))
+        h = hold_since[j]
+        key[i] = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (now - h))
     perm = np.argsort(key, kind="mergesort")
     for i in range(m):
-        ten[i] = s.job.tenant[cand[perm[i]]]
+        ten[i] = tenant[cand[perm[i]]]
     perm = perm[np.argsort(ten, kind="mergesort")]
     js = cand[perm]
     first = np.full(s.job.T, -1, np.int64)
     end = np.zeros(s.job.T, np.int64)
     for i in range(m):
-        k = s.job.tenant[js[i]]
+        k = tenant[js[i]]
         if first[k] < 0:
             first[k] = i
         end[k] = i + 1

@@ -16,7 +16,7 @@ import numpy as np
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
 from schedulers.cluster.events import attained_engine
 from schedulers.cluster.kernels import kernel
-from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.placement import attempt
 from schedulers.cluster.queues import candidates, job_order_add
 from schedulers.cluster.state import group
 from schedulers.jit import jitable
@@ -133,10 +133,12 @@ def decide(s, p, at_round, now, chosen):
     m = len(cand)
     neg_rho = np.empty(m)
     gain = np.empty(m)
+    gpus = s.job.gpus  # read once, not per candidate (each read through the state costs reference
+    lease = s.cfg.lease_s  # counts in the compiled loop; hundreds of candidates)
     for i in range(m):
         rho, t_sh = themis_rho(s, p, cand[i], now, n_now)
         neg_rho[i] = -rho
-        gain[i] = -math.log1p(s.cfg.lease_s / t_sh) / s.job.gpus[cand[i]]
+        gain[i] = -math.log1p(lease / t_sh) / gpus[cand[i]]
     worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j)
     nb = math.ceil((1.0 - p.params.f) * m - _EPS)
     if nb < 1:
@@ -146,14 +148,15 @@ def decide(s, p, at_round, now, chosen):
     bidders = bidders[np.argsort(neg_rho[bidders], kind="mergesort")]
     auction = bidders[np.argsort(gain[bidders], kind="mergesort")]
     taken = np.zeros(m, np.bool_)
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
     for group in range(2):
         order = auction if group == 0 else worst
         for i in order:
-            total = total_now(s, at_round)
+            total = totals[0]
             if total == 0:
                 return
             j = cand[i]
-            if not taken[i] and s.job.gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            if not taken[i] and gpus[j] <= total and attempt(s, j, now, at_round, -1):
                 chosen.append(j)
                 taken[i] = True
 
