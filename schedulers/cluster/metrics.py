@@ -305,9 +305,13 @@ def _distinct_rows(table: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
-    """The texts names[codes] as a categorical column (names that repeat are one category)."""
+    """The texts names[codes] as a categorical column (names that repeat are one category). Distinct
+    names are their own categories in order, and `codes` are taken as they are (no copy of a column
+    of tens of millions of rows when their type is pandas' for that many categories)."""
     which, categories = pd.factorize(pd.Index(names, dtype=str))
-    return pd.Categorical.from_codes(which.astype(np.int32)[codes], categories, validate=False)
+    if len(categories) < len(names):
+        codes = which.astype(np.int32)[codes]
+    return pd.Categorical.from_codes(codes, categories, validate=False)
 
 
 def _cumulative_rho(win: pd.DataFrame) -> np.ndarray:
