@@ -10,6 +10,7 @@ split by concern:
   rounds at lease boundaries, fills, completions, the rule checks);
 - `placement`: the consolidated placement rule, the round plan and its compaction;
 - `ledgers`: the LTGF ledgers; `queues`: the waiting and running jobs as the kernels read them;
+- `stretches`: the executed-allocation stretches as a run records them (in chunks);
 - `kernels`: the registry of the policies' kernels (their decisions and hooks);
 - `jitglue`: numba's part (one cached compiled loop per kernel, the state's groups as structrefs).
 

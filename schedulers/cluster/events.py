@@ -8,7 +8,7 @@ decision (`decide`) executed exactly as the kernel chose, releases before starts
 checks on (`check=True`) every decision and event is validated (`violation`, VIOLATIONS).
 
 May import numpy, schedulers.jit and the simulator's modules below it (state, ledgers, placement,
-queues, kernels).
+queues, kernels, stretches).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from schedulers.cluster.ledgers import ledger_arrive, ledger_complete, ledger_ho
 from schedulers.cluster.placement import (clear_plan, compact, may_place, plan_equals_placement, plan_fits_on,
                                           prepare_round, release_placement)
 from schedulers.cluster.state import _COLD, _EPS, _IDLE, _RUN, DROPPED, GAPS, VIOLATION, VIOLATION_JOB
+from schedulers.cluster.stretches import close_segment, open_segment, record_placement, reopen_segment
 from schedulers.jit import jitable
 
 
@@ -105,36 +106,6 @@ def wait_remove(s, p, j):
 
 
 @jitable
-def open_segment(s, j, t, kind):
-    s.seg.seg_open[j] = len(s.seg.seg_job)
-    s.seg.last_seg[j] = len(s.seg.seg_job)
-    s.seg.seg_job.append(j)
-    s.seg.seg_start.append(t)
-    s.seg.seg_end.append(math.nan)
-    s.seg.seg_kind.append(kind)
-    s.seg.seg_pl.append(s.seg.pl_flat_of[j])
-    s.seg.seg_pn.append(s.plan.pl_len[j])
-
-
-@jitable
-def close_segment(s, j, t):
-    i = s.seg.seg_open[j]
-    if i >= 0:
-        s.seg.seg_end[i] = t
-        s.seg.seg_open[j] = -1
-
-
-@jitable
-def reopen_segment(s, j, t):
-    i = s.seg.last_seg[j]
-    if i >= 0 and s.seg.seg_end[i] == t:
-        s.seg.seg_end[i] = math.nan
-        s.seg.seg_open[j] = i
-        return
-    open_segment(s, j, t, 1 if not math.isnan(s.q.undo_until[j]) else 0)
-
-
-@jitable
 def complete(s, p, j, now):
     if s.q.holding[j]:
         hold_remove(s, p, j)
@@ -152,12 +123,10 @@ def start_job(s, p, j, now):
     undo = s.q.preempted_at[j] == now and plan_equals_placement(s, j)
     if not undo:
         s.plan.pl_len[j] = s.plan.plan_len[j]
-        s.seg.pl_flat_of[j] = len(s.seg.pl_flat_node)
         for i in range(s.plan.plan_len[j]):
             s.plan.pl_node[j, i] = s.plan.plan_node[j, i]
             s.plan.pl_k[j, i] = s.plan.plan_k[j, i]
-            s.seg.pl_flat_node.append(s.plan.plan_node[j, i])
-            s.seg.pl_flat_k.append(s.plan.plan_k[j, i])
+        record_placement(s, j)
     hold_add(s, p, j)
     ledger_hold(s, j, now)
     if undo:

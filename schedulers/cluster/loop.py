@@ -8,7 +8,7 @@ jobs due, takes the arrivals, calls `allocate` (schedulers.cluster.events) and a
 moves it asked for. It checks in with schedulers.jit every POLL_EVERY events (`checkpoint`: the
 event budget, Ctrl-C) and stops a run that breaks a rule or is stuck.
 
-May import numpy, schedulers.jit and the simulator's modules (state, ledgers, kernels, events).
+May import numpy, schedulers.jit and the simulator's modules (state, stretches, ledgers, kernels, events).
 """
 
 from __future__ import annotations
@@ -25,21 +25,27 @@ from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
 from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
                                       new_work)
+from schedulers.cluster.stretches import STORED, chunk_entries
 from schedulers.jit import checkpoint, jitable
 
 
 
-# the loop's result: per-job times and counts, the ledgers' readings, the executed stretches
+# the loop's result: per-job times and counts, the ledgers' readings, the executed stretches (in chunks:
+# StretchChunks, which `collect` turns into Stretches)
 Outcome = namedtuple("Outcome", "completion start counters preempted migrations cold_spent job_att job_fair w_att "
                                 "w_fair8 stretches violation_at finished")
-# the executed stretches (schedulers.cluster.metrics.allocation_table): job, start, end, kind (0 run,
-# 1 cold start), where its placement starts in flat_node / flat_k and how many parts it has
+# the executed stretches of positive length (schedulers.cluster.metrics.allocation_table), one array per
+# field (the types of schedulers.cluster.stretches.STORED): job, start, end, kind (0 run, 1 cold start),
+# where its placement starts in flat_node / flat_k and how many parts it has
 Stretches = namedtuple("Stretches", "job start end kind pl pn flat_node flat_k")
+# a finished run's stretches as the loop hands them over (schedulers.cluster.stretches): how many
+# stretches and placement parts, and each field's chunks (the last one filled up to the count)
+StretchChunks = namedtuple("StretchChunks", "n job start end kind pl pn flat_n flat_node flat_k")
 
 #: the modules a compiled loop is made of (with the kernel's own, schedulers.jit and schedulers.revision):
 #: a change to any of them recompiles the loops (schedulers.cluster.jitglue)
 SIMULATOR_MODULES = tuple(Path(__file__).with_name(name) for name in (
-    "state.py", "ledgers.py", "placement.py", "queues.py", "kernels.py", "events.py", "loop.py"))
+    "state.py", "stretches.py", "ledgers.py", "placement.py", "queues.py", "kernels.py", "events.py", "loop.py"))
 
 
 @jitable
@@ -109,29 +115,50 @@ def close_ledgers(s):
 
 @jitable
 def stretches(s):
-    """The executed stretches as arrays."""
+    """The executed stretches in their chunks (StretchChunks; `collect` makes them arrays)."""
     seg = s.seg
-    n_seg = len(seg.seg_job)
-    s_job = np.empty(n_seg, np.int64)
-    s_start = np.empty(n_seg)
-    s_end = np.empty(n_seg)
-    s_kind = np.empty(n_seg, np.int8)
-    s_pl = np.empty(n_seg, np.int64)
-    s_pn = np.empty(n_seg, np.int64)
-    for i in range(n_seg):
-        s_job[i] = seg.seg_job[i]
-        s_start[i] = seg.seg_start[i]
-        s_end[i] = seg.seg_end[i]
-        s_kind[i] = seg.seg_kind[i]
-        s_pl[i] = seg.seg_pl[i]
-        s_pn[i] = seg.seg_pn[i]
-    flat_node = np.empty(len(seg.pl_flat_node), np.int64)
-    flat_k = np.empty(len(seg.pl_flat_node), np.int64)
-    for i in range(len(seg.pl_flat_node)):
-        flat_node[i] = seg.pl_flat_node[i]
-        flat_k[i] = seg.pl_flat_k[i]
-    return Stretches(job=s_job, start=s_start, end=s_end, kind=s_kind, pl=s_pl, pn=s_pn, flat_node=flat_node,
-                     flat_k=flat_k)
+    return StretchChunks(n=seg.n, job=seg.job, start=seg.start, end=seg.end, kind=seg.kind, pl=seg.pl, pn=seg.pn,
+                         flat_n=seg.flat_n, flat_node=seg.flat_node, flat_k=seg.flat_k)
+
+
+def collect(chunks: StretchChunks) -> Stretches:
+    """A finished run's stretches (the loop's StretchChunks) as one array per field (STORED types),
+    the stretches of positive length only (a stretch that ends at its start held no GPU time). Each
+    chunk is freed once copied (the chunk lists are emptied), so that the copy needs one chunk on
+    top of what the stretches take (schedulers.cluster.stretches)."""
+    n = int(chunks.n[0])
+    step = chunk_entries("end")
+    keep = np.empty(n, np.bool_)
+    for c, (start, end) in enumerate(zip(chunks.start, chunks.end)):
+        m = min(step, n - c * step)
+        np.greater(end[:m], start[:m], out=keep[c * step:c * step + m])
+    fields = {name: _joined(getattr(chunks, name), chunk_entries(name), n, keep, STORED[name])
+              for name in ("job", "start", "end", "kind", "pl", "pn")}
+    for name in ("flat_node", "flat_k"):
+        fields[name] = _joined(getattr(chunks, name), chunk_entries(name), int(chunks.flat_n[0]), None, STORED[name])
+    return Stretches(**fields)
+
+
+def _joined(parts: list, step: int, n: int, keep, dtype) -> np.ndarray:
+    """The first `n` entries of the chunks `parts` of `step` entries each (those where `keep` is
+    true, when it is given) in one array; `parts` is emptied, each chunk freed once it is copied."""
+    out = np.empty(n if keep is None else int(np.count_nonzero(keep)), dtype)
+    pending = parts[::-1]
+    parts.clear()
+    at = 0
+    for c in range(len(pending)):
+        chunk = pending.pop()
+        m = min(step, n - c * step)
+        if keep is None:
+            out[at:at + m] = chunk[:m]
+            at += m
+        else:
+            mask = keep[c * step:c * step + m]
+            size = int(np.count_nonzero(mask))
+            np.compress(mask, chunk[:m], out=out[at:at + size])
+            at += size
+        del chunk
+    return out
 
 
 @jitable

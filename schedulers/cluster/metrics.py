@@ -252,14 +252,19 @@ def _allocation_codes(stretches):
     placements by their (node, GPUs), gangs by the parts of their placement record."""
     s_job, s_start, s_end, s_kind = stretches.job, stretches.start, stretches.end, stretches.kind
     flat_node, flat_k = stretches.flat_node, stretches.flat_k
-    rows = np.flatnonzero(s_end > s_start)
-    offsets, parts = stretches.pl[rows], stretches.pn[rows]
-    code = np.empty(len(rows), dtype=np.int32)
+    offsets, parts = stretches.pl, stretches.pn
+    positive = s_end > s_start
+    if not positive.all():  # a run's stretches are all of positive length (loop.collect), kept without a copy
+        rows = np.flatnonzero(positive)
+        s_job, s_start, s_end, s_kind = s_job[rows], s_start[rows], s_end[rows], s_kind[rows]
+        offsets, parts = offsets[rows], parts[rows]
+    del positive
+    code = np.empty(len(s_start), dtype=np.int32)
     texts: list[str] = []
-    if not len(rows):
-        return s_job[rows], s_start[rows], s_end[rows], code, texts, s_kind[rows]
+    if not len(s_start):
+        return s_job, s_start, s_end, code, texts, s_kind
     width = int(flat_k.max()) + 1
-    part = flat_node * width + flat_k  # one number per (node, GPUs) part
+    part = flat_node.astype(np.int64) * width + flat_k  # one number per (node, GPUs) part
     one = parts == 1
     if one.any():
         placed = part[offsets[one]]
@@ -285,7 +290,7 @@ def _allocation_codes(stretches):
         record_code, first = _distinct_rows(table, int(part.max()) + 2)
         code[many] = len(texts) + record_code[record_of]
         texts += [",".join(f"{v // width}:{v % width}" for v in row if v >= 0) for row in table[first].tolist()]
-    return s_job[rows], s_start[rows], s_end[rows], code, texts, s_kind[rows]
+    return s_job, s_start, s_end, code, texts, s_kind
 
 
 def _distinct_rows(table: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray]:
@@ -301,9 +306,13 @@ def _distinct_rows(table: np.ndarray, base: int) -> tuple[np.ndarray, np.ndarray
 
 
 def _categorical(codes: np.ndarray, names: list[str]) -> pd.Categorical:
-    """The texts names[codes] as a categorical column (names that repeat are one category)."""
+    """The texts names[codes] as a categorical column (names that repeat are one category). Distinct
+    names are their own categories in order, and `codes` are taken as they are (no copy of a column
+    of tens of millions of rows when their type is pandas' for that many categories)."""
     which, categories = pd.factorize(pd.Index(names, dtype=str))
-    return pd.Categorical.from_codes(which.astype(np.int32)[codes], categories, validate=False)
+    if len(categories) < len(names):
+        codes = which.astype(np.int32)[codes]
+    return pd.Categorical.from_codes(codes, categories, validate=False)
 
 
 def _cumulative_rho(win: pd.DataFrame) -> np.ndarray:

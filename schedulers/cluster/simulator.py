@@ -18,7 +18,7 @@ import numpy as np
 from schedulers import jit
 from schedulers.cluster import jitglue
 from schedulers.cluster.ledgers import LedgerReadings
-from schedulers.cluster.loop import make_loop
+from schedulers.cluster.loop import collect, make_loop
 from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, GAPS,
                                       MOST_CANDIDATES, ROUNDS, STUCK_AFTER, VIOLATION, VIOLATION_JOB, VIOLATIONS,
@@ -52,7 +52,8 @@ class RunState:
         self.migrations = out.migrations
         self.cold_spent = out.cold_spent
         self.ltgf = LedgerReadings(out.job_att, out.job_fair, out.w_att, out.w_fair8, quota, cluster.fair_window_s)
-        self.segments = out.stretches  # the executed stretches (schedulers.cluster.metrics.allocation_table)
+        # the executed stretches (schedulers.cluster.metrics.allocation_table), out of their chunks
+        self.segments = collect(out.stretches)
         self.completion = out.completion
         self.start = out.start
 

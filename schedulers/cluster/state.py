@@ -10,7 +10,7 @@ namedtuple in a Python run and a numba structref with the same fields in a compi
 - `s.led`: the LTGF ledgers (tenant integrals, per-job attained and fair GPU·s, windows);
 - `s.plan`: each job's placement and the plan of the current decision;
 - `s.q`: running and waiting jobs, cold starts, preemption and migration counts;
-- `s.seg`: the executed-allocation stretches;
+- `s.seg`: the executed-allocation stretches (schedulers.cluster.stretches: kept in chunks);
 - `s.counters`: the named counters (`ROUNDS`, `DROPPED`, ...).
 
 `new_state(jobs, cluster, cfg)` makes it from the run's inputs (`JobArrays`, `ClusterArrays`,
@@ -20,7 +20,7 @@ holds and passes to a kernel's setup only when the kernel is registered clairvoy
 (schedulers.cluster.kernels). Also here: the counters' and violations' codes, the engine's group codes, the fair-share
 rules and the tenants' quotas.
 
-May import numpy and schedulers.jit.
+May import numpy, schedulers.jit and schedulers.cluster.stretches.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from schedulers.cluster.stretches import f64_chunks, i8_chunks, i32_chunks, i64_chunks
 from schedulers.jit import jitable
 
 _EPS = 1e-9
@@ -82,8 +83,9 @@ Plan = namedtuple("Plan", "pl_len pl_node pl_k plan_len plan_node plan_k planned
 Queues = namedtuple("Queues", "holding hold_list hold_pos n_hold n_wait wait_demand ws wait_since cold_until cold_heap "
                               "started cold_spent undo_until undo_spent undo_list preempted preempted_at migrations "
                               "arrivals next_round flags violation_at waiting")
-Segments = namedtuple("Segments", "seg_job seg_start seg_end seg_kind seg_pl seg_pn pl_flat_node pl_flat_k pl_flat_of "
-                                  "seg_open last_seg")
+# the executed stretches and placement records, kept in chunks (schedulers.cluster.stretches): their
+# counts (`n`, `flat_n`) and each field's chunks; each job's current record, open and last stretch
+Segments = namedtuple("Segments", "n job start end kind pl pn flat_n flat_node flat_k pl_flat_of seg_open last_seg")
 State = namedtuple("State", "job cfg eng nodes led plan q seg counters")
 
 
@@ -197,10 +199,10 @@ def new_queues(n, maxg, lease_s):
 @jitable
 def new_segments(n):
     """The executed-allocation stretches (`s.seg`): none."""
-    return group(Segments(seg_job=int_list(), seg_start=float_list(), seg_end=float_list(), seg_kind=int_list(),
-                          seg_pl=int_list(), seg_pn=int_list(), pl_flat_node=int_list(), pl_flat_k=int_list(),
-                          pl_flat_of=np.full(n, -1, np.int64), seg_open=np.full(n, -1, np.int64),
-                          last_seg=np.full(n, -1, np.int64)))
+    return group(Segments(n=np.zeros(1, np.int64), job=i32_chunks(), start=f64_chunks(), end=f64_chunks(),
+                          kind=i8_chunks(), pl=i64_chunks(), pn=i32_chunks(), flat_n=np.zeros(1, np.int64),
+                          flat_node=i32_chunks(), flat_k=i32_chunks(), pl_flat_of=np.full(n, -1, np.int64),
+                          seg_open=np.full(n, -1, np.int64), last_seg=np.full(n, -1, np.int64)))
 
 
 @jitable
