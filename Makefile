@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 LOCK_VENV := .lock-venv
 EXTRAS := test,fast
 
-.PHONY: demo test install perf lock clean
+.PHONY: demo test install compile perf lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -15,7 +15,14 @@ $(STAMP): pyproject.toml constraints.txt
 	@echo "Installing atlas-bench and $$(grep -c '==' constraints.txt) packages at the versions of constraints.txt" \
 	      "(a few minutes on a fresh machine; pip lists each one)"
 	$(BIN)/pip install --progress-bar on -c constraints.txt -e '.[$(EXTRAS)]'
+	$(MAKE) --no-print-directory compile
 	touch $(STAMP)
+
+# Compile the cluster simulator's loop of every built-in cluster policy into numba's cache (on 2
+# processes; `make install` does it once), so that the first `make demo` / `make test` load them
+# instead of compiling them; prints the time each took
+compile:
+	$(BIN)/python -m schedulers.cluster.warmup
 
 install: $(STAMP)
 

@@ -1,0 +1,115 @@
+"""Compile the cluster simulator's loop of every built-in cluster policy ahead of its first run, so
+that a user's first compiled run loads it from numba's cache instead of compiling it
+(`python -m schedulers.cluster.warmup`; `make install` runs it).
+
+Each kernel's loop (schedulers.cluster.jitglue) is compiled once, on a few jobs of the Venus-like
+scenario: the loop's argument types do not depend on the jobs, so the cached loop is the one every
+run of the policy with its default settings loads. The kernels are compiled in `--processes`
+processes at once (default: 2, or 1 on a one-core machine): a compile is one core's work, and a
+policy whose kernel another one has shares its loop. Nothing is compiled when ATLAS_BENCH_JIT is
+`off` or numba is missing; a loop already in the cache is loaded, in well under a second.
+
+May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy and the cluster simulator's
+modules (scenarios, kernels, simulator); numba through the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+#: the jobs each loop is compiled on (a compile does not depend on their number)
+WARM_UP_JOBS = 50
+
+
+def kernel_policies() -> dict[str, list[str]]:
+    """{kernel name: the built-in cluster policies that run on it}, in the registry's order."""
+    from schedulers.cluster.kernels import _KERNELS  # noqa: PLC0415
+    from schedulers.policy import builtin_classes  # noqa: PLC0415
+
+    by_kernel: dict[str, list[str]] = {}
+    for cls in builtin_classes("cluster"):
+        params = cls(nodes=1, gpus_per_node=8).kernel_params()
+        if params is None or not _KERNELS[type(params)].compilable:
+            continue
+        by_kernel.setdefault(_KERNELS[type(params)].name, []).append(cls.name)
+    return by_kernel
+
+
+def _few_jobs():
+    """(JobSet, nodes, GPUs per node, tenant weights): the first WARM_UP_JOBS jobs of the Venus-like scenario."""
+    import numpy as np  # noqa: PLC0415
+
+    from schedulers.cluster.scenarios import venus  # noqa: PLC0415
+    from schedulers.jobs import JobSet  # noqa: PLC0415
+
+    sc = venus(seed=0, n_jobs=WARM_UP_JOBS, days=1)
+    jobs = JobSet.from_frame(sc.jobs)
+    weights = np.array([sc.tenant_weights[t] for t in jobs.tenant_names])
+    return jobs, sc.nodes, sc.gpus_per_node, weights
+
+
+def compile_policy(name: str) -> tuple[str, float, float]:
+    """Compile (or load from the cache) the loop of cluster policy `name` in this process:
+    (name, wall seconds, CPU seconds of this process)."""
+    from schedulers.cluster import simulator  # noqa: PLC0415
+    from schedulers.policy import get_policy  # noqa: PLC0415
+
+    jobs, nodes, gpn, weights = _few_jobs()
+    wall, cpu = time.perf_counter(), time.process_time()
+    simulator.run(jobs, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
+                  compiled=True)
+    return name, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def warm_up(processes: int, say=print) -> float | None:
+    """Compile every built-in cluster kernel's loop in `processes` processes; the wall seconds, or
+    None when nothing is compiled (ATLAS_BENCH_JIT=off, numba missing)."""
+    from schedulers import jit  # noqa: PLC0415
+
+    if jit.mode() == "off" or not jit.available():
+        say("cluster loops: not compiled (" + ("ATLAS_BENCH_JIT=off" if jit.mode() == "off" else "numba is not installed")
+            + "); they run as Python")
+        return None
+    by_kernel = kernel_policies()
+    names = [policies[0] for policies in by_kernel.values()]  # one policy per kernel: the others share its loop
+    say(f"compiling the cluster simulator's loops of {len(names)} kernels in {processes} process(es) "
+        "(once after installing; later runs load them from numba's cache)")
+    t0 = time.perf_counter()
+    if processes <= 1:
+        done = map(compile_policy, names)
+        for name, wall, cpu in done:
+            say(f"  {name:14s} {wall:6.1f} s wall, {cpu:6.1f} s CPU")
+    else:
+        import multiprocessing  # noqa: PLC0415
+        from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: PLC0415
+
+        # a fresh interpreter per process: nothing numba-related is inherited from this one
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(compile_policy, name) for name in names]):
+                name, wall, cpu = future.result()
+                say(f"  {name:14s} {wall:6.1f} s wall, {cpu:6.1f} s CPU")
+    seconds = time.perf_counter() - t0
+    say(f"cluster loops ready in {seconds:.0f} s")
+    return seconds
+
+
+def default_processes() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m schedulers.cluster.warmup", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", type=int, default=default_processes(),
+                        help="processes compiling at once (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if args.processes < 1:
+        parser.error("--processes must be at least 1")
+    warm_up(args.processes, say=lambda text: print(text, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

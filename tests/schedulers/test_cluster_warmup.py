@@ -1,0 +1,53 @@
+"""The install-time compile of the cluster loops (schedulers.cluster.warmup, `make compile`, run by
+`make install`): one loop per kernel, every built-in cluster policy covered, nothing compiled when
+ATLAS_BENCH_JIT is off, a bad process count refused."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from schedulers.cluster import warmup
+from schedulers.cluster.kernels import _KERNELS
+from schedulers.cluster.metrics import compiled_policies
+from schedulers.policy import get_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_one_policy_per_kernel_and_every_policy_covered():
+    by_kernel = warmup.kernel_policies()
+    assert sorted(p for policies in by_kernel.values() for p in policies) == sorted(compiled_policies())
+    assert by_kernel["astraea"] == ["astraea", "astraea-p"]  # ASTRAEA-P runs on ASTRAEA's kernel: one loop
+    for kernel_name, policies in by_kernel.items():
+        for name in policies:
+            params = get_policy(name, "cluster")(nodes=2, gpus_per_node=8).kernel_params()
+            assert _KERNELS[type(params)].name == kernel_name
+
+
+def test_the_warm_up_jobs_run_on_every_loop_with_the_types_of_a_run():
+    """The loop's argument types, not the jobs, pick the compiled loop: the warm-up's jobs have the
+    columns every run has (predictions, several tenants)."""
+    jobs, nodes, gpn, weights = warmup._few_jobs()
+    assert jobs.n == warmup.WARM_UP_JOBS and jobs.predicted is not None
+    assert len(jobs.tenant_names) > 1 and len(weights) == len(jobs.tenant_names) and nodes * gpn > 0
+
+
+def test_off_compiles_nothing(monkeypatch, capsys):
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
+    assert warmup.main(["--processes", "1"]) == 0
+    assert "not compiled (ATLAS_BENCH_JIT=off)" in capsys.readouterr().out
+
+
+def test_a_bad_process_count_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        warmup.main(["--processes", "0"])
+    assert exit_.value.code == 2
+    assert "--processes must be at least 1" in capsys.readouterr().err
+
+
+def test_make_install_compiles_the_loops():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = re.search(r"^\$\(STAMP\):.*?\n((?:\t.*\n)+)", makefile, re.M).group(1)
+    assert "$(MAKE) --no-print-directory compile" in recipe
+    assert re.search(r"^compile:\n\t\$\(BIN\)/python -m schedulers\.cluster\.warmup$", makefile, re.M)
