@@ -31,7 +31,7 @@ def kernel_policies() -> dict[str, list[str]]:
 
     by_kernel: dict[str, list[str]] = {}
     for cls in builtin_classes("cluster"):
-        params = cls(nodes=1, gpus_per_node=8).kernel_params()
+        params = cls().kernel_params()
         if params is None or not _KERNELS[type(params)].compilable:
             continue
         by_kernel.setdefault(_KERNELS[type(params)].name, []).append(cls.name)
@@ -39,16 +39,17 @@ def kernel_policies() -> dict[str, list[str]]:
 
 
 def _few_jobs():
-    """(JobSet, nodes, GPUs per node, tenant weights): the first WARM_UP_JOBS jobs of the Venus-like scenario."""
+    """(JobSet, its ClusterSettings): the first WARM_UP_JOBS jobs of the Venus-like scenario on its cluster."""
     import numpy as np  # noqa: PLC0415
 
     from schedulers.cluster.scenarios import venus  # noqa: PLC0415
+    from schedulers.cluster.settings import ClusterSettings  # noqa: PLC0415
     from schedulers.jobs import JobSet  # noqa: PLC0415
 
     sc = venus(seed=0, n_jobs=WARM_UP_JOBS, days=1)
     jobs = JobSet.from_frame(sc.jobs)
     weights = np.array([sc.tenant_weights[t] for t in jobs.tenant_names])
-    return jobs, sc.nodes, sc.gpus_per_node, weights
+    return jobs, ClusterSettings.of(nodes=sc.nodes, gpus_per_node=sc.gpus_per_node, tenant_weights=weights)
 
 
 def compile_policy(name: str) -> tuple[str, float, float]:
@@ -57,10 +58,9 @@ def compile_policy(name: str) -> tuple[str, float, float]:
     from schedulers.cluster import simulator  # noqa: PLC0415
     from schedulers.policy import get_policy  # noqa: PLC0415
 
-    jobs, nodes, gpn, weights = _few_jobs()
+    jobs, cluster = _few_jobs()
     wall, cpu = time.perf_counter(), time.process_time()
-    simulator.run(jobs, get_policy(name, "cluster")(nodes=nodes, gpus_per_node=gpn, tenant_weights=weights),
-                  compiled=True)
+    simulator.run(jobs, get_policy(name, "cluster")(), compiled=True, cluster=cluster)
     return name, time.perf_counter() - wall, time.process_time() - cpu
 
 

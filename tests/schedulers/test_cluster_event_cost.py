@@ -16,6 +16,7 @@ from schedulers.cluster import placement
 from schedulers.cluster.kernels import assignment, kernel
 from schedulers.cluster.ledgers import advance, rho_of
 from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.placement import attempt, place_in_order, total_now
 from schedulers.cluster.policies.allox import Allox
 from schedulers.cluster.policies.hived import HiveD
@@ -155,12 +156,12 @@ CLUSTERS = {"uniform": dict(nodes=8, gpus_per_node=8), "mixed": dict(node_capaci
 def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, cluster):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = _jobs(3, 1500, 3)
-    kw = dict(CLUSTERS[cluster], cold_start_s=30.0)
+    on = ClusterSettings.of(**CLUSTERS[cluster], cold_start_s=30.0)
     solved = []
     monkeypatch.setattr("schedulers.cluster.policies.allox.assignment",
                         lambda cost: solved.append(cost.shape) or assignment(cost))
-    run = simulate_fairness(jobs, Allox(**kw))
-    reference = simulate_fairness(jobs, SortedAllox(**kw))
+    run = simulate_fairness(jobs, Allox(), cluster=on)
+    reference = simulate_fairness(jobs, SortedAllox(), cluster=on)
     _same(run, reference)
     assert run.metrics["completed"] == jobs.n
     waits = (run.jobs["start_time"] - run.jobs["submit_time"]).to_numpy()
@@ -175,9 +176,9 @@ def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, 
 def test_hived_decides_as_when_it_walked_every_waiting_job(monkeypatch, seed):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = _jobs(seed, 1500, 3)
-    kw = dict(CLUSTERS["uniform" if seed % 2 else "mixed"], lease_s=600.0, cold_start_s=30.0)
-    run = simulate_fairness(jobs, HiveD(**kw))
-    _same(run, simulate_fairness(jobs, WalkHiveD(**kw)))
+    on = ClusterSettings.of(**CLUSTERS["uniform" if seed % 2 else "mixed"], lease_s=600.0, cold_start_s=30.0)
+    run = simulate_fairness(jobs, HiveD(), cluster=on)
+    _same(run, simulate_fairness(jobs, WalkHiveD(), cluster=on))
     assert run.metrics["rounds"] > 10 and run.metrics["preemptions"] > 10 and run.metrics["completed"] == jobs.n
 
 

@@ -15,6 +15,7 @@ from schedulers.cluster import simulator, stretches
 from schedulers.cluster.loop import StretchChunks, Stretches, collect
 from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.scenarios import venus
+from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
@@ -26,7 +27,7 @@ SMALL_CHUNK_BYTES = 1 << 12  # 512 entries of an 8-byte field, 4,096 of a 1-byte
 @pytest.fixture(scope="module")
 def busy():
     """A busy Venus-like workload on 20 × 8 GPUs: preemptions, cold starts, multi-node gangs."""
-    return JobSet.from_frame(venus(seed=3, n_jobs=2000, days=3).jobs), dict(nodes=20, gpus_per_node=8)
+    return JobSet.from_frame(venus(seed=3, n_jobs=2000, days=3).jobs), ClusterSettings.of(nodes=20, gpus_per_node=8)
 
 
 def _small_chunks(monkeypatch, chunk_bytes: int) -> None:
@@ -43,10 +44,10 @@ def _small_chunks(monkeypatch, chunk_bytes: int) -> None:
 @pytest.fixture(scope="module")
 def small_chunks(busy):
     """The stretches of ASTRAEA's Python run on `busy` with chunks of SMALL_CHUNK_BYTES (StretchChunks)."""
-    jobs, kwargs = busy
+    jobs, cluster = busy
     with pytest.MonkeyPatch.context() as monkeypatch:
         _small_chunks(monkeypatch, SMALL_CHUNK_BYTES)
-        args, _ = simulator.arguments(jobs, get_policy("astraea", "cluster")(**kwargs))
+        args, _ = simulator.arguments(jobs, get_policy("astraea", "cluster")(), cluster=cluster)
         return simulator._python_loop(*args).stretches
 
 
@@ -105,9 +106,9 @@ def test_collect_copies_the_chunks_with_one_field_of_memory_on_top(small_chunks,
 
 
 def test_chunk_boundaries_change_no_table(busy, monkeypatch, same_run):
-    jobs, kwargs = busy
-    whole = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), compiled=False)
+    jobs, cluster = busy
+    whole = simulate_fairness(jobs, get_policy("astraea", "cluster")(), compiled=False, cluster=cluster)
     _small_chunks(monkeypatch, SMALL_CHUNK_BYTES)
-    chunked = simulate_fairness(jobs, get_policy("astraea", "cluster")(**kwargs), compiled=False)
+    chunked = simulate_fairness(jobs, get_policy("astraea", "cluster")(), compiled=False, cluster=cluster)
     same_run(whole, chunked)
     assert len(chunked.allocations) > 5_000 and (chunked.allocations["end"] > chunked.allocations["start"]).all()

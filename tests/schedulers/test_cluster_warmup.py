@@ -21,16 +21,17 @@ def test_one_policy_per_kernel_and_every_policy_covered():
     assert by_kernel["astraea"] == ["astraea", "astraea-p"]  # ASTRAEA-P runs on ASTRAEA's kernel: one loop
     for kernel_name, policies in by_kernel.items():
         for name in policies:
-            params = get_policy(name, "cluster")(nodes=2, gpus_per_node=8).kernel_params()
+            params = get_policy(name, "cluster")().kernel_params()
             assert _KERNELS[type(params)].name == kernel_name
 
 
 def test_the_warm_up_jobs_run_on_every_loop_with_the_types_of_a_run():
     """The loop's argument types, not the jobs, pick the compiled loop: the warm-up's jobs have the
     columns every run has (predictions, several tenants)."""
-    jobs, nodes, gpn, weights = warmup._few_jobs()
+    jobs, cluster = warmup._few_jobs()
     assert jobs.n == warmup.WARM_UP_JOBS and jobs.predicted is not None
-    assert len(jobs.tenant_names) > 1 and len(weights) == len(jobs.tenant_names) and nodes * gpn > 0
+    weights = cluster.tenant_weights
+    assert len(jobs.tenant_names) > 1 and len(weights) == len(jobs.tenant_names) and cluster.total_gpus > 0
 
 
 def test_off_compiles_nothing(monkeypatch, capsys):
