@@ -74,16 +74,9 @@ BUSY = ClusterSettings.of(nodes=3, gpus_per_node=8, lease_s=600, interval_s=10, 
                           tenant_weights=[3.0, 1.0, 1.0, 2.0, 1.0])
 
 
-def _same(a, b):
-    assert a.jobs.equals(b.jobs)
-    assert a.allocations.equals(b.allocations)
-    assert a.tenant_intervals.equals(b.tenant_intervals)
-    drop = {"sim_seconds"}
-    assert {k: v for k, v in a.metrics.items() if k not in drop} == {k: v for k, v in b.metrics.items() if k not in drop}
-
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_equal_predictions_give_astraeas_run(monkeypatch, seed):
+def test_equal_predictions_give_astraeas_run(monkeypatch, seed, same_run):
     from dataclasses import replace
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
@@ -94,13 +87,13 @@ def test_equal_predictions_give_astraeas_run(monkeypatch, seed):
     # without revision (with a rule, a constant p̂ still says which started jobs end within a lease)
     same = simulate_fairness(constant, get_policy("astraea-p", "cluster")(revision="none"), cluster=BUSY)
     assert plain.metrics["preemptions"] > 10 and plain.metrics["completed"] == jobs.n
-    _same(plain, same)  # per-job table, allocations, tenant windows, metrics
+    same_run(plain, same)  # per-job table, allocations, tenant windows, metrics
     informed = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
     assert not informed.jobs.equals(plain.jobs)  # p̂ that differ do change the run
     assert informed.metrics["avg_slowdown"] < plain.metrics["avg_slowdown"]
 
 
-def test_python_and_compiled_kernels_give_the_same_run(monkeypatch):
+def test_python_and_compiled_kernels_give_the_same_run(monkeypatch, same_run):
     jobs = _busy(3)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     python = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
@@ -108,7 +101,7 @@ def test_python_and_compiled_kernels_give_the_same_run(monkeypatch):
     compiled = simulate_fairness(jobs, get_policy("astraea-p", "cluster")(), cluster=BUSY)
     assert (python.loop, compiled.loop) == ("Python", "compiled")
     assert python.metrics["preemptions"] > 10
-    _same(python, compiled)
+    same_run(python, compiled)
 
 
 @pytest.mark.slow

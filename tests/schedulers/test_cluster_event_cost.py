@@ -141,19 +141,12 @@ def _jobs(seed, n, days):
     return JobSet.from_frame(venus(seed=seed, n_jobs=n, days=days).jobs)
 
 
-def _same(a, b):
-    assert a.jobs.equals(b.jobs)
-    assert a.allocations.equals(b.allocations)
-    assert a.tenant_intervals.equals(b.tenant_intervals)
-    drop = {"sim_seconds"}
-    assert {k: v for k, v in a.metrics.items() if k not in drop} == {k: v for k, v in b.metrics.items() if k not in drop}
-
 
 CLUSTERS = {"uniform": dict(nodes=8, gpus_per_node=8), "mixed": dict(node_capacities=[8, 8, 4, 2, 8, 16, 4, 16, 8])}
 
 
 @pytest.mark.parametrize("cluster", sorted(CLUSTERS))
-def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, cluster):
+def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, cluster, same_run):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = _jobs(3, 1500, 3)
     on = ClusterSettings.of(**CLUSTERS[cluster], cold_start_s=30.0)
@@ -162,7 +155,7 @@ def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, 
                         lambda cost: solved.append(cost.shape) or assignment(cost))
     run = simulate_fairness(jobs, Allox(), cluster=on)
     reference = simulate_fairness(jobs, SortedAllox(), cluster=on)
-    _same(run, reference)
+    same_run(run, reference)
     assert run.metrics["completed"] == jobs.n
     waits = (run.jobs["start_time"] - run.jobs["submit_time"]).to_numpy()
     assert np.median(waits) > 300  # a queue: the decisions had many jobs to order
@@ -173,12 +166,12 @@ def test_allox_decides_as_when_it_sorted_and_solved_every_matching(monkeypatch, 
 
 
 @pytest.mark.parametrize("seed", [5, 6])
-def test_hived_decides_as_when_it_walked_every_waiting_job(monkeypatch, seed):
+def test_hived_decides_as_when_it_walked_every_waiting_job(monkeypatch, seed, same_run):
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = _jobs(seed, 1500, 3)
     on = ClusterSettings.of(**CLUSTERS["uniform" if seed % 2 else "mixed"], lease_s=600.0, cold_start_s=30.0)
     run = simulate_fairness(jobs, HiveD(), cluster=on)
-    _same(run, simulate_fairness(jobs, WalkHiveD(), cluster=on))
+    same_run(run, simulate_fairness(jobs, WalkHiveD(), cluster=on))
     assert run.metrics["rounds"] > 10 and run.metrics["preemptions"] > 10 and run.metrics["completed"] == jobs.n
 
 
