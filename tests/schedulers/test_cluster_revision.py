@@ -15,7 +15,8 @@ from schedulers.cluster.metrics import simulate_fairness
 from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import PolicyError, get_policy, resolve_policy
-from tests.schedulers.test_astraea_p_band import BUSY, _busy, _same
+from tests.schedulers.conftest import assert_same_run as _same
+from tests.schedulers.test_astraea_p_band import BUSY, _busy
 from tests.schedulers.test_cluster_no_size_leak import _same_until_the_last_completion
 
 CLUSTER = ClusterSettings.of(nodes=1, gpus_per_node=1, lease_s=100, interval_s=10, cold_start_s=0)
