@@ -230,8 +230,9 @@ def test_an_empty_job_set_runs_compiled(monkeypatch):
         result = simulate(jobs, _make(name))
         assert len(result.completion_time) == 0 and result.events == 0, name
     made = loops.made()  # the fixed loops, and one per loop and key function of the one-job-at-a-time policies
-    keyed = {(name == "edf-p", get_policy(name).order_key) for name in FAST if name not in ("fifo", "rr", "prr", "las")}
-    assert len(made) == 4 + len(keyed) == 12
+    keyed = {(name == "edf-p", get_policy(name).order_key) for name in FAST
+             if name not in ("fifo", "rr", "prr", "las") and get_policy(name).preemptive}
+    assert len(made) == 5 + len(keyed) == 12  # fifo, rr, prr, las, the non-preemptive loop (sjf, spjf)
     assert all(hasattr(loop, "py_func") for loop in made)  # numba dispatchers
 
 
@@ -240,14 +241,15 @@ KEYED = ["sjf", "spjf", "pspjf", "srpt", "sprpt", "edf", "edf-p", "las-ref", "ed
 
 
 def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance):
-    """Each one-job-at-a-time policy's fast loop is made for the key function and the preemption rule
-    its class names (the ones its `key` and `allocate` call on the engine), with the release keys of
-    that key function, and a non-clairvoyant one's key reads a placeholder, never the true sizes (on
-    the engine it gets no sizes at all)."""
+    """Each preemptive one-job-at-a-time policy's fast loop is made for the key function and the
+    preemption rule its class names (the ones its `key` and `allocate` call on the engine), with the
+    release keys of that key function, and a non-clairvoyant one's key reads a placeholder, never the
+    true sizes (on the engine it gets no sizes at all). A non-preemptive one (sjf, spjf) reads its
+    key at release only: its loop takes the release keys of its key function and no key function."""
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     jobs = instance(3)
     seen = []
-    real = fastpath._PYTHON_LOOPS.keyed
+    real, real_np = fastpath._PYTHON_LOOPS.keyed, fastpath._PYTHON_LOOPS.non_preemptive
 
     def spy(make, cls):
         loop = real(make, cls)
@@ -258,17 +260,26 @@ def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance
             return loop(submit, size, *rest)
         return recorded
 
+    def spy_np(submit, size, release_key, *rest):
+        seen.append((None, None, release_key))
+        return real_np(submit, size, release_key, *rest)
+
     monkeypatch.setattr(fastpath._PYTHON_LOOPS, "keyed", spy)
+    monkeypatch.setattr(fastpath._PYTHON_LOOPS, "non_preemptive", spy_np)
     for name in KEYED:
         seen.clear()
         policy = _make(name)
         cls = type(policy)
         simulate(jobs, policy)
-        assert len(seen) == 1 and seen[0][0][0] is cls.order_key, name
-        assert seen[0][0][-2 if name == "edf-p" else -1] is cls.preemption_rule is single.preempts, name
-        if name == "edf-p":
-            assert seen[0][0][-1] is cls.doubling_rule is single.double_while_late
-        assert seen[0][1] == (jobs.size.tolist() if policy.clairvoyant else [0.0] * jobs.n), name
+        assert len(seen) == 1, name
+        if cls.preemptive:
+            assert seen[0][0][0] is cls.order_key, name
+            assert seen[0][0][-2 if name == "edf-p" else -1] is cls.preemption_rule is single.preempts, name
+            if name == "edf-p":
+                assert seen[0][0][-1] is cls.doubling_rule is single.double_while_late
+            assert seen[0][1] == (jobs.size.tolist() if policy.clairvoyant else [0.0] * jobs.n), name
+        else:
+            assert seen[0][0] is None, name
         if name != "edf-p":  # the release keys: the key function on each job at attained 0.0, bit for bit
             columns = (jobs.submit_time.tolist(), jobs.size.tolist() if policy.clairvoyant else None,
                        jobs.predicted.tolist(), float(policy.stretch))
@@ -279,6 +290,7 @@ def test_the_keyed_loop_runs_the_policy_s_own_key_function(monkeypatch, instance
         assert (engine_policy.sizes is None) == (not policy.clairvoyant), name
     assert {name for name in KEYED if not get_policy(name).clairvoyant} == {"spjf", "pspjf", "sprpt", "edf-p", "las-ref",
                                                                            "edf-p-ref"}
+    assert {name for name in KEYED if not get_policy(name).preemptive} == {"sjf", "spjf"}
 
 
 def test_a_subclass_with_another_key_function_runs_on_the_engine(instance):
