@@ -127,11 +127,13 @@ def _fill_intrinsic():
 
 
 def _overload_hook(overload, name: str) -> None:
-    """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands for."""
+    """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands
+    for: the hook's own function is the implementation (`strict=False`: its parameters are named as
+    its kernel names them), not a wrapper calling it, which compiled one more library per hook and
+    kernel (its LLVM module, the whole hook, optimized and turned into machine code once more)."""
     def typer(s, p, *args):
-        impl = getattr(_KERNELS[p.origin], name)
-        return lambda s, p, *args: impl(s, p, *args)
-    overload(getattr(kernels, name))(typer)
+        return getattr(_KERNELS[p.origin], name)
+    overload(getattr(kernels, name), strict=False)(typer)
 
 
 def compiled_loop(params):

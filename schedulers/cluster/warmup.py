@@ -38,6 +38,17 @@ def kernel_policies() -> dict[str, list[str]]:
     return by_kernel
 
 
+def _kernel_source_size(name: str) -> int:
+    """The size of the source file of cluster policy `name`'s kernel (what its compile grows with)."""
+    import inspect  # noqa: PLC0415
+
+    from schedulers.cluster.kernels import _KERNELS  # noqa: PLC0415
+    from schedulers.policy import get_policy  # noqa: PLC0415
+
+    made = _KERNELS[type(get_policy(name, "cluster")().kernel_params())]
+    return os.path.getsize(inspect.getsourcefile(made.select))
+
+
 def _few_jobs():
     """(JobSet, its ClusterSettings): the first WARM_UP_JOBS jobs of the Venus-like scenario on its cluster."""
     import numpy as np  # noqa: PLC0415
@@ -74,7 +85,9 @@ def warm_up(processes: int, say=print) -> float | None:
             + "); they run as Python")
         return None
     by_kernel = kernel_policies()
-    names = [policies[0] for policies in by_kernel.values()]  # one policy per kernel: the others share its loop
+    # one policy per kernel (the others share its loop), the largest kernels first: a compile's time
+    # grows with its kernel's source, and the processes finish together when the longest start first
+    names = sorted((policies[0] for policies in by_kernel.values()), key=_kernel_source_size, reverse=True)
     say(f"compiling the cluster simulator's loops of {len(names)} kernels in {processes} process(es) "
         "(once after installing; later runs load them from numba's cache)")
     t0 = time.perf_counter()
