@@ -39,12 +39,49 @@ def sigint_as_in_a_terminal():
 
 
 _STARTED = {}
+_CPU_BY_FILE: dict[str, float] = {}
+_LAST_CPU = [0.0]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-by-file", type=int, default=0, metavar="N",
+                     help="after the run, list the N test files that took the most CPU seconds (setup, call and "
+                          "teardown; the test process and the processes it waited for): under load, pytest's "
+                          "--durations are wall-clock and say more about the machine than about the test")
 
 
 def pytest_sessionstart(session):
     import time
 
     _STARTED["wall"] = time.perf_counter()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from benchmark.timings import cpu_seconds
+
+    _LAST_CPU[0] = cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report carries the CPU seconds since the previous phase (an xdist worker sends it to
+    the main process with the report), when --cpu-by-file asks for them."""
+    outcome = yield
+    if item.config.getoption("cpu_by_file"):
+        from benchmark.timings import cpu_seconds
+
+        now = cpu_seconds()
+        outcome.get_result().user_properties.append(("cpu_seconds", now - _LAST_CPU[0]))
+        _LAST_CPU[0] = now
+
+
+def pytest_runtest_logreport(report):
+    for key, value in getattr(report, "user_properties", ()):
+        if key == "cpu_seconds":
+            path = report.nodeid.split("::", 1)[0]
+            _CPU_BY_FILE[path] = _CPU_BY_FILE.get(path, 0.0) + value
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -59,5 +96,11 @@ def pytest_terminal_summary(terminalreporter):
     wall = time.perf_counter() - _STARTED["wall"]
     cpu = cpu_seconds()
     load = os.getloadavg()[0]
+    top = terminalreporter.config.getoption("cpu_by_file")
+    if top and _CPU_BY_FILE:
+        terminalreporter.write_sep("=", f"CPU seconds by test file (top {top} of {len(_CPU_BY_FILE)}, "
+                                        f"{sum(_CPU_BY_FILE.values()):.0f} s in all)")
+        for path, seconds in sorted(_CPU_BY_FILE.items(), key=lambda kv: -kv[1])[:top]:
+            terminalreporter.write_line(f"{seconds:8.1f}  {path}")
     terminalreporter.write_line(f"suite: {wall:.0f} s wall, {cpu:.0f} s CPU (this process and its finished workers), "
                                 f"load average {load:.2f}")
