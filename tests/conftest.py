@@ -38,6 +38,32 @@ def sigint_as_in_a_terminal():
     signal.signal(signal.SIGINT, found)
 
 
+@pytest.fixture(scope="module")
+def figures_unrendered():
+    """Every figure a command builds is written as a placeholder PNG and SVG instead of being rendered.
+
+    Rendering is most of a small run's time: a 40-job `run --task fairness` took 3.5 s of CPU with its three
+    figures and 0.4 s without (2026-12-06, load 10), and a `run` of any task draws its figures. A test file
+    whose tests run commands but look at no figure uses this (`pytestmark`); the figures themselves are
+    tested where they are looked at (tests/benchmark/test_plots.py and the tests reading .png/.svg files),
+    which render them for real. The figures are still built, so an error in building one still fails.
+    Module-scoped, so that the module's shared runs (module fixtures) are made without rendering too.
+    """
+    from pathlib import Path
+
+    from atlas_data import outputs
+
+    def placeholder(fig, path, *, dpi=120, command=None):
+        path = Path(path)
+        path.write_bytes(b"\x89PNG\r\n\x1a\n")  # the PNG signature
+        path.with_suffix(".svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>\n', encoding="utf-8")
+        return path
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(outputs, "write_figure", placeholder)
+        yield
+
+
 _STARTED = {}
 _CPU_BY_FILE: dict[str, float] = {}
 _LAST_CPU = [0.0]

@@ -13,6 +13,9 @@ from benchmark import api
 from benchmark.cli import main
 from benchmark.tasks import config as cfg
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 # columns that measure the machine, not the run: wall-clock seconds of a fit or a simulation
 TIMES = ("fit_seconds", "predict_seconds", "sim_seconds")
 # the exact makespan optimum: CP-SAT (2 workers) returns one optimal assignment of several, whose
