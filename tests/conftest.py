@@ -47,13 +47,18 @@ def figures_unrendered():
     whose tests run commands but look at no figure uses this (`pytestmark`); the figures themselves are
     tested where they are looked at (tests/benchmark/test_plots.py and the tests reading .png/.svg files),
     which render them for real. The figures are still built, so an error in building one still fails.
-    Module-scoped, so that the module's shared runs (module fixtures) are made without rendering too.
+    Module-scoped, so that the module's shared runs (module fixtures) are made without rendering too; a test
+    of such a module that looks at its figures is marked `figures_rendered` and gets them drawn.
     """
     from pathlib import Path
 
     from atlas_data import outputs
 
+    real = outputs.write_figure
+
     def placeholder(fig, path, *, dpi=120, command=None):
+        if _RENDERED[0]:
+            return real(fig, path, dpi=dpi, command=command)
         path = Path(path)
         path.write_bytes(b"\x89PNG\r\n\x1a\n")  # the PNG signature
         path.with_suffix(".svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>\n', encoding="utf-8")
@@ -62,6 +67,19 @@ def figures_unrendered():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(outputs, "write_figure", placeholder)
         yield
+
+
+_RENDERED = [False]  # the running test is marked figures_rendered
+
+
+def pytest_configure(config):
+    # here rather than in pyproject.toml, whose every change makes `make` reinstall the venv
+    config.addinivalue_line("markers", "figures_rendered: in a module whose commands' figures are placeholders "
+                                       "(figures_unrendered), a test that draws them for real")
+
+
+def pytest_runtest_setup(item):
+    _RENDERED[0] = item.get_closest_marker("figures_rendered") is not None
 
 
 _STARTED = {}
