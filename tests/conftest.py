@@ -38,13 +38,94 @@ def sigint_as_in_a_terminal():
     signal.signal(signal.SIGINT, found)
 
 
+@pytest.fixture(scope="module")
+def figures_unrendered():
+    """Every figure a command builds is written as a placeholder PNG and SVG instead of being rendered.
+
+    Rendering is most of a small run's time: a 40-job `run --task fairness` took 3.5 s of CPU with its three
+    figures and 0.4 s without (2026-12-06, load 10), and a `run` of any task draws its figures. A test file
+    whose tests run commands but look at no figure uses this (`pytestmark`); the figures themselves are
+    tested where they are looked at (tests/benchmark/test_plots.py and the tests reading .png/.svg files),
+    which render them for real. The figures are still built, so an error in building one still fails.
+    Module-scoped, so that the module's shared runs (module fixtures) are made without rendering too; a test
+    of such a module that looks at its figures is marked `figures_rendered` and gets them drawn.
+    """
+    from pathlib import Path
+
+    from atlas_data import outputs
+
+    real = outputs.write_figure
+
+    def placeholder(fig, path, *, dpi=120, command=None):
+        if _RENDERED[0]:
+            return real(fig, path, dpi=dpi, command=command)
+        path = Path(path)
+        path.write_bytes(b"\x89PNG\r\n\x1a\n")  # the PNG signature
+        path.with_suffix(".svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>\n', encoding="utf-8")
+        return path
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(outputs, "write_figure", placeholder)
+        yield
+
+
+_RENDERED = [False]  # the running test is marked figures_rendered
+
+
+def pytest_configure(config):
+    # here rather than in pyproject.toml, whose every change makes `make` reinstall the venv
+    config.addinivalue_line("markers", "figures_rendered: in a module whose commands' figures are placeholders "
+                                       "(figures_unrendered), a test that draws them for real")
+
+
+def pytest_runtest_setup(item):
+    _RENDERED[0] = item.get_closest_marker("figures_rendered") is not None
+
+
 _STARTED = {}
+_CPU_BY_FILE: dict[str, float] = {}
+_LAST_CPU = [0.0]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-by-file", type=int, default=0, metavar="N",
+                     help="after the run, list the N test files that took the most CPU seconds (setup, call and "
+                          "teardown; the test process and the processes it waited for): under load, pytest's "
+                          "--durations are wall-clock and say more about the machine than about the test")
 
 
 def pytest_sessionstart(session):
     import time
 
     _STARTED["wall"] = time.perf_counter()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from benchmark.timings import cpu_seconds
+
+    _LAST_CPU[0] = cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report carries the CPU seconds since the previous phase (an xdist worker sends it to
+    the main process with the report), when --cpu-by-file asks for them."""
+    outcome = yield
+    if item.config.getoption("cpu_by_file"):
+        from benchmark.timings import cpu_seconds
+
+        now = cpu_seconds()
+        outcome.get_result().user_properties.append(("cpu_seconds", now - _LAST_CPU[0]))
+        _LAST_CPU[0] = now
+
+
+def pytest_runtest_logreport(report):
+    for key, value in getattr(report, "user_properties", ()):
+        if key == "cpu_seconds":
+            path = report.nodeid.split("::", 1)[0]
+            _CPU_BY_FILE[path] = _CPU_BY_FILE.get(path, 0.0) + value
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -59,5 +140,11 @@ def pytest_terminal_summary(terminalreporter):
     wall = time.perf_counter() - _STARTED["wall"]
     cpu = cpu_seconds()
     load = os.getloadavg()[0]
+    top = terminalreporter.config.getoption("cpu_by_file")
+    if top and _CPU_BY_FILE:
+        terminalreporter.write_sep("=", f"CPU seconds by test file (top {top} of {len(_CPU_BY_FILE)}, "
+                                        f"{sum(_CPU_BY_FILE.values()):.0f} s in all)")
+        for path, seconds in sorted(_CPU_BY_FILE.items(), key=lambda kv: -kv[1])[:top]:
+            terminalreporter.write_line(f"{seconds:8.1f}  {path}")
     terminalreporter.write_line(f"suite: {wall:.0f} s wall, {cpu:.0f} s CPU (this process and its finished workers), "
                                 f"load average {load:.2f}")

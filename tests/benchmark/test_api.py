@@ -8,6 +8,9 @@ import pytest
 
 from benchmark import api
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 FINDER = doctest.DocTestFinder()
 EXAMPLES = [t for t in FINDER.find(api, "benchmark.api") if t.examples]
 

@@ -10,6 +10,9 @@ from benchmark.cli import main
 from schedulers.cluster.metrics import JOB_COLUMNS, METRICS
 from schedulers.policy import builtin_classes, get_policy
 
+# the commands' figures are not rendered but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 ALL = [cls.name for cls in builtin_classes("cluster")]  # every built-in cluster policy, in the listing order
 
 
@@ -31,6 +34,7 @@ def _run(*argv):
     return main(["run", "--task", "fairness", "--no-mlflow", "--quiet", *map(str, argv)])
 
 
+@pytest.mark.figures_rendered  # looks at the PNGs
 def test_all_policies_outputs(tmp_path):
     out = tmp_path / "out"
     assert _run("--jobs", _jobs_csv(tmp_path), "--nodes", "2", "--lease", "300", "--output", out) == 0

@@ -13,6 +13,9 @@ import pytest
 from atlas_data.jobs_table import read_jobs
 from benchmark.cli import main
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 MINE = "id,submit,runtime,gpus\nj1,0,100,2\nj2,5,30,1\nj3,7,12.5,4\n"
 MAPPING = "job_id=id,submit_time=submit,duration=runtime,gpus=gpus"
 

@@ -12,6 +12,9 @@ from atlas_data.adapters import ELASTICFLOW_PATH, PHILLY_PATH
 from atlas_data.jobs_table import read_jobs
 from benchmark.cli import main
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def test_import_philly_and_elasticflow(tmp_path, capsys):
     out = tmp_path / "philly.parquet"

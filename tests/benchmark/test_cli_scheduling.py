@@ -8,6 +8,9 @@ import pytest
 
 from benchmark.cli import main
 
+# the commands' figures are not rendered but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _jobs_csv(tmp_path, rows=None, name="jobs.csv", **columns):
     frame = pd.DataFrame(rows or {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]})
@@ -22,6 +25,7 @@ def _run(*argv):
     return main(["run", "--task", "scheduling", "--no-mlflow", *map(str, argv)])
 
 
+@pytest.mark.figures_rendered  # looks at the PNGs
 def test_total_completion_outputs(tmp_path, capsys):
     jobs = _jobs_csv(tmp_path)
     out = tmp_path / "out"

@@ -10,6 +10,9 @@ from atlas_data.outputs import output_folder
 from benchmark.experiments.demo import (END, HEADLINE_END, HEADLINE_START, START, demo_steps, replace_block,
                                         summary_markdown)
 
+# the commands' figures are not rendered but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def test_every_demo_step_is_a_valid_command_line(tmp_path):
     parser = build_parser()
@@ -124,6 +127,7 @@ def _fake_run(folder: Path, rows, n_jobs: int) -> None:
     (folder / "results.json").write_text(json.dumps(doc))
 
 
+@pytest.mark.figures_rendered  # reads the title of a plot's SVG
 def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, capsys):
     """Each step writes inside the demo's temporary folder; what it prints names where its output ends up."""
     import benchmark.commands.demo as demo

@@ -14,6 +14,9 @@ from benchmark.tasks.fairness import TABLE_COLUMNS, render
 from schedulers.cluster.metrics import TENANT_LOSS_SHARES
 from schedulers.cluster.base import RHO_FROM
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 METRICS = ("sharing_loss_jobs", "tenant_loss_intervals")
 
 

@@ -15,6 +15,9 @@ from benchmark.experiments import hpc_protocols as hp
 from benchmark.cli import main
 from benchmark.experiments.rlscheduler import shipped_log
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def test_the_filter_rule_by_rule(tmp_path):
     lines = ["; MaxProcs: 8",

@@ -13,6 +13,9 @@ from benchmark.experiments import hpc
 from benchmark.experiments import rlscheduler as rls
 from swf_logs import random_swf
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _swf(path, n):
     """A small SWF log: busy enough that arrivals a minute apart change who backfills."""

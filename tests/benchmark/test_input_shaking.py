@@ -12,6 +12,9 @@ from benchmark.cli import main
 from benchmark.experiments import rlscheduler as rls
 from cli_checks import exit_2_one_line
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 SDSC = "SDSC-SP2-1998-4.2-cln.swf.gz"
 
 

@@ -14,6 +14,9 @@ import pytest
 from benchmark.cli import main
 from cli_checks import exit_2_one_line
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 # One Philly VC: 1,137 jobs, its test part 171 jobs (a Ridge fit and the runs take well under a second)
 TRACE = "philly:ed69ec"
 PLUGIN = "names_first_ridge:MyRidge"

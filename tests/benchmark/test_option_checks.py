@@ -9,6 +9,9 @@ import pytest
 from benchmark.cli import main
 from cli_checks import exit_2_one_line
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _scheduling_refused(tmp_path, capsys, extra, message):
     """`run --task scheduling` on 200 jobs with `extra` is exit 2 saying `message`, and writes nothing."""

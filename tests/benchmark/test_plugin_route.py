@@ -16,6 +16,9 @@ import pytest
 from benchmark.cli import main
 from predictors.synthetic import make_frame, write_dataset
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 

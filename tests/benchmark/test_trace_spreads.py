@@ -7,6 +7,9 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 TRACE = "philly:ed69ec"  # one Philly VC: 1,137 jobs, its test part 171 jobs; each fit about a second
 METHODS = ["lgbm-rank", "lgbm-asym"]
 

@@ -13,6 +13,9 @@ from atlas_data.adapters import ELASTICFLOW_PATH
 from atlas_data.split import split_boundaries
 from benchmark.cli import main
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _run(*argv):
     return main(["run", "--no-mlflow", *map(str, argv)])

@@ -19,6 +19,9 @@ from atlas_data.errors import InputError
 from benchmark import tracking
 from benchmark.tracking import CHILD_METRICS, child_metrics, child_name, child_params, run_tags
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 REPO = Path(__file__).resolve().parents[2]
 
 

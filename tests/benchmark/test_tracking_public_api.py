@@ -21,6 +21,9 @@ from benchmark import tracking
 from benchmark.cli import main
 from benchmark.commands import compare
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("atlas_data", "predictors", "schedulers", "benchmark", "leaderboards", "tests")
 OLD_SCHEMA = "451aebb31d03"  # MLflow's first schema migration (MLflow 1.x): known to every MLflow, written by none now

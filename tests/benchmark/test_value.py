@@ -15,6 +15,9 @@ from schedulers.jobs import JobSet
 from schedulers.policies.distribution import CalibrationCeiling
 from schedulers.policies.single import SRPT
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _rows():
     return [

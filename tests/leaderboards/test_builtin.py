@@ -8,6 +8,9 @@ import yaml
 from benchmark.cli import main
 from leaderboards.store import sha256_file
 
+# the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def test_rebuild_builtin_and_template_round_trip(dataset, tmp_path, capsys, no_cpsat):
     ds, fingerprint, test = dataset
