@@ -8,9 +8,12 @@ run of the policy with its default settings loads. The kernels are compiled in `
 processes at once (default: 2, or 1 on a one-core machine): a compile is one core's work, and a
 policy whose kernel another one has shares its loop. Nothing is compiled when ATLAS_BENCH_JIT is
 `off` or numba is missing; a loop already in the cache is loaded, in well under a second.
+The single-machine fast loops (schedulers.fastpath), which run compiled from 100,000 jobs, are
+compiled beside them, as one task of their own (`compile_single_machine`).
 
-May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy and the cluster simulator's
-modules (scenarios, kernels, simulator); numba through the simulator.
+May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy, schedulers.engine,
+schedulers.fastpath and the cluster simulator's modules (scenarios, kernels, simulator); numba
+through the simulators.
 """
 
 from __future__ import annotations
@@ -75,6 +78,37 @@ def compile_policy(name: str) -> tuple[str, float, float]:
     return name, time.perf_counter() - wall, time.process_time() - cpu
 
 
+SINGLE_MACHINE = "single-machine"  # the task compiling the single-machine loops, named beside the kernels
+
+
+def compile_single_machine() -> tuple[str, float, float]:
+    """Compile (or load) the fast loop of every built-in single-machine policy that has one, on a
+    few jobs with p̂ (the loops' argument types do not depend on the jobs): (SINGLE_MACHINE, wall
+    seconds, CPU seconds of this process)."""
+    import numpy as np  # noqa: PLC0415
+
+    from schedulers import jit  # noqa: PLC0415
+    from schedulers.engine import simulate  # noqa: PLC0415
+    from schedulers.fastpath import fast_simulate  # noqa: PLC0415
+    from schedulers.jobs import JobSet  # noqa: PLC0415
+    from schedulers.policy import get_policy, policy_names  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    size = rng.lognormal(3.0, 1.0, WARM_UP_JOBS)
+    jobs = JobSet.from_arrays(np.cumsum(rng.exponential(20.0, WARM_UP_JOBS)), size, size * 1.5)
+    wall, cpu = time.perf_counter(), time.process_time()
+    with jit.setting("on"):
+        for name in policy_names("single"):
+            policy = get_policy(name)()
+            if fast_simulate(JobSet.from_arrays([], [], []), policy) is not None:  # it has a fast loop
+                simulate(jobs, policy)
+    return SINGLE_MACHINE, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _compile(name: str) -> tuple[str, float, float]:
+    return compile_single_machine() if name == SINGLE_MACHINE else compile_policy(name)
+
+
 def warm_up(processes: int, say=print) -> float | None:
     """Compile every built-in cluster kernel's loop in `processes` processes; the wall seconds, or
     None when nothing is compiled (ATLAS_BENCH_JIT=off, numba missing)."""
@@ -88,11 +122,12 @@ def warm_up(processes: int, say=print) -> float | None:
     # one policy per kernel (the others share its loop), the largest kernels first: a compile's time
     # grows with its kernel's source, and the processes finish together when the longest start first
     names = sorted((policies[0] for policies in by_kernel.values()), key=_kernel_source_size, reverse=True)
-    say(f"compiling the cluster simulator's loops of {len(names)} kernels in {processes} process(es) "
-        "(once after installing; later runs load them from numba's cache)")
+    say(f"compiling the cluster simulator's loops of {len(names)} kernels and the single-machine loops in "
+        f"{processes} process(es) (once after installing; later runs load them from numba's cache)")
+    names.append(SINGLE_MACHINE)
     t0 = time.perf_counter()
     if processes <= 1:
-        done = map(compile_policy, names)
+        done = map(_compile, names)
         for name, wall, cpu in done:
             say(f"  {name:14s} {wall:6.1f} s wall, {cpu:6.1f} s CPU")
     else:
@@ -101,11 +136,11 @@ def warm_up(processes: int, say=print) -> float | None:
 
         # a fresh interpreter per process: nothing numba-related is inherited from this one
         with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for future in as_completed([pool.submit(compile_policy, name) for name in names]):
+            for future in as_completed([pool.submit(_compile, name) for name in names]):
                 name, wall, cpu = future.result()
                 say(f"  {name:14s} {wall:6.1f} s wall, {cpu:6.1f} s CPU")
     seconds = time.perf_counter() - t0
-    say(f"cluster loops ready in {seconds:.0f} s")
+    say(f"compiled loops ready in {seconds:.0f} s")
     return seconds
 
 

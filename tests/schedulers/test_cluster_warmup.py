@@ -52,3 +52,18 @@ def test_make_install_compiles_the_loops():
     recipe = re.search(r"^\$\(STAMP\):.*?\n((?:\t.*\n)+)", makefile, re.M).group(1)
     assert "$(MAKE) --no-print-directory compile" in recipe
     assert re.search(r"^compile:\n\t\$\(BIN\)/python -m schedulers\.cluster\.warmup$", makefile, re.M)
+
+
+def test_the_single_machine_task_compiles_every_fast_loop(monkeypatch):
+    """`make compile` also compiles the single-machine fast loops (a fresh clone's test suite compiled
+    them otherwise, on each of its workers): after the task, every loop schedulers.fastpath made is
+    a numba dispatcher with a compiled signature, one per built-in fast loop."""
+    pytest.importorskip("numba")
+    from schedulers import fastpath
+
+    monkeypatch.setattr(fastpath, "_compiled", None)  # a fresh set of loops, made by the task alone
+    name, wall, cpu = warmup.compile_single_machine()
+    assert name == warmup.SINGLE_MACHINE and wall >= 0 and cpu >= 0
+    made = fastpath.compiled_loops().made()
+    assert len(made) == 12  # fifo, rr, prr, las, the non-preemptive loop and one per key function
+    assert all(loop.signatures for loop in made)
