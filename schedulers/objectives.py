@@ -10,6 +10,7 @@ May import numpy/pandas and schedulers.* only.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -170,7 +171,7 @@ def run_objective(
             for m in (machines if objective == "makespan" else [1]):
                 policy = make_policy(name, prr_lambda=prr_lambda, seed=seed, machines=m, stretch=s_star)
                 t0 = clock()
-                result = simulate(run_jobs, policy, machines=m)
+                result, policy = simulate_once(run_jobs, policy, m)
                 key = name + (f"/{label}" if label is not None else "") + (f"/m={m}" if objective == "makespan" else "")
                 spent["policies_s"][key] = clock() - t0
                 row = {"policy": name, "predictor": label}
@@ -185,6 +186,51 @@ def run_objective(
     per_job = per_job_frame(jobs, runs)
     spent["per_job_s"] = clock() - t0
     return rows, per_job, reference
+
+
+# Simulations of this process, by what they depend on (simulate_once): the demo and a sweep run the
+# same policies on the same jobs and p̂ for several objectives (ΣC_j and max stretch read one schedule).
+_RUNS: OrderedDict = OrderedDict()
+_RUNS_KEEP_JOBS = 4_000_000  # jobs held over all kept runs: three float64/int64 columns each, ~100 MB
+
+
+def simulate_once(jobs: JobSet, policy, machines) -> tuple:
+    """(SimResult, the policy after its run) of `simulate(jobs, policy, machines=machines)`, memoised in
+    this process: a run is a function of the policy before it (its registered class and its
+    attributes) and of the jobs (every column, p̂ and spread included), so a repeated one returns the
+    first one's schedule, bit for bit the same. Plugin policies are always run (they may keep state
+    of their own), and so is anything that does not pickle."""
+    key = _run_key(jobs, policy, machines)
+    if key is not None and key in _RUNS:
+        _RUNS.move_to_end(key)
+        return _RUNS[key]
+    result = simulate(jobs, policy, machines=machines)
+    if key is not None:
+        _RUNS[key] = (result, policy)
+        while sum(r.completion_time.size for r, _ in _RUNS.values()) > _RUNS_KEEP_JOBS:
+            _RUNS.popitem(last=False)
+    return result, policy
+
+
+def _run_key(jobs: JobSet, policy, machines) -> str | None:
+    """What a run depends on, hashed; None for a run not to memoise. The class is named by its
+    registry entry (kind, name: a `name(param=value)` setting is a class of its own, not picklable by
+    reference), its instance by its attributes."""
+    import hashlib
+    import pickle
+
+    from atlas_data.plugins import is_plugin
+
+    cls = type(policy)
+    if is_plugin(cls) or jobs.n > _RUNS_KEEP_JOBS // 16:
+        return None
+    try:
+        if get_policy(cls.name, cls.kind) is not cls:
+            return None
+        state = pickle.dumps((cls.kind, cls.name, vars(policy), jobs, machines), protocol=5)
+    except Exception:  # noqa: BLE001 - a policy that does not pickle is simply run
+        return None
+    return hashlib.sha256(state).hexdigest()
 
 
 def per_job_frame(jobs: JobSet, runs: list[tuple]) -> pd.DataFrame:

@@ -245,18 +245,36 @@ def _children_of(pid: int) -> list[int]:
     return children
 
 
-def _run_local(cell_list, out_root, workers, finish) -> None:
+def local_pool(max_workers: int, preload: list[str]) -> ProcessPoolExecutor:
+    """A pool of local workers that leave Ctrl-C to this process and die with it (see the module
+    docstring); `preload`: modules the fork server imports once for every worker. Stop it on an
+    interrupt with `kill_pool`. Used by the local sweep and by `benchmark demo`."""
     import multiprocessing
 
-    max_workers = max(1, min(workers or os.cpu_count() or 1, len(cell_list)))
     # forkserver: workers are forked from a clean server process, not from this one (which may
     # hold threads, e.g. a Dask client, and fork is unsafe then); the server pays the imports once
     context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
     if context.get_start_method() == "forkserver":
-        context.set_forkserver_preload(["benchmark.sweeps.execution", "benchmark.tasks.scheduling"])
+        context.set_forkserver_preload(preload)
         _start_fork_server()
-    pool = ProcessPoolExecutor(max_workers=max_workers, mp_context=context, initializer=_worker_init,
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=context, initializer=_worker_init,
                                initargs=(os.getpid(),))
+
+
+def kill_pool(pool: ProcessPoolExecutor) -> None:
+    """Ctrl-C: drop the queued and the running work instead of finishing it before exiting; with the
+    workers dead the shutdown is quick, and it releases the pool's semaphores (else multiprocessing's
+    resource tracker warns about them after the one-line message)."""
+    from benchmark.interrupts import deferred_signals
+
+    _kill_workers(pool)
+    with deferred_signals(reraise=False):
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_local(cell_list, out_root, workers, finish) -> None:
+    max_workers = max(1, min(workers or os.cpu_count() or 1, len(cell_list)))
+    pool = local_pool(max_workers, ["benchmark.sweeps.execution", "benchmark.tasks.scheduling"])
     try:
         futures = {pool.submit(run_cell, cell, str(out_root), False): cell for cell in cell_list}
         for future in as_completed(futures):
@@ -267,15 +285,8 @@ def _run_local(cell_list, out_root, workers, finish) -> None:
                 result = CellResult(cell, error=f"worker failed: {type(exc).__name__}: {exc}",
                                     out_dir=str(out_root / "cells" / cell.id))
             finish(result)
-    except BaseException:
-        # Ctrl-C: drop the queued and the running cells instead of finishing them before exiting;
-        # with the workers dead the shutdown is quick, and it releases the pool's semaphores (else
-        # multiprocessing's resource tracker warns about them after the one-line message)
-        from benchmark.interrupts import deferred_signals
-
-        _kill_workers(pool)
-        with deferred_signals(reraise=False):
-            pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:  # Ctrl-C: the running cells are dropped, not finished
+        kill_pool(pool)
         raise
     pool.shutdown()
 

@@ -160,3 +160,70 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
     for folder in named:
         assert (Path(folder) / "results.json").is_file()
     assert f"Results and plots: {out.resolve()}/*/" in printed and (out / "SUMMARY.md").is_file()
+
+
+def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_path):
+    """A trace's fits are memoised in its process: its steps must share one worker, in their order."""
+    from benchmark.experiments.demo import step_chains
+
+    argvs = [argv for _, argv in demo_steps(tmp_path)]
+    chains = step_chains(argvs)
+    assert sorted(i for chain in chains for i in chain) == list(range(len(argvs)))  # each step exactly once
+    assert all(chain == sorted(chain) for chain in chains)
+    by_step = {i: n for n, chain in enumerate(chains) for i in chain}
+    philly = [i for i, argv in enumerate(argvs) if "--jobs" in argv and argv[argv.index("--jobs") + 1] == "philly"]
+    dataset = [i for i, argv in enumerate(argvs) if argv[0] == "data" or "--data" in argv]
+    assert len(philly) == 7 and len({by_step[i] for i in philly}) == 1
+    assert dataset[0] == 0 and len(dataset) == 6 and len({by_step[i] for i in dataset}) == 1
+    assert chains[0] == philly  # the longest chain starts first
+    scenarios = [i for i, argv in enumerate(argvs) if "--scenario" in argv]
+    assert len(scenarios) == 3 and len({by_step[i] for i in scenarios}) == 3  # independent: one chain each
+
+
+def _small_demo(monkeypatch, tmp_path, policies="fifo,srpt"):
+    import benchmark.commands.demo as demo
+
+    jobs = tmp_path / "jobs.csv"
+    pd.DataFrame({"job_id": ["a", "b", "c"], "submit_time": [0, 0, 1], "duration": [3, 1, 2]}).to_csv(jobs, index=False)
+    monkeypatch.setattr(demo, "demo_steps", lambda out: [
+        ("dataset", ["data", "build", "--source", "synthetic", "--jobs", "3000", "--seed", "0", "--out",
+                     str(out / "dataset")]),
+        ("scheduling on it", ["run", "--task", "scheduling", "--objective", "makespan", "--data", str(out / "dataset"),
+                              "--policies", "lpt", "--noise", "0", "--output", str(out / "atlas-makespan")]),
+        ("scheduling", ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
+                        "--policies", policies, "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
+        ("fairness", ["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--policies", "fifo",
+                      "--output", str(out / "fairness-venus")]),
+    ])
+
+
+def test_steps_in_two_workers_print_in_order_and_give_the_results_of_one_process(tmp_path, monkeypatch, capsys):
+    import json
+
+    _small_demo(monkeypatch, tmp_path)
+    printed, rows = {}, {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"demo-{workers}"
+        assert main(["demo", "--output", str(out), "--no-mlflow", "--workers", workers]) == 0
+        captured = capsys.readouterr()
+        printed[workers] = [line.replace(f"demo-{workers}", "demo") for line in captured.out.splitlines()
+                            if line.startswith(("=== ", "$ benchmark", "results: ", "srpt ", "lpt "))]
+        rows[workers] = {folder: json.loads((out / folder / "results.json").read_text())["rows"]
+                         for folder in ("atlas-makespan", "trace-elasticflow-cluster05-total_completion", "fairness-venus")}
+    assert [line for line in printed["2"] if line.startswith("=== ")] == [
+        "=== dataset", "=== scheduling on it", "=== scheduling", "=== fairness"]
+    assert printed["2"] == printed["1"]
+    for folder, expected in rows["1"].items():
+        got = [{k: v for k, v in r.items() if k != "sim_seconds"} for r in rows["2"][folder]]
+        assert got == [{k: v for k, v in r.items() if k != "sim_seconds"} for r in expected], folder
+
+
+def test_a_failed_step_in_a_worker_prints_its_error_in_place_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    _small_demo(monkeypatch, tmp_path, policies="no-such-policy")
+    out = tmp_path / "demo"
+    assert main(["demo", "--output", str(out), "--no-mlflow", "--workers", "2"]) == 2
+    captured = capsys.readouterr()
+    assert "=== scheduling\n" in captured.out and "=== fairness" not in captured.out
+    errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "unknown policy 'no-such-policy'" in errors[0]
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
