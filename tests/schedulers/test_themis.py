@@ -45,8 +45,8 @@ def test_rho_uses_observed_contention(monkeypatch):
     seen = {}
     real = themis.themis_rhos
 
-    def recording(s, p, cand, now, n_now, neg_rho, gain):
-        real(s, p, cand, now, n_now, neg_rho, gain)
+    def recording(s, p, cand, now, n_now, neg_rho, t_sh):
+        real(s, p, cand, now, n_now, neg_rho, t_sh)
         if now == 100.0:
             for j, v in zip(cand, neg_rho):
                 seen.setdefault(int(j), -v)

@@ -105,11 +105,11 @@ def setup(s, params):
 
 
 @jitable
-def themis_rhos(s, p, cand, now, n_now, neg_rho, gain):
-    """Themis.rho of each candidate cand[i]: −ρ = −T_sh / T_id into neg_rho[i] and its log gain per
-    GPU in the auction, −log(1 + lease / T_sh) / d, into gain[i]; its estimate (p_hat) revised first
-    if outlived. The state's arrays are read once, not per candidate: in the compiled loop each read
-    through the state takes and drops reference counts, and a decision has hundreds of candidates."""
+def themis_rhos(s, p, cand, now, n_now, neg_rho, t_sh):
+    """Themis.rho of each candidate cand[i]: −ρ = −T_sh / T_id into neg_rho[i] and T_sh into t_sh[i]
+    (the auction's gains are of the bidders only); its estimate (p_hat) revised first if outlived.
+    The state's arrays are read once, not per candidate: in the compiled loop each read through the
+    state takes and drops reference counts, and a decision has hundreds of candidates."""
     eng = s.eng
     group_of = eng.group_of
     base = eng.base
@@ -127,7 +127,6 @@ def themis_rhos(s, p, cand, now, n_now, neg_rho, gain):
     M = s.nodes.M
     submit = s.job.submit
     gpus = s.job.gpus
-    lease = s.cfg.lease_s
     for i in range(len(cand)):
         j = cand[i]
         done = attained_at(group_of, base, g_V, vjoin, j)
@@ -140,10 +139,9 @@ def themis_rhos(s, p, cand, now, n_now, neg_rho, gain):
             area0, t0 = area, now
         n_bar = (area - area0) / (now - t0) if now > t0 else float(n_now)
         share = M / (n_bar if n_bar >= 1.0 else 1.0)
-        t_sh = (now - submit[j]) + rem
+        t_sh[i] = (now - submit[j]) + rem
         ratio = gpus[j] / share
-        neg_rho[i] = -(t_sh / (pj * (ratio if ratio > 1.0 else 1.0)))
-        gain[i] = -math.log1p(lease / t_sh) / gpus[j]
+        neg_rho[i] = -(t_sh[i] / (pj * (ratio if ratio > 1.0 else 1.0)))
 
 
 @jitable
@@ -156,18 +154,23 @@ def decide(s, p, at_round, now, chosen):
     cand = candidates(s, at_round)
     m = len(cand)
     neg_rho = np.empty(m)
-    gain = np.empty(m)
-    themis_rhos(s, p, cand, now, n_now, neg_rho, gain)
+    t_sh = np.empty(m)
+    themis_rhos(s, p, cand, now, n_now, neg_rho, t_sh)
     worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j): cand is in job order
     nb = math.ceil((1.0 - p.params.f) * m - _EPS)
     if nb < 1:
         nb = 1
     # the bidders in (−ρ, j) order are worst's first nb, then stable by gain: (gain, −ρ, j)
     bidders = worst[:nb]
-    auction = bidders[np.argsort(gain[bidders], kind="mergesort")]
+    gpus = s.job.gpus  # read once, as in place_in_order: a decision tries every candidate
+    gain = np.empty(len(bidders))  # log gain per GPU, −log(1 + lease / T_sh) / d, of the bidders only
+    lease = s.cfg.lease_s
+    for b in range(len(bidders)):
+        i = bidders[b]
+        gain[b] = -math.log1p(lease / t_sh[i]) / gpus[cand[i]]
+    auction = bidders[np.argsort(gain, kind="mergesort")]
     taken = np.zeros(m, np.bool_)
     totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
-    gpus = s.job.gpus  # read once, as in place_in_order: a decision tries every candidate
     missed = s.plan.missed
     holding = s.q.holding
     preempted_at = s.q.preempted_at
