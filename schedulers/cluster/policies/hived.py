@@ -15,7 +15,7 @@ import numpy as np
 from schedulers.cluster.base import ClusterPolicy
 from schedulers.cluster.kernels import kernel
 from schedulers.cluster.placement import attempt, place_in_order
-from schedulers.cluster.queues import count_decision, sorted_add
+from schedulers.cluster.queues import count_decision, sorted_add, sorted_remove
 from schedulers.cluster.state import group, int_list
 from schedulers.jit import jitable
 from schedulers.policy_base import register
@@ -62,69 +62,31 @@ class HiveD(ClusterPolicy):
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 HiveDParams = namedtuple("HiveDParams", "")
 # the waiting jobs in job order per tenant (t_buf[k][:t_len[k]]) and per gang size (g_buf[g][:g_len[g]]),
-# with t_dead[k] / g_dead[g] entries of jobs that no longer wait (`lazy_remove`), the gang sizes of the run
-# (`sizes`), the waiting jobs preempted at `now` of their preemption (`recent`)
-HiveDState = namedtuple("HiveDState", "params t_buf t_len t_dead g_buf g_len g_dead sizes recent")
+# the gang sizes of the run (`sizes`), the waiting jobs preempted at `now` of their preemption (`recent`)
+HiveDState = namedtuple("HiveDState", "params t_buf t_len g_buf g_len sizes recent")
 
 
 def setup(s, params):
     T = s.job.T
     maxg = s.job.maxg
     return group(HiveDState(params=params, t_buf=[np.zeros(8, np.int64) for _ in range(T)],
-                            t_len=np.zeros(T, np.int64), t_dead=np.zeros(T, np.int64),
-                            g_buf=[np.zeros(8, np.int64) for _ in range(maxg + 1)], g_len=np.zeros(maxg + 1, np.int64),
-                            g_dead=np.zeros(maxg + 1, np.int64), sizes=np.unique(s.job.gpus), recent=int_list()))
-
-
-@jitable
-def lazy_add(bufs, lens, dead, k, v):
-    """v into the ascending list bufs[k][:lens[k]], where it may still be as a dead entry (`lazy_remove`):
-    then it is alive again."""
-    buf = bufs[k]
-    length = lens[k]
-    pos = np.searchsorted(buf[:length], v)
-    if pos < length and buf[pos] == v:
-        dead[k] -= 1
-        return
-    sorted_add(bufs, lens, k, v)
-
-
-@jitable
-def lazy_remove(bufs, lens, dead, k, v, waiting):
-    """v (a job that stops waiting) out of the list bufs[k][:lens[k]]: left in it as a dead entry, which
-    readers skip (`waiting` false), until the dead are as many as the waiting and the list is compacted.
-    A start takes a job out of the middle of lists of thousands: moving their tails at every start was a
-    sixth of a busy run."""
-    dead[k] += 1
-    length = lens[k]
-    if dead[k] * 2 <= length:
-        return
-    buf = bufs[k]
-    kept = 0
-    for i in range(length):
-        j = buf[i]
-        if waiting[j] and j != v:
-            buf[kept] = j
-            kept += 1
-    lens[k] = kept
-    dead[k] = 0
+                            t_len=np.zeros(T, np.int64), g_buf=[np.zeros(8, np.int64) for _ in range(maxg + 1)],
+                            g_len=np.zeros(maxg + 1, np.int64), sizes=np.unique(s.job.gpus), recent=int_list()))
 
 
 @jitable
 def on_wait(s, p, j, now):
     """j waits: into its tenant's and its gang size's lists (job order)."""
-    lazy_add(p.t_buf, p.t_len, p.t_dead, s.job.tenant[j], j)
-    lazy_add(p.g_buf, p.g_len, p.g_dead, s.job.gpus[j], j)
+    sorted_add(p.t_buf, p.t_len, s.job.tenant[j], j)
+    sorted_add(p.g_buf, p.g_len, s.job.gpus[j], j)
     if s.q.preempted_at[j] == now:
         p.recent.append(j)
 
 
 @jitable
 def on_unwait(s, p, j):
-    """j stops waiting (s.q.waiting[j] is still true): a dead entry of its lists."""
-    waiting = s.q.waiting
-    lazy_remove(p.t_buf, p.t_len, p.t_dead, s.job.tenant[j], j, waiting)
-    lazy_remove(p.g_buf, p.g_len, p.g_dead, s.job.gpus[j], j, waiting)
+    sorted_remove(p.t_buf, p.t_len, s.job.tenant[j], j)
+    sorted_remove(p.g_buf, p.g_len, s.job.gpus[j], j)
 
 
 @jitable
@@ -145,7 +107,6 @@ def own_pass(s, p, k, running, now, at_round, first):
     buf = p.t_buf[k]
     n_wait = p.t_len[k]
     tenant = s.job.tenant
-    waiting = s.q.waiting
     r = 0
     w = 0
     n_running = len(running)
@@ -162,8 +123,6 @@ def own_pass(s, p, k, running, now, at_round, first):
         else:
             j = buf[w]
             w += 1
-            if not waiting[j]:  # a dead entry (lazy_remove)
-                continue
         if not attempt(s, j, now, at_round, k):
             return
         first.append(j)
@@ -204,8 +163,7 @@ def next_by_size(s, p, g, cursor, last):
     if c < n and buf[c] <= last:
         c = np.searchsorted(buf[:n], last, side="right")
     plan_len = s.plan.plan_len
-    waiting = s.q.waiting
-    while c < n and (plan_len[buf[c]] > 0 or not waiting[buf[c]]):  # planned, or a dead entry
+    while c < n and plan_len[buf[c]] > 0:
         c += 1
     cursor[g] = c
     return buf[c] if c < n else -1
