@@ -28,11 +28,20 @@ from schedulers.jit import jitable
 
 
 @jitable(inline=True)
-def attained_engine(s, j):
-    g = s.eng.group_of[j]
+def attained_at(group_of, base, g_V, vjoin, j):
+    """Job j's service on the engine's clock arrays (`s.eng`: `attained_engine`), which a caller that
+    reads many jobs reads once: in the compiled loop each read through the state takes and drops
+    reference counts."""
+    g = group_of[j]
     if g == _IDLE:
-        return s.eng.base[j]
-    return s.eng.base[j] + (s.eng.g_V[g] - s.eng.vjoin[j])
+        return base[j]
+    return base[j] + (g_V[g] - vjoin[j])
+
+
+@jitable(inline=True)
+def attained_engine(s, j):
+    eng = s.eng
+    return attained_at(eng.group_of, eng.base, eng.g_V, eng.vjoin, j)
 
 
 @jitable

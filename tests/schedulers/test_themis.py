@@ -43,15 +43,15 @@ def test_rho_uses_observed_contention(monkeypatch):
     from schedulers.cluster.policies import themis
 
     seen = {}
-    real = themis.themis_rho
+    real = themis.themis_rhos
 
-    def recording(s, p, j, now, n_now):
-        rho, t_sh = real(s, p, j, now, n_now)
+    def recording(s, p, cand, now, n_now, neg_rho, t_sh):
+        real(s, p, cand, now, n_now, neg_rho, t_sh)
         if now == 100.0:
-            seen.setdefault(int(j), rho)
-        return rho, t_sh
+            for j, v in zip(cand, neg_rho):
+                seen.setdefault(int(j), -v)
 
-    monkeypatch.setattr(themis, "themis_rho", recording)
+    monkeypatch.setattr(themis, "themis_rhos", recording)
     monkeypatch.setenv("ATLAS_BENCH_JIT", "off")
     simulate_fairness(JOBS, get_policy("themis", "cluster")(), cluster=CLUSTER)
     assert sorted(seen) == [0, 1, 2, 3]

@@ -56,16 +56,19 @@ def start_pass(s, p, have):
     active ones; `have[k]`: tenant k has candidates now."""
     floor = 0.0
     found = False
+    pass_ = p.pass_  # read once (each read through the state costs reference counts when compiled)
+    was_active = p.was_active
+    run_gpus = s.led.run_gpus
     for k in range(s.job.T):
-        if have[k] and p.was_active[k]:
-            if not found or p.pass_[k] < floor:
-                floor = p.pass_[k]
+        if have[k] and was_active[k]:
+            if not found or pass_[k] < floor:
+                floor = pass_[k]
                 found = True
     for k in range(s.job.T):
-        if have[k] and not p.was_active[k]:
-            if floor > p.pass_[k]:
-                p.pass_[k] = floor
-        p.was_active[k] = have[k] or s.led.run_gpus[k] > 0
+        if have[k] and not was_active[k]:
+            if floor > pass_[k]:
+                pass_[k] = floor
+        was_active[k] = have[k] or run_gpus[k] > 0
 
 
 @jitable
@@ -74,28 +77,42 @@ def decide(s, p, at_round, now, chosen):
     (attained GPU·s, job) order."""
     cand = candidates(s, at_round)
     m = len(cand)
-    key = np.empty(m)
-    ten = np.empty(m, np.int64)
     hold_since = s.led.hold_since  # read once, not per candidate (each read through the state costs
     job_att = s.led.job_att        # reference counts in the compiled loop; hundreds of candidates)
     gpus = s.job.gpus
     tenant = s.job.tenant
+    T = s.job.T
+    first = np.full(T, -1, np.int64)
+    end = np.zeros(T, np.int64)
+    # each tenant's candidates in (attained GPU·s, job) order, the tenants in order: the candidates
+    # (in job order) counted into their tenants' ranges, each range then sorted by key (stable) —
+    # the order of a stable sort of all of them by key, then by tenant, for less than one sort's work
+    for i in range(m):
+        k = tenant[cand[i]]
+        end[k] += 1
+    at = 0
+    for k in range(T):
+        if end[k] > 0:
+            first[k] = at
+            at += end[k]
+        end[k] = at
+    js = np.empty(m, np.int64)
+    fill = first.copy()
     for i in range(m):
         j = cand[i]
-        h = hold_since[j]
-        key[i] = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (now - h))
-    perm = np.argsort(key, kind="mergesort")
-    for i in range(m):
-        ten[i] = tenant[cand[perm[i]]]
-    perm = perm[np.argsort(ten, kind="mergesort")]
-    js = cand[perm]
-    first = np.full(s.job.T, -1, np.int64)
-    end = np.zeros(s.job.T, np.int64)
-    for i in range(m):
-        k = tenant[js[i]]
+        k = tenant[j]
+        js[fill[k]] = j
+        fill[k] += 1
+    for k in range(T):
         if first[k] < 0:
-            first[k] = i
-        end[k] = i + 1
+            continue
+        part = js[first[k]:end[k]]
+        key = np.empty(len(part))
+        for i in range(len(part)):
+            j = part[i]
+            h = hold_since[j]
+            key[i] = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (now - h))
+        js[first[k]:end[k]] = part[np.argsort(key, kind="mergesort")]
     have = first >= 0
     start_pass(s, p, have)
     head = first.copy()

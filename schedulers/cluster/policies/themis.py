@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
-from schedulers.cluster.events import attained_engine
+from schedulers.cluster.events import attained_at
 from schedulers.cluster.kernels import kernel
 from schedulers.cluster.placement import attempt
 from schedulers.cluster.queues import candidates, job_order_add
@@ -105,21 +105,43 @@ def setup(s, params):
 
 
 @jitable
-def themis_rho(s, p, j, now, n_now):
-    """Themis.rho: (ρ = T_sh / T_id, T_sh) of job j; its estimate (p_hat) revised first if outlived."""
-    done = attained_engine(s, j)
-    pj = revise_outlived(p.params.rule, p.p_hat, p.revisions, j, done, s.job.log_sd[j], s.job.predicted[j])
-    r = pj - done
-    rem = r if r >= 1.0 else 1.0
-    if p.seen[j]:
-        area0, t0 = p.seen_area[j], p.seen_t[j]
-    else:
-        area0, t0 = p.area[0], now
-    n_bar = (p.area[0] - area0) / (now - t0) if now > t0 else float(n_now)
-    share = s.nodes.M / (n_bar if n_bar >= 1.0 else 1.0)
-    t_sh = (now - s.job.submit[j]) + rem
-    ratio = s.job.gpus[j] / share
-    return t_sh / (pj * (ratio if ratio > 1.0 else 1.0)), t_sh
+def themis_rhos(s, p, cand, now, n_now, neg_rho, t_sh):
+    """Themis.rho of each candidate cand[i]: −ρ = −T_sh / T_id into neg_rho[i] and T_sh into t_sh[i]
+    (the auction's gains are of the bidders only); its estimate (p_hat) revised first if outlived.
+    The state's arrays are read once, not per candidate: in the compiled loop each read through the
+    state takes and drops reference counts, and a decision has hundreds of candidates."""
+    eng = s.eng
+    group_of = eng.group_of
+    base = eng.base
+    g_V = eng.g_V
+    vjoin = eng.vjoin
+    rule = p.params.rule
+    p_hat = p.p_hat
+    revisions = p.revisions
+    log_sd = s.job.log_sd
+    predicted = s.job.predicted
+    seen = p.seen
+    seen_area = p.seen_area
+    seen_t = p.seen_t
+    area = p.area[0]
+    M = s.nodes.M
+    submit = s.job.submit
+    gpus = s.job.gpus
+    for i in range(len(cand)):
+        j = cand[i]
+        done = attained_at(group_of, base, g_V, vjoin, j)
+        pj = revise_outlived(rule, p_hat, revisions, j, done, log_sd[j], predicted[j])
+        r = pj - done
+        rem = r if r >= 1.0 else 1.0
+        if seen[j]:
+            area0, t0 = seen_area[j], seen_t[j]
+        else:
+            area0, t0 = area, now
+        n_bar = (area - area0) / (now - t0) if now > t0 else float(n_now)
+        share = M / (n_bar if n_bar >= 1.0 else 1.0)
+        t_sh[i] = (now - submit[j]) + rem
+        ratio = gpus[j] / share
+        neg_rho[i] = -(t_sh[i] / (pj * (ratio if ratio > 1.0 else 1.0)))
 
 
 @jitable
@@ -132,31 +154,39 @@ def decide(s, p, at_round, now, chosen):
     cand = candidates(s, at_round)
     m = len(cand)
     neg_rho = np.empty(m)
-    gain = np.empty(m)
-    gpus = s.job.gpus  # read once, not per candidate (each read through the state costs reference
-    lease = s.cfg.lease_s  # counts in the compiled loop; hundreds of candidates)
-    for i in range(m):
-        rho, t_sh = themis_rho(s, p, cand[i], now, n_now)
-        neg_rho[i] = -rho
-        gain[i] = -math.log1p(lease / t_sh) / gpus[cand[i]]
-    worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j)
+    t_sh = np.empty(m)
+    themis_rhos(s, p, cand, now, n_now, neg_rho, t_sh)
+    worst = np.argsort(neg_rho, kind="mergesort")  # (−ρ, j): cand is in job order
     nb = math.ceil((1.0 - p.params.f) * m - _EPS)
     if nb < 1:
         nb = 1
+    # the bidders in (−ρ, j) order are worst's first nb, then stable by gain: (gain, −ρ, j)
     bidders = worst[:nb]
-    bidders = np.sort(bidders)  # job order (cand is sorted), then (gain, −ρ)
-    bidders = bidders[np.argsort(neg_rho[bidders], kind="mergesort")]
-    auction = bidders[np.argsort(gain[bidders], kind="mergesort")]
+    gpus = s.job.gpus  # read once, as in place_in_order: a decision tries every candidate
+    gain = np.empty(len(bidders))  # log gain per GPU, −log(1 + lease / T_sh) / d, of the bidders only
+    lease = s.cfg.lease_s
+    for b in range(len(bidders)):
+        i = bidders[b]
+        gain[b] = -math.log1p(lease / t_sh[i]) / gpus[cand[i]]
+    auction = bidders[np.argsort(gain, kind="mergesort")]
     taken = np.zeros(m, np.bool_)
     totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
+    missed = s.plan.missed
+    holding = s.q.holding
+    preempted_at = s.q.preempted_at
     for group in range(2):
         order = auction if group == 0 else worst
         for i in order:
             total = totals[0]
             if total == 0:
                 return
+            if taken[i]:
+                continue
             j = cand[i]
-            if not taken[i] and gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            g = gpus[j]
+            if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):  # attempt() would refuse it
+                continue
+            if attempt(s, j, now, at_round, -1):
                 chosen.append(j)
                 taken[i] = True
 
