@@ -14,7 +14,7 @@ blocks that FILE holds: the full tables (`demo-results`, in docs/results.md) and
 
 The argument handling and the running of the steps; the steps and the summary read from their
 results are benchmark.experiments.demo. May import benchmark.cli (in-process steps),
-benchmark.commands.run (MLflow logging), benchmark.experiments, benchmark.results,
+benchmark.commands.run (MLflow logging), benchmark.experiments, benchmark.options, benchmark.results,
 benchmark.sweeps.execution (the worker processes), benchmark.tracking and atlas_data.
 """
 
@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from benchmark.experiments.demo import blocks_in, demo_steps, summary_markdown, write_blocks
+from benchmark.options import workers
 
 
 def register(subparsers) -> None:
@@ -39,22 +40,10 @@ def register(subparsers) -> None:
                              "(demo-results, docs/results.md) and/or the headline table (demo-headline, README.md); "
                              "repeat for several files")
     parser.add_argument("--summary-only", action="store_true", help="do not run; summarise an existing --output")
-    parser.add_argument("--workers", type=_workers, default=None, metavar="N",
+    parser.add_argument("--workers", type=workers, default=None, metavar="N",
                         help="processes that run the steps (default: the CPU count; 1 = all in this one); the "
                              "results are the same")
     parser.set_defaults(handler=_demo)
-
-
-def _workers(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
-    return value
 
 
 def _demo(args) -> int:

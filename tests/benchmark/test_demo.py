@@ -127,9 +127,8 @@ def _fake_run(folder: Path, rows, n_jobs: int) -> None:
     (folder / "results.json").write_text(json.dumps(doc))
 
 
-@pytest.mark.figures_rendered  # reads the title of a plot's SVG
-def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, capsys):
-    """Each step writes inside the demo's temporary folder; what it prints names where its output ends up."""
+def _small_demo(monkeypatch, tmp_path, policies="fifo,srpt", prediction=False):
+    """The demo's steps replaced by a few small ones of each kind (a prediction step too if asked)."""
     import benchmark.commands.demo as demo
 
     jobs = tmp_path / "jobs.csv"
@@ -140,12 +139,17 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
         ("scheduling on it", ["run", "--task", "scheduling", "--objective", "makespan", "--data", str(out / "dataset"),
                               "--policies", "lpt", "--noise", "0", "--output", str(out / "atlas-makespan")]),
         ("scheduling", ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
-                        "--policies", "fifo,srpt", "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
+                        "--policies", policies, "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
         ("fairness", ["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--policies", "fifo",
                       "--output", str(out / "fairness-venus")]),
-        ("prediction", ["run", "--task", "prediction", "--jobs", "openb", "--methods", "constant",
-                        "--output", str(out / "prediction-openb")]),
-    ])
+    ] + ([("prediction", ["run", "--task", "prediction", "--jobs", "openb", "--methods", "constant",
+                           "--output", str(out / "prediction-openb")])] if prediction else []))
+
+
+@pytest.mark.figures_rendered  # reads the title of a plot's SVG
+def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, capsys):
+    """Each step writes inside the demo's temporary folder; what it prints names where its output ends up."""
+    _small_demo(monkeypatch, tmp_path, prediction=True)
     out = tmp_path / "demo"
     assert main(["demo", "--output", str(out), "--no-mlflow"]) == 0
     captured = capsys.readouterr()
@@ -180,23 +184,6 @@ def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_pa
     assert len(scenarios) == 3 and len({by_step[i] for i in scenarios}) == 3  # independent: one chain each
 
 
-def _small_demo(monkeypatch, tmp_path, policies="fifo,srpt"):
-    import benchmark.commands.demo as demo
-
-    jobs = tmp_path / "jobs.csv"
-    pd.DataFrame({"job_id": ["a", "b", "c"], "submit_time": [0, 0, 1], "duration": [3, 1, 2]}).to_csv(jobs, index=False)
-    monkeypatch.setattr(demo, "demo_steps", lambda out: [
-        ("dataset", ["data", "build", "--source", "synthetic", "--jobs", "3000", "--seed", "0", "--out",
-                     str(out / "dataset")]),
-        ("scheduling on it", ["run", "--task", "scheduling", "--objective", "makespan", "--data", str(out / "dataset"),
-                              "--policies", "lpt", "--noise", "0", "--output", str(out / "atlas-makespan")]),
-        ("scheduling", ["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs),
-                        "--policies", policies, "--output", str(out / "trace-elasticflow-cluster05-total_completion")]),
-        ("fairness", ["run", "--task", "fairness", "--scenario", "venus", "--n", "200", "--policies", "fifo",
-                      "--output", str(out / "fairness-venus")]),
-    ])
-
-
 def test_steps_in_two_workers_print_in_order_and_give_the_results_of_one_process(tmp_path, monkeypatch, capsys):
     import json
 
@@ -227,3 +214,11 @@ def test_a_failed_step_in_a_worker_prints_its_error_in_place_and_leaves_no_folde
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and "unknown policy 'no-such-policy'" in errors[0]
     assert not out.exists() and not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "2000"])
+def test_a_bad_worker_count_is_exit_2_with_one_line_before_any_work(tmp_path, capsys, value):
+    out = tmp_path / "demo"
+    assert main(["demo", "--output", str(out), "--no-mlflow", "--workers", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--workers" in err[0] and value in err[0] and not out.exists()
