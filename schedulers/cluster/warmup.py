@@ -11,9 +11,8 @@ policy whose kernel another one has shares its loop. Nothing is compiled when AT
 The single-machine fast loops (schedulers.fastpath), which run compiled from 100,000 jobs, are
 compiled beside them, as one task of their own (`compile_single_machine`).
 
-May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy, schedulers.engine,
-schedulers.fastpath and the cluster simulator's modules (scenarios, kernels, simulator); numba
-through the simulators.
+May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy, schedulers.fastpath and the
+cluster simulator's modules (scenarios, kernels, simulator); numba through the simulators.
 """
 
 from __future__ import annotations
@@ -88,7 +87,6 @@ def compile_single_machine() -> tuple[str, float, float]:
     import numpy as np  # noqa: PLC0415
 
     from schedulers import jit  # noqa: PLC0415
-    from schedulers.engine import simulate  # noqa: PLC0415
     from schedulers.fastpath import fast_simulate  # noqa: PLC0415
     from schedulers.jobs import JobSet  # noqa: PLC0415
     from schedulers.policy import get_policy, policy_names  # noqa: PLC0415
@@ -98,10 +96,8 @@ def compile_single_machine() -> tuple[str, float, float]:
     jobs = JobSet.from_arrays(np.cumsum(rng.exponential(20.0, WARM_UP_JOBS)), size, size * 1.5)
     wall, cpu = time.perf_counter(), time.process_time()
     with jit.setting("on"):
-        for name in policy_names("single"):
-            policy = get_policy(name)()
-            if fast_simulate(JobSet.from_arrays([], [], []), policy) is not None:  # it has a fast loop
-                simulate(jobs, policy)
+        for name in policy_names("single"):  # runs the policy's fast loop, if it has one (None otherwise)
+            fast_simulate(jobs, get_policy(name)())
     return SINGLE_MACHINE, time.perf_counter() - wall, time.process_time() - cpu
 
 
