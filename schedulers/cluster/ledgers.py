@@ -73,7 +73,8 @@ def ledger_arrive(s, j, t):
     job = s.job  # each array read once (every read through the state costs reference counts)
     led = s.led
     k = job.tenant[j]
-    advance(s, k, t)
+    if t - led.t_last[k] > 0.0:  # else advance has nothing to integrate (most calls: a call costs reference counts)
+        advance(s, k, t)
     led.demand[k] += job.gpus[j]
     led.active_w[k] += job.weight[j]
     x = job.xid[j]
@@ -90,7 +91,8 @@ def ledger_hold(s, j, t):
     job = s.job
     led = s.led
     k = job.tenant[j]
-    advance(s, k, t)
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
     led.run_gpus[k] += job.gpus[j]
     led.hold_since[j] = t
 
@@ -100,7 +102,8 @@ def ledger_release(s, j, t):
     job = s.job
     led = s.led
     k = job.tenant[j]
-    advance(s, k, t)
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
     g = job.gpus[j]
     hold_since = led.hold_since
     led.run_gpus[k] -= g
@@ -115,7 +118,8 @@ def ledger_complete(s, j, t):
     if not math.isnan(led.hold_since[j]):
         ledger_release(s, j, t)
     k = job.tenant[j]
-    advance(s, k, t)
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
     x = job.xid[j]
     w = job.weight[j]
     led.job_fair[j] = w * (led.G[k, x] - led.job_base[j])

@@ -146,10 +146,9 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
         pl_len = plan.pl_len
         pl_node = plan.pl_node
         pl_k = plan.pl_k
-        owner = nodes.owner
         ok = True
         for i in range(pl_len[j]):
-            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
+            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or nodes.owner[pl_node[j, i]] == restrict):
                 ok = False
                 break
         if ok:
