@@ -280,9 +280,10 @@ def _allocation_codes(stretches):
         return s_job, s_start, s_end, code, texts, s_kind
     width = int(flat_k.max()) + 1
     bound = (int(flat_node.max()) + 1) * width  # above every part's number: node · width + GPUs
+    number = np.int32 if bound <= np.iinfo(np.int32).max else np.int64  # a part's number's type
 
-    def part(at):  # the number of each placement part at offsets `at` (int32 where every one fits)
-        return flat_node[at].astype(np.int32 if bound <= np.iinfo(np.int32).max else np.int64) * width + flat_k[at]
+    def part(at):  # the numbers of the placement parts at offsets `at`
+        return flat_node[at].astype(number) * width + flat_k[at]
 
     blocks = [slice(lo, lo + CODE_BLOCK) for lo in range(0, len(s_start), CODE_BLOCK)]
     one = parts == 1
@@ -309,8 +310,7 @@ def _allocation_codes(stretches):
         size = np.zeros(len(records), dtype=np.int64)
         size[record_of] = parts[many]
         # ... as rows of their parts (padded with -1), filled column by column, and the distinct rows
-        table = np.full((len(records), int(size.max())), -1, dtype=np.int32 if bound <= np.iinfo(np.int32).max
-                        else np.int64)
+        table = np.full((len(records), int(size.max())), -1, dtype=number)
         for column in range(table.shape[1]):
             longer = np.flatnonzero(size > column)
             table[longer, column] = part(records[longer] + column)
