@@ -234,7 +234,7 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
 
     The run's stretches are handed over to the table (`state.segments` is None after it): their
     placement records are freed once coded, before the table's own columns are made (at 10⁶ ASTRAEA
-    jobs, 190 MB that would otherwise be held beside them at the run's peak)."""
+    jobs, about 200 MB that would otherwise be held beside them)."""
     stretches, state.segments = state.segments, None
     idx, start, end, code, texts, kind = _allocation_codes(stretches)
     del stretches
