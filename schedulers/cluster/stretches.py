@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from atlas_data.errors import InputError
 from schedulers.jit import jitable
 
 CHUNK_BYTES = 1 << 25  # 32 MiB
@@ -44,6 +45,12 @@ STORED = {"job": np.int32, "start": np.float64, "end": np.float64, "kind": np.in
 PARTS_MAX = int(np.iinfo(STORED["pn"]).max)
 OFFSETS_MAX = int(np.iinfo(STORED["pl"]).max)
 NODE_MAX = int(np.iinfo(STORED["flat_node"]).max)
+
+
+class RecordLimitError(InputError):
+    """A run whose placements the stored types would not hold (more nodes in one placement than
+    PARTS_MAX, a node index or node's GPUs past NODE_MAX, more parts in a run than OFFSETS_MAX + 1):
+    refused with one line (exit status 2 on the command line), never truncated."""
 
 
 def chunk_entries(name: str) -> int:

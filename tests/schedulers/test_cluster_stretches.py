@@ -13,6 +13,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from atlas_data.errors import InputError
 from schedulers.cluster import loop, simulator, stretches
 from schedulers.cluster.loop import StretchChunks, Stretches, collect
 from schedulers.cluster.metrics import allocation_table, simulate_fairness
@@ -138,8 +139,9 @@ def test_a_placement_of_the_most_parts_the_stretches_hold_is_kept_whole():
 def test_a_run_whose_placements_the_narrow_types_would_not_hold_is_refused(nodes, gpus_per_node, gpus, refused):
     jobs = JobSet.from_arrays(np.array([0.0]), np.array([100.0]), gpus=np.array([gpus]))
     cluster = ClusterSettings.of(nodes=nodes, gpus_per_node=gpus_per_node)
-    with pytest.raises(ValueError, match=refused):
+    with pytest.raises(stretches.RecordLimitError, match=refused) as refusal:
         simulator.run(jobs, get_policy("fifo", "cluster")(), False, cluster=cluster)
+    assert isinstance(refusal.value, InputError)  # bad input: one line and exit status 2 on the command line
 
 
 def test_collect_refuses_a_run_of_more_placement_parts_than_its_offsets_hold(small_chunks, monkeypatch):
@@ -155,9 +157,9 @@ def test_collect_refuses_a_run_of_more_placement_parts_than_its_offsets_hold(sma
     monkeypatch.setattr(loop, "OFFSETS_MAX", flat_n - 1)
     assert collect(copied()).pl.max() < flat_n
     monkeypatch.setattr(loop, "OFFSETS_MAX", flat_n - 2)
-    with pytest.raises(ValueError, match=f"recorded {flat_n:,} placement parts"):
+    with pytest.raises(stretches.RecordLimitError, match=f"recorded {flat_n:,} placement parts"):
         collect(copied())
     monkeypatch.undo()
     past = copied()._replace(flat_n=np.array([stretches.OFFSETS_MAX + 2], np.int64))
-    with pytest.raises(ValueError, match="its stretches hold the offsets of at most 2,147,483,648"):
+    with pytest.raises(stretches.RecordLimitError, match="its stretches hold the offsets of at most 2,147,483,648"):
         collect(past)
