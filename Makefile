@@ -1,7 +1,8 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
 # The packages are installed at the exact versions of constraints.txt (docs/install.md); `make lock` refreshes it.
-# --no-compile: pip does not byte-compile the ~13,000 modules it installs (about 30 s of one core);
-# Python compiles the ones a command imports, once, at their first import.
+# pip byte-compiles the ~13,000 modules it installs one after the other (about 30 s of one core):
+# --no-compile, then compileall on every core. Not left to the first imports: with
+# PYTHONDONTWRITEBYTECODE set, every process would compile its imports again.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -17,6 +18,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@echo "Installing atlas-bench and $$(grep -c '==' constraints.txt) packages at the versions of constraints.txt" \
 	      "(a few minutes on a fresh machine; pip lists each one)"
 	$(BIN)/pip install --progress-bar on --no-compile -c constraints.txt -e '.[$(EXTRAS)]'
+	@echo "Byte-compiling the installed packages on every core"
+	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib || true  # as pip, a module that does not compile is skipped
 	$(MAKE) --no-print-directory compile
 	touch $(STAMP)
 
