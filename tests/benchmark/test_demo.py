@@ -167,7 +167,8 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
 
 
 def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_path):
-    """A trace's fits are memoised in its process: its steps must share one worker, in their order."""
+    """A trace's fits are memoised in its process: the steps that fit on it share one worker, in their
+    order; its step with p̂ = p fits nothing and runs apart, off the longest chain."""
     from benchmark.experiments.demo import step_chains
 
     argvs = [argv for _, argv in demo_steps(tmp_path)]
@@ -176,10 +177,14 @@ def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_pa
     assert all(chain == sorted(chain) for chain in chains)
     by_step = {i: n for n, chain in enumerate(chains) for i in chain}
     philly = [i for i, argv in enumerate(argvs) if "--jobs" in argv and argv[argv.index("--jobs") + 1] == "philly"]
+    exact = [i for i in philly if "--predictor" in argvs[i] and argvs[i][argvs[i].index("--predictor") + 1] == "oracle"]
+    fitting = [i for i in philly if i not in exact]
     dataset = [i for i, argv in enumerate(argvs) if argv[0] == "data" or "--data" in argv]
-    assert len(philly) == 7 and len({by_step[i] for i in philly}) == 1
+    assert len(fitting) == 6 and len({by_step[i] for i in fitting}) == 1
+    assert len(exact) == 1 and chains[by_step[exact[0]]] == exact
     assert dataset[0] == 0 and len(dataset) == 6 and len({by_step[i] for i in dataset}) == 1
-    assert chains[0] == philly  # the longest chain starts first
+    assert chains[0] == fitting  # the longest chain starts first
+    assert chains[-1] == exact  # after the longest chain, the others in step order
     scenarios = [i for i, argv in enumerate(argvs) if "--scenario" in argv]
     assert len(scenarios) == 3 and len({by_step[i] for i in scenarios}) == 3  # independent: one chain each
 
