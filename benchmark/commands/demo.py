@@ -1,16 +1,17 @@
 """`benchmark demo`: the main job on the embedded default data (what `make demo` runs).
 
 Each step is an ordinary `benchmark run` command line, printed before it runs, so a newcomer can
-repeat any step by hand. Results go under --output — written aside and renamed into place when
-the last step is done (atlas_data.outputs) —, then each run is logged to the project's MLflow
-store (benchmark.tracking, without a disk wait per commit: unsynced_commits) from its final place.
-Besides the ATLAS dataset, the demo predicts durations on the shipped real traces (PREDICTION_TRACES) and schedules their test parts with the learned p̂
-(SCHEDULING_TRACES, FAIRNESS_TRACE). The steps run in `--workers` processes (default the CPU
-count), in chains (benchmark.experiments.demo.step_chains): the steps that fit on one trace share a process,
-so its lgbm-meta fit is made once and reused (benchmark.tasks.traces); their output is shown in
-step order, the results are those of one process. `--readme FILE`, once per file, rewrites the demo's
-blocks that FILE holds: the full tables (`demo-results`, in docs/results.md) and the headline
-(`demo-headline`, a few rows in README.md); a file with neither is exit 2 before any work.
+repeat any step by hand. Results go under --output — written aside and renamed into place when the
+last step is done (atlas_data.outputs) —, then each run is logged to the project's MLflow store
+(benchmark.tracking, without a disk wait per commit: unsynced_commits) from its final place. Besides
+the ATLAS dataset, the demo predicts durations on the shipped real traces (PREDICTION_TRACES) and
+schedules their test parts with the learned p̂ (SCHEDULING_TRACES, FAIRNESS_TRACE). The steps run in
+`--workers` processes (default the CPU count), in chains (benchmark.experiments.demo.step_chains):
+the steps that fit on one trace share a process, so its lgbm-meta fit is made once and reused
+(benchmark.tasks.traces); their output is shown in step order, the results are those of one process.
+`--readme FILE`, once per file, rewrites the demo's blocks that FILE holds: the full tables
+(`demo-results`, in docs/results.md) and the headline (`demo-headline`, a few rows in README.md); a
+file with neither is exit 2 before any work.
 
 The argument handling and the running of the steps; the steps and the summary read from their
 results are benchmark.experiments.demo. May import benchmark.cli (in-process steps),
