@@ -210,6 +210,37 @@ def test_steps_in_two_workers_print_in_order_and_give_the_results_of_one_process
         assert got == [{k: v for k, v in r.items() if k != "sim_seconds"} for r in expected], folder
 
 
+def test_with_workers_the_store_is_made_beside_the_steps_and_every_run_logged_from_its_final_place(
+        tmp_path, monkeypatch, capsys):
+    """With two workers the demo builds the missing MLflow store while they run (demo._prepare_store),
+    then logs each run from its final folder, FINISHED, with a child per row."""
+    import json
+
+    import mlflow
+
+    import benchmark.commands.demo as demo
+
+    _small_demo(monkeypatch, tmp_path)
+    db = tmp_path / "store" / "mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{db}")
+    prepared = []  # whether the store existed before, and whether after, the call made beside the steps
+    real = demo._prepare_store
+    monkeypatch.setattr(demo, "_prepare_store", lambda: (prepared.append(db.exists()), real(), prepared.append(db.exists())))
+    out = tmp_path / "demo"
+    assert main(["demo", "--output", str(out), "--workers", "2", "--quiet"]) == 0
+    assert prepared == [False, True]
+    client = mlflow.MlflowClient(f"sqlite:///{db}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], max_results=1000)
+    parents = {r.data.tags["output"]: r for r in runs if r.data.tags.get("atlas.level") == "run"}
+    assert sorted(parents) == sorted(str(out / name) for name in
+                                     ("atlas-makespan", "trace-elasticflow-cluster05-total_completion", "fairness-venus"))
+    assert all(r.info.status == "FINISHED" for r in runs)
+    children = [r for r in runs if r.data.tags.get("atlas.level") == "child"]
+    rows = {Path(folder).name: len(json.loads((Path(folder) / "results.json").read_text())["rows"]) for folder in parents}
+    assert rows == {"atlas-makespan": 5, "trace-elasticflow-cluster05-total_completion": 2, "fairness-venus": 1}
+    assert len(children) == 8  # a child per row: lpt on m = 5…100; fifo, srpt; fifo
+
+
 def test_a_failed_step_in_a_worker_prints_its_error_in_place_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
     _small_demo(monkeypatch, tmp_path, policies="no-such-policy")
     out = tmp_path / "demo"
