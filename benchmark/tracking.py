@@ -413,6 +413,47 @@ def _experiment_id(client, name: str, uri: str) -> str:
     return client.create_experiment(name, artifact_location=artifact_location_for(uri))
 
 
+@contextlib.contextmanager
+def unsynced_commits(uri: str):
+    """Within: MLflow's commits to the local SQLite store `uri` do not wait for the disk (SQLite
+    `synchronous = OFF` on every connection MLflow opens or takes from its pool, set back when the
+    connection returns to the pool); on the way out the file is synced once. For a batch of runs logged
+    in a row (`benchmark demo`: about 900 runs and children, 6,000 commits, 16,000 fdatasync calls that
+    waited 9.7 s on the 2-core test machine). A crash of the process loses nothing SQLite committed; a
+    crash of the OS or a power cut while inside can damage the store. Other stores: nothing changes."""
+    db = sqlite_path(uri)
+    if db is None:
+        yield
+        return
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    def unsynced(dbapi_connection, record, *_):
+        if isinstance(dbapi_connection, sqlite3.Connection) and "synchronous" not in record.info:
+            record.info["synchronous"] = int(dbapi_connection.execute("PRAGMA synchronous").fetchone()[0])
+            dbapi_connection.execute("PRAGMA synchronous = OFF")
+
+    def resynced(dbapi_connection, record):
+        level = record.info.pop("synchronous", None)
+        if level is not None and dbapi_connection is not None:
+            dbapi_connection.execute(f"PRAGMA synchronous = {level}")
+
+    events = (("connect", unsynced), ("checkout", unsynced), ("checkin", resynced))
+    for name, listener in events:
+        event.listen(Engine, name, listener)
+    try:
+        yield
+    finally:
+        for name, listener in events:
+            event.remove(Engine, name, listener)
+        if db.exists():
+            fd = os.open(db, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 # ----- the store: where it is, its lock, its state ---------------------------------------------
 def sqlite_path(uri: str) -> Path | None:
     """The database file of a local SQLite store URI (`sqlite:///rel.db`, `sqlite:////abs.db`), else None."""

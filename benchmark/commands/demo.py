@@ -1,16 +1,17 @@
 """`benchmark demo`: the main job on the embedded default data (what `make demo` runs).
 
 Each step is an ordinary `benchmark run` command line, printed before it runs, so a newcomer can
-repeat any step by hand. Results go under --output — written aside and renamed into place when
-the last step is done (atlas_data.outputs) —, then each run is logged to the project's MLflow
-store (benchmark.tracking) from its final place. Besides the ATLAS dataset, the demo predicts durations on
-the shipped real traces (PREDICTION_TRACES) and schedules their test parts with the learned p̂
-(SCHEDULING_TRACES, FAIRNESS_TRACE). The steps run in `--workers` processes (default the CPU
-count), in chains (benchmark.experiments.demo.step_chains): the steps of one trace share a process,
-so its lgbm-meta fit is made once and reused (benchmark.tasks.traces); their output is shown in
-step order, the results are those of one process. `--readme FILE`, once per file, rewrites the demo's
-blocks that FILE holds: the full tables (`demo-results`, in docs/results.md) and the headline
-(`demo-headline`, a few rows in README.md); a file with neither is exit 2 before any work.
+repeat any step by hand. Results go under --output — written aside and renamed into place when the
+last step is done (atlas_data.outputs) —, then each run is logged to the project's MLflow store
+(benchmark.tracking, without a disk wait per commit: unsynced_commits) from its final place. Besides
+the ATLAS dataset, the demo predicts durations on the shipped real traces (PREDICTION_TRACES) and
+schedules their test parts with the learned p̂ (SCHEDULING_TRACES, FAIRNESS_TRACE). The steps run in
+`--workers` processes (default the CPU count), in chains (benchmark.experiments.demo.step_chains):
+the steps that fit on one trace share a process, so its lgbm-meta fit is made once and reused
+(benchmark.tasks.traces); their output is shown in step order, the results are those of one process.
+`--readme FILE`, once per file, rewrites the demo's blocks that FILE holds: the full tables
+(`demo-results`, in docs/results.md) and the headline (`demo-headline`, a few rows in README.md); a
+file with neither is exit 2 before any work.
 
 The argument handling and the running of the steps; the steps and the summary read from their
 results are benchmark.experiments.demo. May import benchmark.cli (in-process steps),
@@ -78,10 +79,12 @@ def _demo(args) -> int:
             return failed.code
         if not args.no_mlflow:
             from benchmark.commands.run import log_to_mlflow
+            from benchmark.tracking import tracking_uri, unsynced_commits
 
-            for _, argv in demo_steps(out):
-                if argv[0] == "run":
-                    log_to_mlflow(argv)
+            with unsynced_commits(tracking_uri()):  # ~6,000 commits in a row: one fsync at the end
+                for _, argv in demo_steps(out):
+                    if argv[0] == "run":
+                        log_to_mlflow(argv)
     elapsed = time.perf_counter() - started
     for readme in args.readme or []:
         write_blocks(Path(readme), out, summary)
@@ -115,7 +118,7 @@ def _run_steps(args, out: Path, folder: Path) -> str:
     chains = step_chains([argv for _, argv in steps])
     workers = min(args.workers or os.cpu_count() or 1, len(chains))
     if workers > 1:
-        _run_in_workers(steps, chains, workers)
+        _run_in_workers(steps, chains, workers, beside=None if args.no_mlflow else _prepare_store)
     else:
         for header, argv in steps:
             print(header, end="", flush=True)
@@ -126,7 +129,18 @@ def _run_steps(args, out: Path, folder: Path) -> str:
 
 
 # ----- the steps in worker processes, their output shown in step order --------------------------
-def _run_in_workers(steps: list[tuple[str, list[str]]], chains: list[list[int]], workers: int) -> None:
+def _prepare_store() -> None:
+    """Import MLflow and build the store if it is missing (benchmark.tracking.ensure_store), while the
+    workers run the first steps: a few seconds the logging after the last step no longer waits for."""
+    from benchmark.tracking import ensure_store, import_mlflow, store_lock, tracking_uri
+
+    import_mlflow()
+    uri = tracking_uri(create=True)
+    with store_lock(uri):
+        ensure_store(uri)
+
+
+def _run_in_workers(steps: list[tuple[str, list[str]]], chains: list[list[int]], workers: int, beside=None) -> None:
     """Run the chains of steps (benchmark.experiments.demo.step_chains) in `workers` processes.
 
     Each step's stdout and stderr go to files of a temporary folder, which this process copies to its
@@ -134,7 +148,8 @@ def _run_in_workers(steps: list[tuple[str, list[str]]], chains: list[list[int]],
     steps run one after the other, and the step shown is followed live (its progress lines, every
     10 s in a file); a step finished early on the other worker is shown when its turn comes. A failed
     step's own error line is shown in its place, then the demo stops (StepFailed: the partial folder
-    is removed); Ctrl-C kills the workers (benchmark.sweeps.execution.kill_pool)."""
+    is removed); Ctrl-C kills the workers (benchmark.sweeps.execution.kill_pool). `beside()`, if given,
+    runs in this process once the workers have their steps and the first step's header is shown."""
     import tempfile
 
     from benchmark.cli import StepFailed
@@ -147,6 +162,8 @@ def _run_in_workers(steps: list[tuple[str, list[str]]], chains: list[list[int]],
             futures = [pool.submit(run_chain, [(i, steps[i][1]) for i in chain], logs) for chain in chains]
             for index, (header, _) in enumerate(steps):
                 print(header, end="", flush=True)
+                if index == 0 and beside is not None:
+                    beside()
                 code = _follow(Path(logs) / str(index), futures)
                 if code != 0:
                     raise StepFailed(code)

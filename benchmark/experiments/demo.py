@@ -98,13 +98,14 @@ def step_chains(argvs: list[list[str]]) -> list[list[int]]:
     keeps moving).
 
     A shipped trace's fits are memoised in the process (benchmark.tasks.traces: the Philly lgbm-meta
-    fit serves its prediction, scheduling and fairness steps), so the steps that read one `--jobs`
-    trace form a chain; the ATLAS dataset's steps follow its build (they read it, and its on-disk
-    cache of fitted p̂). Every other step is a chain of its own. Chains share nothing, so `benchmark
-    demo` runs them in parallel processes with the same results as one after the other."""
+    fit serves its prediction, scheduling and fairness steps), so the steps that fit on one `--jobs`
+    trace form a chain (a step with p̂ = p fits nothing: a chain of its own, off the longest one);
+    the ATLAS dataset's steps follow its build (they read it, and its on-disk cache of fitted p̂).
+    Every other step is a chain of its own. Chains share nothing, so `benchmark demo` runs them in
+    parallel processes with the same results as one after the other."""
     chains: dict[str, list[int]] = {}
     for index, argv in enumerate(argvs):
-        if "--jobs" in argv and argv[0] == "run":
+        if "--jobs" in argv and argv[0] == "run" and _fits_on_trace(argv):
             key = "jobs:" + argv[argv.index("--jobs") + 1]
         elif argv[0] == "data" or "--data" in argv:
             key = "dataset"
@@ -114,6 +115,15 @@ def step_chains(argvs: list[list[str]]) -> list[list[int]]:
     weight = {key: sum(STEP_WEIGHT.get(_kind(argvs[i]), 1) for i in chain) for key, chain in chains.items()}
     longest = max(chains, key=lambda k: (weight[k], -chains[k][0]))
     return [chains[longest]] + [chain for key, chain in chains.items() if key != longest]
+
+
+def _fits_on_trace(argv: list[str]) -> bool:
+    """Whether a `run` step fits a predictor on the trace it reads: a prediction step, or one with a
+    learned p̂ (any `--predictor` but EXACT_PREDICTOR)."""
+    if argv[argv.index("--task") + 1] == "prediction":
+        return True
+    predictors = argv[argv.index("--predictor") + 1].split(",") if "--predictor" in argv else []
+    return any(name != EXACT_PREDICTOR for name in predictors)
 
 
 def _kind(argv: list[str]) -> str:
@@ -309,7 +319,8 @@ def summary_markdown(out: Path, shown: Path | None = None) -> str:
 # ----- the contended GPU cluster: the Philly test part on fewer GPUs (docs/fairness.md#revising-outlived-predictions)
 CONTENDED_NODES = 20  # the Philly test part asks 1.28 times what 20 x 8 GPUs serve over its submit span
 CONTENDED_POLICIES = "astraea,astraea-p(revision=none),astraea-p,srtf-oracle"
-CONTENDED_PREDICTORS = ("oracle", TRACE_PREDICTOR)  # exact p̂ (p̂ = p, a reference), and learned p̂
+EXACT_PREDICTOR = "oracle"  # p̂ = p, a reference: nothing fitted
+CONTENDED_PREDICTORS = (EXACT_PREDICTOR, TRACE_PREDICTOR)  # exact p̂ (a reference), and learned p̂
 
 
 def contended_steps(out: Path) -> list[tuple[str, list[str]]]:

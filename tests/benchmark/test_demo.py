@@ -167,7 +167,8 @@ def test_the_paths_the_demo_prints_are_the_final_ones(tmp_path, monkeypatch, cap
 
 
 def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_path):
-    """A trace's fits are memoised in its process: its steps must share one worker, in their order."""
+    """A trace's fits are memoised in its process: the steps that fit on it share one worker, in their
+    order; its step with p̂ = p fits nothing and runs apart, off the longest chain."""
     from benchmark.experiments.demo import step_chains
 
     argvs = [argv for _, argv in demo_steps(tmp_path)]
@@ -176,10 +177,14 @@ def test_the_steps_of_one_trace_or_of_the_dataset_form_one_chain_in_order(tmp_pa
     assert all(chain == sorted(chain) for chain in chains)
     by_step = {i: n for n, chain in enumerate(chains) for i in chain}
     philly = [i for i, argv in enumerate(argvs) if "--jobs" in argv and argv[argv.index("--jobs") + 1] == "philly"]
+    exact = [i for i in philly if "--predictor" in argvs[i] and argvs[i][argvs[i].index("--predictor") + 1] == "oracle"]
+    fitting = [i for i in philly if i not in exact]
     dataset = [i for i, argv in enumerate(argvs) if argv[0] == "data" or "--data" in argv]
-    assert len(philly) == 7 and len({by_step[i] for i in philly}) == 1
+    assert len(fitting) == 6 and len({by_step[i] for i in fitting}) == 1
+    assert len(exact) == 1 and chains[by_step[exact[0]]] == exact
     assert dataset[0] == 0 and len(dataset) == 6 and len({by_step[i] for i in dataset}) == 1
-    assert chains[0] == philly  # the longest chain starts first
+    assert chains[0] == fitting  # the longest chain starts first
+    assert chains[-1] == exact  # after the longest chain, the others in step order
     scenarios = [i for i, argv in enumerate(argvs) if "--scenario" in argv]
     assert len(scenarios) == 3 and len({by_step[i] for i in scenarios}) == 3  # independent: one chain each
 
@@ -203,6 +208,37 @@ def test_steps_in_two_workers_print_in_order_and_give_the_results_of_one_process
     for folder, expected in rows["1"].items():
         got = [{k: v for k, v in r.items() if k != "sim_seconds"} for r in rows["2"][folder]]
         assert got == [{k: v for k, v in r.items() if k != "sim_seconds"} for r in expected], folder
+
+
+def test_with_workers_the_store_is_made_beside_the_steps_and_every_run_logged_from_its_final_place(
+        tmp_path, monkeypatch, capsys):
+    """With two workers the demo builds the missing MLflow store while they run (demo._prepare_store),
+    then logs each run from its final folder, FINISHED, with a child per row."""
+    import json
+
+    import mlflow
+
+    import benchmark.commands.demo as demo
+
+    _small_demo(monkeypatch, tmp_path)
+    db = tmp_path / "store" / "mlflow.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{db}")
+    prepared = []  # whether the store existed before, and whether after, the call made beside the steps
+    real = demo._prepare_store
+    monkeypatch.setattr(demo, "_prepare_store", lambda: (prepared.append(db.exists()), real(), prepared.append(db.exists())))
+    out = tmp_path / "demo"
+    assert main(["demo", "--output", str(out), "--workers", "2", "--quiet"]) == 0
+    assert prepared == [False, True]
+    client = mlflow.MlflowClient(f"sqlite:///{db}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()], max_results=1000)
+    parents = {r.data.tags["output"]: r for r in runs if r.data.tags.get("atlas.level") == "run"}
+    assert sorted(parents) == sorted(str(out / name) for name in
+                                     ("atlas-makespan", "trace-elasticflow-cluster05-total_completion", "fairness-venus"))
+    assert all(r.info.status == "FINISHED" for r in runs)
+    children = [r for r in runs if r.data.tags.get("atlas.level") == "child"]
+    rows = {Path(folder).name: len(json.loads((Path(folder) / "results.json").read_text())["rows"]) for folder in parents}
+    assert rows == {"atlas-makespan": 5, "trace-elasticflow-cluster05-total_completion": 2, "fairness-venus": 1}
+    assert len(children) == 8  # a child per row: lpt on m = 5…100; fifo, srpt; fifo
 
 
 def test_a_failed_step_in_a_worker_prints_its_error_in_place_and_leaves_no_folder(tmp_path, monkeypatch, capsys):

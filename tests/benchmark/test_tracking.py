@@ -72,6 +72,31 @@ def test_child_names_metrics_and_params():
     assert run_tags({"task": "scheduling", "objective": "makespan"}, Path("out"))["objective"] == "makespan"
 
 
+def test_unsynced_commits_turn_off_the_fsyncs_of_mlflow_connections_only_inside(tmp_path, jobs_csv):
+    """`benchmark demo` logs its runs inside `unsynced_commits`: there every connection MLflow's engine
+    opens or takes from its pool has SQLite's synchronous = OFF (0), set back when it returns to the
+    pool; outside, SQLite's default FULL (2). A run logged inside is in the store afterwards, whole."""
+    from sqlalchemy import create_engine, text
+
+    probe = f"sqlite:///{tmp_path / 'probe.db'}"  # any SQLite engine of the process, MLflow's included
+
+    def synchronous(engine):
+        with engine.connect() as con:
+            return con.execute(text("PRAGMA synchronous")).scalar()
+
+    before = create_engine(probe)  # an engine made before: its pooled connection is switched on checkout
+    assert synchronous(before) == 2
+    with tracking.unsynced_commits(tracking.tracking_uri(create=True)):
+        assert synchronous(before) == 0 and synchronous(create_engine(probe)) == 0
+        assert main(["run", "--task", "scheduling", "--objective", "total_completion", "--jobs", str(jobs_csv),
+                     "--policies", "fifo,srpt", "--output", str(tmp_path / "first"), "--quiet"]) == 0
+    assert synchronous(create_engine(probe)) == 2 and synchronous(before) == 2
+    (parent,) = _runs(tmp_path / "results" / "mlflow.db", "run")
+    assert parent.info.status == "FINISHED" and len(_runs(tmp_path / "results" / "mlflow.db", "child")) == 2
+    with tracking.unsynced_commits("http://localhost:1"):  # not a local SQLite store: nothing to do
+        pass
+
+
 def test_a_run_is_a_parent_with_a_child_per_row_a_table_and_an_input(tmp_path, jobs_csv, capsys):
     from atlas_data.build import content_fingerprint
     from atlas_data.jobs_table import read_jobs
