@@ -67,8 +67,10 @@ def _demo(args) -> int:
     else:
         check_output_folder(out, "demo")
         if not args.no_mlflow:
-            from benchmark.tracking import preflight, tracking_uri
+            from benchmark.tracking import preflight, sqlite_path, tracking_uri
 
+            db = sqlite_path(tracking_uri())  # a store this demo makes holds nothing else: its commits
+            new_store = db is not None and not db.exists()  # may skip the disk wait, a user's may not
             preflight(tracking_uri())  # a store the logging would fail on is exit 2 now, not after every step
         # every step writes inside a temporary sibling of OUT, renamed to OUT when the last one is done;
         # the printed command lines name OUT, where a step repeated by hand writes
@@ -81,7 +83,11 @@ def _demo(args) -> int:
             from benchmark.commands.run import log_to_mlflow
             from benchmark.tracking import tracking_uri, unsynced_commits
 
-            with unsynced_commits(tracking_uri()):  # ~6,000 commits in a row: one fsync at the end
+            import contextlib
+
+            # ~6,000 commits in a row: one fsync at the end, into a store the demo made (an OS crash
+            # could damage a store while its commits are unsynced: never one that holds other runs)
+            with unsynced_commits(tracking_uri()) if new_store else contextlib.nullcontext():
                 for _, argv in demo_steps(out):
                     if argv[0] == "run":
                         log_to_mlflow(argv)

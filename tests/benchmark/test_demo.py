@@ -226,9 +226,15 @@ def test_with_workers_the_store_is_made_beside_the_steps_and_every_run_logged_fr
     prepared = []  # whether the store existed before, and whether after, the call made beside the steps
     real = demo._prepare_store
     monkeypatch.setattr(demo, "_prepare_store", lambda: (prepared.append(db.exists()), real(), prepared.append(db.exists())))
+    import benchmark.tracking as tracking
+
+    unsynced = []  # the logging skips the disk waits only in a store this demo made, never in one it found
+    real_unsynced = tracking.unsynced_commits
+    monkeypatch.setattr(tracking, "unsynced_commits", lambda uri: (unsynced.append(uri), real_unsynced(uri))[1])
     out = tmp_path / "demo"
     assert main(["demo", "--output", str(out), "--workers", "2", "--quiet"]) == 0
     assert prepared == [False, True]
+    assert unsynced == [f"sqlite:///{db}"]
     client = mlflow.MlflowClient(f"sqlite:///{db}")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()], max_results=1000)
     parents = {r.data.tags["output"]: r for r in runs if r.data.tags.get("atlas.level") == "run"}
@@ -239,6 +245,8 @@ def test_with_workers_the_store_is_made_beside_the_steps_and_every_run_logged_fr
     rows = {Path(folder).name: len(json.loads((Path(folder) / "results.json").read_text())["rows"]) for folder in parents}
     assert rows == {"atlas-makespan": 5, "trace-elasticflow-cluster05-total_completion": 2, "fairness-venus": 1}
     assert len(children) == 8  # a child per row: lpt on m = 5…100; fifo, srpt; fifo
+    assert main(["demo", "--output", str(tmp_path / "again"), "--workers", "1", "--quiet"]) == 0
+    assert unsynced == [f"sqlite:///{db}"]  # the second run found the store: its commits were synced
 
 
 def test_a_failed_step_in_a_worker_prints_its_error_in_place_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
