@@ -47,15 +47,25 @@ def _run(monkeypatch, setting, name, jobs, cluster):
     return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
 
 
+_PYTHON_RUNS: dict = {}
+
+
+def _python_run(monkeypatch, name, workload):
+    """The Python loop's run of `name` on a workload (its jobs, its run), made once for the tests that read it."""
+    if (name, workload) not in _PYTHON_RUNS:
+        make, cluster = WORKLOADS[workload]
+        jobs = JobSet.from_frame(make())
+        _PYTHON_RUNS[name, workload] = jobs, _run(monkeypatch, "off", name, jobs, cluster)
+    return _PYTHON_RUNS[name, workload]
+
+
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
 def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
-    make, cluster = WORKLOADS[workload]
-    jobs = JobSet.from_frame(make())
-    python = _run(monkeypatch, "off", name, jobs, cluster)
-    compiled_run = _run(monkeypatch, "on", name, jobs, cluster)
+    jobs, python = _python_run(monkeypatch, name, workload)
+    compiled_run = _run(monkeypatch, "on", name, jobs, WORKLOADS[workload][1])
     assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     # the workload exercises the mechanics (the policies that never preempt have no rounds)
     if get_policy(name, "cluster").preemptive:
@@ -69,8 +79,8 @@ def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workloa
 def test_the_workloads_reach_every_mechanism(monkeypatch):
     """Migrations, multi-node gangs and cold starts cut short happen in these workloads (else the
     comparison above would not cover them)."""
-    make, cluster = WORKLOADS["heterogeneous"]
-    run = _run(monkeypatch, "off", "astraea", JobSet.from_frame(make()), cluster)
+    cluster = WORKLOADS["heterogeneous"][1]
+    _, run = _python_run(monkeypatch, "astraea", "heterogeneous")
     assert run.metrics["migrations"] > 0
     assert run.allocations["nodes"].str.contains(",").any()
     cold = run.allocations[run.allocations["kind"] == "cold-start"]
@@ -229,9 +239,8 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
     from schedulers.cluster import jitglue, simulator
     from schedulers.jit import EventBudgetExceeded
 
-    make, cluster = WORKLOADS["no-cold-start"]
-    jobs = JobSet.from_frame(make())
-    full = _run(monkeypatch, "off", "astraea", jobs, cluster)
+    cluster = WORKLOADS["no-cold-start"][1]
+    jobs, full = _python_run(monkeypatch, "astraea", "no-cold-start")
     events = full.metrics["events"]
     assert events > 5_000
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
