@@ -47,24 +47,29 @@ def _run(monkeypatch, setting, name, jobs, cluster):
     return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
 
 
-_PYTHON_RUNS: dict = {}
+@pytest.fixture(scope="module")
+def python_runs():
+    """`python_runs(monkeypatch, name, workload)`: the Python loop's run of `name` on a workload (its jobs,
+    its run), made once in this module for the tests that read it."""
+    made = {}
 
+    def run(monkeypatch, name, workload):
+        if (name, workload) not in made:
+            make, cluster = WORKLOADS[workload]
+            jobs = JobSet.from_frame(make())
+            made[name, workload] = jobs, _run(monkeypatch, "off", name, jobs, cluster)
+        return made[name, workload]
 
-def _python_run(monkeypatch, name, workload):
-    """The Python loop's run of `name` on a workload (its jobs, its run), made once for the tests that read it."""
-    if (name, workload) not in _PYTHON_RUNS:
-        make, cluster = WORKLOADS[workload]
-        jobs = JobSet.from_frame(make())
-        _PYTHON_RUNS[name, workload] = jobs, _run(monkeypatch, "off", name, jobs, cluster)
-    return _PYTHON_RUNS[name, workload]
+    yield run
+    made.clear()
 
 
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
-def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
-    jobs, python = _python_run(monkeypatch, name, workload)
+def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, python_runs, name, workload):
+    jobs, python = python_runs(monkeypatch, name, workload)
     compiled_run = _run(monkeypatch, "on", name, jobs, WORKLOADS[workload][1])
     assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     # the workload exercises the mechanics (the policies that never preempt have no rounds)
@@ -76,11 +81,11 @@ def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workloa
     same_run(python, compiled_run)
 
 
-def test_the_workloads_reach_every_mechanism(monkeypatch):
+def test_the_workloads_reach_every_mechanism(monkeypatch, python_runs):
     """Migrations, multi-node gangs and cold starts cut short happen in these workloads (else the
     comparison above would not cover them)."""
     cluster = WORKLOADS["heterogeneous"][1]
-    _, run = _python_run(monkeypatch, "astraea", "heterogeneous")
+    _, run = python_runs(monkeypatch, "astraea", "heterogeneous")
     assert run.metrics["migrations"] > 0
     assert run.allocations["nodes"].str.contains(",").any()
     cold = run.allocations[run.allocations["kind"] == "cold-start"]
@@ -233,14 +238,14 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
     assert jitglue.compiled_loop(astraea) is jitglue.compiled_loop(astraea_p)
 
 
-def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch):
+def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch, python_runs):
     """A budget made smaller than the run stops both loops at the same event with the same line
     (schedulers.jit.EventBudgetExceeded, exit 2); the budget the run needs exactly lets both finish."""
     from schedulers.cluster import jitglue, simulator
     from schedulers.jit import EventBudgetExceeded
 
     cluster = WORKLOADS["no-cold-start"][1]
-    jobs, full = _python_run(monkeypatch, "astraea", "no-cold-start")
+    jobs, full = python_runs(monkeypatch, "astraea", "no-cold-start")
     events = full.metrics["events"]
     assert events > 5_000
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
