@@ -35,10 +35,11 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/benchmark demo
 
-# the suite on TEST_WORKERS processes (pytest-xdist; 1: one process, as `python -m pytest -q`)
+# the suite on TEST_WORKERS processes (pytest-xdist; 1: one process, as `python -m pytest -q`), each test
+# file's tests on one of them, so that a file's shared (module) fixtures are built once, not once per process
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 perf: $(STAMP)
 	$(BIN)/benchmark perf

@@ -47,15 +47,30 @@ def _run(monkeypatch, setting, name, jobs, cluster):
     return simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
 
 
+@pytest.fixture(scope="module")
+def python_runs():
+    """`python_runs(monkeypatch, name, workload)`: the Python loop's run of `name` on a workload (its jobs,
+    its run), made once in this module for the tests that read it."""
+    made = {}
+
+    def run(monkeypatch, name, workload):
+        if (name, workload) not in made:
+            make, cluster = WORKLOADS[workload]
+            jobs = JobSet.from_frame(make())
+            made[name, workload] = jobs, _run(monkeypatch, "off", name, jobs, cluster)
+        return made[name, workload]
+
+    yield run
+    made.clear()
+
+
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("name", compiled_policies())
-def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workload):
-    make, cluster = WORKLOADS[workload]
-    jobs = JobSet.from_frame(make())
-    python = _run(monkeypatch, "off", name, jobs, cluster)
-    compiled_run = _run(monkeypatch, "on", name, jobs, cluster)
+def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, python_runs, name, workload):
+    jobs, python = python_runs(monkeypatch, name, workload)
+    compiled_run = _run(monkeypatch, "on", name, jobs, WORKLOADS[workload][1])
     assert (python.loop, compiled_run.loop) == ("Python", "compiled")
     # the workload exercises the mechanics (the policies that never preempt have no rounds)
     if get_policy(name, "cluster").preemptive:
@@ -66,11 +81,11 @@ def test_compiled_loop_gives_the_python_run(monkeypatch, same_run, name, workloa
     same_run(python, compiled_run)
 
 
-def test_the_workloads_reach_every_mechanism(monkeypatch):
+def test_the_workloads_reach_every_mechanism(monkeypatch, python_runs):
     """Migrations, multi-node gangs and cold starts cut short happen in these workloads (else the
     comparison above would not cover them)."""
-    make, cluster = WORKLOADS["heterogeneous"]
-    run = _run(monkeypatch, "off", "astraea", JobSet.from_frame(make()), cluster)
+    cluster = WORKLOADS["heterogeneous"][1]
+    _, run = python_runs(monkeypatch, "astraea", "heterogeneous")
     assert run.metrics["migrations"] > 0
     assert run.allocations["nodes"].str.contains(",").any()
     cold = run.allocations[run.allocations["kind"] == "cold-start"]
@@ -223,15 +238,14 @@ def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
     assert jitglue.compiled_loop(astraea) is jitglue.compiled_loop(astraea_p)
 
 
-def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch):
+def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch, python_runs):
     """A budget made smaller than the run stops both loops at the same event with the same line
     (schedulers.jit.EventBudgetExceeded, exit 2); the budget the run needs exactly lets both finish."""
     from schedulers.cluster import jitglue, simulator
     from schedulers.jit import EventBudgetExceeded
 
-    make, cluster = WORKLOADS["no-cold-start"]
-    jobs = JobSet.from_frame(make())
-    full = _run(monkeypatch, "off", "astraea", jobs, cluster)
+    cluster = WORKLOADS["no-cold-start"][1]
+    jobs, full = python_runs(monkeypatch, "astraea", "no-cold-start")
     events = full.metrics["events"]
     assert events > 5_000
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
