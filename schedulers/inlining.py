@@ -132,8 +132,7 @@ class _Inliner(ast.NodeTransformer):
 
 def inlined(function) -> bool:
     """Whether `function` is marked to be copied into its callers (`jitable(inline=True)`)."""
-    entry = jit._JITABLE.get(id(function))
-    return entry is not None and entry[0] is function and entry[1]
+    return jit.marked_inline(function)
 
 
 def inline_calls(loop):

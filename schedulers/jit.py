@@ -138,6 +138,7 @@ def describe(n_jobs: int) -> str:
 
 
 _JITABLE: dict[int, tuple] = {}  # id -> (function, inline): marked `jitable`, not yet registered with numba
+_INLINE: dict[int, object] = {}  # id -> function: marked `jitable(inline=True)`, for good (schedulers.inlining)
 
 
 def jitable(function=None, *, inline: bool = False):
@@ -148,6 +149,8 @@ def jitable(function=None, *, inline: bool = False):
     a call passes the run's state and counts references to it). Does not import numba."""
     def mark(f):
         _JITABLE[id(f)] = (f, inline)
+        if inline:
+            _INLINE[id(f)] = f
         return f
     return mark if function is None else mark(function)
 
@@ -174,6 +177,11 @@ def _register_poll() -> None:
 
 
 jitable(checkpoint)
+
+
+def marked_inline(function) -> bool:
+    """Whether `function` is marked `jitable(inline=True)`, before and after its registration."""
+    return _INLINE.get(id(function)) is function
 
 
 def register_jitables() -> None:

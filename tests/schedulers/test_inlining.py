@@ -89,6 +89,18 @@ def test_a_copied_body_evaluates_each_argument_once_in_order_and_keeps_the_calle
     assert _EVALUATED == [1.5, 4.0, 1.5, 4.0]  # each argument once, left to right, in both runs
 
 
+def test_the_marks_outlive_numba_s_registration():
+    """Registering the marked functions with numba (the first compiled loop of a process) empties
+    its list of them: the Python loops made after it still get the bodies copied in."""
+    from schedulers import jit
+
+    jit.register_jitables()
+    assert not jit._JITABLE
+    assert inlined(single.remaining_size) and inlined(single.preempts) and not inlined(jit.checkpoint)
+    loop = inline_calls(fastpath._make_one_at_a_time(single.remaining_size, True, single.preempts, "python"))
+    assert "key" not in _calls(loop) and "prefer" not in _calls(loop)
+
+
 def test_a_loop_with_nothing_to_copy_is_returned_as_it_is():
     def loop(x):
         return _argument(x)
