@@ -21,6 +21,35 @@ from schedulers.cluster.loop import SIMULATOR_MODULES, make_loop
 from schedulers.cluster.state import group
 
 _compiled_loops: dict[str, object] = {}  # by kernel name
+
+
+def __getattr__(name):
+    """PROTOTYPE: the proxy and opaque classes, made on first use (they import numba)."""
+    if name in ("_Proxy", "KernelStateRef"):
+        if name in globals():
+            return globals()[name]
+        from numba.core import types  # noqa: PLC0415
+        from numba.experimental import structref  # noqa: PLC0415
+
+        class _Proxy(structref.StructRefProxy):
+            """A state group handed to Python between the compiled steps of a run."""
+
+        class KernelStateRef(types.StructRef):
+            """A kernel's state as the shared loop sees it."""
+
+        _Proxy.__qualname__ = "_Proxy"
+        KernelStateRef.__qualname__ = "KernelStateRef"
+        globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
+        return globals()[name]
+    if name.startswith("_Ref_"):
+        register()
+        from schedulers.cluster import state  # noqa: PLC0415
+        for cls in (state.Job, state.Config, state.Clock, state.Nodes, state.Ledgers, state.Plan, state.Queues,
+                    state.Segments, state.State, state.Work, *_KERNELS):
+            _reference_class(cls)
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(name)
 _registered = False
 _lock = threading.Lock()
 
@@ -76,6 +105,12 @@ def _overloads() -> None:
 _REFERENCE_TYPES: dict[type, type] = {}
 
 
+def _reference_class(cls):
+    """The structref class of the state's group class `cls` (made once)."""
+    _make_reference(cls, None, None)
+    return _REFERENCE_TYPES[cls]
+
+
 def _make_reference(cls, field_types, fill):
     """The compiled `group(record)` of a `cls` record (a namedtuple of `field_types`): a numba
     structref with the same fields, of a structref type made once per class (`origin`: the class),
@@ -88,9 +123,15 @@ def _make_reference(cls, field_types, fill):
         def preprocess_fields(self, fields):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
-        ref_class = structref.register(type(f"{cls.__name__}Ref", (types.StructRef,),
-                                            {"preprocess_fields": preprocess_fields, "origin": cls}))
+        name = "_Ref_" + re.sub(r"\W", "_", f"{cls.__module__}.{cls.__qualname__}")
+        ref_class = structref.register(type(name, (types.StructRef,),
+                                            {"preprocess_fields": preprocess_fields, "origin": cls,
+                                             "__module__": __name__, "__qualname__": name}))
+        globals()[name] = ref_class  # importable: a boxed reference's type is pickled by name
+        structref.define_boxing(ref_class, __getattr__("_Proxy"))
         _REFERENCE_TYPES[cls] = ref_class
+    if field_types is None:
+        return None
     ref_type = ref_class(list(zip(cls._fields, field_types)))
     new = structref.new
 
@@ -126,12 +167,46 @@ def _fill_intrinsic():
     return fill
 
 
+_HANDLE_IMPLS: dict = {}  # PROTOTYPE: hook name -> its overload's implementation for a KernelHandle
+
+
+def handle_hook(name: str, make_impl) -> None:
+    """PROTOTYPE (schedulers.cluster.jitshared): hook `name` called on a KernelHandle."""
+    _HANDLE_IMPLS[name] = make_impl
+
+
+def register() -> None:
+    """The overloads, once per process."""
+    global _registered
+    if not _registered:
+        _overloads()
+        _registered = True
+
+
+_OPAQUE = []
+
+
+def opaque_type():
+    """PROTOTYPE: the numba type of a kernel's state as the shared loop sees it (no fields)."""
+    if not _OPAQUE:
+        from numba.core import types  # noqa: PLC0415
+        from numba.experimental import structref  # noqa: PLC0415
+
+        opaque = __getattr__("KernelStateRef")
+        structref.register(opaque)
+        structref.define_boxing(opaque, __getattr__("_Proxy"))
+        _OPAQUE.append(opaque([]))
+    return _OPAQUE[0]
+
+
 def _overload_hook(overload, name: str) -> None:
     """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands
     for: the hook's own function is the implementation (`strict=False`: its parameters are named as
     its kernel names them), not a wrapper calling it, which compiled one more library per hook and
     kernel (its LLVM module, the whole hook, optimized and turned into machine code once more)."""
     def typer(s, p, *args):
+        if getattr(p, "instance_class", None) is not None and p.instance_class.__name__ == "KernelHandle":
+            return _HANDLE_IMPLS[name]()
         return getattr(_KERNELS[p.origin], name)
     overload(getattr(kernels, name), strict=False)(typer)
 

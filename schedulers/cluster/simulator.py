@@ -162,8 +162,24 @@ def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) ->
 def _run_compiled(args: LoopArguments, name: str, notice):
     """The compiled loop's Outcome on `args`, compiling the loop for their types first (or loading it
     from numba's cache): `notice(text)` is told once that has taken COMPILE_NOTICE_AFTER_S."""
+    import os  # noqa: PLC0415
+
     import numba  # noqa: PLC0415
 
+    if os.environ.get("ATLAS_CLUSTER_LOOPS", "shared") == "shared":  # PROTOTYPE switch (issue 45)
+        from schedulers.cluster import jitshared  # noqa: PLC0415
+        timer = None
+        if notice is not None:
+            timer = threading.Timer(COMPILE_NOTICE_AFTER_S, notice, args=(jitglue.compile_notice(name),))
+            timer.daemon = True
+            timer.start()
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", category=numba.core.errors.NumbaIRAssumptionWarning)
+                return jitshared.run(args, started=lambda: timer is not None and timer.cancel())
+        finally:
+            if timer is not None:
+                timer.cancel()
     loop = jitglue.compiled_loop(args.params)
     signature = tuple(numba.typeof(a) for a in args)
     if signature not in loop.overloads:  # not compiled or loaded in this process yet
