@@ -148,13 +148,16 @@ def _pointer_impl(i: int, n: int):
     def make():
         if n == 1:
             def impl(s, p, a):
-                call_hook(p.hooks[i], i, s, p.ks, (a,))
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a,))
         elif n == 2:
             def impl(s, p, a, b):
-                call_hook(p.hooks[i], i, s, p.ks, (a, b))
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a, b))
         else:
             def impl(s, p, a, b, c):
-                call_hook(p.hooks[i], i, s, p.ks, (a, b, c))
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a, b, c))
         return impl
     return make
 
@@ -240,15 +243,18 @@ def run(args, started=lambda: None):
         if setup is None:
             setup = _made["setup", kind] = jit.njit(_named(_make_setup(sources), kind), nogil=False)
         _compiled(setup, (s_type, params_type, size_type))
-        addresses = np.zeros(len(POINTER_HOOKS), np.int64)
+        addresses = [0] * len(POINTER_HOOKS)
         extra = _extra_types()
         for i, name in enumerate(POINTER_HOOKS):
+            if getattr(made, name) in (kernels._no_hook, kernels._no_time_hook):
+                continue  # not called
             trampoline = _made.get((name, key))
             if trampoline is None:
                 trampoline = _made[name, key] = jit.njit(
                     _named(_trampoline(getattr(made, name), key, sources, len(extra[name])), f"{kind}_{name}"))
             result = _compiled(trampoline, (s_type, KS, *extra[name]))
             addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+    addresses = tuple(addresses)
     ks = setup(s, args.params, size)
     one = bool(made.one_event is kernels._one_event)
     with _lock:
