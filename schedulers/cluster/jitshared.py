@@ -220,18 +220,23 @@ def _compiled(function, signature):
     return function.overloads[signature]
 
 
-def run(args, started=lambda: None):
-    """The Outcome of the compiled run on `args` (schedulers.cluster.simulator.LoopArguments);
-    `started()` is called once every function is compiled or loaded, before the run's events."""
+def _begin(args):
+    """The run's state and work (`begin`, compiled or loaded first)."""
     import numba  # noqa: PLC0415
-    from numba.core import types  # noqa: PLC0415
 
     with _lock:
         _register()
-        made = _KERNELS[type(args.params)]
         begin = _shared("begin")
         _compiled(begin, tuple(numba.typeof(a) for a in (args.jobs, args.cluster, args.cfg)))
-    s, work = begin(args.jobs, args.cluster, args.cfg)
+    return begin(args.jobs, args.cluster, args.cfg)
+
+
+def _kernel(args, s):
+    """(the kernel's opaque state, its hooks' addresses, whether it decides after each event) for
+    the run of state `s`: its setup and trampolines compiled or loaded first."""
+    import numba  # noqa: PLC0415
+
+    made = _KERNELS[type(args.params)]
     size = args.jobs.size
     s_type, params_type, size_type = numba.typeof(s), numba.typeof(args.params), numba.typeof(size)
     with _lock:
@@ -254,12 +259,38 @@ def run(args, started=lambda: None):
                     _named(_trampoline(getattr(made, name), key, sources, len(extra[name])), f"{kind}_{name}"))
             result = _compiled(trampoline, (s_type, KS, *extra[name]))
             addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
-    addresses = tuple(addresses)
-    ks = setup(s, args.params, size)
-    one = bool(made.one_event is kernels._one_event)
+    return setup(s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
+
+
+def _events(s, work, args):
+    """The shared `events`, compiled or loaded for the run of state `s`."""
+    import numba  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
+
     with _lock:
         events = _shared("events")
-        _compiled(events, (s_type, numba.typeof(work), KS, numba.typeof(addresses), types.boolean,
-                           numba.typeof(args.max_events)))
+        _compiled(events, (numba.typeof(s), numba.typeof(work), KS, types.UniTuple(types.int64, len(POINTER_HOOKS)),
+                           types.boolean, numba.typeof(args.max_events)))
+    return events
+
+
+def run(args, started=lambda: None):
+    """The Outcome of the compiled run on `args` (schedulers.cluster.simulator.LoopArguments);
+    `started()` is called once every function is compiled or loaded, before the run's events."""
+    s, work = _begin(args)
+    ks, addresses, one = _kernel(args, s)
+    events = _events(s, work, args)
     started()
     return jit.call(events, s, work, ks, addresses, one, args.max_events)
+
+
+def compile_kernel(args) -> None:
+    """Compile (or load) what is the kernel's own for a run on `args`: its setup and hooks."""
+    s, _ = _begin(args)
+    _kernel(args, s)
+
+
+def compile_shared(args) -> None:
+    """Compile (or load) what every kernel's run on `args`' types shares: `begin` and `events`."""
+    s, work = _begin(args)
+    _events(s, work, args)

@@ -166,7 +166,7 @@ def _run_compiled(args: LoopArguments, name: str, notice):
 
     import numba  # noqa: PLC0415
 
-    if os.environ.get("ATLAS_CLUSTER_LOOPS", "shared") == "shared":  # PROTOTYPE switch (issue 45)
+    if os.environ.get("ATLAS_CLUSTER_LOOPS", "per-kernel") == "shared":  # PROTOTYPE switch (issue 45)
         from schedulers.cluster import jitshared  # noqa: PLC0415
         timer = None
         if notice is not None:

@@ -65,15 +65,27 @@ def _few_jobs():
     return jobs, ClusterSettings.of(nodes=sc.nodes, gpus_per_node=sc.gpus_per_node, tenant_weights=weights)
 
 
+SHARED = "shared loop"  # PROTOTYPE: the task compiling what every kernel's run shares (jitshared)
+
+
 def compile_policy(name: str) -> tuple[str, float, float]:
     """Compile (or load from the cache) the loop of cluster policy `name` in this process:
-    (name, wall seconds, CPU seconds of this process)."""
-    from schedulers.cluster import simulator  # noqa: PLC0415
+    (name, wall seconds, CPU seconds of this process). PROTOTYPE: with the shared loop
+    (schedulers.cluster.jitshared), only the kernel's own functions, or (`name` SHARED) the shared ones."""
+    import warnings  # noqa: PLC0415
+
+    from schedulers.cluster import jitshared, simulator  # noqa: PLC0415
     from schedulers.policy import get_policy  # noqa: PLC0415
 
     jobs, cluster = _few_jobs()
     wall, cpu = time.perf_counter(), time.process_time()
-    simulator.run(jobs, get_policy(name, "cluster")(), compiled=True, cluster=cluster)
+    if os.environ.get("ATLAS_CLUSTER_LOOPS", "per-kernel") != "shared":
+        simulator.run(jobs, get_policy(name, "cluster")(), compiled=True, cluster=cluster)
+    else:
+        args, _ = simulator.arguments(jobs, get_policy("fifo" if name == SHARED else name, "cluster")(), None, cluster)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (jitshared.compile_shared if name == SHARED else jitshared.compile_kernel)(args)
     return name, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -120,7 +132,11 @@ def warm_up(processes: int, say=print) -> float | None:
     names = sorted((policies[0] for policies in by_kernel.values()), key=_kernel_source_size, reverse=True)
     say(f"compiling the cluster simulator's loops of {len(names)} kernels and the single-machine loops in "
         f"{processes} process(es) (once after installing; later runs load them from numba's cache)")
-    names.append(SINGLE_MACHINE)
+    if os.environ.get("ATLAS_CLUSTER_LOOPS", "per-kernel") == "shared":
+        # PROTOTYPE: the shared loop first, the single-machine loops beside it, then the kernels
+        names = [SHARED, SINGLE_MACHINE, *names]
+    else:
+        names.append(SINGLE_MACHINE)
     t0 = time.perf_counter()
     if processes <= 1:
         done = map(_compile, names)
