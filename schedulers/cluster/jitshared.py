@@ -20,7 +20,8 @@ the warm-up's order 78.6 s (the per-kernel loops: 150 s), the first (ASTRAEA, wi
 `events` 16 s) 35.6 s, then AlloX 8.6, EASY-P 5.8, Themis 4.6, YARN-CS 3.0, HiveD 6.2, Gandiva_fair
 3.9, Tiresias-L 3.6, QSSF 3.0, FIFO 1.5, SRTF-oracle 2.2; `python -m schedulers.cluster.warmup`
 (2 processes, the single-machine loops included) 106 s of CPU in all (204 s with the per-kernel
-loops), its tasks' CPU summing to 101.5 s. Loading everything from the cache: under a second. The
+loops), its tasks' CPU summing to 101.5 s; again at load about 7: 90.8 s of CPU, 153 s wall
+(tasks: shared 20.3, single-machine 9.8, ASTRAEA 19.0, AlloX 11.6, the others 0.9-5.0). Loading everything from the cache: under a second. The
 runs are the Python runs (tests/schedulers/test_cluster_compiled.py, test_cluster_generated.py with
 ATLAS_CLUSTER_LOOPS=shared); per-event CPU on 300,000 synthetic jobs (minimum of 2, shared vs
 per-kernel): fifo 1.31 / 1.25 s, yarn-cs 3.25 / 3.10, astraea 8.57 / 8.28, themis 4.48 / 4.65,
