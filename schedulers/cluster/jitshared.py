@@ -25,7 +25,8 @@ loops), its tasks' CPU summing to 101.5 s; again at load about 7: 90.8 s of CPU,
 runs are the Python runs (tests/schedulers/test_cluster_compiled.py, test_cluster_generated.py with
 ATLAS_CLUSTER_LOOPS=shared); per-event CPU on 300,000 synthetic jobs (minimum of 2, shared vs
 per-kernel): fifo 1.31 / 1.25 s, yarn-cs 3.25 / 3.10, astraea 8.57 / 8.28, themis 4.48 / 4.65,
-allox 2.92 / 2.94, hived 6.87 / 7.17.
+allox 2.92 / 2.94, hived 6.87 / 7.17 (load 10-13); again at load 6-7, fifo 1.29 / 1.18, yarn-cs
+3.16 / 3.27, astraea 8.20 / 7.99 (the same events; each time includes the run's tables).
 
 May import numpy, schedulers.jit and the simulator's modules; numba only when a loop is compiled.
 """
