@@ -11,8 +11,9 @@ one shape of service:
   policy's own key function (`order_key`, in its policy file), the function its `key` calls on
   the engine, and the running job is preempted by its preemption rule (`preemption_rule`), the
   function `_OneAtATime.allocate` calls: each written once, a plug-in of the loop (one loop per
-  key when compiled). Every job's key at its release is computed before the loop, in one call of
-  the key function on the job columns as arrays (`release_keys`);
+  key, with the key and rule copied in: by numba when compiled, by schedulers.inlining as Python).
+  Every job's release key is computed before the loop, in one call of the key function on the
+  job columns as arrays (`release_keys`);
 - `_non_preemptive`: sjf and spjf, whose key is read at a job's release only: the same one job at a
   time on their release keys (`release_keys`, the same key function), one job per pass;
 - `_make_edf_p`: the same with EDFP's doubling of S (its `doubling_rule`, the function `EDFP.after`
@@ -25,8 +26,7 @@ All but `_las` and `_make_edf_p` perform the *same floating-point operations in 
 group clocks advanced by `rate * dt` at every event, snapped to the finishing job's virtual finish,
 the same relative tolerances, the same wake-ups — so schedules, start times, preemption counts and
 event counts are identical to the reference engine, bit for bit. `_las` and edf-p's loop keep the
-engine's tolerances but not its
-wake-ups that change nothing (stale level crossings, stale predicted deadlines); they take fewer
+engine's tolerances but not its wake-ups that change nothing (stale level crossings, stale predicted deadlines); they take fewer
 events and agree with the engine to rounding (1e-9 relative), with the same preemption counts and,
 for edf-p, the same final S and doublings (tests/schedulers/test_fastpath.py checks every policy
 on random instances with ties, releases and predictions). No Python object is allocated per event
@@ -49,13 +49,12 @@ Every loop takes its event budget (`event_budget`: 4 events per job + 4,096) and
 `schedulers.jit.checkpoint` every 16,384 events (fifo's, the tightest, at the end of the job that
 reaches them), where a compiled loop lets Python run a pending signal handler (Ctrl-C) and a loop
 past its budget returns -1 events (EventBudgetExceeded): one integer comparison per event, the
-same floating-point operations. Times that are not finite are
-refused before any loop (`JobSet.require_finite`).
+same floating-point operations. Times that are not finite are refused before any loop (`JobSet.require_finite`).
 
 Which classes run on which loop is read from the classes: a built-in class names its loop in its
 own `fast_loop` (schedulers.policy_base.Policy), and a one-job-at-a-time class its key function in
 its `order_key`, its preemption rule in `preemption_rule` (and edf-p its doubling rule in
-`doubling_rule`). May import the standard library, atlas_data.plugins,
+`doubling_rule`). May import the standard library, atlas_data.plugins, schedulers.inlining,
 schedulers.jit, and numpy (and numba, through schedulers.jit) where the compiled loops are used.
 """
 
@@ -68,6 +67,7 @@ import math
 
 from atlas_data.plugins import is_plugin
 from schedulers import jit
+from schedulers.inlining import inline_calls
 from schedulers.jit import EventBudgetExceeded, call, checkpoint, jitable
 
 _REL_TOL = 1e-11  # as in schedulers.engine: completions closer than this are simultaneous
@@ -863,7 +863,7 @@ class _Loops:
         loop = self._keyed.get((make, plug_ins))
         if loop is None:
             if self._wrap is None:
-                loop = make(*plug_ins, "python")
+                loop = inline_calls(make(*plug_ins, "python"))  # the key and rules copied in, as numba does
             else:
                 loop = make(*plug_ins, _sources_digest(plug_ins))
                 # numba names its cache index after the function: one index per loop and key

@@ -21,7 +21,7 @@ import numpy as np
 from schedulers.cluster.kernels import before_allocate, on_hold, on_unhold, on_unwait, on_wait, select
 from schedulers.cluster.ledgers import ledger_arrive, ledger_complete, ledger_hold, ledger_release
 from schedulers.cluster.placement import (clear_plan, compact, may_place, plan_equals_placement, plan_fits_on,
-                                          prepare_round, release_placement)
+                                          prepare_round, release_placement, same_placement)
 from schedulers.cluster.state import _COLD, _EPS, _IDLE, _RUN, DROPPED, GAPS, VIOLATION, VIOLATION_JOB
 from schedulers.cluster.stretches import close_segment, open_segment, record_placement, reopen_segment
 from schedulers.jit import jitable
@@ -48,26 +48,34 @@ def attained_engine(s, j):
 def move(s, work, j, g):
     """Job j into engine group g (running, cold-starting or idle); a running job's virtual finish
     time into the engine's heap (`work`, schedulers.cluster.state.Work)."""
-    old = s.eng.group_of[j]
+    eng = s.eng  # each array read once (every read through the state costs reference counts)
+    group_of = eng.group_of
+    old = group_of[j]
     if old == g:
         return
+    base = eng.base
+    vjoin = eng.vjoin
+    g_V = eng.g_V
+    g_count = eng.g_count
+    stamp = eng.stamp
     if old != _IDLE:
-        s.eng.base[j] += s.eng.g_V[old] - s.eng.vjoin[j]
-        s.eng.g_count[old] -= 1
-    s.eng.stamp[j] += 1
-    s.eng.group_of[j] = g
+        base[j] += g_V[old] - vjoin[j]
+        g_count[old] -= 1
+    stamp[j] += 1
+    group_of[j] = g
     if g != _IDLE:
-        V = s.eng.g_V[g]
-        s.eng.vjoin[j] = V
-        s.eng.g_count[g] += 1
+        V = g_V[g]
+        vjoin[j] = V
+        g_count[g] += 1
         if g == _RUN:
-            heapq.heappush(work.run_heap, (V + work.size[j] - s.eng.base[j], j, s.eng.stamp[j]))
+            heapq.heappush(work.run_heap, (V + work.size[j] - base[j], j, stamp[j]))
 
 
 @jitable(inline=True)
 def assign(s, j, g):
-    s.eng.moves_j.append(j)
-    s.eng.moves_g.append(g)
+    eng = s.eng
+    eng.moves_j.append(j)
+    eng.moves_g.append(g)
 
 
 @jitable(inline=True)
@@ -79,39 +87,47 @@ def wake_at(s, t):
 @jitable
 def hold_add(s, p, j):
     on_hold(s, p, j)
-    s.q.holding[j] = True
-    s.q.hold_pos[j] = s.q.n_hold[0]
-    s.q.hold_list[s.q.n_hold[0]] = j
-    s.q.n_hold[0] += 1
+    q = s.q
+    n_hold = q.n_hold
+    q.holding[j] = True
+    q.hold_pos[j] = n_hold[0]
+    q.hold_list[n_hold[0]] = j
+    n_hold[0] += 1
 
 
 @jitable
 def hold_remove(s, p, j):
     on_unhold(s, p, j)
-    s.q.holding[j] = False
-    i = s.q.hold_pos[j]
-    last = s.q.hold_list[s.q.n_hold[0] - 1]
-    s.q.hold_list[i] = last
-    s.q.hold_pos[last] = i
-    s.q.n_hold[0] -= 1
-    s.q.hold_pos[j] = -1
+    q = s.q
+    n_hold = q.n_hold
+    hold_pos = q.hold_pos
+    hold_list = q.hold_list
+    q.holding[j] = False
+    i = hold_pos[j]
+    last = hold_list[n_hold[0] - 1]
+    hold_list[i] = last
+    hold_pos[last] = i
+    n_hold[0] -= 1
+    hold_pos[j] = -1
 
 
 @jitable
 def wait_add(s, p, j, now):
     on_wait(s, p, j, now)
-    s.q.waiting[j] = True
-    s.q.n_wait[0] += 1
-    s.q.wait_demand[s.job.gpus[j]] += 1
-    s.q.wait_since[j] = now
+    q = s.q
+    q.waiting[j] = True
+    q.n_wait[0] += 1
+    q.wait_demand[s.job.gpus[j]] += 1
+    q.wait_since[j] = now
 
 
 @jitable
 def wait_remove(s, p, j):
     on_unwait(s, p, j)
-    s.q.waiting[j] = False
-    s.q.n_wait[0] -= 1
-    s.q.wait_demand[s.job.gpus[j]] -= 1
+    q = s.q
+    q.waiting[j] = False
+    q.n_wait[0] -= 1
+    q.wait_demand[s.job.gpus[j]] -= 1
 
 
 @jitable
@@ -129,37 +145,48 @@ def complete(s, p, j, now):
 def start_job(s, p, j, now):
     """_start: j takes its plan (already taken from the cluster)."""
     wait_remove(s, p, j)
-    undo = s.q.preempted_at[j] == now and plan_equals_placement(s, j)
+    q = s.q  # read once (every read through the state costs reference counts)
+    preempted_at = q.preempted_at
+    undo = preempted_at[j] == now and plan_equals_placement(s, j)
     if not undo:
-        s.plan.pl_len[j] = s.plan.plan_len[j]
-        for i in range(s.plan.plan_len[j]):
-            s.plan.pl_node[j, i] = s.plan.plan_node[j, i]
-            s.plan.pl_k[j, i] = s.plan.plan_k[j, i]
+        plan = s.plan
+        plan_len = plan.plan_len
+        pl_node = plan.pl_node
+        pl_k = plan.pl_k
+        plan_node = plan.plan_node
+        plan_k = plan.plan_k
+        plan.pl_len[j] = plan_len[j]
+        for i in range(plan_len[j]):
+            pl_node[j, i] = plan_node[j, i]
+            pl_k[j, i] = plan_k[j, i]
         record_placement(s, j)
     hold_add(s, p, j)
     ledger_hold(s, j, now)
     if undo:
-        s.q.preempted[j] -= 1
-        s.q.preempted_at[j] = -1.0
+        q.preempted[j] -= 1
+        preempted_at[j] = -1.0
         reopen_segment(s, j, now)
-        if not math.isnan(s.q.undo_until[j]):
-            until = s.q.undo_until[j]
-            s.q.cold_spent[j] -= s.q.undo_spent[j]
-            s.q.undo_until[j] = math.nan
-            s.q.cold_until[j] = until
-            heapq.heappush(s.q.cold_heap, (until, j))
+        undo_until = q.undo_until
+        if not math.isnan(undo_until[j]):
+            until = undo_until[j]
+            q.cold_spent[j] -= q.undo_spent[j]
+            undo_until[j] = math.nan
+            q.cold_until[j] = until
+            heapq.heappush(q.cold_heap, (until, j))
             assign(s, j, _COLD)
         else:
             assign(s, j, _RUN)
         return
-    if s.q.started[j] and s.cfg.cold_start_s > 0:
-        until = now + s.cfg.cold_start_s
-        s.q.cold_until[j] = until
-        heapq.heappush(s.q.cold_heap, (until, j))
+    started = q.started
+    cold_start_s = s.cfg.cold_start_s
+    if started[j] and cold_start_s > 0:
+        until = now + cold_start_s
+        q.cold_until[j] = until
+        heapq.heappush(q.cold_heap, (until, j))
         open_segment(s, j, now, 1)
         assign(s, j, _COLD)
     else:
-        s.q.started[j] = True
+        started[j] = True
         open_segment(s, j, now, 0)
         assign(s, j, _RUN)
 
@@ -168,18 +195,20 @@ def start_job(s, p, j, now):
 def preempt(s, p, j, now):
     hold_remove(s, p, j)
     release_placement(s, j)
-    until = s.q.cold_until[j]
+    q = s.q  # read once (every read through the state costs reference counts)
+    cold_until = q.cold_until
+    until = cold_until[j]
     if not math.isnan(until):
-        s.q.cold_until[j] = math.nan
+        cold_until[j] = math.nan
         spent = now - (until - s.cfg.cold_start_s)
-        s.q.cold_spent[j] += spent
-        s.q.undo_until[j] = until
-        s.q.undo_spent[j] = spent
-        s.q.undo_list.append(j)
+        q.cold_spent[j] += spent
+        q.undo_until[j] = until
+        q.undo_spent[j] = spent
+        q.undo_list.append(j)
     ledger_release(s, j, now)
     close_segment(s, j, now)
-    s.q.preempted[j] += 1
-    s.q.preempted_at[j] = now
+    q.preempted[j] += 1
+    q.preempted_at[j] = now
     wait_add(s, p, j, now)
     assign(s, j, _IDLE)
 
@@ -203,12 +232,21 @@ def decide(s, p, at_round, now):
     moved = np.zeros(len(chosen), np.bool_)
     if at_round:
         compact(s, chosen)
+        plan = s.plan  # its arrays read once for the chosen jobs (each read costs reference counts)
+        plan_len = plan.plan_len
+        plan_node = plan.plan_node
+        plan_k = plan.plan_k
+        pl_len = plan.pl_len
+        pl_node = plan.pl_node
+        pl_k = plan.pl_k
+        kept = plan.kept
+        holding = s.q.holding
         for c in range(len(chosen)):
             j = chosen[c]
-            if s.q.holding[j]:
-                if plan_equals_placement(s, j):
+            if holding[j]:
+                if same_placement(plan_len, plan_node, plan_k, pl_len, pl_node, pl_k, j):
                     renewed[c] = True
-                    s.plan.kept[j] = True
+                    kept[j] = True
                 else:
                     moved[c] = True
         running = np.sort(s.q.hold_list[:s.q.n_hold[0]].copy())

@@ -70,47 +70,65 @@ def advance(s, k, t):
 
 @jitable
 def ledger_arrive(s, j, t):
-    k = s.job.tenant[j]
-    advance(s, k, t)
-    s.led.demand[k] += s.job.gpus[j]
-    s.led.active_w[k] += s.job.weight[j]
-    x = s.job.xid[j]
-    if s.led.G_ref[k, x] == 0:
-        s.led.G[k, x] = 0.0
-    s.led.G_ref[k, x] += 1
-    s.led.job_base[j] = s.led.G[k, x]
+    job = s.job  # each array read once (every read through the state costs reference counts)
+    led = s.led
+    k = job.tenant[j]
+    if t - led.t_last[k] > 0.0:  # else advance has nothing to integrate (most calls: a call costs reference counts)
+        advance(s, k, t)
+    led.demand[k] += job.gpus[j]
+    led.active_w[k] += job.weight[j]
+    x = job.xid[j]
+    G = led.G
+    G_ref = led.G_ref
+    if G_ref[k, x] == 0:
+        G[k, x] = 0.0
+    G_ref[k, x] += 1
+    led.job_base[j] = G[k, x]
 
 
 @jitable
 def ledger_hold(s, j, t):
-    k = s.job.tenant[j]
-    advance(s, k, t)
-    s.led.run_gpus[k] += s.job.gpus[j]
-    s.led.hold_since[j] = t
+    job = s.job
+    led = s.led
+    k = job.tenant[j]
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
+    led.run_gpus[k] += job.gpus[j]
+    led.hold_since[j] = t
 
 
 @jitable
 def ledger_release(s, j, t):
-    k = s.job.tenant[j]
-    advance(s, k, t)
-    s.led.run_gpus[k] -= s.job.gpus[j]
-    s.led.job_att[j] += s.job.gpus[j] * (t - s.led.hold_since[j])
-    s.led.hold_since[j] = math.nan
+    job = s.job
+    led = s.led
+    k = job.tenant[j]
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
+    g = job.gpus[j]
+    hold_since = led.hold_since
+    led.run_gpus[k] -= g
+    led.job_att[j] += g * (t - hold_since[j])
+    hold_since[j] = math.nan
 
 
 @jitable
 def ledger_complete(s, j, t):
-    if not math.isnan(s.led.hold_since[j]):
+    job = s.job
+    led = s.led
+    if not math.isnan(led.hold_since[j]):
         ledger_release(s, j, t)
-    k = s.job.tenant[j]
-    advance(s, k, t)
-    x = s.job.xid[j]
-    s.led.job_fair[j] = s.job.weight[j] * (s.led.G[k, x] - s.led.job_base[j])
-    s.led.G_ref[k, x] -= 1
-    s.led.demand[k] -= s.job.gpus[j]
-    s.led.active_w[k] -= s.job.weight[j]
-    if s.led.active_w[k] < 1e-12:
-        s.led.active_w[k] = 0.0
+    k = job.tenant[j]
+    if t - led.t_last[k] > 0.0:
+        advance(s, k, t)
+    x = job.xid[j]
+    w = job.weight[j]
+    led.job_fair[j] = w * (led.G[k, x] - led.job_base[j])
+    led.G_ref[k, x] -= 1
+    led.demand[k] -= job.gpus[j]
+    active_w = led.active_w
+    active_w[k] -= w
+    if active_w[k] < 1e-12:
+        active_w[k] = 0.0
 
 
 @jitable

@@ -25,7 +25,7 @@ from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
 from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
                                       new_work)
-from schedulers.cluster.stretches import STORED, chunk_entries
+from schedulers.cluster.stretches import OFFSETS_MAX, STORED, RecordLimitError, chunk_entries
 from schedulers.jit import checkpoint, jitable
 
 
@@ -125,7 +125,12 @@ def collect(chunks: StretchChunks) -> Stretches:
     """A finished run's stretches (the loop's StretchChunks) as one array per field (STORED types),
     the stretches of positive length only (a stretch that ends at its start held no GPU time). Each
     chunk is freed once copied (the chunk lists are emptied), so that the copy needs one chunk on
-    top of what the stretches take (schedulers.cluster.stretches)."""
+    top of what the stretches take (schedulers.cluster.stretches). RecordLimitError for a run that
+    recorded more placement parts than the stretches' offsets (`pl`, int32) hold: the offsets a
+    stretch stores are below that count, so every one is whole when it is within the bound."""
+    if int(chunks.flat_n[0]) > OFFSETS_MAX + 1:
+        raise RecordLimitError(f"the run recorded {int(chunks.flat_n[0]):,} placement parts: its stretches hold the "
+                         f"offsets of at most {OFFSETS_MAX + 1:,} (schedulers.cluster.stretches)")
     n = int(chunks.n[0])
     step = chunk_entries("end")
     keep = np.empty(n, np.bool_)

@@ -230,12 +230,21 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
     `tenant`, `nodes`, `kind`) are categorical: a run of 10⁶ jobs has tens of millions of rows over
     a million job ids and tens of thousands of placements, and text per row would take most of the time
-    and memory of the run."""
-    idx, start, end, code, texts, kind = _allocation_codes(state.segments)
+    and memory of the run.
+
+    The run's stretches are handed over to the table (`state.segments` is None after it): their
+    placement records are freed once coded, before the table's own columns are made (at 10⁶ ASTRAEA
+    jobs, about 200 MB that would otherwise be held beside them)."""
+    stretches, state.segments = state.segments, None
+    idx, start, end, code, texts, kind = _allocation_codes(stretches)
+    del stretches
+    # the tenants' codes gathered in pandas' type for that many categories (int8 for up to 127), not
+    # gathered wider and converted: a run's tens of millions of rows
+    tenant = _categorical(jobs.tenant, list(jobs.tenant_names))
     # copy=False: every array here is new, and float columns kept apart are not copied into one block
     return pd.DataFrame({
         "job_id": _categorical(idx, [str(j) for j in jobs.job_id]),
-        "tenant": _categorical(jobs.tenant.astype(np.int32)[idx], list(jobs.tenant_names)),
+        "tenant": pd.Categorical.from_codes(tenant.codes[idx], dtype=tenant.dtype, validate=False),
         "start": start,
         "end": end,
         "nodes": _categorical(code, texts),
@@ -244,12 +253,18 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     }, columns=list(ALLOCATION_COLUMNS), copy=False)
 
 
+#: stretches coded at a time by _allocation_codes: a block's selections and gathers take a few MB
+#: where the whole column's took a copy of it (two int64 columns of 17 million stretches at 10⁶ jobs)
+CODE_BLOCK = 1 << 20
+
+
 def _allocation_codes(stretches):
     """The executed stretches (schedulers.cluster.loop.Stretches) as codes: (job index, start, end, placement code, the placements'
     texts "node:gpus[,node:gpus]" indexed by the code, kind code 0 = run / 1 = cold start).
     A run of 10⁶ jobs has ~17 million stretches over ~65,000 distinct placements, so a text is
     made once per distinct placement and the stretches are coded without sorting them: one-node
-    placements by their (node, GPUs), gangs by the parts of their placement record."""
+    placements by their (node, GPUs), block by block (CODE_BLOCK), gangs by the parts of their
+    placement record, column by column: the coding needs little memory beyond the codes it makes."""
     s_job, s_start, s_end, s_kind = stretches.job, stretches.start, stretches.end, stretches.kind
     flat_node, flat_k = stretches.flat_node, stretches.flat_k
     offsets, parts = stretches.pl, stretches.pn
@@ -264,30 +279,43 @@ def _allocation_codes(stretches):
     if not len(s_start):
         return s_job, s_start, s_end, code, texts, s_kind
     width = int(flat_k.max()) + 1
-    part = flat_node.astype(np.int64) * width + flat_k  # one number per (node, GPUs) part
+    bound = (int(flat_node.max()) + 1) * width  # above every part's number: node · width + GPUs
+    number = np.int32 if bound <= np.iinfo(np.int32).max else np.int64  # a part's number's type
+
+    def part(at):  # the numbers of the placement parts at offsets `at`
+        return flat_node[at].astype(number) * width + flat_k[at]
+
+    blocks = [slice(lo, lo + CODE_BLOCK) for lo in range(0, len(s_start), CODE_BLOCK)]
     one = parts == 1
     if one.any():
-        placed = part[offsets[one]]
-        seen = np.zeros(int(part.max()) + 1, dtype=bool)
-        seen[placed] = True
+        seen = np.zeros(bound, dtype=bool)
+        for b in blocks:
+            seen[part(offsets[b][one[b]])] = True
         texts = [f"{v // width}:{v % width}" for v in np.flatnonzero(seen).tolist()]
-        code[one] = (np.cumsum(seen, dtype=np.int32) - 1)[placed]
+        rank = np.cumsum(seen, dtype=np.int32) - 1
+        for b in blocks:
+            chosen = one[b]
+            code[b][chosen] = rank[part(offsets[b][chosen])]
     if not one.all():
-        many = ~one
+        many = np.flatnonzero(~one)
+        del one
         # the gangs' placement records (a job's stretches of one start share its record) ...
         placed = offsets[many]
-        used = np.zeros(len(part) + 1, dtype=bool)
+        used = np.zeros(len(flat_node) + 1, dtype=bool)
         used[placed] = True
         records = np.flatnonzero(used)
-        record_of = (np.cumsum(used, dtype=np.int64) - 1)[placed]
+        del used
+        record_of = np.searchsorted(records, placed)  # its index among the records (sorted)
+        del placed
         size = np.zeros(len(records), dtype=np.int64)
         size[record_of] = parts[many]
-        # ... as rows of their parts (padded with -1), and the distinct rows among them
-        table = np.full((len(records), int(size.max())), -1, dtype=np.int64)
-        which = np.repeat(np.arange(len(records)), size)
-        at = np.arange(len(which)) - np.repeat(np.cumsum(size) - size, size)
-        table[which, at] = part[np.repeat(records, size) + at]
-        record_code, first = _distinct_rows(table, int(part.max()) + 2)
+        # ... as rows of their parts (padded with -1), filled column by column, and the distinct rows
+        table = np.full((len(records), int(size.max())), -1, dtype=number)
+        for column in range(table.shape[1]):
+            longer = np.flatnonzero(size > column)
+            table[longer, column] = part(records[longer] + column)
+        del size, records
+        record_code, first = _distinct_rows(table, bound + 1)
         code[many] = len(texts) + record_code[record_of]
         texts += [",".join(f"{v // width}:{v % width}" for v in row if v >= 0) for row in table[first].tolist()]
     return s_job, s_start, s_end, code, texts, s_kind

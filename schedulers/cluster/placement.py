@@ -139,17 +139,16 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
     the compiled loop takes and drops reference counts, and most attempts fail at the first test)."""
     row = 1 if at_round else 0
     nodes = s.nodes
-    plan = s.plan
-    fr2 = nodes.fr2
     tot = nodes.tot
-    if (hold or preempted_now) and plan.pl_len[j] > 0:
+    if (hold or preempted_now) and s.plan.pl_len[j] > 0:
+        plan = s.plan
+        fr2 = nodes.fr2
         pl_len = plan.pl_len
         pl_node = plan.pl_node
         pl_k = plan.pl_k
-        owner = nodes.owner
         ok = True
         for i in range(pl_len[j]):
-            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or owner[pl_node[j, i]] == restrict):
+            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or nodes.owner[pl_node[j, i]] == restrict):
                 ok = False
                 break
         if ok:
@@ -175,6 +174,8 @@ def place_job(s, j, hold, preempted_now, at_round, g, restrict):
             return True
     if g > tot[row]:
         return False
+    plan = s.plan
+    fr2 = nodes.fr2
     found_node = nodes.found_node
     found_k = nodes.found_k
     parts = 0
@@ -274,9 +275,15 @@ def total_now(s, at_round):
 
 @jitable
 def release_placement(s, j):
-    for i in range(s.plan.pl_len[j]):
-        s.nodes.free[s.plan.pl_node[j, i]] += s.plan.pl_k[j, i]
-        s.nodes.free_total[0] += s.plan.pl_k[j, i]
+    plan = s.plan  # each array read once (every read through the state costs reference counts)
+    pl_node = plan.pl_node
+    pl_k = plan.pl_k
+    nodes = s.nodes
+    free = nodes.free
+    free_total = nodes.free_total
+    for i in range(plan.pl_len[j]):
+        free[pl_node[j, i]] += pl_k[j, i]
+        free_total[0] += pl_k[j, i]
 
 
 @jitable
@@ -293,13 +300,15 @@ def plan_fits_on(s, fr, j):
 @jitable
 def plan_equals_placement(s, j):
     plan = s.plan
-    n = plan.pl_len[j]
-    if plan.plan_len[j] != n:
+    return same_placement(plan.plan_len, plan.plan_node, plan.plan_k, plan.pl_len, plan.pl_node, plan.pl_k, j)
+
+
+@jitable
+def same_placement(plan_len, plan_node, plan_k, pl_len, pl_node, pl_k, j):
+    """plan_equals_placement on the plan's arrays, read once by a caller that compares many jobs."""
+    n = pl_len[j]
+    if plan_len[j] != n:
         return False
-    plan_node = plan.plan_node
-    plan_k = plan.plan_k
-    pl_node = plan.pl_node
-    pl_k = plan.pl_k
     for i in range(n):
         if plan_node[j, i] != pl_node[j, i] or plan_k[j, i] != pl_k[j, i]:
             return False
@@ -328,20 +337,20 @@ def compact(s, chosen):
     nodes = s.nodes
     plan = s.plan
     holding = s.q.holding
-    same = True
-    for j in chosen:
-        if holding[j] and not plan_equals_placement(s, j):
-            same = False
-            break
-    if same:
-        return
-    packed = nodes.packed
     pl_len = plan.pl_len
     pl_node = plan.pl_node
     pl_k = plan.pl_k
     plan_len = plan.plan_len
     plan_node = plan.plan_node
     plan_k = plan.plan_k
+    same = True
+    for j in chosen:
+        if holding[j] and not same_placement(plan_len, plan_node, plan_k, pl_len, pl_node, pl_k, j):
+            same = False
+            break
+    if same:
+        return
+    packed = nodes.packed
     for i in range(nodes.N):
         packed[i] = nodes.cap[i]
     packed_total = nodes.M

@@ -23,6 +23,7 @@ from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, GAPS,
                                       MOST_CANDIDATES, ROUNDS, STUCK_AFTER, VIOLATION, VIOLATION_JOB, VIOLATIONS,
                                       ClusterArrays, Config, JobArrays, tenant_quotas)
+from schedulers.cluster.stretches import NODE_MAX, PARTS_MAX, RecordLimitError
 from schedulers.jit import EventBudgetExceeded
 
 #: a first call that takes longer than this to compile or load the loop gets the notice of `run`
@@ -66,7 +67,7 @@ LoopArguments = namedtuple("LoopArguments", "jobs cluster cfg max_events params"
 def arguments(jobs, policy, params=None, cluster=None) -> tuple[LoopArguments, list]:
     """(the arguments of the loop for `policy` on `jobs` on `cluster` (a ClusterSettings; None: the
     default one, `ClusterSettings()`) deciding by the kernel of `params` — by default its own,
-    `kernel_params()` —, the tenants' quotas), or PolicyError / ValueError."""
+    `kernel_params()` —, the tenants' quotas), or PolicyError / RecordLimitError."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
     jobs.require_finite()
@@ -89,6 +90,13 @@ def arguments(jobs, policy, params=None, cluster=None) -> tuple[LoopArguments, l
     cap = np.array(caps, np.int64)
     node_order = np.array(sorted(range(len(caps)), key=lambda i: (-caps[i], i)), np.int64)
     max_parts = (int(gpus.max()) // int(cap.min()) + 2) if jobs.n else 1
+    # a placement's parts are on distinct nodes: the stretches keep their count, nodes and GPUs in
+    # narrow types (schedulers.cluster.stretches), and a run they would not hold is refused
+    if min(max_parts, len(caps)) > PARTS_MAX:
+        raise RecordLimitError(f"a job of {int(gpus.max()):,} GPUs may take {min(max_parts, len(caps)):,} nodes of this "
+                         f"cluster: the simulator records placements of at most {PARTS_MAX:,} nodes")
+    if max(len(caps), *caps) > NODE_MAX:
+        raise RecordLimitError(f"the simulator takes at most {NODE_MAX:,} nodes of at most {NODE_MAX:,} GPUs each")
     predicted = jobs.predicted if jobs.predicted is not None else np.zeros(jobs.n)
     # the predicted log-normal spread of each job's size (the `quantile` revision rule); NaN: none given
     log_sd = jobs.predicted_log_sd if jobs.predicted_log_sd is not None else np.full(jobs.n, math.nan)

@@ -4,10 +4,13 @@ columns), and says exactly what one text per stretch, made row by row, says.
 The segments a run records: per stretch the job, start, end, kind and its placement record (offset
 and part count into the flat node/GPU lists). The reference below reads them one row at a time."""
 
+import weakref
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from schedulers.cluster import metrics
 from schedulers.cluster.loop import Stretches
 from schedulers.cluster.metrics import ALLOCATION_COLUMNS, allocation_table
 from schedulers.jobs import JobSet
@@ -82,6 +85,32 @@ def test_the_coded_table_says_what_a_text_per_row_says(seed):
     # one category per distinct placement text (a gang placed alike by two records is one)
     assert table["nodes"].cat.categories.is_unique
     assert set(table["nodes"].cat.categories) == set(expected["nodes"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_coding_block_by_block_gives_the_same_table(seed, monkeypatch):
+    """The one-node placements are coded CODE_BLOCK stretches at a time: blocks of 7 stretches give
+    the table of one block, and what a text per row says."""
+    rng = np.random.default_rng(seed)
+    jobs = _jobs(rng, 40)
+    segments = _segments(rng, jobs.n, 600, nodes=12, gpus_per_node=8, max_parts=1 + seed)
+    whole = allocation_table(jobs, _Run(segments))
+    monkeypatch.setattr(metrics, "CODE_BLOCK", 7)
+    blocks = allocation_table(jobs, _Run(segments))
+    pd.testing.assert_frame_equal(blocks, whole, check_exact=True)
+    assert blocks["nodes"].astype(str).tolist() == _row_by_row(jobs, segments)["nodes"].tolist()
+
+
+def test_the_table_takes_the_stretches_over_and_frees_their_placement_records():
+    """The run's stretches are the table's (its job, start, end and kind codes); their placement
+    records are freed once coded, not held beside the table."""
+    rng = np.random.default_rng(5)
+    jobs = _jobs(rng, 20)
+    run = _Run(_segments(rng, jobs.n, 200, nodes=8, gpus_per_node=8, max_parts=3))
+    records = [weakref.ref(getattr(run.segments, name)) for name in ("pl", "pn", "flat_node", "flat_k")]
+    table = allocation_table(jobs, run)
+    assert run.segments is None and len(table) > 100
+    assert [r() for r in records] == [None] * 4
 
 
 def test_job_ids_that_read_alike_as_text_share_a_category():

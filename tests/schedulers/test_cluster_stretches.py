@@ -1,9 +1,11 @@
 """How a run of the cluster simulator keeps its executed stretches (schedulers.cluster.stretches): in
-chunks of compact types, 33 bytes a stretch and 8 a placement part, with at most one chunk per field
+chunks of compact types, 27 bytes a stretch and 8 a placement part, with at most one chunk per field
 beyond what the stretches take; `loop.collect` copies them into one array per field with one chunk
 of memory on top (at 10⁶ jobs ASTRAEA executes 17 million stretches: kept as six 8-byte typed-list
 entries and then copied whole, they took 1.5 GiB at once). And the chunking changes nothing: with
-chunks of a few hundred entries, a run crosses many chunk boundaries and gives the same tables."""
+chunks of a few hundred entries, a run crosses many chunk boundaries and gives the same tables. The
+narrow types never truncate: a run whose values they would not hold is refused, and a placement at
+the bound of its parts' count is kept whole."""
 
 import sys
 import tracemalloc
@@ -11,9 +13,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from schedulers.cluster import simulator, stretches
+from atlas_data.errors import InputError
+from schedulers.cluster import loop, simulator, stretches
 from schedulers.cluster.loop import StretchChunks, Stretches, collect
-from schedulers.cluster.metrics import simulate_fairness
+from schedulers.cluster.metrics import allocation_table, simulate_fairness
 from schedulers.cluster.scenarios import venus
 from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
@@ -32,10 +35,10 @@ def busy():
 
 def _small_chunks(monkeypatch, chunk_bytes: int) -> None:
     """Chunks of `chunk_bytes` for every field (the Python run reads the module's constants at each call)."""
-    bits = {8: "_BITS8", 4: "_BITS4", 1: "_BITS1"}
-    lows = {8: "_LOW8", 4: "_LOW4", 1: "_LOW1"}
+    bits = {8: "_BITS8", 4: "_BITS4", 2: "_BITS2", 1: "_BITS1"}
+    lows = {8: "_LOW8", 4: "_LOW4", 2: "_LOW2", 1: "_LOW1"}
     monkeypatch.setattr(stretches, "CHUNK_BYTES", chunk_bytes)
-    for size in (8, 4, 1):
+    for size in (8, 4, 2, 1):
         b = (chunk_bytes // size).bit_length() - 1
         monkeypatch.setattr(stretches, bits[size], b)
         monkeypatch.setattr(stretches, lows[size], (1 << b) - 1)
@@ -51,7 +54,7 @@ def small_chunks(busy):
         return simulator._python_loop(*args).stretches
 
 
-def test_a_stretch_is_kept_in_33_bytes_and_a_placement_part_in_8(small_chunks):
+def test_a_stretch_is_kept_in_27_bytes_and_a_placement_part_in_8(small_chunks):
     chunks = small_chunks
     n, parts = int(chunks.n[0]), int(chunks.flat_n[0])
     assert n > 5_000 and parts > 3_000  # many chunks per field
@@ -61,7 +64,7 @@ def test_a_stretch_is_kept_in_33_bytes_and_a_placement_part_in_8(small_chunks):
         assert {c.nbytes for c in field} == {SMALL_CHUNK_BYTES}, name  # every chunk one size: no copy as they grow
     per_stretch = sum(np.dtype(stretches.STORED[name]).itemsize for name in PER_STRETCH)
     per_part = sum(np.dtype(stretches.STORED[name]).itemsize for name in PER_PART)
-    assert (per_stretch, per_part) == (33, 8)
+    assert (per_stretch, per_part) == (27, 8)
     # what the chunks take: the stretches' bytes and less than one chunk per field more
     stretch_bytes = sum(c.nbytes for name in PER_STRETCH for c in held[name])
     part_bytes = sum(c.nbytes for name in PER_PART for c in held[name])
@@ -95,11 +98,11 @@ def test_collect_copies_the_chunks_with_one_field_of_memory_on_top(small_chunks,
         np.testing.assert_array_equal(field, expected[name], err_msg=name)
     kept = int(positive.sum())
     assert len(out.start) == kept and (out.end > out.start).all()
-    made = 33 * kept + 8 * flat_n  # the arrays it returns ...
+    made = 27 * kept + 8 * flat_n  # the arrays it returns ...
     assert abs((after - before) - (made - held)) < 4096  # ... in place of the chunks, all freed
     # on top of the chunks, one field's array (8 bytes a stretch; its pages are written as that
     # field's chunks are freed), the mask of kept stretches (a byte each) and one chunk; copying
-    # every field before freeing the chunks would take all the arrays' 33 bytes a stretch on top
+    # every field before freeing the chunks would take all the arrays' 27 bytes a stretch on top
     bound = 8 * kept + n + SMALL_CHUNK_BYTES + 4096
     assert made > 3 * bound
     assert peak - before <= bound, (peak - before, bound)
@@ -112,3 +115,51 @@ def test_chunk_boundaries_change_no_table(busy, monkeypatch, same_run):
     chunked = simulate_fairness(jobs, get_policy("astraea", "cluster")(), compiled=False, cluster=cluster)
     same_run(whole, chunked)
     assert len(chunked.allocations) > 5_000 and (chunked.allocations["end"] > chunked.allocations["start"]).all()
+
+
+def test_a_placement_of_the_most_parts_the_stretches_hold_is_kept_whole():
+    """A gang over PARTS_MAX one-GPU nodes: its stretch's count of parts is the int16 bound itself,
+    stored whole, and so are its parts (a count stored in a narrower type would wrap)."""
+    n = stretches.PARTS_MAX
+    jobs = JobSet.from_arrays(np.array([0.0]), np.array([100.0]), gpus=np.array([n]))
+    cluster = ClusterSettings.of(nodes=n, gpus_per_node=1)
+    state = simulator.run(jobs, get_policy("fifo", "cluster")(), False, cluster=cluster)
+    seg = state.segments
+    assert seg.pn.dtype == np.int16 and seg.pn.tolist() == [n] and seg.pl.tolist() == [0]
+    np.testing.assert_array_equal(seg.flat_node, np.arange(n))
+    np.testing.assert_array_equal(seg.flat_k, np.ones(n))
+    (nodes,) = allocation_table(jobs, state)["nodes"].astype(str)
+    assert nodes == ",".join(f"{i}:1" for i in range(n))
+
+
+@pytest.mark.parametrize("nodes, gpus_per_node, gpus, refused", [
+    (stretches.PARTS_MAX + 1, 1, stretches.PARTS_MAX + 1, "placements of at most 32,767 nodes"),
+    (1, stretches.NODE_MAX + 1, 1, "nodes of at most 2,147,483,647 GPUs"),
+])
+def test_a_run_whose_placements_the_narrow_types_would_not_hold_is_refused(nodes, gpus_per_node, gpus, refused):
+    jobs = JobSet.from_arrays(np.array([0.0]), np.array([100.0]), gpus=np.array([gpus]))
+    cluster = ClusterSettings.of(nodes=nodes, gpus_per_node=gpus_per_node)
+    with pytest.raises(stretches.RecordLimitError, match=refused) as refusal:
+        simulator.run(jobs, get_policy("fifo", "cluster")(), False, cluster=cluster)
+    assert isinstance(refusal.value, InputError)  # bad input: one line and exit status 2 on the command line
+
+
+def test_collect_refuses_a_run_of_more_placement_parts_than_its_offsets_hold(small_chunks, monkeypatch):
+    """Every offset a stretch stores is below the run's count of parts (an int64): `collect` takes
+    the stretches while that count is within the int32 offsets' bound, and refuses them past it."""
+    flat_n = int(small_chunks.flat_n[0])
+
+    def copied():
+        return StretchChunks(*[[c.copy() for c in field] if isinstance(field, list) else field
+                               for field in small_chunks])
+
+    _small_chunks(monkeypatch, SMALL_CHUNK_BYTES)
+    monkeypatch.setattr(loop, "OFFSETS_MAX", flat_n - 1)
+    assert collect(copied()).pl.max() < flat_n
+    monkeypatch.setattr(loop, "OFFSETS_MAX", flat_n - 2)
+    with pytest.raises(stretches.RecordLimitError, match=f"recorded {flat_n:,} placement parts"):
+        collect(copied())
+    monkeypatch.undo()
+    past = copied()._replace(flat_n=np.array([stretches.OFFSETS_MAX + 2], np.int64))
+    with pytest.raises(stretches.RecordLimitError, match="its stretches hold the offsets of at most 2,147,483,648"):
+        collect(past)

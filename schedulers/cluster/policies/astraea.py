@@ -104,17 +104,23 @@ class AstraeaP(Astraea):
 # so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
 # jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them:
-# (ρ_job, p̂, j), or, when ASTRAEA-P revises and the job's revised predicted remaining time r is at
-# most a lease, (−1, r, j), which puts it before tier A. A decision takes a tenant's candidates from
-# tier A's head (a_ptr[k]) before tier B's, except tier B's (−1, r, j) entries. est[j] is job j's
-# estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised.
+# (ρ_job, p̂, j). When ASTRAEA-P revises, a job whose revised predicted remaining time r is at most
+# a lease is keyed (−1, r, j) into a heap of its own (e_heap), taken before tier A and the rest of
+# tier B. A decision takes a tenant's candidates from e_heap, then tier A's head (a_ptr[k]), then
+# b_heap. A waiting job's r does not change while it waits (its service does not), so it is read
+# once as it starts to wait (r[j]), and the waiting ones predicted to end within a lease are kept as
+# a set (e_buf): a fill keys only those, and a round also its running jobs, whose r moves. est[j] is
+# job j's estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised: a
+# revision happens only when the service has reached the estimate, and leaves the estimate above
+# it, so reading r again while the service stays put changes nothing.
 if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only so
     raise ValueError("ASTRAEA's kernel needs a positive new-job bonus")
 # Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
 # at each pick (its key moves with the band's lower edge), O(tenants) per pick.
 AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_heap b_built w_count round_at a_ptr key est revisions")
+                                          "hb_pos b_heap b_built w_count round_at a_ptr key est revisions "
+                                          "e_buf e_len e_pos e_heap e_built r")
 
 
 def setup(s, params):
@@ -122,8 +128,10 @@ def setup(s, params):
     n = s.job.n
     maxg = s.job.maxg
     b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
+    e_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
     for k in range(T):
         b_heap[k].clear()
+        e_heap[k].clear()
     est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
     return group(AstraeaState(
         params=params, a_buf=[np.zeros(8, np.int64) for _ in range(T)], a_len=np.zeros(T, np.int64),
@@ -131,7 +139,9 @@ def setup(s, params):
         sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
         hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
         b_heap=b_heap, b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
-        a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64)))
+        a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64),
+        e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
+        e_heap=e_heap, e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf)))
 
 
 def on_hold(s, p, j):
@@ -194,6 +204,11 @@ def on_wait(s, p, j, now):
     if s.q.started[j]:
         bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] += 1
+        if revising(p):  # its r, fixed while it waits
+            r = remaining(s, p, j)
+            p.r[j] = r
+            if r <= s.cfg.lease_s:
+                bag_add(p.e_buf, p.e_len, p.e_pos, k, j)
         return
     length = p.a_len[k]
     buf = room(p.a_buf, p.a_len, k)
@@ -211,6 +226,8 @@ def on_unwait(s, p, j):
     if s.q.started[j]:
         bag_remove(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] -= 1
+        if p.e_pos[j] >= 0:
+            bag_remove(p.e_buf, p.e_len, p.e_pos, k, j)
         return
     length = p.a_len[k]
     buf = p.a_buf[k]
@@ -224,14 +241,15 @@ def on_unwait(s, p, j):
 @jitable
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
-    (ρ_job, [p̂ for ASTRAEA-P,] j), or (−1, revised remaining, j) for a job ASTRAEA-P (revising)
-    predicts to end within a lease: popped in the order of the sorted keys."""
+    (ρ_job, [p̂ for ASTRAEA-P,] j), popped in the order of the sorted keys; without the jobs of
+    e_heap (ASTRAEA-P revising: tier_e, built first, read their r)."""
     h = p.b_heap[k]
     h.clear()
     by_prediction = p.params.by_prediction
     by_remaining = revising(p)
     lease = s.cfg.lease_s
     predicted = s.job.predicted
+    r = p.r
     led = s.led  # the arrays ρ_job reads, read once (a tier may hold hundreds of jobs)
     job = s.job
     hold_since = led.hold_since
@@ -246,14 +264,51 @@ def tier_b(s, p, k, at_round, now):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
         for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
             j = buf[i]
-            r = remaining(s, p, j) if by_remaining else math.inf
-            if r <= lease:  # predicted to end within a lease: ahead of every other candidate
-                h.append((-1.0, r, j))
-            else:
-                rho = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
-                h.append((rho, p_key(by_prediction, predicted, j), j))
+            if by_remaining and r[j] <= lease:
+                continue  # in e_heap
+            rho = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
+            h.append((rho, p_key(by_prediction, predicted, j), j))
     heapq.heapify(h)
     p.b_built[k] = True
+
+
+@jitable
+def tier_e(s, p, k, at_round, now):
+    """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap of
+    (−1, revised remaining time, j): its waiting ones (e_buf) and, at a round, its running ones,
+    whose r is read now (into r[j], which tier_b reads)."""
+    h = p.e_heap[k]
+    h.clear()
+    lease = s.cfg.lease_s
+    r = p.r
+    buf = p.e_buf[k]
+    for i in range(p.e_len[k]):
+        j = buf[i]
+        h.append((-1.0, r[j], j))
+    if at_round:
+        buf = p.hb_buf[k]
+        for i in range(p.hb_len[k]):
+            j = buf[i]
+            rj = remaining(s, p, j)
+            r[j] = rj
+            if rj <= lease:
+                h.append((-1.0, rj, j))
+    heapq.heapify(h)
+    p.e_built[k] = True
+
+
+@jitable
+def b_head(s, p, k, at_round, now):
+    """The heap whose head is tenant k's best tier-B candidate: e_heap while it has one, else b_heap
+    (each built when a decision first reads it)."""
+    if revising(p):
+        if not p.e_built[k]:
+            tier_e(s, p, k, at_round, now)
+        if len(p.e_heap[k]) > 0:
+            return p.e_heap[k]
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    return p.b_heap[k]
 
 
 @jitable
@@ -269,25 +324,14 @@ def p_key(by_prediction, predicted, j):
 @jitable
 def from_a(s, p, k, at_round, now):
     """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
-    A first, unless tier B's best is a job predicted to end within a lease (ASTRAEA-P revising)."""
+    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_heap)."""
     if p.a_ptr[k] >= p.a_len[k]:
         return False
     if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
         return True  # tier A first (and tier B is empty)
-    if not p.b_built[k]:
-        tier_b(s, p, k, at_round, now)
-    h = p.b_heap[k]
-    return len(h) == 0 or h[0][0] >= 0.0  # a job predicted to end within a lease goes first
-
-
-@jitable
-def head_job(s, p, k, at_round, now):
-    """Tenant k's best candidate not yet chosen in this decision (phase 2's choice)."""
-    if from_a(s, p, k, at_round, now):
-        return p.a_buf[k][p.a_ptr[k]]
-    if not p.b_built[k]:
-        tier_b(s, p, k, at_round, now)
-    return p.b_heap[k][0][2]
+    if not p.e_built[k]:
+        tier_e(s, p, k, at_round, now)
+    return len(p.e_heap[k]) == 0
 
 
 @jitable
@@ -295,29 +339,29 @@ def head_key(s, p, k, at_round, now):
     """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
     if from_a(s, p, k, at_round, now):
         return p.key[p.a_buf[k][p.a_ptr[k]]]
-    if not p.b_built[k]:
-        tier_b(s, p, k, at_round, now)
-    return p.b_heap[k][0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
-
-
-@jitable
-def pop_head(s, p, k, at_round, now):
-    """Tenant k's best candidate, taken from its tier (it leaves this decision's candidates)."""
-    if from_a(s, p, k, at_round, now):
-        j = p.a_buf[k][p.a_ptr[k]]
-        p.a_ptr[k] += 1
-        return j
-    return heapq.heappop(p.b_heap[k])[2]
+    return b_head(s, p, k, at_round, now)[0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
 
 
 @jitable
 def take_head(s, p, k, at_round, now, head, chosen, charged):
     """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
     placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease."""
-    j = head_job(s, p, k, at_round, now)
+    a_ptr = p.a_ptr
+    i = a_ptr[k]
+    # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
+    a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
+    h = p.b_heap[k]
+    if a:
+        j = p.a_buf[k][i]
+    else:
+        h = b_head(s, p, k, at_round, now)
+        j = h[0][2]
     if not attempt(s, j, now, at_round, -1):
         return False
-    pop_head(s, p, k, at_round, now)
+    if a:
+        a_ptr[k] = i + 1
+    else:
+        heapq.heappop(h)
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -330,17 +374,22 @@ def open_tenants(s, p, at_round, now, end, charged, fair_k):
     at a round), and for every tenant with a candidate its ledgers advanced to now (as when each
     ρ_job is read), its attained and fair GPU·s read into charged and fair_k."""
     b_built = p.b_built  # read once, not per tenant (each read through the state costs reference counts)
+    e_built = p.e_built
     a_ptr = p.a_ptr
     w_count = p.w_count
     hb_len = p.hb_len
-    att = s.led.att
-    fair = s.led.fair
+    led = s.led
+    att = led.att
+    fair = led.fair
+    t_last = led.t_last
     for k in range(s.job.T):
         b_built[k] = False
+        e_built[k] = False
         a_ptr[k] = 0
         end[k] = w_count[k] + (hb_len[k] if at_round else 0)
         if end[k] > 0:
-            advance(s, k, now)
+            if now - t_last[k] > 0.0:  # else advance has nothing to integrate
+                advance(s, k, now)
             charged[k] = att[k]
             fair_k[k] = fair[k]
 
@@ -417,11 +466,11 @@ def leftover_ending(s, p, k, at_round, now, chosen):
     revising: they come before its tier A); False once no GPU is left."""
     if p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
         return True  # no tier B
-    if not p.b_built[k]:
-        tier_b(s, p, k, at_round, now)
-    h = p.b_heap[k]
+    if not p.e_built[k]:
+        tier_e(s, p, k, at_round, now)
+    h = p.e_heap[k]
     gpus = s.job.gpus
-    while len(h) > 0 and h[0][0] < 0.0:
+    while len(h) > 0:
         total = total_now(s, at_round)
         if total == 0:
             return False
