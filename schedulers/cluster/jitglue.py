@@ -1,45 +1,31 @@
-"""The numba glue of the cluster simulator: one compiled loop per kernel (schedulers.cluster.loop),
-cached on disk under a digest of the sources it is made from; the state's groups as numba structrefs;
-the kernel hooks dispatched on the type of the kernel's state; the calls into Python (scipy's
-assignment) in object mode.
+"""The numba glue of the cluster simulator: the state's groups as numba structrefs, the kernel hooks
+dispatched on the type of the kernel's state (or, for the compiled run's KernelHandle, called through
+a pointer: schedulers.cluster.jitshared), the calls into Python (scipy's assignment) in object mode.
 
-May import numpy, schedulers.jit, schedulers.revision and the simulator's modules (state, kernels,
-loop); numba only when a loop is compiled.
+May import numpy, schedulers.jit and the simulator's modules (state, kernels); numba only when a
+run is compiled.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
-from pathlib import Path
 
 from schedulers import jit
 from schedulers.cluster import kernels
-from schedulers.cluster.kernels import _KERNELS, HOOKS, Kernel, assignment, setup
-from schedulers.cluster.loop import SIMULATOR_MODULES, make_loop
+from schedulers.cluster.kernels import _KERNELS, HOOKS, assignment, setup
 from schedulers.cluster.state import group
 
-_compiled_loops: dict[str, object] = {}  # by kernel name
+_registered = False
 
 
 def __getattr__(name):
-    """PROTOTYPE: the proxy and opaque classes, made on first use (they import numba)."""
+    """The structref classes, made on first use: the compiled run hands its state to Python between
+    its compiled functions, so numba's cache index holds their types, pickled by name
+    (`schedulers.cluster.jitglue._Ref_...`); a process that loads them from the cache finds them
+    here before anything is compiled. Not made at import: they import numba, which every command
+    that lists the policies would then pay for."""
     if name in ("_Proxy", "KernelStateRef"):
-        if name in globals():
-            return globals()[name]
-        from numba.core import types  # noqa: PLC0415
-        from numba.experimental import structref  # noqa: PLC0415
-
-        class _Proxy(structref.StructRefProxy):
-            """A state group handed to Python between the compiled steps of a run."""
-
-        class KernelStateRef(types.StructRef):
-            """A kernel's state as the shared loop sees it."""
-
-        _Proxy.__qualname__ = "_Proxy"
-        KernelStateRef.__qualname__ = "KernelStateRef"
-        globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
+        _boxing_classes()
         return globals()[name]
     if name.startswith("_Ref_"):
         register()
@@ -50,23 +36,25 @@ def __getattr__(name):
         if name in globals():
             return globals()[name]
     raise AttributeError(name)
-_registered = False
-_lock = threading.Lock()
 
 
-def _sources_digest(kernel_: Kernel) -> str:
-    """A digest of the source files a kernel's compiled loop is made from: the simulator's modules
-    (SIMULATOR_MODULES), this one, schedulers.jit, schedulers.revision (the revision rules a kernel may
-    call) and the kernel's own module."""
-    import inspect  # noqa: PLC0415
+def _boxing_classes() -> None:
+    """`_Proxy` (a structref handed to Python) and `KernelStateRef` (the type of a kernel's state as
+    the compiled run's shared code sees it), defined here once so that they are importable by name."""
+    if "_Proxy" in globals():
+        return
+    from numba.core import types  # noqa: PLC0415
+    from numba.experimental import structref  # noqa: PLC0415
 
-    from schedulers import revision  # noqa: PLC0415
+    class _Proxy(structref.StructRefProxy):
+        """A state group handed to Python between the compiled steps of a run."""
 
-    digest = hashlib.sha256()
-    for path in (*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
-                 Path(inspect.getsourcefile(kernel_.select))):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    class KernelStateRef(types.StructRef):
+        """A kernel's state as the compiled run's shared code sees it (no fields)."""
+
+    _Proxy.__qualname__ = "_Proxy"
+    KernelStateRef.__qualname__ = "KernelStateRef"
+    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
 
 
 def _overloads() -> None:
@@ -167,11 +155,11 @@ def _fill_intrinsic():
     return fill
 
 
-_HANDLE_IMPLS: dict = {}  # PROTOTYPE: hook name -> its overload's implementation for a KernelHandle
+_HANDLE_IMPLS: dict = {}  # hook name -> its overload's implementation for a KernelHandle
 
 
 def handle_hook(name: str, make_impl) -> None:
-    """PROTOTYPE (schedulers.cluster.jitshared): hook `name` called on a KernelHandle."""
+    """Hook `name` called on a KernelHandle (schedulers.cluster.jitshared) by `make_impl()`."""
     _HANDLE_IMPLS[name] = make_impl
 
 
@@ -187,7 +175,7 @@ _OPAQUE = []
 
 
 def opaque_type():
-    """PROTOTYPE: the numba type of a kernel's state as the shared loop sees it (no fields)."""
+    """The numba type of a kernel's state as the compiled run's shared code sees it (no fields)."""
     if not _OPAQUE:
         from numba.core import types  # noqa: PLC0415
         from numba.experimental import structref  # noqa: PLC0415
@@ -211,31 +199,9 @@ def _overload_hook(overload, name: str) -> None:
     overload(getattr(kernels, name), strict=False)(typer)
 
 
-def compiled_loop(params):
-    """The compiled loop of the kernel whose settings `params` are (a numba dispatcher, compiled on
-    its first run or loaded from numba's cache; one per kernel, so that changing one kernel's
-    source recompiles only its loop)."""
-    global _registered
-    made = _KERNELS[type(params)]
-    with _lock:
-        if not _registered:
-            _overloads()
-            _registered = True
-        loop = _compiled_loops.get(made.name)
-        if loop is None:
-            function = make_loop(_sources_digest(made))
-            # numba names its cache index after the function: one index per kernel, so that a loading
-            # never unpickles another kernel's entries (a plugin's or a test's kernel types may not
-            # be importable there)
-            kind = re.sub(r"\W", "_", f"{made.params.__module__}.{made.params.__qualname__}")
-            function.__qualname__ = f"{function.__qualname__}_{kind}"
-            loop = _compiled_loops[made.name] = jit.njit(function, nogil=False)  # it takes the GIL to poll
-        return loop
-
-
 def compile_notice(name: str) -> str:
-    return (f"compiling the cluster simulator's loop for {name} on this machine (once after installing, "
-            "under a minute per policy; cached for later runs)")
+    return (f"compiling the cluster simulator for {name} on this machine (once after installing, "
+            "under a minute; cached for later runs)")
 
 
 def compilable(params) -> bool:

@@ -1,34 +1,20 @@
-"""PROTOTYPE (issue 45): the cluster simulator compiled once for every kernel, the kernels' hooks
-called through function pointers.
-
-Where schedulers.cluster.jitglue compiles one loop per kernel (the hooks linked into `decide`,
-`allocate` and the loop, each level optimised and turned into machine code again for every
-kernel), here three kinds of compiled functions, each cached on disk under a digest of its sources:
+"""The cluster simulator compiled: once for every kernel, the kernels' hooks called through function
+pointers. Three kinds of compiled functions, each cached on disk by numba under a digest of its
+sources (a change to a kernel's source recompiles only that kernel's own functions):
 - `begin(jobs, cluster, cfg)`: the run's state and the engine's work (shared by every kernel),
-  handed to Python as structref proxies;
+  handed to Python as structref proxies (schedulers.cluster.jitglue);
 - per kernel, `setup(s, params, size)` (its own state, returned as an opaque reference, the same
   numba type for every kernel) and one trampoline per hook (`hook(s, q, ...)`, which turns the
   opaque reference back into the kernel's state and calls the kernel's hook);
-- `events(s, work, ks, hooks, one, max_events)`: schedulers.cluster.loop.run_events, shared by
-  every kernel, whose hook calls go to the trampolines' addresses (`hooks`, a tuple of int64;
-  0 for a hook that does nothing, which is not called).
+- `events(s, work, ks, hooks, one, max_events)`: schedulers.cluster.loop.run_events, the source the
+  Python run runs, shared by every kernel, whose hook calls go to the trampolines' addresses
+  (`hooks`, a tuple of int64; 0 for a hook that does nothing, which is not called).
 
-Opt-in: ATLAS_CLUSTER_LOOPS=shared (schedulers.cluster.simulator, schedulers.cluster.warmup); the
-per-kernel loops of jitglue stay the default. Measured on 2026-12-06 (numba 0.68.1, empty cache,
-CPU seconds, shared 2-core machine at load 10-17): one process compiling every kernel's functions in
-the warm-up's order 78.6 s (the per-kernel loops: 150 s), the first (ASTRAEA, with `begin` 6 s and
-`events` 16 s) 35.6 s, then AlloX 8.6, EASY-P 5.8, Themis 4.6, YARN-CS 3.0, HiveD 6.2, Gandiva_fair
-3.9, Tiresias-L 3.6, QSSF 3.0, FIFO 1.5, SRTF-oracle 2.2; `python -m schedulers.cluster.warmup`
-(2 processes, the single-machine loops included) 106 s of CPU in all (204 s with the per-kernel
-loops), its tasks' CPU summing to 101.5 s; again at load about 7: 90.8 s of CPU, 153 s wall
-(tasks: shared 20.3, single-machine 9.8, ASTRAEA 19.0, AlloX 11.6, the others 0.9-5.0). Loading everything from the cache: under a second. The
-runs are the Python runs (tests/schedulers/test_cluster_compiled.py, test_cluster_generated.py with
-ATLAS_CLUSTER_LOOPS=shared); per-event CPU on 300,000 synthetic jobs (minimum of 2, shared vs
-per-kernel): fifo 1.31 / 1.25 s, yarn-cs 3.25 / 3.10, astraea 8.57 / 8.28, themis 4.48 / 4.65,
-allox 2.92 / 2.94, hived 6.87 / 7.17 (load 10-13); again at load 6-7, fifo 1.29 / 1.18, yarn-cs
-3.16 / 3.27, astraea 8.20 / 7.99 (the same events; each time includes the run's tables).
+Compiling each kernel's whole loop instead (the hooks linked into `decide`, `allocate` and the
+loop, each level optimised and turned into machine code again for every kernel) took about twice
+the CPU (docs/performance.md, "Compiling"); the pointer calls cost no measurable time per event.
 
-May import numpy, schedulers.jit and the simulator's modules; numba only when a loop is compiled.
+May import numpy, schedulers.jit and the simulator's modules; numba only when a run is compiled.
 """
 
 from __future__ import annotations
@@ -36,15 +22,12 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
-import sys
 import threading
 from collections import namedtuple
 from pathlib import Path
 
-import numpy as np
-
 from schedulers import jit
-from schedulers.cluster import kernels
+from schedulers.cluster import jitglue, kernels
 from schedulers.cluster.kernels import _KERNELS, Kernel
 from schedulers.cluster.loop import SIMULATOR_MODULES, run_events
 from schedulers.cluster.state import new_state, new_work
@@ -70,14 +53,13 @@ def _digest(paths) -> str:
 
 
 def _shared_digest() -> str:
-    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__),
-                    Path(sys.modules["schedulers.cluster.jitglue"].__file__)))
+    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(jitglue.__file__)))
 
 
 def _kernel_digest(made: Kernel) -> str:
     from schedulers import revision  # noqa: PLC0415
     return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
-                    Path(sys.modules["schedulers.cluster.jitglue"].__file__), Path(inspect.getsourcefile(made.select))))
+                    Path(jitglue.__file__), Path(inspect.getsourcefile(made.select))))
 
 
 def _extra_types():
@@ -93,11 +75,9 @@ def _register() -> None:
     global _ready, KS, to_opaque, from_opaque, call_hook
     if _ready:
         return
-    from schedulers.cluster import jitglue  # noqa: PLC0415
     jitglue.register()
     from numba.core import cgutils, errors, types  # noqa: PLC0415
-    from numba.experimental import structref  # noqa: PLC0415
-    from numba.extending import intrinsic, overload  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
 
     KS = jitglue.opaque_type()
     extra = _extra_types()
@@ -231,6 +211,8 @@ def _shared(kind: str):
 
 
 def _compiled(function, signature):
+    """`function`'s compiled overload for `signature`, compiled (or loaded from numba's cache) first
+    when this process has not made it yet."""
     if signature not in function.overloads:
         function.compile(signature)
     return function.overloads[signature]

@@ -1,7 +1,8 @@
 """The cluster simulator's event loop (schedulers.engine.Engine._run), over one run's state
-(schedulers.cluster.state), written once: `make_loop` makes it as Python, or as the source of one
-compiled loop per kernel (schedulers.cluster.jitglue). It takes the run's records (`JobArrays`,
-`ClusterArrays`, `Config`), its event budget and the kernel's settings, and returns an `Outcome`.
+(schedulers.cluster.state), written once: `run_events` runs a run's events as Python (`run_python`)
+or compiled, once for every kernel (schedulers.cluster.jitshared). A run takes its records
+(`JobArrays`, `ClusterArrays`, `Config`), its event budget and the kernel's settings, and returns an
+`Outcome`.
 
 At each event — the next arrival, wake-up or completion of the running group — it completes the
 jobs due, takes the arrivals, calls `allocate` (schedulers.cluster.events) and applies the group
@@ -42,8 +43,8 @@ Stretches = namedtuple("Stretches", "job start end kind pl pn flat_node flat_k")
 # stretches and placement parts, and each field's chunks (the last one filled up to the count)
 StretchChunks = namedtuple("StretchChunks", "n job start end kind pl pn flat_n flat_node flat_k")
 
-#: the modules a compiled loop is made of (with the kernel's own, schedulers.jit and schedulers.revision):
-#: a change to any of them recompiles the loops (schedulers.cluster.jitglue)
+#: the modules the compiled run is made of (with schedulers.jit, schedulers.revision and a kernel's own):
+#: a change to any of them recompiles it (schedulers.cluster.jitshared)
 SIMULATOR_MODULES = tuple(Path(__file__).with_name(name) for name in (
     "state.py", "stretches.py", "ledgers.py", "placement.py", "queues.py", "kernels.py", "events.py", "loop.py"))
 
@@ -294,15 +295,11 @@ def run_events(s, work, p, max_events):
     return outcome(s, finished)
 
 
-def make_loop(sources: str):
-    """The loop over the kernel given by the type of its `params`; `sources` (a digest of the
-    simulator's and the kernels' source files) keys numba's on-disk cache, so that a compiled
-    loop is never loaded for sources it was not compiled from."""
-
-    def loop(jobs, cluster, cfg, max_events, params):
-        sources  # noqa: B018 (the cache key: see above)
-        s = new_state(jobs, cluster, cfg)
-        work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
-        p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
-        return run_events(s, work, p, max_events)
-    return loop
+def run_python(jobs, cluster, cfg, max_events, params):
+    """The Outcome of the run on the loop's records as Python: the state, the engine's work and the
+    kernel's state made as the compiled run makes them (schedulers.cluster.jitshared), then the same
+    `run_events`."""
+    s = new_state(jobs, cluster, cfg)
+    work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
+    p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
+    return run_events(s, work, p, max_events)
