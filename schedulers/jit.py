@@ -2,13 +2,13 @@
 
 numba is an optional extra (`pip install 'atlas-bench[fast]'`; `make install` installs it). Two
 loops run compiled from their Python source with the same results, bit for bit: the single-machine
-fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.simulator, one loop per
-policy kernel). When they run is set by the environment variable `ATLAS_BENCH_JIT`:
+fast loops (schedulers.fastpath) and the cluster simulator (schedulers.cluster.simulator, one event
+loop for every policy kernel). When they run is set by the environment variable `ATLAS_BENCH_JIT`:
 - `auto` (default): from `AUTO_MIN_JOBS` jobs up (the cluster simulator: from its own
   `CLUSTER_AUTO_MIN_JOBS`), when numba is installed. Loading a compiled loop from numba's on-disk
   cache costs a few tenths of a second per process (compiling it the first time, a few seconds
-  for a single-machine loop, 10–30 s for a cluster policy), which the Python loops beat on
-  smaller instances;
+  for a single-machine loop, 20–40 s for the cluster simulator's shared loop and 1–20 s for each
+  policy kernel), which the Python loops beat on smaller instances;
 - `on`: always (an error if numba is missing); `off`: never.
 
 Every loop, compiled or not, has an event budget (the most events a run of its input can take,

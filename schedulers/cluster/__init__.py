@@ -12,7 +12,8 @@ split by concern:
 - `ledgers`: the LTGF ledgers; `queues`: the waiting and running jobs as the kernels read them;
 - `stretches`: the executed-allocation stretches as a run records them (in chunks);
 - `kernels`: the registry of the policies' kernels (their decisions and hooks);
-- `jitglue`: numba's part (one cached compiled loop per kernel, the state's groups as structrefs).
+- `jitshared`: the compiled run (one event loop for every kernel, the hooks called through pointers);
+  `jitglue`: numba's part (the state's groups as structrefs, the hooks' overloads).
 
 Around it:
 - `policies/`: one module per policy (astraea, themis, tiresias_l, ...): its registered class and its

@@ -1,43 +1,60 @@
-"""The numba glue of the cluster simulator: one compiled loop per kernel (schedulers.cluster.loop),
-cached on disk under a digest of the sources it is made from; the state's groups as numba structrefs;
-the kernel hooks dispatched on the type of the kernel's state; the calls into Python (scipy's
-assignment) in object mode.
+"""The numba glue of the cluster simulator: the state's groups as numba structrefs, the kernel hooks
+dispatched on the type of the kernel's state (or, for the compiled run's KernelHandle, called through
+a pointer: schedulers.cluster.jitshared), the calls into Python (scipy's assignment) in object mode.
 
-May import numpy, schedulers.jit, schedulers.revision and the simulator's modules (state, kernels,
-loop); numba only when a loop is compiled.
+May import numpy, schedulers.jit and the simulator's modules (state, kernels); numba only when a
+run is compiled.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
-from pathlib import Path
 
 from schedulers import jit
 from schedulers.cluster import kernels
-from schedulers.cluster.kernels import _KERNELS, HOOKS, Kernel, assignment, setup
-from schedulers.cluster.loop import SIMULATOR_MODULES, make_loop
+from schedulers.cluster.kernels import _KERNELS, HOOKS, assignment, setup
 from schedulers.cluster.state import group
 
-_compiled_loops: dict[str, object] = {}  # by kernel name
 _registered = False
-_lock = threading.Lock()
 
 
-def _sources_digest(kernel_: Kernel) -> str:
-    """A digest of the source files a kernel's compiled loop is made from: the simulator's modules
-    (SIMULATOR_MODULES), this one, schedulers.jit, schedulers.revision (the revision rules a kernel may
-    call) and the kernel's own module."""
-    import inspect  # noqa: PLC0415
+def __getattr__(name):
+    """The structref classes, made on first use: the compiled run hands its state to Python between
+    its compiled functions, so numba's cache index holds their types, pickled by name
+    (`schedulers.cluster.jitglue._Ref_...`); a process that loads them from the cache finds them
+    here before anything is compiled. Not made at import: they import numba, which every command
+    that lists the policies would then pay for."""
+    if name in ("_Proxy", "KernelStateRef"):
+        _boxing_classes()
+        return globals()[name]
+    if name.startswith("_Ref_"):
+        register()
+        from schedulers.cluster import state  # noqa: PLC0415
+        for cls in (state.Job, state.Config, state.Clock, state.Nodes, state.Ledgers, state.Plan, state.Queues,
+                    state.Segments, state.State, state.Work, *_KERNELS):
+            _reference_class(cls)
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(name)
 
-    from schedulers import revision  # noqa: PLC0415
 
-    digest = hashlib.sha256()
-    for path in (*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
-                 Path(inspect.getsourcefile(kernel_.select))):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+def _boxing_classes() -> None:
+    """`_Proxy` (a structref handed to Python) and `KernelStateRef` (the type of a kernel's state as
+    the compiled run's shared code sees it), defined here once so that they are importable by name."""
+    if "_Proxy" in globals():
+        return
+    from numba.core import types  # noqa: PLC0415
+    from numba.experimental import structref  # noqa: PLC0415
+
+    class _Proxy(structref.StructRefProxy):
+        """A state group handed to Python between the compiled steps of a run."""
+
+    class KernelStateRef(types.StructRef):
+        """A kernel's state as the compiled run's shared code sees it (no fields)."""
+
+    _Proxy.__qualname__ = "_Proxy"
+    KernelStateRef.__qualname__ = "KernelStateRef"
+    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
 
 
 def _overloads() -> None:
@@ -76,6 +93,12 @@ def _overloads() -> None:
 _REFERENCE_TYPES: dict[type, type] = {}
 
 
+def _reference_class(cls):
+    """The structref class of the state's group class `cls` (made once)."""
+    _make_reference(cls, None, None)
+    return _REFERENCE_TYPES[cls]
+
+
 def _make_reference(cls, field_types, fill):
     """The compiled `group(record)` of a `cls` record (a namedtuple of `field_types`): a numba
     structref with the same fields, of a structref type made once per class (`origin`: the class),
@@ -88,9 +111,15 @@ def _make_reference(cls, field_types, fill):
         def preprocess_fields(self, fields):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
-        ref_class = structref.register(type(f"{cls.__name__}Ref", (types.StructRef,),
-                                            {"preprocess_fields": preprocess_fields, "origin": cls}))
+        name = "_Ref_" + re.sub(r"\W", "_", f"{cls.__module__}.{cls.__qualname__}")
+        ref_class = structref.register(type(name, (types.StructRef,),
+                                            {"preprocess_fields": preprocess_fields, "origin": cls,
+                                             "__module__": __name__, "__qualname__": name}))
+        globals()[name] = ref_class  # importable: a boxed reference's type is pickled by name
+        structref.define_boxing(ref_class, __getattr__("_Proxy"))
         _REFERENCE_TYPES[cls] = ref_class
+    if field_types is None:
+        return None
     ref_type = ref_class(list(zip(cls._fields, field_types)))
     new = structref.new
 
@@ -126,41 +155,53 @@ def _fill_intrinsic():
     return fill
 
 
+_HANDLE_IMPLS: dict = {}  # hook name -> its overload's implementation for a KernelHandle
+
+
+def handle_hook(name: str, make_impl) -> None:
+    """Hook `name` called on a KernelHandle (schedulers.cluster.jitshared) by `make_impl()`."""
+    _HANDLE_IMPLS[name] = make_impl
+
+
+def register() -> None:
+    """The overloads, once per process."""
+    global _registered
+    if not _registered:
+        _overloads()
+        _registered = True
+
+
+_OPAQUE = []
+
+
+def opaque_type():
+    """The numba type of a kernel's state as the compiled run's shared code sees it (no fields)."""
+    if not _OPAQUE:
+        from numba.core import types  # noqa: PLC0415
+        from numba.experimental import structref  # noqa: PLC0415
+
+        opaque = __getattr__("KernelStateRef")
+        structref.register(opaque)
+        structref.define_boxing(opaque, __getattr__("_Proxy"))
+        _OPAQUE.append(opaque([]))
+    return _OPAQUE[0]
+
+
 def _overload_hook(overload, name: str) -> None:
     """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands
     for: the hook's own function is the implementation (`strict=False`: its parameters are named as
     its kernel names them), not a wrapper calling it, which compiled one more library per hook and
     kernel (its LLVM module, the whole hook, optimized and turned into machine code once more)."""
     def typer(s, p, *args):
+        if getattr(p, "instance_class", None) is not None and p.instance_class.__name__ == "KernelHandle":
+            return _HANDLE_IMPLS[name]()
         return getattr(_KERNELS[p.origin], name)
     overload(getattr(kernels, name), strict=False)(typer)
 
 
-def compiled_loop(params):
-    """The compiled loop of the kernel whose settings `params` are (a numba dispatcher, compiled on
-    its first run or loaded from numba's cache; one per kernel, so that changing one kernel's
-    source recompiles only its loop)."""
-    global _registered
-    made = _KERNELS[type(params)]
-    with _lock:
-        if not _registered:
-            _overloads()
-            _registered = True
-        loop = _compiled_loops.get(made.name)
-        if loop is None:
-            function = make_loop(_sources_digest(made))
-            # numba names its cache index after the function: one index per kernel, so that a loading
-            # never unpickles another kernel's entries (a plugin's or a test's kernel types may not
-            # be importable there)
-            kind = re.sub(r"\W", "_", f"{made.params.__module__}.{made.params.__qualname__}")
-            function.__qualname__ = f"{function.__qualname__}_{kind}"
-            loop = _compiled_loops[made.name] = jit.njit(function, nogil=False)  # it takes the GIL to poll
-        return loop
-
-
 def compile_notice(name: str) -> str:
-    return (f"compiling the cluster simulator's loop for {name} on this machine (once after installing, "
-            "under a minute per policy; cached for later runs)")
+    return (f"compiling the cluster simulator for {name} on this machine (once after installing, "
+            "under a minute; cached for later runs)")
 
 
 def compilable(params) -> bool:

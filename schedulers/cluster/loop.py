@@ -1,7 +1,8 @@
 """The cluster simulator's event loop (schedulers.engine.Engine._run), over one run's state
-(schedulers.cluster.state), written once: `make_loop` makes it as Python, or as the source of one
-compiled loop per kernel (schedulers.cluster.jitglue). It takes the run's records (`JobArrays`,
-`ClusterArrays`, `Config`), its event budget and the kernel's settings, and returns an `Outcome`.
+(schedulers.cluster.state), written once: `run_events` runs a run's events as Python (`run_python`)
+or compiled, once for every kernel (schedulers.cluster.jitshared). A run takes its records
+(`JobArrays`, `ClusterArrays`, `Config`), its event budget and the kernel's settings, and returns an
+`Outcome`.
 
 At each event — the next arrival, wake-up or completion of the running group — it completes the
 jobs due, takes the arrivals, calls `allocate` (schedulers.cluster.events) and applies the group
@@ -42,8 +43,8 @@ Stretches = namedtuple("Stretches", "job start end kind pl pn flat_node flat_k")
 # stretches and placement parts, and each field's chunks (the last one filled up to the count)
 StretchChunks = namedtuple("StretchChunks", "n job start end kind pl pn flat_n flat_node flat_k")
 
-#: the modules a compiled loop is made of (with the kernel's own, schedulers.jit and schedulers.revision):
-#: a change to any of them recompiles the loops (schedulers.cluster.jitglue)
+#: the modules the compiled run is made of (with schedulers.jit, schedulers.revision and a kernel's own):
+#: a change to any of them recompiles it (schedulers.cluster.jitshared)
 SIMULATOR_MODULES = tuple(Path(__file__).with_name(name) for name in (
     "state.py", "stretches.py", "ledgers.py", "placement.py", "queues.py", "kernels.py", "events.py", "loop.py"))
 
@@ -186,116 +187,119 @@ def outcome(s, finished):
                    finished=finished)
 
 
-def make_loop(sources: str):
-    """The loop over the kernel given by the type of its `params`; `sources` (a digest of the
-    simulator's and the kernels' source files) keys numba's on-disk cache, so that a compiled
-    loop is never loaded for sources it was not compiled from."""
-
-    def loop(jobs, cluster, cfg, max_events, params):
-        sources  # noqa: B018 (the cache key: see above)
-        s = new_state(jobs, cluster, cfg)
-        work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
-        p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
-        one = one_event(s, p)  # the kernel decides after each event (`kernel(one_event=True)`)
-        now = 0.0
-        next_arrival = 0
-        finished = 0
-        events = 0
-        idle = 0  # wake-ups in a row after which no job is in service while some wait
-        completed = [0]
-        completed.clear()
-        arrived = [0]
-        arrived.clear()
-        # the state's arrays and lists read once (they are never replaced, only written): in the
-        # compiled loop each read through `s` takes and drops reference counts, atomic operations
-        # that cost more than most of an event's work. One name per line: a tuple assignment of four
-        # state groups (`a, b, c, d = s.seg, s.plan, s.q, s.cfg` in start_job) compiled to a loop
-        # that left jobs unserved while the Python run was right (numba 0.68.1), so the simulator's
-        # jitable code never unpacks state reads from a tuple (tests/schedulers/test_cluster_speed.py)
-        eng = s.eng
-        g_count = eng.g_count
-        run_heap = work.run_heap
-        stamp = eng.stamp
-        group_of = eng.group_of
-        g_V = eng.g_V
-        g_rate = eng.g_rate
-        wakes = eng.wakes
-        submit = s.job.submit
-        n_jobs = s.job.n
-        n_wait = s.q.n_wait
-        counters = s.counters
-        check_at = checkpoint(0, max_events)  # Ctrl-C and the event budget (schedulers.jit)
-        while finished < n_jobs:
-            t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
-            if len(wakes) > 0 and wakes[0] < t_next:
-                t_next = wakes[0]
-            best = False
-            has_due = False
-            due_t = 0.0
-            best_finish = 0.0
-            if g_count[_RUN] > 0:
-                while len(run_heap) > 0:
-                    fin, j, st = run_heap[0]
-                    if st == stamp[j] and group_of[j] == _RUN:
-                        break
-                    heapq.heappop(run_heap)
-                if len(run_heap) > 0:
-                    fin = run_heap[0][0]
-                    due_t = now + (fin - g_V[_RUN]) / g_rate[_RUN]
-                    has_due = True
-                    if due_t <= t_next:
-                        t_next = due_t
-                        best = True
-                        best_finish = fin
-            if math.isinf(t_next):
-                break  # nothing pending: the Python engine raises (a policy that leaves jobs unserved)
-            if t_next < now:
-                t_next = now
-            dt = t_next - now
-            if dt > 0.0 and has_due:
-                g_V[_RUN] += g_rate[_RUN] * dt
-            if best:
-                if best_finish > g_V[_RUN]:
-                    g_V[_RUN] = best_finish
-            now = t_next
-            events += 1
-            if events >= check_at:
-                check_at = checkpoint(events, max_events)
-                if check_at < 0:  # this event is one more than the budget: not processed
-                    violation(s, BUDGET, -1, now)
+@jitable
+def run_events(s, work, p, max_events):
+    """The events of a run from time 0 to its end, over its state `s`, the engine's `work` and the
+    kernel's state `p`: the run's Outcome."""
+    one = one_event(s, p)  # the kernel decides after each event (`kernel(one_event=True)`)
+    now = 0.0
+    next_arrival = 0
+    finished = 0
+    events = 0
+    idle = 0  # wake-ups in a row after which no job is in service while some wait
+    completed = [0]
+    completed.clear()
+    arrived = [0]
+    arrived.clear()
+    # the state's arrays and lists read once (they are never replaced, only written): in the
+    # compiled loop each read through `s` takes and drops reference counts, atomic operations
+    # that cost more than most of an event's work. One name per line: a tuple assignment of four
+    # state groups (`a, b, c, d = s.seg, s.plan, s.q, s.cfg` in start_job) compiled to a loop
+    # that left jobs unserved while the Python run was right (numba 0.68.1), so the simulator's
+    # jitable code never unpacks state reads from a tuple (tests/schedulers/test_cluster_speed.py)
+    eng = s.eng
+    g_count = eng.g_count
+    run_heap = work.run_heap
+    stamp = eng.stamp
+    group_of = eng.group_of
+    g_V = eng.g_V
+    g_rate = eng.g_rate
+    wakes = eng.wakes
+    submit = s.job.submit
+    n_jobs = s.job.n
+    n_wait = s.q.n_wait
+    counters = s.counters
+    check_at = checkpoint(0, max_events)  # Ctrl-C and the event budget (schedulers.jit)
+    while finished < n_jobs:
+        t_next = submit[next_arrival] if next_arrival < n_jobs else math.inf
+        if len(wakes) > 0 and wakes[0] < t_next:
+            t_next = wakes[0]
+        best = False
+        has_due = False
+        due_t = 0.0
+        best_finish = 0.0
+        if g_count[_RUN] > 0:
+            while len(run_heap) > 0:
+                fin, j, st = run_heap[0]
+                if st == stamp[j] and group_of[j] == _RUN:
                     break
-            completed.clear()
-            horizon = t_next + _REL_TOL * max(1.0, t_next)
-            # one event at a time: an arrival due now goes first, the completions wait for the next pass
-            if has_due and due_t <= horizon and not (one and next_arrival < n_jobs and submit[next_arrival] <= t_next):
-                pop_completions(s, work, t_next, one, completed)
-            finished += len(completed)
-            arrived.clear()
-            while next_arrival < n_jobs and submit[next_arrival] <= t_next and not (one and len(completed) > 0):
-                arrived.append(next_arrival)
-                next_arrival += 1
-                if one:
-                    break
-            woken = False
-            while len(wakes) > 0 and wakes[0] <= t_next:
-                heapq.heappop(wakes)
-                woken = True
-            if not (len(completed) > 0 or len(arrived) > 0 or woken):
-                continue
-            eng.moves_j.clear()
-            eng.moves_g.clear()
-            eng.wake_req[0] = math.inf
-            allocate(s, p, now, completed, arrived)
-            apply_moves(s, work, now)
-            if g_count[_RUN] + g_count[_COLD] > 0:
-                idle = 0
-            elif n_wait[0] > 0 and len(arrived) == 0:
-                idle += 1
-                if idle >= STUCK_AFTER:
-                    violation(s, 8, -1, now)
-            if counters[VIOLATION] != 0:
+                heapq.heappop(run_heap)
+            if len(run_heap) > 0:
+                fin = run_heap[0][0]
+                due_t = now + (fin - g_V[_RUN]) / g_rate[_RUN]
+                has_due = True
+                if due_t <= t_next:
+                    t_next = due_t
+                    best = True
+                    best_finish = fin
+        if math.isinf(t_next):
+            break  # nothing pending: the Python engine raises (a policy that leaves jobs unserved)
+        if t_next < now:
+            t_next = now
+        dt = t_next - now
+        if dt > 0.0 and has_due:
+            g_V[_RUN] += g_rate[_RUN] * dt
+        if best:
+            if best_finish > g_V[_RUN]:
+                g_V[_RUN] = best_finish
+        now = t_next
+        events += 1
+        if events >= check_at:
+            check_at = checkpoint(events, max_events)
+            if check_at < 0:  # this event is one more than the budget: not processed
+                violation(s, BUDGET, -1, now)
                 break
-        counters[EVENTS] = events
-        close_ledgers(s)
-        return outcome(s, finished)
-    return loop
+        completed.clear()
+        horizon = t_next + _REL_TOL * max(1.0, t_next)
+        # one event at a time: an arrival due now goes first, the completions wait for the next pass
+        if has_due and due_t <= horizon and not (one and next_arrival < n_jobs and submit[next_arrival] <= t_next):
+            pop_completions(s, work, t_next, one, completed)
+        finished += len(completed)
+        arrived.clear()
+        while next_arrival < n_jobs and submit[next_arrival] <= t_next and not (one and len(completed) > 0):
+            arrived.append(next_arrival)
+            next_arrival += 1
+            if one:
+                break
+        woken = False
+        while len(wakes) > 0 and wakes[0] <= t_next:
+            heapq.heappop(wakes)
+            woken = True
+        if not (len(completed) > 0 or len(arrived) > 0 or woken):
+            continue
+        eng.moves_j.clear()
+        eng.moves_g.clear()
+        eng.wake_req[0] = math.inf
+        allocate(s, p, now, completed, arrived)
+        apply_moves(s, work, now)
+        if g_count[_RUN] + g_count[_COLD] > 0:
+            idle = 0
+        elif n_wait[0] > 0 and len(arrived) == 0:
+            idle += 1
+            if idle >= STUCK_AFTER:
+                violation(s, 8, -1, now)
+        if counters[VIOLATION] != 0:
+            break
+    counters[EVENTS] = events
+    close_ledgers(s)
+    return outcome(s, finished)
+
+
+def run_python(jobs, cluster, cfg, max_events, params):
+    """The Outcome of the run on the loop's records as Python: the state, the engine's work and the
+    kernel's state made as the compiled run makes them (schedulers.cluster.jitshared), then the same
+    `run_events`."""
+    s = new_state(jobs, cluster, cfg)
+    work = new_work(jobs.size)  # the true sizes: the engine's, apart from the state a kernel is given
+    p = setup(s, params, work.size)  # given to a clairvoyant kernel only (schedulers.cluster.kernels)
+    return run_events(s, work, p, max_events)

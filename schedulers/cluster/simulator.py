@@ -1,5 +1,5 @@
 """The cluster simulator (docs/fairness.md): `run(jobs, policy, compiled)` simulates a cluster policy
-on a set of jobs, as Python or compiled (one loop per kernel, schedulers.cluster.jitglue), and returns
+on a set of jobs, as Python or compiled (schedulers.cluster.jitshared: the same event loop), and returns
 its `RunState`, what schedulers.cluster.metrics reads. `arguments` turns the jobs, the cluster
 (a ClusterSettings: the simulator's, not the policy's) and the policy's settings into the loop's records, `event_budget` bounds the loop's events.
 
@@ -15,10 +15,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from schedulers import jit
-from schedulers.cluster import jitglue
+from schedulers.cluster import jitglue, jitshared
 from schedulers.cluster.ledgers import LedgerReadings
-from schedulers.cluster.loop import collect, make_loop
+from schedulers.cluster.loop import collect, run_python
 from schedulers.cluster.settings import ClusterSettings
 from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EVENTS, GAPS,
                                       MOST_CANDIDATES, ROUNDS, STUCK_AFTER, VIOLATION, VIOLATION_JOB, VIOLATIONS,
@@ -26,10 +25,8 @@ from schedulers.cluster.state import (BUDGET, CANDIDATES, DECISIONS, DROPPED, EV
 from schedulers.cluster.stretches import NODE_MAX, PARTS_MAX, RecordLimitError
 from schedulers.jit import EventBudgetExceeded
 
-#: a first call that takes longer than this to compile or load the loop gets the notice of `run`
+#: a first call that takes longer than this to compile or load its functions gets the notice of `run`
 COMPILE_NOTICE_AFTER_S = 2.0
-
-_python_loop = make_loop("python")
 
 
 class RunState:
@@ -141,9 +138,9 @@ def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) ->
     None: the default one), compiled (when its kernel is `compilable`) or as Python: the run's
     RunState, or PolicyError (a broken rule, jobs left unserved) / ValueError (bad settings).
 
-    `notice(text)` is told when the policy's loop is being compiled (its first run after
-    installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads it in
-    under a second."""
+    `notice(text)` is told when the policy's run is being compiled (its first run after
+    installing), once that has taken COMPILE_NOTICE_AFTER_S: a run from numba's cache loads its
+    functions in under a second."""
     from schedulers.policy_base import PolicyError  # noqa: PLC0415
 
     cluster = ClusterSettings() if cluster is None else cluster
@@ -152,7 +149,7 @@ def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) ->
     if compiled:
         out = _run_compiled(args, policy.name, notice)
     else:
-        out = _python_loop(*args)
+        out = run_python(*args)
     code = int(out.counters[VIOLATION])
     if code == BUDGET:
         raise EventBudgetExceeded(f"{policy.name} on {jobs.n:,} jobs: the cluster simulator's loop "
@@ -168,23 +165,19 @@ def run(jobs, policy, compiled: bool, notice=None, params=None, cluster=None) ->
 
 
 def _run_compiled(args: LoopArguments, name: str, notice):
-    """The compiled loop's Outcome on `args`, compiling the loop for their types first (or loading it
+    """The compiled run's Outcome on `args`, its functions compiled for their types first (or loaded
     from numba's cache): `notice(text)` is told once that has taken COMPILE_NOTICE_AFTER_S."""
     import numba  # noqa: PLC0415
 
-    loop = jitglue.compiled_loop(args.params)
-    signature = tuple(numba.typeof(a) for a in args)
-    if signature not in loop.overloads:  # not compiled or loaded in this process yet
-        timer = None
-        if notice is not None:
-            timer = threading.Timer(COMPILE_NOTICE_AFTER_S, notice, args=(jitglue.compile_notice(name),))
-            timer.daemon = True
-            timer.start()
-        try:
-            with warnings.catch_warnings():  # numba's own pedantic check of its inlining, not ours to act on
-                warnings.filterwarnings("ignore", category=numba.core.errors.NumbaIRAssumptionWarning)
-                loop.compile(signature)
-        finally:
-            if timer is not None:
-                timer.cancel()
-    return jit.call(loop, *args)
+    timer = None
+    if notice is not None:
+        timer = threading.Timer(COMPILE_NOTICE_AFTER_S, notice, args=(jitglue.compile_notice(name),))
+        timer.daemon = True
+        timer.start()
+    try:
+        with warnings.catch_warnings():  # numba's own pedantic check of its inlining, not ours to act on
+            warnings.filterwarnings("ignore", category=numba.core.errors.NumbaIRAssumptionWarning)
+            return jitshared.run(args, started=lambda: timer is not None and timer.cancel())
+    finally:
+        if timer is not None:
+            timer.cancel()

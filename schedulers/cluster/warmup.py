@@ -1,15 +1,16 @@
-"""Compile the cluster simulator's loop of every built-in cluster policy ahead of its first run, so
-that a user's first compiled run loads it from numba's cache instead of compiling it
+"""Compile the cluster simulator for every built-in cluster policy ahead of its first run, so that a
+user's first compiled run loads it from numba's cache instead of compiling it
 (`python -m schedulers.cluster.warmup`; `make install` runs it).
 
-Each kernel's loop (schedulers.cluster.jitglue) is compiled once, on a few jobs of the Venus-like
-scenario: the loop's argument types do not depend on the jobs, so the cached loop is the one every
-run of the policy with its default settings loads. The kernels are compiled in `--processes`
-processes at once (default: 2, or 1 on a one-core machine): a compile is one core's work, and a
-policy whose kernel another one has shares its loop. Nothing is compiled when ATLAS_BENCH_JIT is
-`off` or numba is missing; a loop already in the cache is loaded, in well under a second.
-The single-machine fast loops (schedulers.fastpath), which run compiled from 100,000 jobs, are
-compiled beside them, as one task of their own (`compile_single_machine`).
+The compiled run (schedulers.cluster.jitshared) is made of functions every kernel shares (`begin`,
+`events`: the task SHARED) and each kernel's own (its setup and hooks: one task per kernel), each
+compiled once on a few jobs of the Venus-like scenario: the argument types do not depend on the
+jobs, so the cached functions are those every run of a policy with its default settings loads. The
+tasks run in `--processes` processes at once (default: 2, or 1 on a one-core machine): a compile
+is one core's work, and a policy whose kernel another one has shares its functions. Nothing is
+compiled when ATLAS_BENCH_JIT is `off` or numba is missing; what is already in the cache is loaded,
+in well under a second. The single-machine fast loops (schedulers.fastpath), which run compiled
+from 100,000 jobs, are compiled beside them, as one task of their own (`compile_single_machine`).
 
 May import numpy, schedulers.jit, schedulers.jobs, schedulers.policy, schedulers.fastpath and the
 cluster simulator's modules (scenarios, kernels, simulator); numba through the simulators.
@@ -22,7 +23,7 @@ import os
 import sys
 import time
 
-#: the jobs each loop is compiled on (a compile does not depend on their number)
+#: the jobs each task compiles on (a compile does not depend on their number)
 WARM_UP_JOBS = 50
 
 
@@ -65,15 +66,24 @@ def _few_jobs():
     return jobs, ClusterSettings.of(nodes=sc.nodes, gpus_per_node=sc.gpus_per_node, tenant_weights=weights)
 
 
+SHARED = "shared"  # the task compiling what every kernel's run shares, named beside the kernels
+
+
 def compile_policy(name: str) -> tuple[str, float, float]:
-    """Compile (or load from the cache) the loop of cluster policy `name` in this process:
-    (name, wall seconds, CPU seconds of this process)."""
-    from schedulers.cluster import simulator  # noqa: PLC0415
+    """Compile (or load from the cache) in this process what is the own of cluster policy `name`'s
+    kernel (its setup and hooks), or (`name` SHARED) what every kernel's run shares: (name, wall
+    seconds, CPU seconds of this process)."""
+    import warnings  # noqa: PLC0415
+
+    from schedulers.cluster import jitshared, simulator  # noqa: PLC0415
     from schedulers.policy import get_policy  # noqa: PLC0415
 
     jobs, cluster = _few_jobs()
     wall, cpu = time.perf_counter(), time.process_time()
-    simulator.run(jobs, get_policy(name, "cluster")(), compiled=True, cluster=cluster)
+    args, _ = simulator.arguments(jobs, get_policy("fifo" if name == SHARED else name, "cluster")(), None, cluster)
+    with warnings.catch_warnings():  # numba's own pedantic check of its inlining (as in simulator.run)
+        warnings.simplefilter("ignore")
+        (jitshared.compile_shared if name == SHARED else jitshared.compile_kernel)(args)
     return name, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -105,22 +115,29 @@ def _compile(name: str) -> tuple[str, float, float]:
     return compile_single_machine() if name == SINGLE_MACHINE else compile_policy(name)
 
 
+def tasks() -> list[str]:
+    """The warm-up's tasks in the order they start: the shared functions (the longest), the
+    single-machine loops beside them, then one policy per kernel (the others share its functions),
+    the largest kernels first: a compile's time grows with its kernel's source, and the processes
+    finish together when the longest start first."""
+    by_kernel = kernel_policies()
+    names = sorted((policies[0] for policies in by_kernel.values()), key=_kernel_source_size, reverse=True)
+    return [SHARED, SINGLE_MACHINE, *names]
+
+
 def warm_up(processes: int, say=print) -> float | None:
-    """Compile every built-in cluster kernel's loop in `processes` processes; the wall seconds, or
-    None when nothing is compiled (ATLAS_BENCH_JIT=off, numba missing)."""
+    """Compile what every built-in cluster policy's compiled run needs, and the single-machine
+    loops, in `processes` processes; the wall seconds, or None when nothing is compiled
+    (ATLAS_BENCH_JIT=off, numba missing)."""
     from schedulers import jit  # noqa: PLC0415
 
     if jit.mode() == "off" or not jit.available():
         say("cluster loops: not compiled (" + ("ATLAS_BENCH_JIT=off" if jit.mode() == "off" else "numba is not installed")
             + "); they run as Python")
         return None
-    by_kernel = kernel_policies()
-    # one policy per kernel (the others share its loop), the largest kernels first: a compile's time
-    # grows with its kernel's source, and the processes finish together when the longest start first
-    names = sorted((policies[0] for policies in by_kernel.values()), key=_kernel_source_size, reverse=True)
-    say(f"compiling the cluster simulator's loops of {len(names)} kernels and the single-machine loops in "
+    names = tasks()
+    say(f"compiling the cluster simulator for {len(names) - 2} kernels and the single-machine loops in "
         f"{processes} process(es) (once after installing; later runs load them from numba's cache)")
-    names.append(SINGLE_MACHINE)
     t0 = time.perf_counter()
     if processes <= 1:
         done = map(_compile, names)

@@ -1,5 +1,5 @@
-"""The cluster simulator's compiled loops (schedulers.cluster.loop and jitglue, numba, one per policy kernel)
-against the same source run as Python: for every built-in policy, on workloads that exercise
+"""The cluster simulator compiled (schedulers.cluster.loop's `run_events`, numba, once for every
+kernel: schedulers.cluster.jitshared) against the same source run as Python: for every built-in policy, on workloads that exercise
 preemption, migration and its undo, cold starts cut short, heterogeneous nodes, multi-node gangs,
 job weights, eq8 and tick ledgers and a zero cold start, the per-job table, the tenant windows, the
 executed allocations and every metric are identical, bit for bit (and on generated workloads:
@@ -173,69 +173,73 @@ def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
                               cluster=ClusterSettings.of(nodes=16, gpus_per_node=8, fair_share="eq9"))
 
 
-class _SlowFirstCompile:
-    """Stands in for the compiled loop: compiling takes `compile_s`, calls go to the real loop."""
-
-    def __init__(self, real, compile_s):
-        self.real, self.compile_s = real, compile_s
-        self.overloads = dict(real.overloads)
-        self.compiles = []
-
-    def compile(self, signature):
-        import time
-
-        self.compiles.append(signature)
-        time.sleep(self.compile_s)
-
-    def __call__(self, *args):
-        return self.real(*args)
+def _kind(function) -> str:
+    """What a compiled function of the run is: `begin`, `events`, `setup` or a hook's trampoline."""
+    name = function.py_func.__qualname__.rsplit(".", 1)[-1]
+    return name.split("_", 1)[0] if name.startswith(("begin", "events", "setup")) else "trampoline"
 
 
 @pytest.mark.parametrize("compile_s, compiled, told", [(0.5, False, True), (0.0, False, False), (0.5, True, False)])
 def test_a_first_compile_that_takes_long_is_told(monkeypatch, compile_s, compiled, told):
-    import numba
+    """A run whose functions are not compiled in this process yet compiles them (a compile that
+    takes `compile_s` is stood in for) before its events, and the user is told once that has taken
+    COMPILE_NOTICE_AFTER_S; a run whose functions are made compiles nothing and is not told."""
+    import time
 
-    from schedulers.cluster import jitglue, simulator
+    from schedulers.cluster import jitglue, jitshared, simulator
 
     make, cluster = WORKLOADS["no-cold-start"]
     jobs = JobSet.from_frame(make())
     policy = get_policy("astraea", "cluster")()
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
-    simulate_fairness(jobs, policy, cluster=cluster)  # the real loop compiled or loaded
-    fake = _SlowFirstCompile(jitglue.compiled_loop(policy.kernel_params()), compile_s)
-    signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy, cluster=cluster)[0])
-    if not compiled:
-        del fake.overloads[signature]
-    monkeypatch.setattr(jitglue, "compiled_loop", lambda params: fake)
+    simulate_fairness(jobs, policy, cluster=cluster)  # the real functions compiled or loaded
+    real = jitshared._compiled
+    compiles = []
+
+    def slow_first_compile(function, signature):
+        if not compiled or signature not in function.overloads:  # not compiled: every function made afresh
+            if not compiles:
+                time.sleep(compile_s)
+            compiles.append((_kind(function), signature))
+        return real(function, signature)
+
+    monkeypatch.setattr(jitshared, "_compiled", slow_first_compile)
     monkeypatch.setattr(simulator, "COMPILE_NOTICE_AFTER_S", 0.1)
     notices = []
     run = simulate_fairness(jobs, get_policy("astraea", "cluster")(), notice=notices.append, cluster=cluster)
     assert run.loop == "compiled" and run.metrics["completed"] == jobs.n
     assert notices == ([jitglue.compile_notice("astraea")] if told else [])
-    assert fake.compiles == ([] if compiled else [signature])
+    kinds = [kind for kind, _ in compiles]
+    assert kinds == [] if compiled else (kinds[:2] == ["begin", "setup"] and kinds[-1] == "events"
+                                         and set(kinds[2:-1]) == {"trampoline"} and len(kinds) > 3)
 
 
 def test_the_signature_compiled_ahead_is_the_one_a_call_uses(monkeypatch):
-    """run() compiles for the arguments' types before calling, to time the compile: if that
-    signature were not the call's, numba would compile the loop a second time. One loop per
-    kernel: ASTRAEA and ASTRAEA-P share theirs."""
-    import numba
+    """run() compiles each of its functions for the arguments' types before calling them, to time
+    the compile: if a signature were not the call's, numba would compile the function a second
+    time. `begin` and `events` are shared by every kernel; ASTRAEA and ASTRAEA-P share a kernel,
+    hence its setup and hooks."""
+    from schedulers.cluster import jitshared
+    from schedulers.cluster.kernels import _KERNELS
 
-    from schedulers.cluster import jitglue, simulator
+    def kind(name):
+        params = _KERNELS[type(get_policy(name, "cluster")().kernel_params())].params
+        return f"{params.__module__}.{params.__qualname__}"
 
     monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
     for name in ("astraea-p", "astraea", "hived"):  # predictions; HiveD's cell owners
         make, cluster = WORKLOADS["heterogeneous"]
         jobs = JobSet.from_frame(make())
         jobs = jobs.with_predictions(jobs.size * 1.5)
-        policy = get_policy(name, "cluster")()
-        simulate_fairness(jobs, policy, cluster=cluster)
-        loop = jitglue.compiled_loop(policy.kernel_params())
-        signature = tuple(numba.typeof(a) for a in simulator.arguments(jobs, policy, cluster=cluster)[0])
-        assert signature in loop.overloads
-        assert list(loop.overloads) == [signature]
-    astraea, astraea_p = (get_policy(name, "cluster")().kernel_params() for name in ("astraea", "astraea-p"))
-    assert jitglue.compiled_loop(astraea) is jitglue.compiled_loop(astraea_p)
+        made = set(jitshared._made)
+        simulate_fairness(jobs, get_policy(name, "cluster")(), cluster=cluster)
+        assert name != "astraea" or set(jitshared._made) == made  # ASTRAEA-P's run made all ASTRAEA's uses
+        own = [key for key in jitshared._made if isinstance(key, tuple) and (key[1] == kind(name)
+                                                                             or key[1].startswith(kind(name) + ":"))]
+        assert ("setup", kind(name)) in own and len(own) > 1  # its setup and its hooks' trampolines
+        for key in ("begin", "events", *own):
+            assert len(jitshared._made[key].overloads) == 1, key  # compiled ahead, called, never compiled again
+    assert kind("astraea") == kind("astraea-p")  # one kernel
 
 
 def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monkeypatch, python_runs):

@@ -51,7 +51,7 @@ def small_chunks(busy):
     with pytest.MonkeyPatch.context() as monkeypatch:
         _small_chunks(monkeypatch, SMALL_CHUNK_BYTES)
         args, _ = simulator.arguments(jobs, get_policy("astraea", "cluster")(), cluster=cluster)
-        return simulator._python_loop(*args).stretches
+        return simulator.run_python(*args).stretches
 
 
 def test_a_stretch_is_kept_in_27_bytes_and_a_placement_part_in_8(small_chunks):

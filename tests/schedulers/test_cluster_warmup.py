@@ -1,5 +1,6 @@
 """The install-time compile of the cluster loops (schedulers.cluster.warmup, `make compile`, run by
-`make install`): one loop per kernel, every built-in cluster policy covered, nothing compiled when
+`make install`): the functions every kernel's compiled run shares, one task per kernel, every
+built-in cluster policy covered (a run after the warm-up compiles nothing), nothing compiled when
 ATLAS_BENCH_JIT is off, a bad process count refused."""
 
 import re
@@ -23,6 +24,41 @@ def test_one_policy_per_kernel_and_every_policy_covered():
         for name in policies:
             params = get_policy(name, "cluster")().kernel_params()
             assert _KERNELS[type(params)].name == kernel_name
+
+
+def test_the_tasks_are_the_shared_functions_the_single_machine_loops_and_one_policy_per_kernel():
+    names = warmup.tasks()
+    assert names[:2] == [warmup.SHARED, warmup.SINGLE_MACHINE]
+    kernels = [_KERNELS[type(get_policy(name, "cluster")().kernel_params())].name for name in names[2:]]
+    assert sorted(kernels) == sorted(warmup.kernel_policies()) and len(set(kernels)) == len(kernels)
+
+
+def test_a_run_after_the_warm_up_compiles_nothing(monkeypatch):
+    """What the warm-up's tasks compile is all a run of a policy needs, on any jobs (the argument
+    types do not depend on them): ASTRAEA-P's run on ASTRAEA's task, FIFO's on its own."""
+    pytest.importorskip("numba")
+    from schedulers.cluster import jitshared, simulator
+    from schedulers.cluster.scenarios import venus
+    from schedulers.cluster.settings import ClusterSettings
+    from schedulers.jobs import JobSet
+
+    for name in (warmup.SHARED, "astraea", "fifo"):
+        assert warmup.compile_policy(name)[0] == name
+    real, compiles = jitshared._compiled, []
+
+    def recording(function, signature):
+        if signature not in function.overloads:
+            compiles.append((function, signature))
+        return real(function, signature)
+
+    monkeypatch.setattr(jitshared, "_compiled", recording)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    jobs = JobSet.from_frame(venus(seed=3, n_jobs=300, days=3).jobs)
+    for name in ("astraea-p", "fifo"):
+        run = simulator.run(jobs, get_policy(name, "cluster")(), compiled=True,
+                            cluster=ClusterSettings.of(nodes=8, gpus_per_node=8))
+        assert run.loop == "compiled" and int((run.completion == run.completion).sum()) == jobs.n
+    assert compiles == []
 
 
 def test_the_warm_up_jobs_run_on_every_loop_with_the_types_of_a_run():

@@ -1,0 +1,294 @@
+"""The cluster simulator compiled: once for every kernel, the kernels' hooks called through function
+pointers. Three kinds of compiled functions, each cached on disk by numba under a digest of its
+sources (a change to a kernel's source recompiles only that kernel's own functions):
+- `begin(jobs, cluster, cfg)`: the run's state and the engine's work (shared by every kernel),
+  handed to Python as structref proxies (schedulers.cluster.jitglue);
+- per kernel, `setup(s, params, size)` (its own state, returned as an opaque reference, the same
+  numba type for every kernel) and one trampoline per hook (`hook(s, q, ...)`, which turns the
+  opaque reference back into the kernel's state and calls the kernel's hook);
+- `events(s, work, ks, hooks, one, max_events)`: schedulers.cluster.loop.run_events, the source the
+  Python run runs, shared by every kernel, whose hook calls go to the trampolines' addresses
+  (`hooks`, a tuple of int64; 0 for a hook that does nothing, which is not called).
+
+Compiling each kernel's whole loop instead (the hooks linked into `decide`, `allocate` and the
+loop, each level optimised and turned into machine code again for every kernel) took about twice
+the CPU (docs/performance.md, "Compiling"); the pointer calls cost no measurable time per event.
+
+May import numpy, schedulers.jit and the simulator's modules; numba only when a run is compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+import threading
+from collections import namedtuple
+from pathlib import Path
+
+from schedulers import jit
+from schedulers.cluster import jitglue, kernels
+from schedulers.cluster.kernels import _KERNELS, Kernel
+from schedulers.cluster.loop import SIMULATOR_MODULES, run_events
+from schedulers.cluster.state import new_state, new_work
+
+#: the hooks called through a pointer, in the order of `KernelHandle.hooks`, with their arguments
+#: after (s, p): numba types made in `_extra_types`
+POINTER_HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "before_allocate")
+#: what the shared code takes as a kernel's state in a compiled run: its opaque state, its hooks'
+#: addresses and whether it decides after each event
+KernelHandle = namedtuple("KernelHandle", "ks hooks one")
+
+_lock = threading.Lock()
+_ready = False
+_KEYS: dict[str, tuple] = {}  # trampoline key -> (kernel, params numba type, size numba type)
+_made: dict = {}  # compiled functions by (kind, ...)
+
+
+def _digest(paths) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _shared_digest() -> str:
+    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(jitglue.__file__)))
+
+
+def _kernel_digest(made: Kernel) -> str:
+    from schedulers import revision  # noqa: PLC0415
+    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
+                    Path(jitglue.__file__), Path(inspect.getsourcefile(made.select))))
+
+
+def _extra_types():
+    from numba.core import types  # noqa: PLC0415
+    return {"select": (types.boolean, types.float64, types.List(types.int64, reflected=False)),
+            "on_wait": (types.int64, types.float64), "on_unwait": (types.int64,), "on_hold": (types.int64,),
+            "on_unhold": (types.int64,), "before_allocate": (types.float64,)}
+
+
+def _register() -> None:
+    """The opaque kernel state type, its casts, the pointer calls and the hooks' overloads for a
+    KernelHandle (once per process; after jitglue's overloads)."""
+    global _ready, KS, to_opaque, from_opaque, call_hook
+    if _ready:
+        return
+    jitglue.register()
+    from numba.core import cgutils, errors, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    KS = jitglue.opaque_type()
+    extra = _extra_types()
+
+    def _same_reference(context, builder, fromty, toty, value):
+        meminfo = cgutils.create_struct_proxy(fromty)(context, builder, value=value).meminfo
+        out = cgutils.create_struct_proxy(toty)(context, builder)
+        out.meminfo = builder.bitcast(meminfo, out.meminfo.type)
+        result = out._getvalue()
+        context.nrt.incref(builder, toty, result)
+        return result
+
+    @intrinsic
+    def to_opaque_(typingctx, p):
+        def codegen(context, builder, signature, args):
+            return _same_reference(context, builder, p, KS, args[0])
+        return KS(p), codegen
+
+    @intrinsic(prefer_literal=True)
+    def from_opaque_(typingctx, s, q, key):
+        if not isinstance(key, types.StringLiteral):
+            raise errors.TypingError("from_opaque: the key must be a literal")
+        made, params_type, size_type = _KEYS[key.literal_value]
+        setup_type = typingctx.resolve_value_type(kernels.setup)
+        target = typingctx.resolve_function_type(setup_type, (s, params_type, size_type), {}).return_type
+
+        def codegen(context, builder, signature, args):
+            return _same_reference(context, builder, KS, target, args[1])
+        return target(s, q, key), codegen
+
+    @intrinsic(prefer_literal=True)
+    def call_hook_(typingctx, address, index, s, q, args):
+        if not isinstance(index, types.IntegerLiteral):
+            raise errors.TypingError("call_hook: the hook's index must be a literal")
+        declared = extra[POINTER_HOOKS[index.literal_value]]
+        if len(args.types) != len(declared):
+            raise errors.TypingError(f"call_hook: {len(args.types)} arguments for {declared}")
+        for got, want in zip(args.types, declared):
+            if typingctx.can_convert(got, want) is None:
+                raise errors.TypingError(f"call_hook: {got} is not {want}")
+        argtypes = (s, KS, *declared)
+
+        def codegen(context, builder, signature, llargs):
+            address_v, _, s_v, q_v, args_v = llargs
+            values = [s_v, q_v] + [context.cast(builder, builder.extract_value(args_v, i), args.types[i], declared[i])
+                                   for i in range(len(declared))]
+            fnty = context.call_conv.get_function_type(types.none, argtypes)
+            pointer = builder.inttoptr(address_v, fnty.as_pointer())
+            status, _ = context.call_conv.call_function(builder, pointer, types.none, argtypes, values)
+            with cgutils.if_unlikely(builder, status.is_error):
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value()
+        return types.none(address, index, s, q, args), codegen
+
+    to_opaque, from_opaque, call_hook = to_opaque_, from_opaque_, call_hook_
+    for i, name in enumerate(POINTER_HOOKS):
+        jitglue.handle_hook(name, _pointer_impl(i, len(extra[name])))
+    jitglue.handle_hook("one_event", lambda: (lambda s, p: p.one))
+    _ready = True
+
+
+def _pointer_impl(i: int, n: int):
+    """The overload of hook number `i` (POINTER_HOOKS) for a KernelHandle: its trampoline called."""
+    def make():
+        if n == 1:
+            def impl(s, p, a):
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a,))
+        elif n == 2:
+            def impl(s, p, a, b):
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a, b))
+        else:
+            def impl(s, p, a, b, c):
+                if p.hooks[i] != 0:  # 0: a hook that does nothing
+                    call_hook(p.hooks[i], i, s, p.ks, (a, b, c))
+        return impl
+    return make
+
+
+def _trampoline(hook, key: str, sources: str, n: int):
+    """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own."""
+    if n == 1:
+        def trampoline(s, q, a):
+            sources  # noqa: B018 (the cache key)
+            hook(s, from_opaque(s, q, key), a)
+    elif n == 2:
+        def trampoline(s, q, a, b):
+            sources  # noqa: B018
+            hook(s, from_opaque(s, q, key), a, b)
+    else:
+        def trampoline(s, q, a, b, c):
+            sources  # noqa: B018
+            hook(s, from_opaque(s, q, key), a, b, c)
+    return trampoline
+
+
+def _make_setup(sources: str):
+    def setup(s, params, size):
+        sources  # noqa: B018
+        return to_opaque(kernels.setup(s, params, size))
+    return setup
+
+
+def _make_begin(sources: str):
+    def begin(jobs, cluster, cfg):
+        sources  # noqa: B018
+        s = new_state(jobs, cluster, cfg)
+        return s, new_work(jobs.size)
+    return begin
+
+
+def _make_events(sources: str):
+    def events(s, work, ks, hooks, one, max_events):
+        sources  # noqa: B018
+        return run_events(s, work, KernelHandle(ks, hooks, one), max_events)
+    return events
+
+
+def _named(function, name: str):
+    function.__qualname__ = function.__qualname__ + "_" + re.sub(r"\W", "_", name)
+    return function
+
+
+def _shared(kind: str):
+    function = _made.get(kind)
+    if function is None:
+        maker = {"begin": _make_begin, "events": _make_events}[kind]
+        function = _made[kind] = jit.njit(maker(_shared_digest()), nogil=False)
+    return function
+
+
+def _compiled(function, signature):
+    """`function`'s compiled overload for `signature`, compiled (or loaded from numba's cache) first
+    when this process has not made it yet."""
+    if signature not in function.overloads:
+        function.compile(signature)
+    return function.overloads[signature]
+
+
+def _begin(args):
+    """The run's state and work (`begin`, compiled or loaded first)."""
+    import numba  # noqa: PLC0415
+
+    with _lock:
+        _register()
+        begin = _shared("begin")
+        _compiled(begin, tuple(numba.typeof(a) for a in (args.jobs, args.cluster, args.cfg)))
+    return begin(args.jobs, args.cluster, args.cfg)
+
+
+def _kernel(args, s):
+    """(the kernel's opaque state, its hooks' addresses, whether it decides after each event) for
+    the run of state `s`: its setup and trampolines compiled or loaded first."""
+    import numba  # noqa: PLC0415
+
+    made = _KERNELS[type(args.params)]
+    size = args.jobs.size
+    s_type, params_type, size_type = numba.typeof(s), numba.typeof(args.params), numba.typeof(size)
+    with _lock:
+        kind = f"{made.params.__module__}.{made.params.__qualname__}"
+        sources = _kernel_digest(made)
+        key = f"{kind}:{params_type}:{size_type}"
+        _KEYS[key] = (made, params_type, size_type)
+        setup = _made.get(("setup", kind))
+        if setup is None:
+            setup = _made["setup", kind] = jit.njit(_named(_make_setup(sources), kind), nogil=False)
+        _compiled(setup, (s_type, params_type, size_type))
+        addresses = [0] * len(POINTER_HOOKS)
+        extra = _extra_types()
+        for i, name in enumerate(POINTER_HOOKS):
+            if getattr(made, name) in (kernels._no_hook, kernels._no_time_hook):
+                continue  # not called
+            trampoline = _made.get((name, key))
+            if trampoline is None:
+                trampoline = _made[name, key] = jit.njit(
+                    _named(_trampoline(getattr(made, name), key, sources, len(extra[name])), f"{kind}_{name}"))
+            result = _compiled(trampoline, (s_type, KS, *extra[name]))
+            addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+    return setup(s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
+
+
+def _events(s, work, args):
+    """The shared `events`, compiled or loaded for the run of state `s`."""
+    import numba  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
+
+    with _lock:
+        events = _shared("events")
+        _compiled(events, (numba.typeof(s), numba.typeof(work), KS, types.UniTuple(types.int64, len(POINTER_HOOKS)),
+                           types.boolean, numba.typeof(args.max_events)))
+    return events
+
+
+def run(args, started=lambda: None):
+    """The Outcome of the compiled run on `args` (schedulers.cluster.simulator.LoopArguments);
+    `started()` is called once every function is compiled or loaded, before the run's events."""
+    s, work = _begin(args)
+    ks, addresses, one = _kernel(args, s)
+    events = _events(s, work, args)
+    started()
+    return jit.call(events, s, work, ks, addresses, one, args.max_events)
+
+
+def compile_kernel(args) -> None:
+    """Compile (or load) what is the kernel's own for a run on `args`: its setup and hooks."""
+    s, _ = _begin(args)
+    _kernel(args, s)
+
+
+def compile_shared(args) -> None:
+    """Compile (or load) what every kernel's run on `args`' types shares: `begin` and `events`."""
+    s, work = _begin(args)
+    _events(s, work, args)
