@@ -21,6 +21,7 @@ benchmark.sweeps.execution (the worker processes), benchmark.tracking and atlas_
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import threading
@@ -69,9 +70,10 @@ def _demo(args) -> int:
         if not args.no_mlflow:
             from benchmark.tracking import preflight, sqlite_path, tracking_uri
 
-            db = sqlite_path(tracking_uri())  # a store this demo makes holds nothing else: its commits
-            new_store = db is not None and not db.exists()  # may skip the disk wait, a user's may not
-            preflight(tracking_uri())  # a store the logging would fail on is exit 2 now, not after every step
+            uri = tracking_uri()
+            db = sqlite_path(uri)  # a store this demo makes holds nothing else: its commits may skip
+            new_store = db is not None and not db.exists()  # the disk wait, a user's may not
+            preflight(uri)  # a store the logging would fail on is exit 2 now, not after every step
         # every step writes inside a temporary sibling of OUT, renamed to OUT when the last one is done;
         # the printed command lines name OUT, where a step repeated by hand writes
         try:
@@ -81,13 +83,11 @@ def _demo(args) -> int:
             return failed.code
         if not args.no_mlflow:
             from benchmark.commands.run import log_to_mlflow
-            from benchmark.tracking import tracking_uri, unsynced_commits
-
-            import contextlib
+            from benchmark.tracking import unsynced_commits
 
             # ~6,000 commits in a row: one fsync at the end, into a store the demo made (an OS crash
             # could damage a store while its commits are unsynced: never one that holds other runs)
-            with unsynced_commits(tracking_uri()) if new_store else contextlib.nullcontext():
+            with unsynced_commits(uri) if new_store else contextlib.nullcontext():
                 for _, argv in demo_steps(out):
                     if argv[0] == "run":
                         log_to_mlflow(argv)
