@@ -8,3 +8,5 @@ the built-in predictors. See leaderboards/README.md.
 May import atlas_data, predictors, schedulers and benchmark.results / tracking / tasks; nothing in
 those packages imports leaderboards.
 """
+
+import atlas_data.blas  # noqa: F401 -- first: pins OpenBLAS's kernels before numpy loads (atlas_data/blas.py)

@@ -8,3 +8,5 @@ is what the scheduling task calls.
 
 May import atlas_data, numpy, pandas, scipy, scikit-learn, lightgbm — never schedulers or benchmark.
 """
+
+import atlas_data.blas  # noqa: F401 -- first: pins OpenBLAS's kernels before numpy loads (atlas_data/blas.py)

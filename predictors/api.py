@@ -16,9 +16,11 @@ May import pyarrow, pandas and predictors.*.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,6 +108,17 @@ def _cache_key(fingerprint, method: str, seed: int, config: MethodConfig, featur
             "definition": method_definition(method, tuple(features), config)}
 
 
+@functools.cache
+def _note_openblas_once() -> None:
+    """Before the first fit of a process: say so when OpenBLAS runs kernels other than the pinned ones
+    (atlas_data/blas.py), whose sums move a fitted p̂ in its last digits."""
+    from atlas_data.blas import openblas_note
+
+    note = openblas_note()
+    if note:
+        sys.stderr.write(note + "\n")
+
+
 def predict_test(
     ds_dir: Path | str,
     method: str,
@@ -153,9 +166,8 @@ def fit_or_load(
         if cached is not None:
             return cached
     if not quiet:
-        import sys
-
         sys.stderr.write(f"[predictors] fitting {method} on {ds_dir} (seed {seed})\n")
+    _note_openblas_once()
     pred = run_method(split, method, config)
     fitted = CachedFit(pred.to_frame(spread=True), pred.fit_seconds, pred.predict_seconds, dict(pred.info), cached=False)
     if cache:

@@ -1,5 +1,7 @@
 """Fixtures of the whole suite."""
 
+import atlas_data.blas  # noqa: F401 -- first: OpenBLAS kernels pinned before any test imports numpy (atlas_data/blas.py)
+
 import os
 
 import pytest
