@@ -196,20 +196,13 @@ def _pointer_impl(i: int, n: int):
     return make
 
 
-def _trampoline(hook, key: str, sources: str, n: int):
-    """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own."""
-    if n == 1:
-        def trampoline(s, q, a):
-            sources  # noqa: B018 (the cache key)
-            hook(s, from_opaque(s, q, key), a)
-    elif n == 2:
-        def trampoline(s, q, a, b):
-            sources  # noqa: B018
-            hook(s, from_opaque(s, q, key), a, b)
-    else:
-        def trampoline(s, q, a, b, c):
-            sources  # noqa: B018
-            hook(s, from_opaque(s, q, key), a, b, c)
+def _trampoline(hook, key: str, sources: str):
+    """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own.
+    Compiled for (s, q, the hook's arguments as one StarArgTuple): numba passes a tuple's members
+    as arguments of their own, so that its machine code takes the arguments `call_hook` passes."""
+    def trampoline(s, q, *args):
+        sources  # noqa: B018 (the cache key)
+        hook(s, from_opaque(s, q, key), *args)
     return trampoline
 
 
@@ -271,6 +264,7 @@ def _kernel(args, s):
     """(the kernel's opaque state, its hooks' addresses, whether it decides after each event) for
     the run of state `s`: its setup and trampolines compiled or loaded first."""
     import numba  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
 
     made = _KERNELS[type(args.params)]
     size = args.jobs.size
@@ -294,9 +288,9 @@ def _kernel(args, s):
                 continue
             trampoline = _made.get((name, key))
             if trampoline is None:
-                trampoline = _made[name, key] = jit.njit(
-                    _named(_trampoline(getattr(made, name), key, sources, len(extra[name])), f"{kind}_{name}"))
-            result = _compiled(trampoline, (s_type, KS, *extra[name]))
+                trampoline = _made[name, key] = jit.njit(_named(_trampoline(getattr(made, name), key, sources),
+                                                                f"{kind}_{name}"))
+            result = _compiled(trampoline, (s_type, KS, types.StarArgTuple.from_types(extra[name])))
             addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
     return setup(s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
 
