@@ -87,27 +87,26 @@ def fast_simulate(jobs, policy) -> Raw | None:
 
     The loops run compiled when ATLAS_BENCH_JIT says so for this many jobs (schedulers.jit), as
     Python otherwise; both give the same schedule, bit for bit."""
+    import numpy as np  # noqa: PLC0415
+
     kind = _fast_kind(policy)
     if kind is None:
         return None
     jobs.require_finite()
-    # submit carries a sentinel after the last release: the loops read submit[nxt] without a bounds test
     loops = loops_for(jobs.n)
+    python = loops is None
+    size = jobs.size.tolist() if python else column(jobs.size)
+    predicted = jobs.predicted if policy.needs_prediction else None  # p̂ only for a policy that reads it
+    predicted = None if predicted is None else predicted.tolist() if python else column(predicted)
     keys = None if kind in _OWN_LOOPS else release_keys(policy, jobs)  # the keyed loop's
-    if loops is None:
-        return _run(kind, policy, jobs.submit_time.tolist() + [_INF], jobs.size.tolist(),
-                    None if jobs.predicted is None else jobs.predicted.tolist(), None if keys is None else keys.tolist(),
-                    _PYTHON_LOOPS, _python_buffers)
-    return _run(kind, policy, column(jobs.submit_time, then=_INF), column(jobs.size),
-                None if jobs.predicted is None else column(jobs.predicted), None if keys is None else _own(keys),
-                loops, buffers)
-
-
-def _own(values):
-    """`values` as a column of the compiled loops (`column`), copied only if it is not one already."""
-    import numpy as np  # noqa: PLC0415
-
-    return np.require(values, np.float64, ["C", "W", "O"])
+    if keys is not None:  # the loop's column they are (sjf's sizes, spjf's p̂: no second list of them),
+        # else their own list, or array (a column of the compiled loops, copied only if it is not one)
+        same = [made for given, made in ((jobs.size, size), (jobs.predicted, predicted))
+                if given is not None and keys.__array_interface__ == given.__array_interface__]
+        keys = same[0] if same else keys.tolist() if python else np.require(keys, np.float64, ["C", "W", "O"])
+    submit = column(jobs.submit_time, then=_INF)  # a sentinel after the last release: submit[nxt] needs no test
+    return _run(kind, policy, submit.tolist() if python else submit, size, predicted, keys,
+                _PYTHON_LOOPS if python else loops, _python_buffers if python else buffers)
 
 
 def release_keys(policy, jobs):
@@ -115,13 +114,14 @@ def release_keys(policy, jobs):
     float64 array: one call of the policy's own key function (`order_key`) on the job columns as
     arrays, whose arithmetic numpy performs job by job, the same IEEE operations as the key's calls
     on one job (the Python loops would otherwise pay a Python call per job). The true sizes only for
-    a clairvoyant policy (zeros otherwise), p̂ only for one that reads it."""
+    a clairvoyant policy (zeros otherwise, one number seen as a column: nothing allocated), p̂ only
+    for one that reads it."""
     import numpy as np  # noqa: PLC0415
 
     n = jobs.n
-    size = jobs.size if policy.clairvoyant else np.zeros(n)
-    estimate = jobs.predicted if policy.needs_prediction and jobs.predicted is not None else np.zeros(n)
-    keys = np.asarray(type(policy).order_key(np.arange(n), 0.0, jobs.submit_time, size, estimate, float(policy.stretch)),
+    size = jobs.size if policy.clairvoyant else np.broadcast_to(0.0, n)
+    estimate = jobs.predicted if policy.needs_prediction and jobs.predicted is not None else np.broadcast_to(0.0, n)
+    keys = np.asarray(type(policy).order_key(slice(None), 0.0, jobs.submit_time, size, estimate, float(policy.stretch)),
                       np.float64)
     return keys if keys.ndim else np.full(n, keys)  # a key that reads no column is one number
 

@@ -191,12 +191,24 @@ def _overload_hook(overload, name: str) -> None:
     """A compiled call of kernel hook `name` is the hook of the kernel the state's numba type stands
     for: the hook's own function is the implementation (`strict=False`: its parameters are named as
     its kernel names them), not a wrapper calling it, which compiled one more library per hook and
-    kernel (its LLVM module, the whole hook, optimized and turned into machine code once more)."""
+    kernel (its LLVM module, the whole hook, optimized and turned into machine code once more).
+    On the compiled run's KernelHandle the implementation (`handle_hook`) is copied into its caller
+    (`inline="always"`): its call of a hook through a pointer is then the caller's own code."""
     def typer(s, p, *args):
-        if getattr(p, "instance_class", None) is not None and p.instance_class.__name__ == "KernelHandle":
+        if not _is_handle(p):
+            return getattr(_KERNELS[p.origin], name)
+        return None
+
+    def handle_typer(s, p, *args):
+        if _is_handle(p):
             return _HANDLE_IMPLS[name]()
-        return getattr(_KERNELS[p.origin], name)
+        return None
     overload(getattr(kernels, name), strict=False)(typer)
+    overload(getattr(kernels, name), strict=False, inline="always")(handle_typer)
+
+
+def _is_handle(p) -> bool:
+    return getattr(p, "instance_class", None) is not None and p.instance_class.__name__ == "KernelHandle"
 
 
 def compile_notice(name: str) -> str:

@@ -8,11 +8,15 @@ sources (a change to a kernel's source recompiles only that kernel's own functio
   opaque reference back into the kernel's state and calls the kernel's hook);
 - `events(s, work, ks, hooks, one, max_events)`: schedulers.cluster.loop.run_events, the source the
   Python run runs, shared by every kernel, whose hook calls go to the trampolines' addresses
-  (`hooks`, a tuple of int64; 0 for a hook that does nothing, which is not called).
+  (`hooks`, a tuple of int64; 0 for a hook that does nothing, which is not called; DEFAULT_HOOK for
+  a default hook that keeps the waiting jobs in job order, compiled into the shared code and called
+  directly).
 
 Compiling each kernel's whole loop instead (the hooks linked into `decide`, `allocate` and the
 loop, each level optimised and turned into machine code again for every kernel) took about twice
-the CPU (docs/performance.md, "Compiling"); the pointer calls cost no measurable time per event.
+the CPU (docs/performance.md, "Compiling"). A hook call is copied into its caller and returns a
+hook's error as a marked raise (`_raise`), so that the call costs no reference counts: unmarked, it
+cost the kernels with the cheapest events about 0.1 µs per event.
 
 May import numpy, schedulers.jit and the simulator's modules; numba only when a run is compiled.
 """
@@ -38,6 +42,13 @@ POINTER_HOOKS = ("select", "on_wait", "on_unwait", "on_hold", "on_unhold", "befo
 #: what the shared code takes as a kernel's state in a compiled run: its opaque state, its hooks'
 #: addresses and whether it decides after each event
 KernelHandle = namedtuple("KernelHandle", "ks hooks one")
+#: the hooks that do nothing (a kernel's hook left out, kernels.OPTIONAL_HOOKS): address 0, not called
+_NO_OPS = (kernels._no_hook, kernels._no_time_hook)
+#: the default hooks that do something (keep the waiting jobs in job order), compiled into the shared
+#: code and called directly for a kernel that keeps them: their address is DEFAULT_HOOK
+_DEFAULT_BODIES = {name: getattr(kernels, default) for name, default in kernels.OPTIONAL_HOOKS.items()
+                   if getattr(kernels, default) not in _NO_OPS}
+DEFAULT_HOOK = 1
 
 _lock = threading.Lock()
 _ready = False
@@ -109,7 +120,7 @@ def _register() -> None:
         return target(s, q, key), codegen
 
     @intrinsic(prefer_literal=True)
-    def call_hook_(typingctx, address, index, s, q, args):
+    def call_hook_(typingctx, index, s, p, args):
         if not isinstance(index, types.IntegerLiteral):
             raise errors.TypingError("call_hook: the hook's index must be a literal")
         declared = extra[POINTER_HOOKS[index.literal_value]]
@@ -121,16 +132,31 @@ def _register() -> None:
         argtypes = (s, KS, *declared)
 
         def codegen(context, builder, signature, llargs):
-            address_v, _, s_v, q_v, args_v = llargs
-            values = [s_v, q_v] + [context.cast(builder, builder.extract_value(args_v, i), args.types[i], declared[i])
-                                   for i in range(len(declared))]
-            fnty = context.call_conv.get_function_type(types.none, argtypes)
-            pointer = builder.inttoptr(address_v, fnty.as_pointer())
-            status, _ = context.call_conv.call_function(builder, pointer, types.none, argtypes, values)
-            with cgutils.if_unlikely(builder, status.is_error):
-                context.call_conv.return_status_propagate(builder, status)
+            _, s_v, p_v, args_v = llargs
+            i = index.literal_value
+            address = builder.extract_value(builder.extract_value(p_v, p.fields.index("hooks")), i)
+            values = [context.cast(builder, builder.extract_value(args_v, k), args.types[k], declared[k])
+                      for k in range(len(declared))]
+            default = _DEFAULT_BODIES.get(POINTER_HOOKS[i])
+            if default is not None:
+                with builder.if_then(builder.icmp_unsigned("==", address, address.type(DEFAULT_HOOK))):
+                    sig = types.none(s, p, *declared)
+                    body = context.compile_subroutine(builder, default, sig)
+                    status, _ = context.call_internal_no_propagate(builder, body.fndesc, sig, [s_v, p_v, *values])
+                    with cgutils.if_unlikely(builder, status.is_error):
+                        _raise(context, builder, status)
+            called = builder.icmp_unsigned("!=", address, address.type(0))
+            if default is not None:
+                called = builder.and_(called, builder.icmp_unsigned("!=", address, address.type(DEFAULT_HOOK)))
+            with builder.if_then(called):
+                values = [s_v, builder.extract_value(p_v, p.fields.index("ks")), *values]
+                fnty = context.call_conv.get_function_type(types.none, argtypes)
+                pointer = builder.inttoptr(address, fnty.as_pointer())
+                status, _ = context.call_conv.call_function(builder, pointer, types.none, argtypes, values)
+                with cgutils.if_unlikely(builder, status.is_error):
+                    _raise(context, builder, status)
             return context.get_dummy_value()
-        return types.none(address, index, s, q, args), codegen
+        return types.none(index, s, p, args), codegen
 
     to_opaque, from_opaque, call_hook = to_opaque_, from_opaque_, call_hook_
     for i, name in enumerate(POINTER_HOOKS):
@@ -139,39 +165,44 @@ def _register() -> None:
     _ready = True
 
 
+def _raise(context, builder, status):
+    """The caller returns the hook's error as its own, marked as numba marks a `raise` (the excinfo
+    stored with `numba_exception_output`): llvmlite's reference-count pruning then takes the path
+    for an exit that raises, and removes the reference counts the caller takes of its arguments
+    around the call (unmarked, four atomic increments and four decrements at every hook call)."""
+    from llvmlite import ir  # noqa: PLC0415
+
+    store = builder.store(status.excinfoptr, context.call_conv._get_excinfo_argument(builder.function))
+    store.set_metadata("numba_exception_output", builder.module.add_metadata([ir.IntType(1)(1)]))
+    builder.ret(status.code)
+
+
 def _pointer_impl(i: int, n: int):
-    """The overload of hook number `i` (POINTER_HOOKS) for a KernelHandle: its trampoline called."""
+    """The overload of hook number `i` (POINTER_HOOKS, `n` arguments after (s, p)) for a
+    KernelHandle, copied into its caller (numba's inliner takes no `*args`: one version per count
+    of arguments): `call_hook`, which calls the hook's default body (address DEFAULT_HOOK: compiled
+    into the shared code) or the trampoline at its address (none at 0)."""
     def make():
         if n == 1:
             def impl(s, p, a):
-                if p.hooks[i] != 0:  # 0: a hook that does nothing
-                    call_hook(p.hooks[i], i, s, p.ks, (a,))
+                call_hook(i, s, p, (a,))
         elif n == 2:
             def impl(s, p, a, b):
-                if p.hooks[i] != 0:  # 0: a hook that does nothing
-                    call_hook(p.hooks[i], i, s, p.ks, (a, b))
+                call_hook(i, s, p, (a, b))
         else:
             def impl(s, p, a, b, c):
-                if p.hooks[i] != 0:  # 0: a hook that does nothing
-                    call_hook(p.hooks[i], i, s, p.ks, (a, b, c))
+                call_hook(i, s, p, (a, b, c))
         return impl
     return make
 
 
-def _trampoline(hook, key: str, sources: str, n: int):
-    """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own."""
-    if n == 1:
-        def trampoline(s, q, a):
-            sources  # noqa: B018 (the cache key)
-            hook(s, from_opaque(s, q, key), a)
-    elif n == 2:
-        def trampoline(s, q, a, b):
-            sources  # noqa: B018
-            hook(s, from_opaque(s, q, key), a, b)
-    else:
-        def trampoline(s, q, a, b, c):
-            sources  # noqa: B018
-            hook(s, from_opaque(s, q, key), a, b, c)
+def _trampoline(hook, key: str, sources: str):
+    """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own.
+    Compiled for (s, q, the hook's arguments as one StarArgTuple): numba passes a tuple's members
+    as arguments of their own, so that its machine code takes the arguments `call_hook` passes."""
+    def trampoline(s, q, *args):
+        sources  # noqa: B018 (the cache key)
+        hook(s, from_opaque(s, q, key), *args)
     return trampoline
 
 
@@ -233,6 +264,7 @@ def _kernel(args, s):
     """(the kernel's opaque state, its hooks' addresses, whether it decides after each event) for
     the run of state `s`: its setup and trampolines compiled or loaded first."""
     import numba  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
 
     made = _KERNELS[type(args.params)]
     size = args.jobs.size
@@ -249,13 +281,16 @@ def _kernel(args, s):
         addresses = [0] * len(POINTER_HOOKS)
         extra = _extra_types()
         for i, name in enumerate(POINTER_HOOKS):
-            if getattr(made, name) in (kernels._no_hook, kernels._no_time_hook):
+            if getattr(made, name) in _NO_OPS:
                 continue  # not called
+            if getattr(made, name) is _DEFAULT_BODIES.get(name):
+                addresses[i] = DEFAULT_HOOK
+                continue
             trampoline = _made.get((name, key))
             if trampoline is None:
-                trampoline = _made[name, key] = jit.njit(
-                    _named(_trampoline(getattr(made, name), key, sources, len(extra[name])), f"{kind}_{name}"))
-            result = _compiled(trampoline, (s_type, KS, *extra[name]))
+                trampoline = _made[name, key] = jit.njit(_named(_trampoline(getattr(made, name), key, sources),
+                                                                f"{kind}_{name}"))
+            result = _compiled(trampoline, (s_type, KS, types.StarArgTuple.from_types(extra[name])))
             addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
     return setup(s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
 
