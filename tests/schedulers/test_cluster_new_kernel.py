@@ -25,8 +25,12 @@ class LargestFirst(ClusterPolicy):
     name = "largest-first"
     description = "largest gang first at every round (a test policy)"
 
+    def __init__(self, *, fail_at_hold: int = 0):
+        super().__init__()
+        self.fail_at_hold = fail_at_hold  # > 0: its on_hold raises there (a hook's error, as a test makes one)
+
     def kernel_params(self):
-        return LargestFirstParams()
+        return LargestFirstParams(self.fail_at_hold)
 
 
 class LargestFirstRule(ClusterPolicy):
@@ -38,12 +42,19 @@ class LargestFirstRule(ClusterPolicy):
         return sorted(candidates, key=lambda j: (-view.jobs.gpus[j], j))
 
 
-LargestFirstParams = namedtuple("LargestFirstParams", "")
-LargestFirstState = namedtuple("LargestFirstState", "params")
+LargestFirstParams = namedtuple("LargestFirstParams", "fail_at_hold")
+LargestFirstState = namedtuple("LargestFirstState", "params holds")
 
 
 def setup(s, params):
-    return group(LargestFirstState(params))
+    return group(LargestFirstState(params, np.zeros(1, np.int64)))
+
+
+@jitable
+def on_hold(s, p, j):
+    p.holds[0] += 1
+    if p.holds[0] == p.params.fail_at_hold:
+        raise ValueError("largest-first: the test's hook raised at the hold it was told to")
 
 
 @jitable
@@ -56,7 +67,7 @@ def decide(s, p, at_round, now, chosen):
     place_in_order(s, order, len(order), now, at_round, chosen)
 
 
-kernel("largest-first", LargestFirstParams, LargestFirstState, setup=setup, select=decide)
+kernel("largest-first", LargestFirstParams, LargestFirstState, setup=setup, select=decide, on_hold=on_hold)
 
 
 @pytest.mark.parametrize("jit", ["off", "on"])
@@ -72,6 +83,27 @@ def test_a_kernel_in_one_file_runs_as_its_python_rule(monkeypatch, same_run, jit
     assert run.loop == {"off": "Python", "on": "compiled"}[jit]
     assert rule.metrics["rounds"] > 0 and rule.metrics["preemptions"] > 0
     same_run(rule, run)
+
+
+@pytest.mark.parametrize("jit", ["off", "on"])
+def test_an_error_in_a_hook_reaches_the_caller_and_the_next_run_is_whole(monkeypatch, same_run, jit):
+    """A hook's raise ends the run with its own error, compiled as in Python: a compiled hook is called
+    through its address, and its error is returned through the shared loop without the reference
+    counts its callers once took (schedulers.cluster.jitshared); the process's next run is exact."""
+    from atlas_data.plugins import PluginError
+
+    if jit == "on":
+        pytest.importorskip("numba")
+    jobs = JobSet.from_frame(venus(seed=4, n_jobs=1500, days=3).jobs)
+    cluster = ClusterSettings.of(nodes=16, gpus_per_node=8, cold_start_s=30.0, lease_s=600.0)
+    monkeypatch.setenv("ATLAS_BENCH_JIT", jit)
+    for _ in range(3):
+        with pytest.raises(PluginError, match=r"^policy 'largest-first' \(test_cluster_new_kernel.LargestFirst\) raised "
+                                              "ValueError: largest-first: the test's hook raised at the hold it was told to$"):
+            simulate_fairness(jobs, LargestFirst(fail_at_hold=250), cluster=cluster)
+    run = simulate_fairness(jobs, LargestFirst(), cluster=cluster)
+    assert run.loop == {"off": "Python", "on": "compiled"}[jit]
+    same_run(simulate_fairness(jobs, LargestFirstRule(), cluster=cluster), run)
 
 
 def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monkeypatch):
