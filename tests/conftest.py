@@ -78,6 +78,25 @@ def pytest_configure(config):
     # here rather than in pyproject.toml, whose every change makes `make` reinstall the venv
     config.addinivalue_line("markers", "figures_rendered: in a module whose commands' figures are placeholders "
                                        "(figures_unrendered), a test that draws them for real")
+    config.addinivalue_line("markers", "long_file: the tests of a file that takes long (tens of seconds of a core "
+                                       "or more): on pytest-xdist workers the file starts before the others")
+    if hasattr(config.option, "loadscopereorder"):  # xdist's --dist loadfile: files in the workers' order (below)
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    """On pytest-xdist workers, the files marked `long_file` first, the others after them in their order.
+
+    With `--dist loadfile` a worker takes the next file of that order when it has run its own (xdist would
+    otherwise hand them out by their number of tests, and test_fault_injection.py, a dozen tests and a minute
+    of CPU, started past the middle of the run): a long file taken late runs on alone while the other worker
+    has finished. Marked are the files of about 13 s of CPU or more (`--cpu-by-file`), which leaves only
+    files of a few seconds for the end. A run without xdist keeps pytest's order.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+    long_files = {item.path for item in items if item.get_closest_marker("long_file") is not None}
+    items.sort(key=lambda item: item.path not in long_files)  # stable: the order within each file is kept
 
 
 def pytest_runtest_setup(item):
@@ -128,6 +147,18 @@ def pytest_runtest_logreport(report):
         if key == "cpu_seconds":
             path = report.nodeid.split("::", 1)[0]
             _CPU_BY_FILE[path] = _CPU_BY_FILE.get(path, 0.0) + value
+
+
+def pytest_sessionfinish(session):
+    """The fork server that sweeps fork their worker processes from (benchmark.sweeps.execution) is stopped and
+    waited for, here and in each pytest-xdist worker: it has waited for those workers, so their CPU counts in the
+    "suite:" line with it. Left running, it would outlive its parent, be waited for by no process of the suite,
+    and its workers' CPU (half a minute of a core in the sweeps and reproductions) would go uncounted."""
+    from multiprocessing import forkserver
+
+    stop = getattr(getattr(forkserver, "_forkserver", None), "_stop", None)  # CPython's own (used by its tests)
+    if stop is not None:
+        stop()
 
 
 def pytest_terminal_summary(terminalreporter):

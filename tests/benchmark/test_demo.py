@@ -11,7 +11,7 @@ from benchmark.experiments.demo import (END, HEADLINE_END, HEADLINE_START, START
                                         summary_markdown)
 
 # the commands' figures are not rendered but where a test looks at them (figures_rendered; tests/conftest.py)
-pytestmark = pytest.mark.usefixtures("figures_unrendered")
+pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
 
 
 def test_every_demo_step_is_a_valid_command_line(tmp_path):

@@ -5,7 +5,10 @@ Ctrl-C can be sent to its whole process group as a terminal does), sends SIGINT 
 SIGTERM to the process at a moment drawn from a seeded RNG within a phase (start-up, the work,
 the MLflow logging, the first migration of a new store), and checks: exit 130 with one line (or 0
 when it had already finished), no RUNNING run left in the store, no half-built store, the store
-takes the next run, a rerun succeeds, no process of the command left behind. It also starts four
+takes the next run, a rerun succeeds, no process of the command left behind. The rerun is the same
+command line run in this process (`rerun`): what it checks is what the interrupted process left on
+disk, and a process of its own would only add an interpreter start and the command's imports
+(about 3 s of CPU each). It also starts four
 first runs at once on a new store, and SIGKILLs a sweep and a run to check what they leave.
 
 Marker `fault`; the subset without `slow` runs in CI (about two minutes), `-m "fault and slow"`
@@ -31,7 +34,9 @@ import pandas as pd
 import pytest
 
 pytestmark = [pytest.mark.fault, pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                                     reason="reads /proc to find the processes left behind")]
+                                                     reason="reads /proc to find the processes left behind"),
+              pytest.mark.usefixtures("figures_unrendered"),  # the reruns in this process: no figure looked at
+              pytest.mark.long_file]
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("ATLAS_FAULT_SEED", "15"))
@@ -172,6 +177,22 @@ def _interrupted_or_finished(code: int, err: str, sig: int, moment: str) -> None
         assert code == 0, f"{moment}: exit {code}: {err[-3000:]}"
 
 
+def rerun(args: list[str], cwd: Path, monkeypatch) -> tuple[int, str]:
+    """Run the command line `args` again in this process, in the working folder `cwd` with the store
+    of its project (no MLFLOW_TRACKING_URI, as Command starts it): (exit status, stderr)."""
+    import contextlib
+    import io
+
+    from benchmark.cli import main
+
+    err = io.StringIO()
+    with monkeypatch.context() as patch, contextlib.redirect_stderr(err):
+        patch.chdir(cwd)
+        patch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        code = main(args)
+    return code, err.getvalue()
+
+
 # ----- the MLflow store -------------------------------------------------------------------------
 def _sql(db: Path, query: str) -> list:
     with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30) as con:
@@ -252,7 +273,7 @@ def _rng(*parts) -> random.Random:
     return random.Random(f"{SEED}:" + ":".join(map(str, parts)))
 
 
-def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int, background: bool = False) -> None:
+def _interrupt_run(template, tmp_path, monkeypatch, task: str, phase: str, sig: int, background: bool = False) -> None:
     """Interrupt `benchmark run --task task` in `phase` with `sig`; then check the store, the
     processes, the output, and that the same command run again succeeds."""
     rng = _rng(task, phase, sig)
@@ -282,8 +303,7 @@ def _interrupt_run(template, tmp_path, task: str, phase: str, sig: int, backgrou
     before = _statuses(db)
     if phase == "logging":  # the run was being logged: ended KILLED (or FINISHED if the signal came just after)
         assert before.get("KILLED", 0) + before.get("FINISHED", 0) == 1, f"{moment}: {before}"
-    rerun = Command(args + ["--output", str(results / "rerun")], cwd)
-    code, _, err = rerun.finish()
+    code, err = rerun(args + ["--output", str(results / "rerun")], cwd, monkeypatch)
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     after = _statuses(db)
     assert after.get("FINISHED", 0) == before.get("FINISHED", 0) + 1 and "RUNNING" not in after, moment
@@ -301,26 +321,26 @@ ALL_RUN_CASES = [(task, phase, sig) for task in TASK_ARGS for phase in ("start-u
 
 
 @pytest.mark.parametrize("task,phase,sig", FAST_RUN_CASES, ids=[f"{t}-{p}-{s.name}" for t, p, s in FAST_RUN_CASES])
-def test_interrupted_run_leaves_a_usable_store(template_store, tmp_path, task, phase, sig):
-    _interrupt_run(template_store, tmp_path, task, phase, sig)
+def test_interrupted_run_leaves_a_usable_store(template_store, tmp_path, monkeypatch, task, phase, sig):
+    _interrupt_run(template_store, tmp_path, monkeypatch, task, phase, sig)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task,phase,sig", [c for c in ALL_RUN_CASES if c not in FAST_RUN_CASES],
                          ids=[f"{t}-{p}-{s.name}" for t, p, s in ALL_RUN_CASES if (t, p, s) not in FAST_RUN_CASES])
-def test_interrupted_run_every_task_phase_and_signal(template_store, tmp_path, task, phase, sig):
-    _interrupt_run(template_store, tmp_path, task, phase, sig)
+def test_interrupted_run_every_task_phase_and_signal(template_store, tmp_path, monkeypatch, task, phase, sig):
+    _interrupt_run(template_store, tmp_path, monkeypatch, task, phase, sig)
 
 
 @pytest.mark.parametrize("task,phase", [("scheduling", "logging"), ("prediction", "work")])
-def test_a_background_run_stopped_by_kill_ends_clean(template_store, tmp_path, task, phase):
+def test_a_background_run_stopped_by_kill_ends_clean(template_store, tmp_path, monkeypatch, task, phase):
     """`nohup benchmark run … &` ignores Ctrl-C, but `kill` (SIGTERM) must still end it with exit
     130, its MLflow run KILLED and no half-written output. (Until this was fixed, SIGTERM killed
     such a process outright: a RUNNING run and a temporary folder were left behind.)"""
-    _interrupt_run(template_store, tmp_path, task, phase, signal.SIGTERM, background=True)
+    _interrupt_run(template_store, tmp_path, monkeypatch, task, phase, signal.SIGTERM, background=True)
 
 
-def test_interrupt_during_the_first_migration_leaves_no_half_built_store(tmp_path):
+def test_interrupt_during_the_first_migration_leaves_no_half_built_store(tmp_path, monkeypatch):
     jobs = tmp_path / "jobs.csv"
     pd.DataFrame(JOBS).to_csv(jobs, index=False)
     results = tmp_path / "results"
@@ -339,8 +359,7 @@ def test_interrupt_during_the_first_migration_leaves_no_half_built_store(tmp_pat
         from benchmark.tracking import schema_refusal
 
         assert schema_refusal(f"sqlite:///{db}") is None, moment  # MLflow opens it: its own schema version
-    rerun = Command(args + ["--output", str(results / "second")], tmp_path)
-    code, _, err = rerun.finish()
+    code, err = rerun(args + ["--output", str(results / "second")], tmp_path, monkeypatch)
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     _assert_store_sound(db)
     assert _statuses(db)["FINISHED"] >= 1
@@ -363,7 +382,7 @@ def test_four_first_runs_at_once_on_a_new_store_all_succeed(tmp_path):
     assert len(_sql(db, "SELECT name FROM experiments WHERE name = 'atlas-scheduling-total_completion'")) == 1
 
 
-def test_sigkill_while_logging_leaves_a_running_run_that_compare_shows(template_store, tmp_path, capsys):
+def test_sigkill_while_logging_leaves_a_running_run_that_compare_shows(template_store, tmp_path, capsys, monkeypatch):
     from benchmark.cli import main
 
     jobs = tmp_path / "jobs.csv"
@@ -380,7 +399,7 @@ def test_sigkill_while_logging_leaves_a_running_run_that_compare_shows(template_
     shown = capsys.readouterr().out
     (row,) = [line for line in shown.splitlines() if "RUNNING" in line and not line.startswith("note")]
     assert " killed " in row and "note: 1 run(s) still RUNNING" in shown
-    code, _, err = Command(args + ["--output", str(results / "next")], tmp_path).finish()
+    code, err = rerun(args + ["--output", str(results / "next")], tmp_path, monkeypatch)
     assert code == 0, err[-3000:]
     assert _statuses(db) == {"RUNNING": 1, "FINISHED": 1}
 
@@ -418,7 +437,7 @@ def test_sigkill_of_a_local_sweep_leaves_no_process_behind(sweep_config, tmp_pat
     assert command.survivors() == [], f"SIGKILL {delay:.3f} s after the workers started (seed {SEED})"
 
 
-def _interrupt_sweep(sweep_config, tmp_path, executor: str, phase: str, sig: int) -> None:
+def _interrupt_sweep(sweep_config, tmp_path, monkeypatch, executor: str, phase: str, sig: int) -> None:
     out = tmp_path / "out"
     args = ["sweep", str(sweep_config), "--executor", executor, "--workers", "2", "--quiet"]
     command = Command(args + ["--output", str(out)], tmp_path)
@@ -436,7 +455,7 @@ def _interrupt_sweep(sweep_config, tmp_path, executor: str, phase: str, sig: int
     assert command.survivors() == [], moment
     for db in tmp_path.rglob("mlflow.db"):
         _assert_store_sound(db)
-    code, _, err = Command(args + ["--output", str(out)], tmp_path).finish()
+    code, err = rerun(args + ["--output", str(out)], tmp_path, monkeypatch)
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     assert len(pd.read_parquet(out / "sweep.parquet")) == 6 * 3
     (db,) = [db for db in tmp_path.rglob("mlflow.db")]  # the project's store (the working folder's results/)
@@ -446,8 +465,8 @@ def _interrupt_sweep(sweep_config, tmp_path, executor: str, phase: str, sig: int
 
 
 @pytest.mark.parametrize("phase,sig", [("cells", signal.SIGINT)], ids=["cells-SIGINT"])
-def test_interrupted_local_sweep(sweep_config, tmp_path, phase, sig):
-    _interrupt_sweep(sweep_config, tmp_path, "local", phase, sig)
+def test_interrupted_local_sweep(sweep_config, tmp_path, monkeypatch, phase, sig):
+    _interrupt_sweep(sweep_config, tmp_path, monkeypatch, "local", phase, sig)
 
 
 @pytest.mark.slow
@@ -457,13 +476,13 @@ def test_interrupted_local_sweep(sweep_config, tmp_path, phase, sig):
                                                 ("dask", "cells", signal.SIGINT),
                                                 ("dask", "cells", signal.SIGTERM)],
                          ids=lambda v: v.name if isinstance(v, signal.Signals) else str(v))
-def test_interrupted_sweep_every_executor_and_phase(sweep_config, tmp_path, executor, phase, sig):
+def test_interrupted_sweep_every_executor_and_phase(sweep_config, tmp_path, monkeypatch, executor, phase, sig):
     pytest.importorskip("distributed")
-    _interrupt_sweep(sweep_config, tmp_path, executor, phase, sig)
+    _interrupt_sweep(sweep_config, tmp_path, monkeypatch, executor, phase, sig)
 
 
 # ----- data build and submit --------------------------------------------------------------------
-def test_interrupted_data_build_then_rerun(tmp_path):
+def test_interrupted_data_build_then_rerun(tmp_path, monkeypatch):
     sig = _rng("data").choice([signal.SIGINT, signal.SIGTERM])
     delay = _rng("data", "delay").uniform(0.3, 3.0)
     args = ["data", "build", "--jobs", "2000", "--out", str(tmp_path / "ds"), "--quiet"]
@@ -476,7 +495,7 @@ def test_interrupted_data_build_then_rerun(tmp_path):
     assert command.survivors() == [], moment
     if code == 130:
         assert not (tmp_path / "ds").exists() or (tmp_path / "ds" / "dataset.json").exists(), moment
-    code, _, err = Command(args, tmp_path).finish()
+    code, err = rerun(args, tmp_path, monkeypatch)
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     card = json.loads((tmp_path / "ds" / "dataset.json").read_text())
     assert len(pd.read_parquet(tmp_path / "ds" / "atlas.parquet")) == card["counts"]["kept"]
@@ -492,7 +511,7 @@ def submission(tmp_path_factory) -> Path:
     return folder
 
 
-def test_interrupted_submit_then_rerun(submission, tmp_path):
+def test_interrupted_submit_then_rerun(submission, tmp_path, monkeypatch):
     sig = _rng("submit").choice([signal.SIGINT, signal.SIGTERM])
     delay = _rng("submit", "delay").uniform(0.3, 3.0)
     entries = tmp_path / "entries"
@@ -507,6 +526,6 @@ def test_interrupted_submit_then_rerun(submission, tmp_path):
     for path in entries.rglob("*"):  # an entry is whole or absent
         if path.is_file():
             assert path.suffix == ".json" and json.loads(path.read_text())["track"] == "prediction", (moment, path)
-    code, _, err = Command(args, tmp_path).finish()
+    code, err = rerun(args, tmp_path, monkeypatch)
     assert code == 0, f"rerun after {moment}: {err[-3000:]}"
     assert len([p for p in entries.rglob("*") if p.is_file()]) == 1, moment

@@ -20,6 +20,8 @@ import yaml
 from benchmark.cli import main
 from cli_checks import exit_2_one_line, snapshot
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 BASE = {"job_id": ["a", "b", "c", "d"], "submit_time": [0.0, 0.0, 1.0, 2.0], "duration": [3.0, 1.0, 2.0, 1.0]}
 
 

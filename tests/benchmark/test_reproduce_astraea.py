@@ -18,6 +18,8 @@ from benchmark.cli import main
 from benchmark.experiments import astraea as ra
 from benchmark.sweeps import cells, load_config
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 PAPER_VENUS = ra.PAPER_VENUS  # the one source of the paper's Venus figures, as the experiment imports it
 
 SMALL = ["--n", "600", "--seed", "1", "--venus-nodes", "40", "--philly-nodes", "40", "--sizes", "30,50",

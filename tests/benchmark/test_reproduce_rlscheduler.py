@@ -16,6 +16,8 @@ from schedulers.cluster.policies.hpc_queue import HPCQueue
 from schedulers.cluster.policies.hpc_queue import machine as machine_of
 from schedulers.jobs import JobSet
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 
 def test_every_published_cell_equal_to_two_decimals(tmp_path, capsys):
     out = tmp_path / "out"

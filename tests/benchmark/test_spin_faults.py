@@ -29,6 +29,8 @@ import pytest
 from atlas_data.errors import InputError
 from cli_checks import exit_2_one_line
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_KB = 4_000_000  # `ulimit -v 4000000`
 

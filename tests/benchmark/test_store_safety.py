@@ -28,6 +28,8 @@ from cli_checks import exit_2_one_line
 from cli_checks import parent_statuses as _parent_statuses
 from cli_checks import sql as _sql
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 CLI = "from benchmark.cli import entry; entry()"  # what the `benchmark` console script runs
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}

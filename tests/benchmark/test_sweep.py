@@ -13,6 +13,8 @@ import pytest
 from benchmark.cli import main
 from benchmark.sweeps import cell_count, cells, load_config
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
 
 TINY = """\

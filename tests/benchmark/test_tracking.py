@@ -20,7 +20,7 @@ from benchmark import tracking
 from benchmark.tracking import CHILD_METRICS, child_metrics, child_name, child_params, run_tags
 
 # the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
-pytestmark = pytest.mark.usefixtures("figures_unrendered")
+pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
 
 REPO = Path(__file__).resolve().parents[2]
 

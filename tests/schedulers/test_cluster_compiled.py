@@ -20,6 +20,7 @@ from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
 pytest.importorskip("numba")
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
 
 
 def _frame(n_jobs: int, days: int, seed: int, weights: bool = False) -> pd.DataFrame:
