@@ -36,10 +36,13 @@ demo: $(STAMP)
 	$(BIN)/benchmark demo
 
 # the suite on TEST_WORKERS processes (pytest-xdist; 1: one process, as `python -m pytest -q`), each test
-# file's tests on one of them, so that a file's shared (module) fixtures are built once, not once per process
+# file's tests on one of them, so that a file's shared (module) fixtures are built once, not once per process.
+# Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set: otherwise each worker rewrites
+# the ~270 test modules' asserts again (about 3.5 s of a core each) and each command a test starts
+# compiles the checkout's modules again.
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 perf: $(STAMP)
 	$(BIN)/benchmark perf
