@@ -82,6 +82,26 @@ def pop_completions(s, work, t_next, one, completed):
 
 
 @jitable
+def drop_stale(run_heap, stamp, group_of):
+    """The engine's heap of running jobs without its stale entries (jobs preempted or done since
+    they were pushed: a valid entry's stamp is its job's and the job runs), heapified again. A
+    stale entry is otherwise popped only once it surfaces at the top, when the running group's
+    clock reaches the finish it had; with millions of preemptions the heap grew to many times the
+    running jobs. Every entry is distinct (a job's stamp grows at each move), so the valid entries
+    surface in the same order from the rebuilt heap."""
+    n = 0
+    for i in range(len(run_heap)):
+        entry = run_heap[i]
+        j = entry[1]
+        if entry[2] == stamp[j] and group_of[j] == _RUN:
+            run_heap[n] = entry
+            n += 1
+    while len(run_heap) > n:
+        run_heap.pop()
+    heapq.heapify(run_heap)
+
+
+@jitable
 def apply_moves(s, work, now):
     """The group moves `allocate` asked for, in order; a job that starts being served gets its start
     time; the wake-up it asked for."""
@@ -282,6 +302,8 @@ def run_events(s, work, p, max_events):
         eng.wake_req[0] = math.inf
         allocate(s, p, now, completed, arrived)
         apply_moves(s, work, now)
+        if len(run_heap) > 2 * g_count[_RUN] + 64:  # mostly stale: rebuilt (amortised O(1) per push)
+            drop_stale(run_heap, stamp, group_of)
         if g_count[_RUN] + g_count[_COLD] > 0:
             idle = 0
         elif n_wait[0] > 0 and len(arrived) == 0:

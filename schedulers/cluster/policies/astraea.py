@@ -103,11 +103,13 @@ class AstraeaP(Astraea):
 # Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
 # so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
-# jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them:
-# (ρ_job, p̂, j). When ASTRAEA-P revises, a job whose revised predicted remaining time r is at most
-# a lease is keyed (−1, r, j) into a heap of its own (e_heap), taken before tier A and the rest of
-# tier B. A decision takes a tenant's candidates from e_heap, then tier A's head (a_ptr[k]), then
-# b_heap. A waiting job's r does not change while it waits (its service does not), so it is read
+# jobs (hb_buf) are kept as sets, keyed when a decision first reaches them (ρ_job into rho[j]) into a
+# heap of job indices (b_h[k][:b_n[k]]) in (ρ_job, p̂, j) order. When ASTRAEA-P revises, a job whose
+# revised predicted remaining time r is at most a lease goes into a heap of its own (e_h, in (r, j)
+# order), taken before tier A and the rest of tier B. A decision takes a tenant's candidates from
+# e_h, then tier A's head (a_ptr[k]), then b_h. The heaps are index arrays ordered by the keys'
+# arrays (heap_make, heap_pop), not lists of key tuples: no tuple is built, and no list is passed
+# to a call per sift (in the compiled loop each such call counts references to it). A waiting job's r does not change while it waits (its service does not), so it is read
 # once as it starts to wait (r[j]), and the waiting ones predicted to end within a lease are kept as
 # a set (e_buf): a fill keys only those, and a round also its running jobs, whose r moves. est[j] is
 # job j's estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised: a
@@ -119,29 +121,24 @@ if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only s
 # at each pick (its key moves with the band's lower edge), O(tenants) per pick.
 AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_heap b_built w_count round_at a_ptr key est revisions "
-                                          "e_buf e_len e_pos e_heap e_built r")
+                                          "hb_pos b_h b_n rho b_built w_count round_at a_ptr key est revisions "
+                                          "e_buf e_len e_pos e_h e_n e_built r")
 
 
 def setup(s, params):
     T = s.job.T
     n = s.job.n
     maxg = s.job.maxg
-    b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
-    e_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
-    for k in range(T):
-        b_heap[k].clear()
-        e_heap[k].clear()
     est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
     return group(AstraeaState(
         params=params, a_buf=[np.zeros(8, np.int64) for _ in range(T)], a_len=np.zeros(T, np.int64),
         a_count=np.zeros((T, maxg + 1), np.int64), sw_buf=[np.zeros(8, np.int64) for _ in range(T)],
         sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
         hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
-        b_heap=b_heap, b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        b_h=[np.zeros(8, np.int64) for _ in range(T)], b_n=np.zeros(T, np.int64), rho=np.zeros(n), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
         a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64),
         e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
-        e_heap=e_heap, e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf)))
+        e_h=[np.zeros(8, np.int64) for _ in range(T)], e_n=np.zeros(T, np.int64), e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf)))
 
 
 def on_hold(s, p, j):
@@ -238,18 +235,76 @@ def on_unwait(s, p, j):
     p.a_count[k, s.job.gpus[j]] -= 1
 
 
+@jitable(inline=True)
+def key_less(prim, sec, a, b):
+    """(prim[a], sec[a], a) < (prim[b], sec[b], b): the order of the tiers' heaps (no key is NaN)."""
+    pa = prim[a]
+    pb = prim[b]
+    if pa != pb:
+        return pa < pb
+    sa = sec[a]
+    sb = sec[b]
+    if sa != sb:
+        return sa < sb
+    return a < b
+
+
+@jitable(inline=True)
+def sift_down(h, n, i, prim, sec):
+    """h[i] moved down the heap h[:n] (key_less order) to its place."""
+    j = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and key_less(prim, sec, h[c + 1], h[c]):
+            c += 1
+        if not key_less(prim, sec, h[c], j):
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = j
+
+
+@jitable
+def heap_make(h, n, prim, sec):
+    """h[:n] made a heap of job indices in (prim, sec, j) order: its head h[0] the smallest."""
+    for i in range(n // 2 - 1, -1, -1):
+        sift_down(h, n, i, prim, sec)
+
+
+@jitable
+def heap_pop(h, n, prim, sec):
+    """The head of the heap h[:n] taken off: the heap's new length."""
+    n -= 1
+    if n > 0:
+        h[0] = h[n]
+        sift_down(h, n, 0, prim, sec)
+    return n
+
+
+@jitable
+def capacity(bufs, k, m):
+    """Tenant k's buffer bufs[k], made to hold m jobs first (its contents not kept)."""
+    buf = bufs[k]
+    if len(buf) < m:
+        buf = np.empty(max(m, 2 * len(buf)), np.int64)
+        bufs[k] = buf
+    return buf
+
+
 @jitable
 def tier_b(s, p, k, at_round, now):
-    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
-    (ρ_job, [p̂ for ASTRAEA-P,] j), popped in the order of the sorted keys; without the jobs of
-    e_heap (ASTRAEA-P revising: tier_e, built first, read their r)."""
-    h = p.b_heap[k]
-    h.clear()
-    by_prediction = p.params.by_prediction
+    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap
+    (b_h, b_n) in (ρ_job, [p̂ for ASTRAEA-P,] j) order, ρ_job read into rho[j]; without the jobs of
+    e_h (ASTRAEA-P revising: tier_e, built first, read their r)."""
+    sw_len = p.sw_len[k]
+    hb_len = p.hb_len[k] if at_round else 0
+    h = capacity(p.b_h, k, sw_len + hb_len)
     by_remaining = revising(p)
     lease = s.cfg.lease_s
-    predicted = s.job.predicted
     r = p.r
+    rho = p.rho
     led = s.led  # the arrays ρ_job reads, read once (a tier may hold hundreds of jobs)
     job = s.job
     hold_since = led.hold_since
@@ -260,55 +315,60 @@ def tier_b(s, p, k, at_round, now):
     G = led.G
     xid = job.xid
     job_base = led.job_base
+    m = 0
     for part in range(2 if at_round else 1):
         buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
-        for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
+        for i in range(sw_len if part == 0 else hb_len):
             j = buf[i]
             if by_remaining and r[j] <= lease:
-                continue  # in e_heap
-            rho = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
-            h.append((rho, p_key(by_prediction, predicted, j), j))
-    heapq.heapify(h)
+                continue  # in e_h
+            rho[j] = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
+            h[m] = j
+            m += 1
+    heap_make(h, m, rho, p.key)  # key[j]: p̂ for ASTRAEA-P, 0 for ASTRAEA (on_wait)
+    p.b_n[k] = m
     p.b_built[k] = True
 
 
 @jitable
 def tier_e(s, p, k, at_round, now):
-    """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap of
-    (−1, revised remaining time, j): its waiting ones (e_buf) and, at a round, its running ones,
-    whose r is read now (into r[j], which tier_b reads)."""
-    h = p.e_heap[k]
-    h.clear()
+    """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap (e_h,
+    e_n) in (revised remaining time, j) order: its waiting ones (e_buf) and, at a round, its running
+    ones, whose r is read now (into r[j], which tier_b reads)."""
+    e_len = p.e_len[k]
+    hb_len = p.hb_len[k] if at_round else 0
+    h = capacity(p.e_h, k, e_len + hb_len)
     lease = s.cfg.lease_s
     r = p.r
     buf = p.e_buf[k]
-    for i in range(p.e_len[k]):
+    for i in range(e_len):
+        h[i] = buf[i]
+    m = e_len
+    buf = p.hb_buf[k]
+    for i in range(hb_len):
         j = buf[i]
-        h.append((-1.0, r[j], j))
-    if at_round:
-        buf = p.hb_buf[k]
-        for i in range(p.hb_len[k]):
-            j = buf[i]
-            rj = remaining(s, p, j)
-            r[j] = rj
-            if rj <= lease:
-                h.append((-1.0, rj, j))
-    heapq.heapify(h)
+        rj = remaining(s, p, j)
+        r[j] = rj
+        if rj <= lease:
+            h[m] = j
+            m += 1
+    heap_make(h, m, r, r)
+    p.e_n[k] = m
     p.e_built[k] = True
 
 
 @jitable
-def b_head(s, p, k, at_round, now):
-    """The heap whose head is tenant k's best tier-B candidate: e_heap while it has one, else b_heap
-    (each built when a decision first reads it)."""
+def from_e(s, p, k, at_round, now):
+    """Whether tenant k's best tier-B candidate is the head of e_h (else of b_h); each heap built
+    when a decision first reads it."""
     if revising(p):
         if not p.e_built[k]:
             tier_e(s, p, k, at_round, now)
-        if len(p.e_heap[k]) > 0:
-            return p.e_heap[k]
+        if p.e_n[k] > 0:
+            return True
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
-    return p.b_heap[k]
+    return False
 
 
 @jitable
@@ -324,14 +384,14 @@ def p_key(by_prediction, predicted, j):
 @jitable
 def from_a(s, p, k, at_round, now):
     """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
-    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_heap)."""
+    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_h)."""
     if p.a_ptr[k] >= p.a_len[k]:
         return False
     if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
         return True  # tier A first (and tier B is empty)
     if not p.e_built[k]:
         tier_e(s, p, k, at_round, now)
-    return len(p.e_heap[k]) == 0
+    return p.e_n[k] == 0
 
 
 @jitable
@@ -339,7 +399,9 @@ def head_key(s, p, k, at_round, now):
     """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
     if from_a(s, p, k, at_round, now):
         return p.key[p.a_buf[k][p.a_ptr[k]]]
-    return b_head(s, p, k, at_round, now)[0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
+    if from_e(s, p, k, at_round, now):
+        return p.r[p.e_h[k][0]]  # the revised remaining time of a job predicted to end within a lease
+    return p.key[p.b_h[k][0]]  # p̂
 
 
 @jitable
@@ -350,18 +412,20 @@ def take_head(s, p, k, at_round, now, head, chosen, charged):
     i = a_ptr[k]
     # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
     a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
-    h = p.b_heap[k]
+    e = False
     if a:
         j = p.a_buf[k][i]
     else:
-        h = b_head(s, p, k, at_round, now)
-        j = h[0][2]
+        e = from_e(s, p, k, at_round, now)
+        j = p.e_h[k][0] if e else p.b_h[k][0]
     if not attempt(s, j, now, at_round, -1):
         return False
     if a:
         a_ptr[k] = i + 1
+    elif e:
+        p.e_n[k] = heap_pop(p.e_h[k], p.e_n[k], p.r, p.r)
     else:
-        heapq.heappop(h)
+        p.b_n[k] = heap_pop(p.b_h[k], p.b_n[k], p.rho, p.key)
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -468,15 +532,20 @@ def leftover_ending(s, p, k, at_round, now, chosen):
         return True  # no tier B
     if not p.e_built[k]:
         tier_e(s, p, k, at_round, now)
-    h = p.e_heap[k]
+    h = p.e_h[k]
+    r = p.r
     gpus = s.job.gpus
-    while len(h) > 0:
+    n = p.e_n[k]
+    while n > 0:
         total = total_now(s, at_round)
         if total == 0:
+            p.e_n[k] = n
             return False
-        j = heapq.heappop(h)[2]
+        j = h[0]
+        n = heap_pop(h, n, r, r)
         if gpus[j] <= total and attempt(s, j, now, at_round, -1):
             chosen.append(j)
+    p.e_n[k] = 0
     return total_now(s, at_round) > 0
 
 
@@ -499,14 +568,20 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
             continue
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
-        h = p.b_heap[k]
-        while len(h) > 0:
+        h = p.b_h[k]
+        rho = p.rho
+        key = p.key
+        n = p.b_n[k]
+        while n > 0:
             total = total_now(s, at_round)
             if total == 0:
+                p.b_n[k] = n
                 return
-            j = heapq.heappop(h)[2]
+            j = h[0]
+            n = heap_pop(h, n, rho, key)
             if gpus[j] <= total and attempt(s, j, now, at_round, -1):
                 chosen.append(j)
+        p.b_n[k] = 0
 
 
 def decide(s, p, at_round, now, chosen):
