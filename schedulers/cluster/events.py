@@ -44,20 +44,15 @@ def attained_engine(s, j):
     return attained_at(eng.group_of, eng.base, eng.g_V, eng.vjoin, j)
 
 
-@jitable
-def move(s, work, j, g):
-    """Job j into engine group g (running, cold-starting or idle); a running job's virtual finish
-    time into the engine's heap (`work`, schedulers.cluster.state.Work)."""
-    eng = s.eng  # each array read once (every read through the state costs reference counts)
-    group_of = eng.group_of
+@jitable(inline=True)
+def move(group_of, base, vjoin, g_V, g_count, stamp, run_heap, size, j, g):
+    """Job j into engine group g (running, cold-starting or idle), on the engine's clock arrays
+    (`s.eng`) and work (`run_heap`, `size`: schedulers.cluster.state.Work), which the caller reads
+    once for all its moves (in the compiled loop each read through the state counts references);
+    a running job's virtual finish time into the engine's heap."""
     old = group_of[j]
     if old == g:
         return
-    base = eng.base
-    vjoin = eng.vjoin
-    g_V = eng.g_V
-    g_count = eng.g_count
-    stamp = eng.stamp
     if old != _IDLE:
         base[j] += g_V[old] - vjoin[j]
         g_count[old] -= 1
@@ -68,7 +63,7 @@ def move(s, work, j, g):
         vjoin[j] = V
         g_count[g] += 1
         if g == _RUN:
-            heapq.heappush(work.run_heap, (V + work.size[j] - base[j], j, stamp[j]))
+            heapq.heappush(run_heap, (V + size[j] - base[j], j, stamp[j]))
 
 
 @jitable(inline=True)

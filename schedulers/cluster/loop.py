@@ -105,15 +105,23 @@ def drop_stale(run_heap, stamp, group_of):
 def apply_moves(s, work, now):
     """The group moves `allocate` asked for, in order; a job that starts being served gets its start
     time; the wake-up it asked for."""
-    eng = s.eng
+    eng = s.eng  # each array read once for all the moves (every read through the state counts references)
     moves_j = eng.moves_j
     moves_g = eng.moves_g
     g_rate = eng.g_rate
     start = eng.start
+    group_of = eng.group_of
+    base = eng.base
+    vjoin = eng.vjoin
+    g_V = eng.g_V
+    g_count = eng.g_count
+    stamp = eng.stamp
+    run_heap = work.run_heap
+    size = work.size
     for i in range(len(moves_j)):
         j = moves_j[i]
         g = moves_g[i]
-        move(s, work, j, g)
+        move(group_of, base, vjoin, g_V, g_count, stamp, run_heap, size, j, g)
         if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
             start[j] = now
     if eng.wake_req[0] < math.inf:

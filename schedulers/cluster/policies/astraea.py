@@ -273,7 +273,7 @@ def heap_make(h, n, prim, sec):
         sift_down(h, n, i, prim, sec)
 
 
-@jitable
+@jitable(inline=True)
 def heap_pop(h, n, prim, sec):
     """The head of the heap h[:n] taken off: the heap's new length."""
     n -= 1
