@@ -15,9 +15,9 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
-from schedulers.cluster.events import attained_engine
+from schedulers.cluster.events import attained_at
 from schedulers.cluster.kernels import kernel
-from schedulers.cluster.ledgers import advance, rho_job_at, rho_of
+from schedulers.cluster.ledgers import advance, rho_job_at, rho_of, rho_parts
 from schedulers.cluster.placement import attempt, total_now
 from schedulers.cluster.queues import bag_add, bag_remove, count_decision, may_fit, room
 from schedulers.cluster.state import group
@@ -103,13 +103,16 @@ class AstraeaP(Astraea):
 # Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
 # so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
-# jobs (hb_buf) are kept as sets, keyed when a decision first reaches them (ρ_job into rho[j]) into a
-# heap of job indices (b_h[k][:b_n[k]]) in (ρ_job, p̂, j) order. When ASTRAEA-P revises, a job whose
-# revised predicted remaining time r is at most a lease goes into a heap of its own (e_h, in (r, j)
-# order), taken before tier A and the rest of tier B. A decision takes a tenant's candidates from
-# e_h, then tier A's head (a_ptr[k]), then b_h. The heaps are index arrays ordered by the keys'
-# arrays (heap_make, heap_pop), not lists of key tuples: no tuple is built, and no list is passed
-# to a call per sift (in the compiled loop each such call counts references to it). A waiting job's r does not change while it waits (its service does not), so it is read
+# jobs (hb_buf) are kept as sets, keyed when a decision first reaches them into a heap (b_h, b_f) in
+# (ρ_job, p̂, j) order. A waiting job's parts of ρ_job (attained, weight, base, class) and its keys
+# do not change while it waits: they are kept in rows beside sw_buf (sw_f), so that keying a tier
+# reads them in order instead of from the jobs' arrays at random (about ten cache lines per job at
+# 10⁶ jobs). When ASTRAEA-P revises, a job whose revised predicted remaining time r is at most a
+# lease goes into a heap of its own (e_h, e_f, in (r, j) order), taken before tier A and the rest of
+# tier B. A decision takes a tenant's candidates from e_h, then tier A's head (a_ptr[k]), then b_h.
+# A heap is an array of rows of its tier's keys (b_f[k][i]: key, second key, job) and the heap of
+# their indices (heap_make, heap_pop): no tuple is built, and no list is passed to a call per sift
+# (in the compiled loop each such call counts references to it). A waiting job's r does not change while it waits (its service does not), so it is read
 # once as it starts to wait (r[j]), and the waiting ones predicted to end within a lease are kept as
 # a set (e_buf): a fill keys only those, and a round also its running jobs, whose r moves. est[j] is
 # job j's estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised: a
@@ -120,9 +123,13 @@ if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only s
 # Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
 # at each pick (its key moves with the band's lower edge), O(tenants) per pick.
 AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
+# the columns of a waiting job's row in sw_f: attained GPU·s, weight, base (its ρ_job's parts), class
+# (xid), revised remaining time r (inf unless ASTRAEA-P revises), tier-B key (p̂ or 0)
+SW_ATT, SW_WEIGHT, SW_BASE, SW_CLASS, SW_R, SW_KEY = range(6)
+SW_COLUMNS = 6
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_h b_n rho b_built w_count round_at a_ptr key est revisions "
-                                          "e_buf e_len e_pos e_h e_n e_built r")
+                                          "hb_pos b_h b_f b_n b_built w_count round_at a_ptr key est revisions "
+                                          "e_buf e_len e_pos e_h e_f e_n e_built r sw_f")
 
 
 def setup(s, params):
@@ -135,10 +142,13 @@ def setup(s, params):
         a_count=np.zeros((T, maxg + 1), np.int64), sw_buf=[np.zeros(8, np.int64) for _ in range(T)],
         sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
         hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
-        b_h=[np.zeros(8, np.int64) for _ in range(T)], b_n=np.zeros(T, np.int64), rho=np.zeros(n), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        b_h=[np.zeros(8, np.int64) for _ in range(T)], b_f=[np.zeros((8, 3)) for _ in range(T)],
+        b_n=np.zeros(T, np.int64), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
         a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64),
         e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
-        e_h=[np.zeros(8, np.int64) for _ in range(T)], e_n=np.zeros(T, np.int64), e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf)))
+        e_h=[np.zeros(8, np.int64) for _ in range(T)], e_f=[np.zeros((8, 3)) for _ in range(T)],
+        e_n=np.zeros(T, np.int64), e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf),
+        sw_f=[np.zeros((8, SW_COLUMNS)) for _ in range(T)]))
 
 
 def on_hold(s, p, j):
@@ -160,8 +170,16 @@ def remaining(s, p, j):
     """Job j's revised predicted remaining time, estimate − service received (s); the estimate, p̂ at
     first, is revised by the policy's rule (schedulers.revision) once the service reaches it. Reads
     only what the scheduler sees: p̂, its spread and the service received. Unknown p̂ (NaN): inf."""
-    a = attained_engine(s, j)
-    r = revise_outlived(p.params.rule, p.est, p.revisions, j, a, s.job.log_sd[j], s.job.predicted[j]) - a
+    eng = s.eng
+    job = s.job
+    a = attained_at(eng.group_of, eng.base, eng.g_V, eng.vjoin, j)
+    return remaining_on(p.params.rule, p.est, p.revisions, job.log_sd, job.predicted, a, j)
+
+
+@jitable(inline=True)
+def remaining_on(rule, est, revisions, log_sd, predicted, a, j):
+    """`remaining` of job j whose service is a, on arrays a caller that reads many jobs reads once."""
+    r = revise_outlived(rule, est, revisions, j, a, log_sd[j], predicted[j]) - a
     return math.inf if math.isnan(r) else r
 
 
@@ -199,13 +217,24 @@ def on_wait(s, p, j, now):
     p.w_count[k] += 1
     p.key[j] = p_key(p.params.by_prediction, s.job.predicted, j)
     if s.q.started[j]:
+        i = p.sw_len[k]
         bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] += 1
+        r = math.inf
         if revising(p):  # its r, fixed while it waits
             r = remaining(s, p, j)
             p.r[j] = r
             if r <= s.cfg.lease_s:
                 bag_add(p.e_buf, p.e_len, p.e_pos, k, j)
+        f = grown_rows(p.sw_f, k, i, len(p.sw_buf[k]))
+        led = s.led
+        job = s.job
+        f[i, SW_ATT] = led.job_att[j]
+        f[i, SW_WEIGHT] = job.weight[j]
+        f[i, SW_BASE] = led.job_base[j]
+        f[i, SW_CLASS] = job.xid[j]
+        f[i, SW_R] = r
+        f[i, SW_KEY] = p.key[j]
         return
     length = p.a_len[k]
     buf = room(p.a_buf, p.a_len, k)
@@ -221,7 +250,13 @@ def on_unwait(s, p, j):
     k = s.job.tenant[j]
     p.w_count[k] -= 1
     if s.q.started[j]:
+        i = p.sw_pos[j]
+        last = p.sw_len[k] - 1
         bag_remove(p.sw_buf, p.sw_len, p.sw_pos, k, j)
+        if i != last:  # the last job took j's place in sw_buf: its row too
+            f = p.sw_f[k]
+            for c in range(SW_COLUMNS):
+                f[i, c] = f[last, c]
         p.s_count[k, s.job.gpus[j]] -= 1
         if p.e_pos[j] >= 0:
             bag_remove(p.e_buf, p.e_len, p.e_pos, k, j)
@@ -236,30 +271,30 @@ def on_unwait(s, p, j):
 
 
 @jitable(inline=True)
-def key_less(prim, sec, a, b):
-    """(prim[a], sec[a], a) < (prim[b], sec[b], b): the order of the tiers' heaps (no key is NaN)."""
-    pa = prim[a]
-    pb = prim[b]
-    if pa != pb:
-        return pa < pb
-    sa = sec[a]
-    sb = sec[b]
-    if sa != sb:
-        return sa < sb
-    return a < b
+def row_less(f, a, b):
+    """Row a of f before row b: (key, second key, job) in that order (no key is NaN)."""
+    x = f[a, 0]
+    y = f[b, 0]
+    if x != y:
+        return x < y
+    x = f[a, 1]
+    y = f[b, 1]
+    if x != y:
+        return x < y
+    return f[a, 2] < f[b, 2]
 
 
 @jitable(inline=True)
-def sift_down(h, n, i, prim, sec):
-    """h[i] moved down the heap h[:n] (key_less order) to its place."""
+def sift_down(h, n, i, f):
+    """h[i] moved down the heap h[:n] of rows of f (row_less order) to its place."""
     j = h[i]
     while True:
         c = 2 * i + 1
         if c >= n:
             break
-        if c + 1 < n and key_less(prim, sec, h[c + 1], h[c]):
+        if c + 1 < n and row_less(f, h[c + 1], h[c]):
             c += 1
-        if not key_less(prim, sec, h[c], j):
+        if not row_less(f, h[c], j):
             break
         h[i] = h[c]
         i = c
@@ -267,65 +302,92 @@ def sift_down(h, n, i, prim, sec):
 
 
 @jitable
-def heap_make(h, n, prim, sec):
-    """h[:n] made a heap of job indices in (prim, sec, j) order: its head h[0] the smallest."""
+def heap_make(h, n, f):
+    """h[:n] = 0, ..., n − 1 made a heap of the rows f[:n]: its head h[0] the smallest."""
+    for i in range(n):
+        h[i] = i
     for i in range(n // 2 - 1, -1, -1):
-        sift_down(h, n, i, prim, sec)
+        sift_down(h, n, i, f)
 
 
 @jitable(inline=True)
-def heap_pop(h, n, prim, sec):
-    """The head of the heap h[:n] taken off: the heap's new length."""
+def heap_pop(h, n, f):
+    """The head of the heap h[:n] taken off: (its job, the heap's new length)."""
+    j = int(f[h[0], 2])
     n -= 1
     if n > 0:
         h[0] = h[n]
-        sift_down(h, n, 0, prim, sec)
-    return n
+        sift_down(h, n, 0, f)
+    return j, n
 
 
 @jitable
-def capacity(bufs, k, m):
-    """Tenant k's buffer bufs[k], made to hold m jobs first (its contents not kept)."""
+def capacity(bufs, rows, k, m):
+    """Tenant k's heap bufs[k] and its rows rows[k], made to hold m jobs first (contents not kept)."""
     buf = bufs[k]
     if len(buf) < m:
-        buf = np.empty(max(m, 2 * len(buf)), np.int64)
-        bufs[k] = buf
-    return buf
+        size = max(m, 2 * len(buf))
+        bufs[k] = np.empty(size, np.int64)
+        rows[k] = np.empty((size, 3))
+    return bufs[k], rows[k]
+
+
+@jitable
+def grown_rows(rows, k, used, m):
+    """Tenant k's rows rows[k], made to hold m rows first (its first `used` kept)."""
+    f = rows[k]
+    if f.shape[0] < m:
+        grown = np.empty((m, f.shape[1]))
+        grown[:used] = f[:used]
+        rows[k] = grown
+        return grown
+    return f
 
 
 @jitable
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap
-    (b_h, b_n) in (ρ_job, [p̂ for ASTRAEA-P,] j) order, ρ_job read into rho[j]; without the jobs of
-    e_h (ASTRAEA-P revising: tier_e, built first, read their r)."""
+    (b_h, b_f) of rows (ρ_job, p̂ for ASTRAEA-P or 0, j); without the jobs of e_h (ASTRAEA-P
+    revising: tier_e, built first, read their r). The waiting ones' ρ_job from their rows (sw_f)."""
     sw_len = p.sw_len[k]
     hb_len = p.hb_len[k] if at_round else 0
-    h = capacity(p.b_h, k, sw_len + hb_len)
+    h, bf = capacity(p.b_h, p.b_f, k, sw_len + hb_len)
     by_remaining = revising(p)
     lease = s.cfg.lease_s
-    r = p.r
-    rho = p.rho
-    led = s.led  # the arrays ρ_job reads, read once (a tier may hold hundreds of jobs)
-    job = s.job
-    hold_since = led.hold_since
-    job_att = led.job_att
-    gpus = job.gpus
-    tenant = job.tenant
-    weight = job.weight
-    G = led.G
-    xid = job.xid
-    job_base = led.job_base
+    led = s.led
+    Gk = led.G[k]
+    sf = p.sw_f[k]
+    buf = p.sw_buf[k]
     m = 0
-    for part in range(2 if at_round else 1):
-        buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
-        for i in range(sw_len if part == 0 else hb_len):
+    for i in range(sw_len):
+        if by_remaining and sf[i, SW_R] <= lease:
+            continue  # in e_h
+        bf[m, 0] = rho_parts(sf[i, SW_ATT] + 0.0, sf[i, SW_WEIGHT], Gk[int(sf[i, SW_CLASS])], sf[i, SW_BASE])
+        bf[m, 1] = sf[i, SW_KEY]
+        bf[m, 2] = buf[i]
+        m += 1
+    if hb_len > 0:
+        r = p.r
+        key = p.key  # key[j]: p̂ for ASTRAEA-P, 0 for ASTRAEA (on_wait)
+        job = s.job  # the arrays ρ_job reads, read once
+        hold_since = led.hold_since
+        job_att = led.job_att
+        gpus = job.gpus
+        tenant = job.tenant
+        weight = job.weight
+        G = led.G
+        xid = job.xid
+        job_base = led.job_base
+        buf = p.hb_buf[k]
+        for i in range(hb_len):
             j = buf[i]
             if by_remaining and r[j] <= lease:
                 continue  # in e_h
-            rho[j] = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
-            h[m] = j
+            bf[m, 0] = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
+            bf[m, 1] = key[j]
+            bf[m, 2] = j
             m += 1
-    heap_make(h, m, rho, p.key)  # key[j]: p̂ for ASTRAEA-P, 0 for ASTRAEA (on_wait)
+    heap_make(h, m, bf)
     p.b_n[k] = m
     p.b_built[k] = True
 
@@ -333,26 +395,42 @@ def tier_b(s, p, k, at_round, now):
 @jitable
 def tier_e(s, p, k, at_round, now):
     """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap (e_h,
-    e_n) in (revised remaining time, j) order: its waiting ones (e_buf) and, at a round, its running
-    ones, whose r is read now (into r[j], which tier_b reads)."""
+    e_f) of rows (revised remaining time, the same, j): its waiting ones (e_buf) and, at a round, its
+    running ones, whose r is read now (into r[j], which tier_b reads)."""
     e_len = p.e_len[k]
     hb_len = p.hb_len[k] if at_round else 0
-    h = capacity(p.e_h, k, e_len + hb_len)
-    lease = s.cfg.lease_s
+    h, ef = capacity(p.e_h, p.e_f, k, e_len + hb_len)
     r = p.r
     buf = p.e_buf[k]
     for i in range(e_len):
-        h[i] = buf[i]
-    m = e_len
-    buf = p.hb_buf[k]
-    for i in range(hb_len):
         j = buf[i]
-        rj = remaining(s, p, j)
-        r[j] = rj
-        if rj <= lease:
-            h[m] = j
-            m += 1
-    heap_make(h, m, r, r)
+        ef[i, 0] = r[j]
+        ef[i, 1] = r[j]
+        ef[i, 2] = j
+    m = e_len
+    if hb_len > 0:
+        lease = s.cfg.lease_s
+        eng = s.eng  # the arrays `remaining` reads, read once
+        group_of = eng.group_of
+        base = eng.base
+        g_V = eng.g_V
+        vjoin = eng.vjoin
+        rule = p.params.rule
+        est = p.est
+        revisions = p.revisions
+        log_sd = s.job.log_sd
+        predicted = s.job.predicted
+        buf = p.hb_buf[k]
+        for i in range(hb_len):
+            j = buf[i]
+            rj = remaining_on(rule, est, revisions, log_sd, predicted, attained_at(group_of, base, g_V, vjoin, j), j)
+            r[j] = rj
+            if rj <= lease:
+                ef[m, 0] = rj
+                ef[m, 1] = rj
+                ef[m, 2] = j
+                m += 1
+    heap_make(h, m, ef)
     p.e_n[k] = m
     p.e_built[k] = True
 
@@ -400,8 +478,8 @@ def head_key(s, p, k, at_round, now):
     if from_a(s, p, k, at_round, now):
         return p.key[p.a_buf[k][p.a_ptr[k]]]
     if from_e(s, p, k, at_round, now):
-        return p.r[p.e_h[k][0]]  # the revised remaining time of a job predicted to end within a lease
-    return p.key[p.b_h[k][0]]  # p̂
+        return p.e_f[k][p.e_h[k][0], 0]  # the revised remaining time of a job predicted to end within a lease
+    return p.b_f[k][p.b_h[k][0], 1]  # p̂
 
 
 @jitable
@@ -417,15 +495,17 @@ def take_head(s, p, k, at_round, now, head, chosen, charged):
         j = p.a_buf[k][i]
     else:
         e = from_e(s, p, k, at_round, now)
-        j = p.e_h[k][0] if e else p.b_h[k][0]
+        j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
     if not attempt(s, j, now, at_round, -1):
         return False
     if a:
         a_ptr[k] = i + 1
     elif e:
-        p.e_n[k] = heap_pop(p.e_h[k], p.e_n[k], p.r, p.r)
+        _, n = heap_pop(p.e_h[k], p.e_n[k], p.e_f[k])
+        p.e_n[k] = n
     else:
-        p.b_n[k] = heap_pop(p.b_h[k], p.b_n[k], p.rho, p.key)
+        _, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
+        p.b_n[k] = n
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -533,7 +613,7 @@ def leftover_ending(s, p, k, at_round, now, chosen):
     if not p.e_built[k]:
         tier_e(s, p, k, at_round, now)
     h = p.e_h[k]
-    r = p.r
+    ef = p.e_f[k]
     gpus = s.job.gpus
     n = p.e_n[k]
     while n > 0:
@@ -541,8 +621,7 @@ def leftover_ending(s, p, k, at_round, now, chosen):
         if total == 0:
             p.e_n[k] = n
             return False
-        j = h[0]
-        n = heap_pop(h, n, r, r)
+        j, n = heap_pop(h, n, ef)
         if gpus[j] <= total and attempt(s, j, now, at_round, -1):
             chosen.append(j)
     p.e_n[k] = 0
@@ -569,16 +648,14 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
         h = p.b_h[k]
-        rho = p.rho
-        key = p.key
+        bf = p.b_f[k]
         n = p.b_n[k]
         while n > 0:
             total = total_now(s, at_round)
             if total == 0:
                 p.b_n[k] = n
                 return
-            j = h[0]
-            n = heap_pop(h, n, rho, key)
+            j, n = heap_pop(h, n, bf)
             if gpus[j] <= total and attempt(s, j, now, at_round, -1):
                 chosen.append(j)
         p.b_n[k] = 0
