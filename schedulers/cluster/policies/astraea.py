@@ -101,7 +101,8 @@ class AstraeaP(Astraea):
 
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 # Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
-# so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
+# so each tenant's are kept in key order (a_buf; for ASTRAEA-P their keys beside it, a_f), with a
+# count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
 # jobs (hb_buf) are kept as sets, keyed when a decision first reaches them into a heap (b_h, b_f) in
 # (ρ_job, p̂, j) order. A waiting job's parts of ρ_job (attained, weight, base, class) and its keys
@@ -129,7 +130,7 @@ SW_ATT, SW_WEIGHT, SW_BASE, SW_CLASS, SW_R, SW_KEY = range(6)
 SW_COLUMNS = 6
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
                                           "hb_pos b_h b_f b_n b_built w_count round_at a_ptr key est revisions "
-                                          "e_buf e_len e_pos e_h e_f e_n e_built r sw_f")
+                                          "e_buf e_len e_pos e_h e_f e_n e_built r sw_f a_f")
 
 
 def setup(s, params):
@@ -148,7 +149,7 @@ def setup(s, params):
         e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
         e_h=[np.zeros(8, np.int64) for _ in range(T)], e_f=[np.zeros((8, 3)) for _ in range(T)],
         e_n=np.zeros(T, np.int64), e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf),
-        sw_f=[np.zeros((8, SW_COLUMNS)) for _ in range(T)]))
+        sw_f=[np.zeros((8, SW_COLUMNS)) for _ in range(T)], a_f=[np.zeros((8, 1)) for _ in range(T)]))
 
 
 def on_hold(s, p, j):
@@ -184,27 +185,21 @@ def remaining_on(rule, est, revisions, log_sd, predicted, a, j):
 
 
 @jitable
-def a_before(s, p, a, b):
-    """Tier-A order: j, or (key, j) for ASTRAEA-P (key[j]: p̂, NaN as inf, i.e. last, as numpy's
-    stable sort has it)."""
-    if p.params.by_prediction:
-        ka = p.key[a]
-        kb = p.key[b]
-        if ka < kb:
-            return True
-        if kb < ka:
-            return False
-    return a < b
-
-
-@jitable
-def a_position(s, p, buf, length, j):
-    """The first index of buf[:length] not before j."""
+def a_position(buf, keys, length, by_prediction, kj, j):
+    """The first index of tenant's tier A buf[:length] not before j (of key kj) in tier A's order: j,
+    or (key, j) for ASTRAEA-P (p̂, NaN as inf, i.e. last, as numpy's stable sort has it). The keys
+    are read from keys[:length, 0], kept beside buf (ASTRAEA-P): in order, not from key[] at random."""
     lo = 0
     hi = length
     while lo < hi:
         mid = (lo + hi) // 2
-        if a_before(s, p, buf[mid], j):
+        a = buf[mid]
+        before = a < j
+        if by_prediction:
+            ka = keys[mid, 0]
+            if ka != kj:
+                before = ka < kj
+        if before:
             lo = mid + 1
         else:
             hi = mid
@@ -238,10 +233,17 @@ def on_wait(s, p, j, now):
         return
     length = p.a_len[k]
     buf = room(p.a_buf, p.a_len, k)
-    pos = a_position(s, p, buf, length, j)
+    by_prediction = p.params.by_prediction
+    kj = p.key[j]
+    keys = grown_rows(p.a_f, k, length, len(buf)) if by_prediction else p.a_f[k]
+    pos = a_position(buf, keys, length, by_prediction, kj, j)
     for i in range(length, pos, -1):
         buf[i] = buf[i - 1]
     buf[pos] = j
+    if by_prediction:
+        for i in range(length, pos, -1):
+            keys[i, 0] = keys[i - 1, 0]
+        keys[pos, 0] = kj
     p.a_len[k] = length + 1
     p.a_count[k, s.job.gpus[j]] += 1
 
@@ -263,9 +265,14 @@ def on_unwait(s, p, j):
         return
     length = p.a_len[k]
     buf = p.a_buf[k]
-    pos = a_position(s, p, buf, length, j)
+    keys = p.a_f[k]
+    by_prediction = p.params.by_prediction
+    pos = a_position(buf, keys, length, by_prediction, p.key[j], j)
     for i in range(pos, length - 1):
         buf[i] = buf[i + 1]
+    if by_prediction:
+        for i in range(pos, length - 1):
+            keys[i, 0] = keys[i + 1, 0]
     p.a_len[k] = length - 1
     p.a_count[k, s.job.gpus[j]] -= 1
 
