@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedulers.cluster.events import allocate, move, violation
+from schedulers.cluster.events import allocate, violation
 from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
 from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
@@ -103,8 +103,11 @@ def drop_stale(run_heap, stamp, group_of):
 
 @jitable
 def apply_moves(s, work, now):
-    """The group moves `allocate` asked for, in order; a job that starts being served gets its start
-    time; the wake-up it asked for."""
+    """The group moves `allocate` asked for, in order: each job into its engine group (running,
+    cold-starting or idle), a running job's virtual finish time into the engine's heap; a job that
+    starts being served gets its start time; the wake-up it asked for. The moves are written out in
+    the loop over them, on the engine's arrays read once: in the compiled loop a call, or a copied
+    function's arguments, counts references to each array it is given."""
     eng = s.eng  # each array read once for all the moves (every read through the state counts references)
     moves_j = eng.moves_j
     moves_g = eng.moves_g
@@ -121,7 +124,19 @@ def apply_moves(s, work, now):
     for i in range(len(moves_j)):
         j = moves_j[i]
         g = moves_g[i]
-        move(group_of, base, vjoin, g_V, g_count, stamp, run_heap, size, j, g)
+        old = group_of[j]
+        if old != g:
+            if old != _IDLE:
+                base[j] += g_V[old] - vjoin[j]
+                g_count[old] -= 1
+            stamp[j] += 1
+            group_of[j] = g
+            if g != _IDLE:
+                V = g_V[g]
+                vjoin[j] = V
+                g_count[g] += 1
+                if g == _RUN:
+                    heapq.heappush(run_heap, (V + size[j] - base[j], j, stamp[j]))
         if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
             start[j] = now
     if eng.wake_req[0] < math.inf:

@@ -129,7 +129,7 @@ AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
 SW_ATT, SW_WEIGHT, SW_BASE, SW_CLASS, SW_R, SW_KEY = range(6)
 SW_COLUMNS = 6
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_h b_f b_n b_built w_count round_at a_ptr key est revisions "
+                                          "hb_pos b_h b_f b_n b_heaped b_built w_count round_at a_ptr key est revisions "
                                           "e_buf e_len e_pos e_h e_f e_n e_built r sw_f a_f")
 
 
@@ -144,7 +144,7 @@ def setup(s, params):
         sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
         hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
         b_h=[np.zeros(8, np.int64) for _ in range(T)], b_f=[np.zeros((8, 3)) for _ in range(T)],
-        b_n=np.zeros(T, np.int64), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        b_n=np.zeros(T, np.int64), b_heaped=np.zeros(T, np.bool_), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
         a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64),
         e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
         e_h=[np.zeros(8, np.int64) for _ in range(T)], e_f=[np.zeros((8, 3)) for _ in range(T)],
@@ -353,9 +353,10 @@ def grown_rows(rows, k, used, m):
 
 @jitable
 def tier_b(s, p, k, at_round, now):
-    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap
-    (b_h, b_f) of rows (ρ_job, p̂ for ASTRAEA-P or 0, j); without the jobs of e_h (ASTRAEA-P
-    revising: tier_e, built first, read their r). The waiting ones' ρ_job from their rows (sw_f)."""
+    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as rows (b_f)
+    (ρ_job, p̂ for ASTRAEA-P or 0, j), its head found (b_h[0]) and the rest made a heap at the first
+    pop (b_pop); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
+    The waiting ones' ρ_job from their rows (sw_f)."""
     sw_len = p.sw_len[k]
     hb_len = p.hb_len[k] if at_round else 0
     h, bf = capacity(p.b_h, p.b_f, k, sw_len + hb_len)
@@ -394,9 +395,30 @@ def tier_b(s, p, k, at_round, now):
             bf[m, 1] = key[j]
             bf[m, 2] = j
             m += 1
-    heap_make(h, m, bf)
+    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_pop)
+        best = 0
+        for i in range(1, m):
+            if row_less(bf, i, best):
+                best = i
+        h[0] = best
+    p.b_heaped[k] = False
     p.b_n[k] = m
     p.b_built[k] = True
+
+
+@jitable
+def b_pop(p, k):
+    """Tenant k's best tier-B candidate taken off its heap (made a heap first if it is not yet one:
+    tier_b finds only its head): its job."""
+    h = p.b_h[k]
+    bf = p.b_f[k]
+    n = p.b_n[k]
+    if not p.b_heaped[k]:
+        heap_make(h, n, bf)
+        p.b_heaped[k] = True
+    j, n = heap_pop(h, n, bf)
+    p.b_n[k] = n
+    return j
 
 
 @jitable
@@ -511,8 +533,7 @@ def take_head(s, p, k, at_round, now, head, chosen, charged):
         _, n = heap_pop(p.e_h[k], p.e_n[k], p.e_f[k])
         p.e_n[k] = n
     else:
-        _, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
-        p.b_n[k] = n
+        b_pop(p, k)
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -654,6 +675,9 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
             continue
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
+        if p.b_n[k] > 0 and not p.b_heaped[k]:
+            heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
+            p.b_heaped[k] = True
         h = p.b_h[k]
         bf = p.b_f[k]
         n = p.b_n[k]
