@@ -643,9 +643,10 @@ def leftover_ending(s, p, k, at_round, now, chosen):
     h = p.e_h[k]
     ef = p.e_f[k]
     gpus = s.job.gpus
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
     n = p.e_n[k]
     while n > 0:
-        total = total_now(s, at_round)
+        total = totals[0]
         if total == 0:
             p.e_n[k] = n
             return False
@@ -653,7 +654,7 @@ def leftover_ending(s, p, k, at_round, now, chosen):
         if gpus[j] <= total and attempt(s, j, now, at_round, -1):
             chosen.append(j)
     p.e_n[k] = 0
-    return total_now(s, at_round) > 0
+    return totals[0] > 0
 
 
 @jitable
@@ -663,7 +664,11 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
     r = np.empty(len(ks))
     for i in range(len(ks)):
         r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
-    gpus = s.job.gpus
+    gpus = s.job.gpus  # the arrays the tier-B pass reads, read once (a pass may read hundreds of jobs)
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
+    missed = s.plan.missed
+    holding = s.q.holding
+    preempted_at = s.q.preempted_at
     for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
         if revising(p) and not leftover_ending(s, p, k, at_round, now, chosen):
             return
@@ -682,12 +687,15 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
         bf = p.b_f[k]
         n = p.b_n[k]
         while n > 0:
-            total = total_now(s, at_round)
+            total = totals[0]
             if total == 0:
                 p.b_n[k] = n
                 return
             j, n = heap_pop(h, n, bf)
-            if gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            g = gpus[j]
+            if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):
+                continue  # attempt() would refuse it (as in place_in_order)
+            if attempt(s, j, now, at_round, -1):
                 chosen.append(j)
         p.b_n[k] = 0
 
