@@ -1,5 +1,5 @@
 """What happens to a job in a run, written once over its state (schedulers.cluster.state): the
-engine's clock (`move`, `attained_engine`), joining and leaving the waiting and running jobs (the
+engine's clock (`attained_engine`; the loop's `apply_moves` moves jobs on it), joining and leaving the waiting and running jobs (the
 kernel's hooks), starts, preemptions (and their undo at the same instant), cold starts, completions,
 the executed-allocation stretches, and `allocate`, the engine callback of one instant: completions,
 arrivals at ticks, cold-start ends, a round when one is due (only AT a lease boundary, while a job
@@ -42,33 +42,6 @@ def attained_at(group_of, base, g_V, vjoin, j):
 def attained_engine(s, j):
     eng = s.eng
     return attained_at(eng.group_of, eng.base, eng.g_V, eng.vjoin, j)
-
-
-@jitable
-def move(s, work, j, g):
-    """Job j into engine group g (running, cold-starting or idle); a running job's virtual finish
-    time into the engine's heap (`work`, schedulers.cluster.state.Work)."""
-    eng = s.eng  # each array read once (every read through the state costs reference counts)
-    group_of = eng.group_of
-    old = group_of[j]
-    if old == g:
-        return
-    base = eng.base
-    vjoin = eng.vjoin
-    g_V = eng.g_V
-    g_count = eng.g_count
-    stamp = eng.stamp
-    if old != _IDLE:
-        base[j] += g_V[old] - vjoin[j]
-        g_count[old] -= 1
-    stamp[j] += 1
-    group_of[j] = g
-    if g != _IDLE:
-        V = g_V[g]
-        vjoin[j] = V
-        g_count[g] += 1
-        if g == _RUN:
-            heapq.heappush(work.run_heap, (V + work.size[j] - base[j], j, stamp[j]))
 
 
 @jitable(inline=True)

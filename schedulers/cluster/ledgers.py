@@ -144,11 +144,18 @@ def rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, t
     """job_rho on the ledgers' and the jobs' arrays, read once by a caller that keys many candidates
     (each read through the state costs reference counts in the compiled loop)."""
     h = hold_since[j]
-    attained = job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h))
+    return rho_parts(job_att[j] + (0.0 if math.isnan(h) else gpus[j] * (t - h)), weight[j], G[tenant[j], xid[j]],
+                     job_base[j])
+
+
+@jitable(inline=True)
+def rho_parts(attained, weight, G_kx, base):
+    """ρ_job from its parts: the job's attained GPU·s, its weight, its tenant's fair-share integral of
+    its class now (G_kx) and at its arrival (base). A caller that keeps a waiting job's parts (fixed
+    while it waits) reads them from there."""
     if attained <= 0.0:
         return 0.0
-    k = tenant[j]
-    f = weight[j] * (G[k, xid[j]] - job_base[j])
+    f = weight * (G_kx - base)
     return attained / f if f > 0.0 else math.inf
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedulers.cluster.events import allocate, move, violation
+from schedulers.cluster.events import allocate, violation
 from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
 from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
@@ -82,18 +82,61 @@ def pop_completions(s, work, t_next, one, completed):
 
 
 @jitable
+def drop_stale(run_heap, stamp, group_of):
+    """The engine's heap of running jobs without its stale entries (jobs preempted or done since
+    they were pushed: a valid entry's stamp is its job's and the job runs), heapified again. A
+    stale entry is otherwise popped only once it surfaces at the top, when the running group's
+    clock reaches the finish it had; with millions of preemptions the heap grew to many times the
+    running jobs. Every entry is distinct (a job's stamp grows at each move), so the valid entries
+    surface in the same order from the rebuilt heap."""
+    n = 0
+    for i in range(len(run_heap)):
+        entry = run_heap[i]
+        j = entry[1]
+        if entry[2] == stamp[j] and group_of[j] == _RUN:
+            run_heap[n] = entry
+            n += 1
+    while len(run_heap) > n:
+        run_heap.pop()
+    heapq.heapify(run_heap)
+
+
+@jitable
 def apply_moves(s, work, now):
-    """The group moves `allocate` asked for, in order; a job that starts being served gets its start
-    time; the wake-up it asked for."""
-    eng = s.eng
+    """The group moves `allocate` asked for, in order: each job into its engine group (running,
+    cold-starting or idle), a running job's virtual finish time into the engine's heap; a job that
+    starts being served gets its start time; the wake-up it asked for. The moves are written out in
+    the loop over them, on the engine's arrays read once: in the compiled loop a call, or a copied
+    function's arguments, counts references to each array it is given."""
+    eng = s.eng  # each array read once for all the moves (every read through the state counts references)
     moves_j = eng.moves_j
     moves_g = eng.moves_g
     g_rate = eng.g_rate
     start = eng.start
+    group_of = eng.group_of
+    base = eng.base
+    vjoin = eng.vjoin
+    g_V = eng.g_V
+    g_count = eng.g_count
+    stamp = eng.stamp
+    run_heap = work.run_heap
+    size = work.size
     for i in range(len(moves_j)):
         j = moves_j[i]
         g = moves_g[i]
-        move(s, work, j, g)
+        old = group_of[j]
+        if old != g:
+            if old != _IDLE:
+                base[j] += g_V[old] - vjoin[j]
+                g_count[old] -= 1
+            stamp[j] += 1
+            group_of[j] = g
+            if g != _IDLE:
+                V = g_V[g]
+                vjoin[j] = V
+                g_count[g] += 1
+                if g == _RUN:
+                    heapq.heappush(run_heap, (V + size[j] - base[j], j, stamp[j]))
         if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
             start[j] = now
     if eng.wake_req[0] < math.inf:
@@ -282,6 +325,8 @@ def run_events(s, work, p, max_events):
         eng.wake_req[0] = math.inf
         allocate(s, p, now, completed, arrived)
         apply_moves(s, work, now)
+        if len(run_heap) > 2 * g_count[_RUN] + 64:  # mostly stale: rebuilt (amortised O(1) per push)
+            drop_stale(run_heap, stamp, group_of)
         if g_count[_RUN] + g_count[_COLD] > 0:
             idle = 0
         elif n_wait[0] > 0 and len(arrived) == 0:

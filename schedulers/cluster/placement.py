@@ -31,7 +31,7 @@ from schedulers.cluster.state import ROUNDS
 from schedulers.jit import jitable
 
 
-@jitable
+@jitable(inline=True)
 def _best_fit(fr, need, use_used, used, owner, restrict):
     """The node with the fewest free GPUs that still holds `need` (lowest index), -1 if none; only
     nodes of tenant `restrict` (HiveD's cells) when it is >= 0, not those marked `used`."""
@@ -112,7 +112,7 @@ def search_nodes(cap, owner=None, max_parts=None) -> SearchNodes:
                        np.zeros(parts, np.int64))
 
 
-@jitable
+@jitable(inline=True)
 def find(s, fr, total, g, restrict):
     """Cluster.find on free counts `fr` (sum `total`): the number of parts of the placement written
     into s.nodes.found_node / found_k (0: none)."""

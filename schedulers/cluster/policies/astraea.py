@@ -15,9 +15,9 @@ from collections import namedtuple
 import numpy as np
 
 from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPolicy, revision_code
-from schedulers.cluster.events import attained_engine
+from schedulers.cluster.events import attained_at
 from schedulers.cluster.kernels import kernel
-from schedulers.cluster.ledgers import advance, rho_job_at, rho_of
+from schedulers.cluster.ledgers import advance, rho_job_at, rho_of, rho_parts
 from schedulers.cluster.placement import attempt, total_now
 from schedulers.cluster.queues import bag_add, bag_remove, count_decision, may_fit, room
 from schedulers.cluster.state import group
@@ -101,13 +101,19 @@ class AstraeaP(Astraea):
 
 # ----- the kernel (schedulers.cluster.kernels): the same decision over the simulator's arrays -------
 # Tier A, a tenant's waiting never-started jobs, has a fixed key (j; (p̂, j) for ASTRAEA-P: key[j]),
-# so each tenant's are kept in key order (a_buf), with a count per gang size. Tier B's key, ρ_job,
+# so each tenant's are kept in key order (a_buf; for ASTRAEA-P their keys beside it, a_f), with a
+# count per gang size. Tier B's key, ρ_job,
 # moves with time: each tenant's waiting jobs that ran (sw_buf, counted per gang size) and running
-# jobs (hb_buf) are kept as sets, keyed into a heap (b_heap) when a decision first reaches them:
-# (ρ_job, p̂, j). When ASTRAEA-P revises, a job whose revised predicted remaining time r is at most
-# a lease is keyed (−1, r, j) into a heap of its own (e_heap), taken before tier A and the rest of
-# tier B. A decision takes a tenant's candidates from e_heap, then tier A's head (a_ptr[k]), then
-# b_heap. A waiting job's r does not change while it waits (its service does not), so it is read
+# jobs (hb_buf) are kept as sets, keyed when a decision first reaches them into a heap (b_h, b_f) in
+# (ρ_job, p̂, j) order. A waiting job's parts of ρ_job (attained, weight, base, class) and its keys
+# do not change while it waits: they are kept in rows beside sw_buf (sw_f), so that keying a tier
+# reads them in order instead of from the jobs' arrays at random (about ten cache lines per job at
+# 10⁶ jobs). When ASTRAEA-P revises, a job whose revised predicted remaining time r is at most a
+# lease goes into a heap of its own (e_h, e_f, in (r, j) order), taken before tier A and the rest of
+# tier B. A decision takes a tenant's candidates from e_h, then tier A's head (a_ptr[k]), then b_h.
+# A heap is an array of rows of its tier's keys (b_f[k][i]: key, second key, job) and the heap of
+# their indices (heap_make, heap_pop): no tuple is built, and no list is passed to a call per sift
+# (in the compiled loop each such call counts references to it). A waiting job's r does not change while it waits (its service does not), so it is read
 # once as it starts to wait (r[j]), and the waiting ones predicted to end within a lease are kept as
 # a set (e_buf): a fill keys only those, and a round also its running jobs, whose r moves. est[j] is
 # job j's estimate (p̂, revised by the rule once outlived), revisions[j] how often it was revised: a
@@ -118,30 +124,32 @@ if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only s
 # Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
 # at each pick (its key moves with the band's lower edge), O(tenants) per pick.
 AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
+# the columns of a waiting job's row in sw_f: attained GPU·s, weight, base (its ρ_job's parts), class
+# (xid), revised remaining time r (inf unless ASTRAEA-P revises), tier-B key (p̂ or 0)
+SW_ATT, SW_WEIGHT, SW_BASE, SW_CLASS, SW_R, SW_KEY = range(6)
+SW_COLUMNS = 6
 AstraeaState = namedtuple("AstraeaState", "params a_buf a_len a_count sw_buf sw_len sw_pos s_count hb_buf hb_len "
-                                          "hb_pos b_heap b_built w_count round_at a_ptr key est revisions "
-                                          "e_buf e_len e_pos e_heap e_built r")
+                                          "hb_pos b_h b_f b_n b_heaped b_built w_count round_at a_ptr key est revisions "
+                                          "e_buf e_len e_pos e_h e_f e_n e_built r sw_f a_f")
 
 
 def setup(s, params):
     T = s.job.T
     n = s.job.n
     maxg = s.job.maxg
-    b_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
-    e_heap = [[(0.0, 0.0, 0)] for _ in range(T)]
-    for k in range(T):
-        b_heap[k].clear()
-        e_heap[k].clear()
     est = s.job.predicted.copy()  # each job's estimate of its size: p̂, revised once outlived
     return group(AstraeaState(
         params=params, a_buf=[np.zeros(8, np.int64) for _ in range(T)], a_len=np.zeros(T, np.int64),
         a_count=np.zeros((T, maxg + 1), np.int64), sw_buf=[np.zeros(8, np.int64) for _ in range(T)],
         sw_len=np.zeros(T, np.int64), sw_pos=np.full(n, -1, np.int64), s_count=np.zeros((T, maxg + 1), np.int64),
         hb_buf=[np.zeros(8, np.int64) for _ in range(T)], hb_len=np.zeros(T, np.int64), hb_pos=np.full(n, -1, np.int64),
-        b_heap=b_heap, b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
+        b_h=[np.zeros(8, np.int64) for _ in range(T)], b_f=[np.zeros((8, 3)) for _ in range(T)],
+        b_n=np.zeros(T, np.int64), b_heaped=np.zeros(T, np.bool_), b_built=np.zeros(T, np.bool_), w_count=np.zeros(T, np.int64), round_at=np.full(1, -1.0),
         a_ptr=np.zeros(T, np.int64), key=np.zeros(n), est=est, revisions=np.zeros(n, np.int64),
         e_buf=[np.zeros(8, np.int64) for _ in range(T)], e_len=np.zeros(T, np.int64), e_pos=np.full(n, -1, np.int64),
-        e_heap=e_heap, e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf)))
+        e_h=[np.zeros(8, np.int64) for _ in range(T)], e_f=[np.zeros((8, 3)) for _ in range(T)],
+        e_n=np.zeros(T, np.int64), e_built=np.zeros(T, np.bool_), r=np.full(n, math.inf),
+        sw_f=[np.zeros((8, SW_COLUMNS)) for _ in range(T)], a_f=[np.zeros((8, 1)) for _ in range(T)]))
 
 
 def on_hold(s, p, j):
@@ -163,33 +171,35 @@ def remaining(s, p, j):
     """Job j's revised predicted remaining time, estimate − service received (s); the estimate, p̂ at
     first, is revised by the policy's rule (schedulers.revision) once the service reaches it. Reads
     only what the scheduler sees: p̂, its spread and the service received. Unknown p̂ (NaN): inf."""
-    a = attained_engine(s, j)
-    r = revise_outlived(p.params.rule, p.est, p.revisions, j, a, s.job.log_sd[j], s.job.predicted[j]) - a
+    eng = s.eng
+    job = s.job
+    a = attained_at(eng.group_of, eng.base, eng.g_V, eng.vjoin, j)
+    return remaining_on(p.params.rule, p.est, p.revisions, job.log_sd, job.predicted, a, j)
+
+
+@jitable(inline=True)
+def remaining_on(rule, est, revisions, log_sd, predicted, a, j):
+    """`remaining` of job j whose service is a, on arrays a caller that reads many jobs reads once."""
+    r = revise_outlived(rule, est, revisions, j, a, log_sd[j], predicted[j]) - a
     return math.inf if math.isnan(r) else r
 
 
 @jitable
-def a_before(s, p, a, b):
-    """Tier-A order: j, or (key, j) for ASTRAEA-P (key[j]: p̂, NaN as inf, i.e. last, as numpy's
-    stable sort has it)."""
-    if p.params.by_prediction:
-        ka = p.key[a]
-        kb = p.key[b]
-        if ka < kb:
-            return True
-        if kb < ka:
-            return False
-    return a < b
-
-
-@jitable
-def a_position(s, p, buf, length, j):
-    """The first index of buf[:length] not before j."""
+def a_position(buf, keys, length, by_prediction, kj, j):
+    """The first index of tenant's tier A buf[:length] not before j (of key kj) in tier A's order: j,
+    or (key, j) for ASTRAEA-P (p̂, NaN as inf, i.e. last, as numpy's stable sort has it). The keys
+    are read from keys[:length, 0], kept beside buf (ASTRAEA-P): in order, not from key[] at random."""
     lo = 0
     hi = length
     while lo < hi:
         mid = (lo + hi) // 2
-        if a_before(s, p, buf[mid], j):
+        a = buf[mid]
+        before = a < j
+        if by_prediction:
+            ka = keys[mid, 0]
+            if ka != kj:
+                before = ka < kj
+        if before:
             lo = mid + 1
         else:
             hi = mid
@@ -202,20 +212,38 @@ def on_wait(s, p, j, now):
     p.w_count[k] += 1
     p.key[j] = p_key(p.params.by_prediction, s.job.predicted, j)
     if s.q.started[j]:
+        i = p.sw_len[k]
         bag_add(p.sw_buf, p.sw_len, p.sw_pos, k, j)
         p.s_count[k, s.job.gpus[j]] += 1
+        r = math.inf
         if revising(p):  # its r, fixed while it waits
             r = remaining(s, p, j)
             p.r[j] = r
             if r <= s.cfg.lease_s:
                 bag_add(p.e_buf, p.e_len, p.e_pos, k, j)
+        f = grown_rows(p.sw_f, k, i, len(p.sw_buf[k]))
+        led = s.led
+        job = s.job
+        f[i, SW_ATT] = led.job_att[j]
+        f[i, SW_WEIGHT] = job.weight[j]
+        f[i, SW_BASE] = led.job_base[j]
+        f[i, SW_CLASS] = job.xid[j]
+        f[i, SW_R] = r
+        f[i, SW_KEY] = p.key[j]
         return
     length = p.a_len[k]
     buf = room(p.a_buf, p.a_len, k)
-    pos = a_position(s, p, buf, length, j)
+    by_prediction = p.params.by_prediction
+    kj = p.key[j]
+    keys = grown_rows(p.a_f, k, length, len(buf)) if by_prediction else p.a_f[k]
+    pos = a_position(buf, keys, length, by_prediction, kj, j)
     for i in range(length, pos, -1):
         buf[i] = buf[i - 1]
     buf[pos] = j
+    if by_prediction:
+        for i in range(length, pos, -1):
+            keys[i, 0] = keys[i - 1, 0]
+        keys[pos, 0] = kj
     p.a_len[k] = length + 1
     p.a_count[k, s.job.gpus[j]] += 1
 
@@ -224,91 +252,230 @@ def on_unwait(s, p, j):
     k = s.job.tenant[j]
     p.w_count[k] -= 1
     if s.q.started[j]:
+        i = p.sw_pos[j]
+        last = p.sw_len[k] - 1
         bag_remove(p.sw_buf, p.sw_len, p.sw_pos, k, j)
+        if i != last:  # the last job took j's place in sw_buf: its row too
+            f = p.sw_f[k]
+            for c in range(SW_COLUMNS):
+                f[i, c] = f[last, c]
         p.s_count[k, s.job.gpus[j]] -= 1
         if p.e_pos[j] >= 0:
             bag_remove(p.e_buf, p.e_len, p.e_pos, k, j)
         return
     length = p.a_len[k]
     buf = p.a_buf[k]
-    pos = a_position(s, p, buf, length, j)
+    keys = p.a_f[k]
+    by_prediction = p.params.by_prediction
+    pos = a_position(buf, keys, length, by_prediction, p.key[j], j)
     for i in range(pos, length - 1):
         buf[i] = buf[i + 1]
+    if by_prediction:
+        for i in range(pos, length - 1):
+            keys[i, 0] = keys[i + 1, 0]
     p.a_len[k] = length - 1
     p.a_count[k, s.job.gpus[j]] -= 1
 
 
+@jitable(inline=True)
+def row_less(f, a, b):
+    """Row a of f before row b: (key, second key, job) in that order (no key is NaN)."""
+    x = f[a, 0]
+    y = f[b, 0]
+    if x != y:
+        return x < y
+    x = f[a, 1]
+    y = f[b, 1]
+    if x != y:
+        return x < y
+    return f[a, 2] < f[b, 2]
+
+
+@jitable(inline=True)
+def sift_down(h, n, i, f):
+    """h[i] moved down the heap h[:n] of rows of f (row_less order) to its place."""
+    j = h[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and row_less(f, h[c + 1], h[c]):
+            c += 1
+        if not row_less(f, h[c], j):
+            break
+        h[i] = h[c]
+        i = c
+    h[i] = j
+
+
+@jitable
+def heap_make(h, n, f):
+    """h[:n] = 0, ..., n − 1 made a heap of the rows f[:n]: its head h[0] the smallest."""
+    for i in range(n):
+        h[i] = i
+    for i in range(n // 2 - 1, -1, -1):
+        sift_down(h, n, i, f)
+
+
+@jitable(inline=True)
+def heap_pop(h, n, f):
+    """The head of the heap h[:n] taken off: (its job, the heap's new length)."""
+    j = int(f[h[0], 2])
+    n -= 1
+    if n > 0:
+        h[0] = h[n]
+        sift_down(h, n, 0, f)
+    return j, n
+
+
+@jitable
+def capacity(bufs, rows, k, m):
+    """Tenant k's heap bufs[k] and its rows rows[k], made to hold m jobs first (contents not kept)."""
+    buf = bufs[k]
+    if len(buf) < m:
+        size = max(m, 2 * len(buf))
+        bufs[k] = np.empty(size, np.int64)
+        rows[k] = np.empty((size, 3))
+    return bufs[k], rows[k]
+
+
+@jitable
+def grown_rows(rows, k, used, m):
+    """Tenant k's rows rows[k], made to hold m rows first (its first `used` kept)."""
+    f = rows[k]
+    if f.shape[0] < m:
+        grown = np.empty((m, f.shape[1]))
+        grown[:used] = f[:used]
+        rows[k] = grown
+        return grown
+    return f
+
+
 @jitable
 def tier_b(s, p, k, at_round, now):
-    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as a heap of
-    (ρ_job, [p̂ for ASTRAEA-P,] j), popped in the order of the sorted keys; without the jobs of
-    e_heap (ASTRAEA-P revising: tier_e, built first, read their r)."""
-    h = p.b_heap[k]
-    h.clear()
-    by_prediction = p.params.by_prediction
+    """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as rows (b_f)
+    (ρ_job, p̂ for ASTRAEA-P or 0, j), its head found (b_h[0]) and the rest made a heap at the first
+    pop (b_pop); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
+    The waiting ones' ρ_job from their rows (sw_f)."""
+    sw_len = p.sw_len[k]
+    hb_len = p.hb_len[k] if at_round else 0
+    h, bf = capacity(p.b_h, p.b_f, k, sw_len + hb_len)
     by_remaining = revising(p)
     lease = s.cfg.lease_s
-    predicted = s.job.predicted
-    r = p.r
-    led = s.led  # the arrays ρ_job reads, read once (a tier may hold hundreds of jobs)
-    job = s.job
-    hold_since = led.hold_since
-    job_att = led.job_att
-    gpus = job.gpus
-    tenant = job.tenant
-    weight = job.weight
-    G = led.G
-    xid = job.xid
-    job_base = led.job_base
-    for part in range(2 if at_round else 1):
-        buf = p.sw_buf[k] if part == 0 else p.hb_buf[k]
-        for i in range(p.sw_len[k] if part == 0 else p.hb_len[k]):
+    led = s.led
+    Gk = led.G[k]
+    sf = p.sw_f[k]
+    buf = p.sw_buf[k]
+    m = 0
+    for i in range(sw_len):
+        if by_remaining and sf[i, SW_R] <= lease:
+            continue  # in e_h
+        bf[m, 0] = rho_parts(sf[i, SW_ATT] + 0.0, sf[i, SW_WEIGHT], Gk[int(sf[i, SW_CLASS])], sf[i, SW_BASE])
+        bf[m, 1] = sf[i, SW_KEY]
+        bf[m, 2] = buf[i]
+        m += 1
+    if hb_len > 0:
+        r = p.r
+        key = p.key  # key[j]: p̂ for ASTRAEA-P, 0 for ASTRAEA (on_wait)
+        job = s.job  # the arrays ρ_job reads, read once
+        hold_since = led.hold_since
+        job_att = led.job_att
+        gpus = job.gpus
+        tenant = job.tenant
+        weight = job.weight
+        G = led.G
+        xid = job.xid
+        job_base = led.job_base
+        buf = p.hb_buf[k]
+        for i in range(hb_len):
             j = buf[i]
             if by_remaining and r[j] <= lease:
-                continue  # in e_heap
-            rho = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
-            h.append((rho, p_key(by_prediction, predicted, j), j))
-    heapq.heapify(h)
+                continue  # in e_h
+            bf[m, 0] = rho_job_at(hold_since, job_att, gpus, tenant, weight, G, xid, job_base, j, now)
+            bf[m, 1] = key[j]
+            bf[m, 2] = j
+            m += 1
+    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_pop)
+        best = 0
+        for i in range(1, m):
+            if row_less(bf, i, best):
+                best = i
+        h[0] = best
+    p.b_heaped[k] = False
+    p.b_n[k] = m
     p.b_built[k] = True
 
 
 @jitable
+def b_pop(p, k):
+    """Tenant k's best tier-B candidate taken off its heap (made a heap first if it is not yet one:
+    tier_b finds only its head): its job."""
+    h = p.b_h[k]
+    bf = p.b_f[k]
+    n = p.b_n[k]
+    if not p.b_heaped[k]:
+        heap_make(h, n, bf)
+        p.b_heaped[k] = True
+    j, n = heap_pop(h, n, bf)
+    p.b_n[k] = n
+    return j
+
+
+@jitable
 def tier_e(s, p, k, at_round, now):
-    """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap of
-    (−1, revised remaining time, j): its waiting ones (e_buf) and, at a round, its running ones,
-    whose r is read now (into r[j], which tier_b reads)."""
-    h = p.e_heap[k]
-    h.clear()
-    lease = s.cfg.lease_s
+    """Tenant k's candidates ASTRAEA-P (revising) predicts to end within a lease, as a heap (e_h,
+    e_f) of rows (revised remaining time, the same, j): its waiting ones (e_buf) and, at a round, its
+    running ones, whose r is read now (into r[j], which tier_b reads)."""
+    e_len = p.e_len[k]
+    hb_len = p.hb_len[k] if at_round else 0
+    h, ef = capacity(p.e_h, p.e_f, k, e_len + hb_len)
     r = p.r
     buf = p.e_buf[k]
-    for i in range(p.e_len[k]):
+    for i in range(e_len):
         j = buf[i]
-        h.append((-1.0, r[j], j))
-    if at_round:
+        ef[i, 0] = r[j]
+        ef[i, 1] = r[j]
+        ef[i, 2] = j
+    m = e_len
+    if hb_len > 0:
+        lease = s.cfg.lease_s
+        eng = s.eng  # the arrays `remaining` reads, read once
+        group_of = eng.group_of
+        base = eng.base
+        g_V = eng.g_V
+        vjoin = eng.vjoin
+        rule = p.params.rule
+        est = p.est
+        revisions = p.revisions
+        log_sd = s.job.log_sd
+        predicted = s.job.predicted
         buf = p.hb_buf[k]
-        for i in range(p.hb_len[k]):
+        for i in range(hb_len):
             j = buf[i]
-            rj = remaining(s, p, j)
+            rj = remaining_on(rule, est, revisions, log_sd, predicted, attained_at(group_of, base, g_V, vjoin, j), j)
             r[j] = rj
             if rj <= lease:
-                h.append((-1.0, rj, j))
-    heapq.heapify(h)
+                ef[m, 0] = rj
+                ef[m, 1] = rj
+                ef[m, 2] = j
+                m += 1
+    heap_make(h, m, ef)
+    p.e_n[k] = m
     p.e_built[k] = True
 
 
 @jitable
-def b_head(s, p, k, at_round, now):
-    """The heap whose head is tenant k's best tier-B candidate: e_heap while it has one, else b_heap
-    (each built when a decision first reads it)."""
+def from_e(s, p, k, at_round, now):
+    """Whether tenant k's best tier-B candidate is the head of e_h (else of b_h); each heap built
+    when a decision first reads it."""
     if revising(p):
         if not p.e_built[k]:
             tier_e(s, p, k, at_round, now)
-        if len(p.e_heap[k]) > 0:
-            return p.e_heap[k]
+        if p.e_n[k] > 0:
+            return True
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
-    return p.b_heap[k]
+    return False
 
 
 @jitable
@@ -324,14 +491,14 @@ def p_key(by_prediction, predicted, j):
 @jitable
 def from_a(s, p, k, at_round, now):
     """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
-    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_heap)."""
+    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_h)."""
     if p.a_ptr[k] >= p.a_len[k]:
         return False
     if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
         return True  # tier A first (and tier B is empty)
     if not p.e_built[k]:
         tier_e(s, p, k, at_round, now)
-    return len(p.e_heap[k]) == 0
+    return p.e_n[k] == 0
 
 
 @jitable
@@ -339,7 +506,9 @@ def head_key(s, p, k, at_round, now):
     """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
     if from_a(s, p, k, at_round, now):
         return p.key[p.a_buf[k][p.a_ptr[k]]]
-    return b_head(s, p, k, at_round, now)[0][1]  # p̂, or the revised remaining time of a job predicted to end within a lease
+    if from_e(s, p, k, at_round, now):
+        return p.e_f[k][p.e_h[k][0], 0]  # the revised remaining time of a job predicted to end within a lease
+    return p.b_f[k][p.b_h[k][0], 1]  # p̂
 
 
 @jitable
@@ -350,18 +519,21 @@ def take_head(s, p, k, at_round, now, head, chosen, charged):
     i = a_ptr[k]
     # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
     a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
-    h = p.b_heap[k]
+    e = False
     if a:
         j = p.a_buf[k][i]
     else:
-        h = b_head(s, p, k, at_round, now)
-        j = h[0][2]
+        e = from_e(s, p, k, at_round, now)
+        j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
     if not attempt(s, j, now, at_round, -1):
         return False
     if a:
         a_ptr[k] = i + 1
+    elif e:
+        _, n = heap_pop(p.e_h[k], p.e_n[k], p.e_f[k])
+        p.e_n[k] = n
     else:
-        heapq.heappop(h)
+        b_pop(p, k)
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -468,16 +640,21 @@ def leftover_ending(s, p, k, at_round, now, chosen):
         return True  # no tier B
     if not p.e_built[k]:
         tier_e(s, p, k, at_round, now)
-    h = p.e_heap[k]
+    h = p.e_h[k]
+    ef = p.e_f[k]
     gpus = s.job.gpus
-    while len(h) > 0:
-        total = total_now(s, at_round)
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
+    n = p.e_n[k]
+    while n > 0:
+        total = totals[0]
         if total == 0:
+            p.e_n[k] = n
             return False
-        j = heapq.heappop(h)[2]
+        j, n = heap_pop(h, n, ef)
         if gpus[j] <= total and attempt(s, j, now, at_round, -1):
             chosen.append(j)
-    return total_now(s, at_round) > 0
+    p.e_n[k] = 0
+    return totals[0] > 0
 
 
 @jitable
@@ -487,7 +664,11 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
     r = np.empty(len(ks))
     for i in range(len(ks)):
         r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
-    gpus = s.job.gpus
+    gpus = s.job.gpus  # the arrays the tier-B pass reads, read once (a pass may read hundreds of jobs)
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
+    missed = s.plan.missed
+    holding = s.q.holding
+    preempted_at = s.q.preempted_at
     for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
         if revising(p) and not leftover_ending(s, p, k, at_round, now, chosen):
             return
@@ -499,14 +680,24 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
             continue
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
-        h = p.b_heap[k]
-        while len(h) > 0:
-            total = total_now(s, at_round)
+        if p.b_n[k] > 0 and not p.b_heaped[k]:
+            heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
+            p.b_heaped[k] = True
+        h = p.b_h[k]
+        bf = p.b_f[k]
+        n = p.b_n[k]
+        while n > 0:
+            total = totals[0]
             if total == 0:
+                p.b_n[k] = n
                 return
-            j = heapq.heappop(h)[2]
-            if gpus[j] <= total and attempt(s, j, now, at_round, -1):
+            j, n = heap_pop(h, n, bf)
+            g = gpus[j]
+            if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):
+                continue  # attempt() would refuse it (as in place_in_order)
+            if attempt(s, j, now, at_round, -1):
                 chosen.append(j)
+        p.b_n[k] = 0
 
 
 def decide(s, p, at_round, now, chosen):
