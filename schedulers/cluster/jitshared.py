@@ -18,18 +18,21 @@ the CPU (docs/performance.md, "Compiling"). A hook call is copied into its calle
 hook's error as a marked raise (`_raise`), so that the call costs no reference counts: unmarked, it
 cost the kernels with the cheapest events about 0.1 µs per event.
 
-May import numpy, schedulers.jit and the simulator's modules; numba only when a run is compiled.
+May import numpy, atlas_data.errors, schedulers.jit and the simulator's modules; numba only when a
+run is compiled.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 import re
 import threading
 from collections import namedtuple
 from pathlib import Path
 
+from atlas_data.errors import InputError
 from schedulers import jit
 from schedulers.cluster import jitglue, kernels
 from schedulers.cluster.kernels import _KERNELS, Kernel
@@ -50,27 +53,49 @@ _DEFAULT_BODIES = {name: getattr(kernels, default) for name, default in kernels.
                    if getattr(kernels, default) not in _NO_OPS}
 DEFAULT_HOOK = 1
 
+
+class SourceChangedError(InputError):
+    """A simulator or kernel source file changed after the process imported it (one line, exit 2)."""
+
+
 _lock = threading.Lock()
 _ready = False
 _KEYS: dict[str, tuple] = {}  # trampoline key -> (kernel, params numba type, size numba type)
 _made: dict = {}  # compiled functions by (kind, ...)
 
 
+#: the files every compiled function depends on, and their modification times (ns) when this module
+#: was imported (the simulator's modules just before it; schedulers.revision's file, imported lazily,
+#: is stamped here too)
+_SHARED_FILES = (*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(jitglue.__file__))
+_REVISION_FILE = Path(jit.__file__).with_name("revision.py")
+_STAMPS = {str(path): os.stat(path).st_mtime_ns for path in (*_SHARED_FILES, _REVISION_FILE)}
+
+
 def _digest(paths) -> str:
+    """The cache key of compiled code: a digest of its source files' content, read now. A file that
+    changed since this process imported it is refused: the process compiles the code it imported, and
+    that code, cached under the new content, would be loaded later for a source it is not."""
     digest = hashlib.sha256()
     for path in paths:
+        stamp = _STAMPS.get(str(path))
+        if stamp is not None and os.stat(path).st_mtime_ns != stamp:
+            raise SourceChangedError(f"{path} changed after this process imported it: its compiled loop would be "
+                                     "cached under the new source; run the command again")
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
 
 
 def _shared_digest() -> str:
-    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(jitglue.__file__)))
+    return _digest(_SHARED_FILES)
 
 
 def _kernel_digest(made: Kernel) -> str:
-    from schedulers import revision  # noqa: PLC0415
-    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(revision.__file__),
-                    Path(jitglue.__file__), Path(inspect.getsourcefile(made.select))))
+    path, stamp = kernels.SOURCE_STAMPS.get(made.params) or (inspect.getsourcefile(made.select), None)
+    if stamp is not None:
+        _STAMPS.setdefault(str(path), stamp)
+    return _digest((*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), _REVISION_FILE,
+                    Path(jitglue.__file__), Path(path)))
 
 
 def _extra_types():

@@ -14,6 +14,8 @@ May import numpy, scipy (lazily), schedulers.jit and schedulers.cluster.queues.
 
 from __future__ import annotations
 
+import inspect
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -26,6 +28,11 @@ Kernel = namedtuple("Kernel", "name params state setup select on_wait on_unwait 
 
 
 _KERNELS: dict[type, Kernel] = {}  # by the kernel's params class and its state class
+#: each kernel's source file and its modification time (ns) when the kernel was registered, that is
+#: when its module was imported: schedulers.cluster.jitshared names a compiled kernel's cache entry by
+#: that file's content, and refuses to when the file changed since (the process runs the code it
+#: imported; cached under the new content, that code would be loaded for the new source later)
+SOURCE_STAMPS: dict[type, tuple[str, int]] = {}
 #: the hooks a kernel may give (`kernel(..., on_wait=...)`); a hook left out keeps the waiting jobs
 #: in job order (`s.q.ws`) and does nothing else
 OPTIONAL_HOOKS = {"on_wait": "_wait_in_job_order", "on_unwait": "_unwait_in_job_order", "on_hold": "_no_hook",
@@ -57,6 +64,9 @@ def kernel(name, params, state, *, setup, select, one_event=False, compilable=Tr
                   preemptive=preemptive, clairvoyant=bool(clairvoyant), **chosen)
     _KERNELS[params] = made
     _KERNELS[state] = made
+    path = inspect.getsourcefile(select)
+    if path is not None:
+        SOURCE_STAMPS[params] = (path, os.stat(path).st_mtime_ns)
     return made
 
 

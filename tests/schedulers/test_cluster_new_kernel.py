@@ -4,7 +4,11 @@ simulator runs, as Python or compiled), written here as a user of the simulator'
 as Python and compiled are the run of the same rule written as a plugin's `order` (schedulers.cluster.rule),
 bit for bit."""
 
+import hashlib
+import os
+import re
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +132,29 @@ def test_a_kernel_only_a_test_can_import_does_not_break_the_built_in_loops(monke
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_source_changed_since_its_import_is_refused_as_a_cache_key(monkeypatch):
+    """A compiled kernel is cached under a digest of its source files' content, read when it compiles or
+    loads. The process runs the code it imported: had a file changed since, that code would be cached
+    under the new content and loaded later for a source it is not. So each file's modification time at
+    import (a kernel's at its registration) must still be the file's, or the digest is refused."""
+    from schedulers.cluster import jitshared, kernels
+
+    made = kernels._KERNELS[LargestFirstParams]
+    here = Path(__file__)
+    assert kernels.SOURCE_STAMPS[LargestFirstParams] == (str(here), os.stat(here).st_mtime_ns)
+    files = (*jitshared.SIMULATOR_MODULES, Path(jitshared.__file__), Path(jitshared.jit.__file__),
+             jitshared._REVISION_FILE, Path(jitshared.jitglue.__file__), here)
+    content = hashlib.sha256()
+    for path in files:
+        content.update(path.read_bytes())
+    assert jitshared._kernel_digest(made) == content.hexdigest()[:16]  # the key numba's cache already has
+    for path in (here, jitshared.SIMULATOR_MODULES[0]):
+        with monkeypatch.context() as patch:  # as if the process had imported the file before its last change
+            patch.setitem(jitshared._STAMPS, str(path), os.stat(path).st_mtime_ns - 1)
+            with pytest.raises(jitshared.SourceChangedError,
+                               match=f"^{re.escape(str(path))} changed after this process imported it: its compiled "
+                                     "loop would be cached under the new source; run the command again$"):
+                jitshared._kernel_digest(made)
+    assert jitshared._kernel_digest(made) == content.hexdigest()[:16]
