@@ -407,16 +407,18 @@ def tier_b(s, p, k, at_round, now):
 
 
 @jitable
-def b_pop(p, k):
-    """Tenant k's best tier-B candidate taken off its heap (made a heap first if it is not yet one:
-    tier_b finds only its head): its job."""
-    h = p.b_h[k]
-    bf = p.b_f[k]
-    n = p.b_n[k]
+def b_heap(p, k):
+    """Tenant k's tier B made a heap if it is not yet one (tier_b finds only its head)."""
     if not p.b_heaped[k]:
-        heap_make(h, n, bf)
+        heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
         p.b_heaped[k] = True
-    j, n = heap_pop(h, n, bf)
+
+
+@jitable
+def b_pop(p, k):
+    """Tenant k's best tier-B candidate taken off its heap: its job."""
+    b_heap(p, k)
+    j, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
     p.b_n[k] = n
     return j
 
@@ -680,9 +682,7 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
             continue
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
-        if p.b_n[k] > 0 and not p.b_heaped[k]:
-            heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
-            p.b_heaped[k] = True
+        b_heap(p, k)
         h = p.b_h[k]
         bf = p.b_f[k]
         n = p.b_n[k]
