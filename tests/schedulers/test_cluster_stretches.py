@@ -74,7 +74,11 @@ def test_a_stretch_is_kept_in_27_bytes_and_a_placement_part_in_8(small_chunks):
 
 def test_collect_copies_the_chunks_with_one_field_of_memory_on_top(small_chunks, monkeypatch):
     _small_chunks(monkeypatch, SMALL_CHUNK_BYTES)
-    ran = small_chunks
+    # a stretch of length 0 in the second chunk (this run recorded none): that chunk is copied
+    # through its mask, the others whole
+    ends = [c.copy() for c in small_chunks.end]
+    ends[1][7] = small_chunks.start[1][7]
+    ran = small_chunks._replace(end=ends)
     n = int(ran.n[0])
     flat_n = int(ran.flat_n[0])
     positive = np.concatenate(ran.end)[:n] > np.concatenate(ran.start)[:n]
@@ -98,6 +102,9 @@ def test_collect_copies_the_chunks_with_one_field_of_memory_on_top(small_chunks,
         np.testing.assert_array_equal(field, expected[name], err_msg=name)
     kept = int(positive.sum())
     assert len(out.start) == kept and (out.end > out.start).all()
+    # both ways of copying a chunk ran: whole (no stretch of length 0 in it) and masked
+    step = stretches.chunk_entries("end")
+    assert [lo for lo in range(0, n, step) if not positive[lo:lo + step].all()] == [step]
     made = 27 * kept + 8 * flat_n  # the arrays it returns ...
     assert abs((after - before) - (made - held)) < 4096  # ... in place of the chunks, all freed
     # on top of the chunks, one field's array (8 bytes a stretch; its pages are written as that
