@@ -253,9 +253,11 @@ def series_cdf_steps(per_job: pd.DataFrame, value: str = "stretch") -> list[tupl
     return [(key, steps) for _, key, steps in found]
 
 
-def stretch_cdf_figure(per_job: pd.DataFrame, *, title: str, s_star: float | None = None) -> Figure:
-    """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor."""
-    groups = series_cdf_steps(per_job, "stretch")
+def stretch_cdf_figure(per_job: pd.DataFrame | list, *, title: str, s_star: float | None = None) -> Figure:
+    """Empirical CDF of per-job stretch (C − r)/p for each policy × predictor: of a per-job frame, or
+    of its `series_cdf_steps(frame, "stretch")` taken beforehand (benchmark.per_job, which takes them
+    run by run instead of holding the frame)."""
+    groups = list(per_job) if isinstance(per_job, list) else series_cdf_steps(per_job, "stretch")
     groups.sort(key=lambda item: not is_blind(item[0][1]))  # blind series first in the legend
     styles = series_styles(key for key, _ in groups)
     fig, ax = subplots(figsize=(9, 4.8))
@@ -273,7 +275,7 @@ def stretch_cdf_figure(per_job: pd.DataFrame, *, title: str, s_star: float | Non
     return fig
 
 
-def stretch_cdf(per_job: pd.DataFrame, path: Path, *, title: str, s_star: float | None = None) -> Path:
+def stretch_cdf(per_job: pd.DataFrame | list, path: Path, *, title: str, s_star: float | None = None) -> Path:
     """`stretch_cdf_figure` written to `path` (PNG + SVG)."""
     return save_figure(stretch_cdf_figure(per_job, title=title, s_star=s_star), path)
 

@@ -117,10 +117,17 @@ def score(objective: str, jobs: JobSet, completion: np.ndarray, reference: dict,
 class Watch:
     """What `run_objective` reports while it runs: `on_step(row)` after each simulation, and wall seconds
     in `seconds`: `reference_s`, `per_job_s` (building the per-job frame) and `policies_s`
-    {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}."""
+    {"policy", "policy/predictor" or "policy/m=M": seconds of simulation}.
+
+    `per_job`, when given, takes the per-job rows run by run instead of one frame of every run at the
+    end (at 10⁶ jobs × sixteen runs that frame alone was 1 GiB): `per_job.start(frame)` is given
+    `per_job_template` of the planned runs before the first one, then `per_job.write(frame)` each run's
+    rows as soon as it is scored, in the whole frame's row order; run_objective keeps no run's arrays
+    and returns None for the frame."""
 
     on_step: Callable[[dict], None] | None = None
     seconds: dict = field(default_factory=dict)
+    per_job: object | None = None
 
 
 def run_objective(
@@ -135,14 +142,15 @@ def run_objective(
     optimum: bool = True,
     spreads: dict | None = None,
     watch: Watch | None = None,
-) -> tuple[list[dict], pd.DataFrame, dict]:
+) -> tuple[list[dict], pd.DataFrame | None, dict]:
     """Run `policies` on `jobs` for one objective.
 
     `predictions` maps a predictor label (e.g. "noise:0.5", "lgbm-meta") to p̂ in JobSet row order;
     predictive policies run once per label, the others once with predictor None. Returns tidy
     rows, a per-job frame (policy, predictor, machines, job_id, submit_time, duration,
-    predicted_duration, completion_time, stretch) and the reference values. A `watch` (Watch) is
-    told of each row as it is scored and receives the wall seconds of each part.
+    predicted_duration, completion_time, stretch, preemptions; None when `watch.per_job` takes it run
+    by run) and the reference values. A `watch` (Watch) is told of each row as it is scored and
+    receives the wall seconds of each part.
     `optimum=False` skips the CP-SAT makespan optimum (`opt`, `opt_ratio` None) for callers that
     only use the McNaughton-bound ratio: on windows of up to 200 jobs it costs seconds per call.
     `spreads` maps a label to its predicted log-normal spread σ (a number or one per job, JobSet
@@ -160,13 +168,13 @@ def run_objective(
     reference = reference_values(objective, jobs, machines, optimum=optimum)
     spent["reference_s"] = clock() - t0
     s_star = reference.get("s_star")
+    sink = watch.per_job
+    if sink is not None:
+        sink.start(per_job_template(jobs, planned_runs(objective, policies, predictions, machines, spreads)))
+    spent["per_job_s"] = 0.0
     rows, runs = [], []
     for name in policies:
-        cls = get_policy(name)
-        labels = list(predictions) if cls.needs_prediction else [None]
-        if getattr(cls, "needs_spread", False):
-            labels = [label for label in labels if (spreads or {}).get(label) is not None]
-        for label in labels:
+        for label in _labels(get_policy(name), predictions, spreads):
             run_jobs = jobs if label is None else jobs.with_predictions(predictions[label], (spreads or {}).get(label))
             for m in (machines if objective == "makespan" else [1]):
                 policy = make_policy(name, prr_lambda=prr_lambda, seed=seed, machines=m, stretch=s_star)
@@ -180,12 +188,39 @@ def run_objective(
                     row["edf_p_stretch"] = policy.stretch
                 rows.append(row)
                 runs.append((name, label, m, run_jobs.predicted, result.completion_time, result.preemptions))
+                del result
+                if sink is not None:  # this run's rows, then its arrays are let go
+                    t0 = clock()
+                    frame = per_job_frame(jobs, runs)
+                    spent["per_job_s"] += clock() - t0
+                    runs.clear()
+                    sink.write(frame)
+                    del frame
                 if watch.on_step is not None:
                     watch.on_step(row)
+    if sink is not None:
+        return rows, None, reference
     t0 = clock()
     per_job = per_job_frame(jobs, runs)
     spent["per_job_s"] = clock() - t0
     return rows, per_job, reference
+
+
+def _labels(cls, predictions: dict, spreads: dict | None) -> list:
+    """The p̂ labels a policy runs under: every label if it reads p̂ (those with a spread if it reads
+    one), else None alone."""
+    labels = list(predictions) if cls.needs_prediction else [None]
+    if getattr(cls, "needs_spread", False):
+        labels = [label for label in labels if (spreads or {}).get(label) is not None]
+    return labels
+
+
+def planned_runs(objective: str, policies: list[str], predictions: dict, machines=DEFAULT_MACHINES,
+                 spreads: dict | None = None) -> list[tuple[str, str | None, int]]:
+    """(policy, p̂ label or None, machines) of every run `run_objective` makes, in its order."""
+    ms = [int(m) for m in machines] if objective == "makespan" else [1]
+    return [(name, label, m) for name in policies for label in _labels(get_policy(name), predictions, spreads)
+            for m in ms]
 
 
 # Simulations of this process, by what they depend on (simulate_once): the demo and a sweep run the
@@ -233,14 +268,16 @@ def _run_key(jobs: JobSet, policy, machines) -> str | None:
     return hashlib.sha256(state).hexdigest()
 
 
-def per_job_frame(jobs: JobSet, runs: list[tuple]) -> pd.DataFrame:
+def per_job_frame(jobs: JobSet, runs: list[tuple], rows: slice = slice(None)) -> pd.DataFrame:
     """One row per (run, job): each column built once from the runs' arrays.
 
     Building a frame per run and concatenating them held every row twice; at 10⁶ jobs × a dozen
     runs that was the command's peak memory. `runs` holds (policy, predictor, machines, p̂ or None,
-    completion times, preemptions), each array in JobSet row order.
+    completion times, preemptions), each array in JobSet row order and cut to `rows` of the jobs.
+    Each column has one type whatever the runs' arrays (per_job_template relies on it).
     """
-    n, k = jobs.n, len(runs)
+    job_id, submit_time, size = jobs.job_id[rows], jobs.submit_time[rows], jobs.size[rows]
+    n, k = len(size), len(runs)
     frame = pd.DataFrame(index=pd.RangeIndex(n * k))
 
     def text(values: np.ndarray) -> pd.Series:
@@ -253,9 +290,9 @@ def per_job_frame(jobs: JobSet, runs: list[tuple]) -> pd.DataFrame:
     frame["policy"] = text(np.repeat(np.array([r[0] for r in runs], dtype=object), n))
     frame["predictor"] = text(np.repeat(np.array([r[1] for r in runs], dtype=object), n))
     frame["machines"] = np.repeat(np.array([r[2] for r in runs], dtype=np.int64), n)
-    frame["job_id"] = text(np.tile(jobs.job_id, k))
-    frame["submit_time"] = np.tile(jobs.submit_time, k)
-    frame["duration"] = np.tile(jobs.size, k)
+    frame["job_id"] = text(np.tile(job_id, k))
+    frame["submit_time"] = np.tile(submit_time, k)
+    frame["duration"] = np.tile(size, k)
     frame["predicted_duration"] = _stack([r[3] if r[3] is not None else np.full(n, np.nan) for r in runs], np.float64)
     frame["completion_time"] = _stack([r[4] for r in runs], np.float64)
     frame["stretch"] = (frame["completion_time"].to_numpy() - frame["submit_time"].to_numpy()) / frame["duration"].to_numpy()
@@ -263,5 +300,15 @@ def per_job_frame(jobs: JobSet, runs: list[tuple]) -> pd.DataFrame:
     return frame
 
 
+def per_job_template(jobs: JobSet, plan: list[tuple]) -> pd.DataFrame:
+    """The first row of each planned run (`planned_runs`) as `per_job_frame` gives it: its columns with
+    the types of the whole frame, known before any run (what a writer of the frame run by run needs;
+    the predictor column, for one, is text only if some run has a p̂). No jobs: no rows, as the frame."""
+    first = slice(0, min(jobs.n, 1))
+    k = first.stop
+    return per_job_frame(jobs, [(name, label, m, None, np.zeros(k), np.zeros(k, np.int64)) for name, label, m in plan],
+                         rows=first)
+
+
 def _stack(arrays: list, dtype) -> np.ndarray:
-    return np.concatenate(arrays) if arrays else np.empty(0, dtype)
+    return np.concatenate(arrays, dtype=dtype) if arrays else np.empty(0, dtype)

@@ -46,6 +46,7 @@ import pandas as pd
 
 from atlas_data.errors import InputError
 from atlas_data.outputs import check_output_folder, final_text, output_folder
+from benchmark.per_job import PerJobTable
 from benchmark.progress import Progress
 from benchmark.results import Run, default_output_dir, format_table, write_results
 from benchmark.tasks.config import option_text
@@ -55,7 +56,7 @@ from benchmark.timings import Timings
 from benchmark.value import CEILING_BINS, ceilings, control_predictions, is_control, value_of_prediction
 from schedulers import jit
 from schedulers.jobs import JobSet
-from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, Watch, run_objective
+from schedulers.objectives import DEFAULT_MACHINES, DEFAULT_POLICIES, Watch, planned_runs, run_objective
 from schedulers.policy import get_policy, task_kind
 from schedulers.protocol import LEAKS, PAPER_POLICIES, PAPER_SAMPLE_SEED, run_paper, single_machine_load
 from schedulers.sampling import DATA_DEFAULT_N, sample_window
@@ -284,22 +285,24 @@ def execute(config, timings: Timings | None = None):
         have_spreads=any(v is not None for v in p_hats.spreads.values()),
     )
     out = Path(config.output) if config.output else default_output_dir("scheduling", objective)
-    rows, per_job, reference = _simulate(config, jobs, policies, p_hats, machines, timings)
-    dataset = {**source.card, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
-    for row in rows:
-        row["leaks"] = []
-    with_sources(rows, p_hats.sources)
-    value = value_of_prediction(rows, [p for p in policies if get_policy(p).clairvoyant]) if objective != "makespan" else []
-    if config.controls and objective == "total_completion" and value:
-        with timings.stage("ceilings"):
-            add_ceilings(value, jobs, p_hats.values, reference["sum_completion"])
-    load = _load_parts(jobs)
-    instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
-    with output_folder(out, "run") as folder:  # renamed to `out` once every file below is written
+    # renamed to `out` once every file below is written; per_job.parquet is written there run by run
+    with output_folder(out, "run") as folder, \
+            PerJobTable(folder / "per_job.parquet", cdf=objective != "makespan") as per_job:
+        rows, reference = _simulate(config, jobs, policies, p_hats, machines, timings, per_job)
+        dataset = {**source.card, "n_total": n_total, "sample": config.sample if jobs.n < n_total else "all"}
+        for row in rows:
+            row["leaks"] = []
+        with_sources(rows, p_hats.sources)
+        clairvoyant = [p for p in policies if get_policy(p).clairvoyant]
+        value = value_of_prediction(rows, clairvoyant) if objective != "makespan" else []
+        if config.controls and objective == "total_completion" and value:
+            with timings.stage("ceilings"):
+                add_ceilings(value, jobs, p_hats.values, reference["sum_completion"])
+        load = _load_parts(jobs)
+        instances = [{"objective": objective, "n": jobs.n, "load": load["load"]}]
         robustness = len([k for k in p_hats.values if k.startswith("noise:")]) > 1
         title = f"{objective} — {jobs.n} jobs ({final_text(source.label)})"
-        _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
-                                reference.get("s_star"), robustness)
+        _write_plots(folder, timings, per_job, rows, objective, title, reference.get("s_star"), robustness)
         doc = write_results(  # last, so that its timings cover everything above
             folder, task="scheduling", objective=objective, n_jobs=jobs.n, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": _options(config, machines), "protocol": "honest",
@@ -310,51 +313,51 @@ def execute(config, timings: Timings | None = None):
 
 
 def _simulate(config, jobs: JobSet, policies: list[str], p_hats: PHats, machines: list[int],
-              timings: Timings) -> tuple[list[dict], pd.DataFrame, dict]:
+              timings: Timings, per_job: PerJobTable) -> tuple[list[dict], dict]:
     """Run and score every policy under each p̂ it reads (schedulers.objectives.run_objective): the
-    rows, the per-job table and the reference values; its time split goes to `timings`."""
+    rows and the reference values; the per-job rows go to `per_job` run by run, the time split to
+    `timings`."""
     objective = config.objective
-    with_spread = sum(v is not None for v in p_hats.spreads.values())
-    steps = sum((with_spread if getattr(get_policy(p), "needs_spread", False) else len(p_hats.values))
-                if get_policy(p).needs_prediction else 1 for p in policies)
-    steps *= len(machines) if objective == "makespan" else 1
+    steps = len(planned_runs(objective, policies, p_hats.values, machines, p_hats.spreads))
     t0 = time.perf_counter()
     with Progress(f"{objective} on {jobs.n} jobs", total=steps, quiet=config.quiet) as progress:
-        watch = Watch(on_step=lambda row: progress.update())
-        rows, per_job, reference = run_objective(
+        watch = Watch(on_step=lambda row: progress.update(), per_job=per_job)
+        rows, _, reference = run_objective(
             objective, jobs, policies, p_hats.values, machines=machines, prr_lambda=config.prr_lambda,
             seed=config.seed, spreads=p_hats.spreads, watch=watch,
         )
-    _add_objective_timings(timings, watch.seconds, time.perf_counter() - t0)
+        per_job.close()
+    _add_objective_timings(timings, watch.seconds, per_job, time.perf_counter() - t0)
     timings.fast_loops = jit.describe(jobs.n)
-    return rows, per_job, reference
+    return rows, reference
 
 
-def _add_objective_timings(timings: Timings, spent: dict, total_s: float) -> None:
-    """run_objective's split (normalisers, each policy, per-job frame) as stages of `timings`."""
+def _add_objective_timings(timings: Timings, spent: dict, per_job: PerJobTable, total_s: float) -> None:
+    """run_objective's split (normalisers, each policy, per-job rows, writing them) as stages of
+    `timings`; the figure's share of the per-job rows goes to `plots`."""
     timings.add("normalisers (reference values)", spent.get("reference_s", 0.0))
     timings.add("policies", sum(spent.get("policies_s", {}).values()))
     timings.policies.update(spent.get("policies_s", {}))
     timings.add("per-job table", spent.get("per_job_s", 0.0))
-    accounted = spent.get("reference_s", 0.0) + sum(spent.get("policies_s", {}).values()) + spent.get("per_job_s", 0.0)
+    timings.add("write per_job.parquet", per_job.write_s)
+    accounted = (spent.get("reference_s", 0.0) + sum(spent.get("policies_s", {}).values()) + spent.get("per_job_s", 0.0)
+                 + per_job.write_s + per_job.figure_s)
     timings.add("scoring", max(0.0, total_s - accounted))
 
 
 
-def _write_tables_and_plots(folder, timings, per_job, rows, objective, title, s_star, robustness: bool) -> None:
-    """per_job.parquet and the figures of one scheduling run, each timed as its own stage."""
-    with timings.stage("write per_job.parquet"):
-        per_job.to_parquet(folder / "per_job.parquet", index=False)
+def _write_plots(folder, timings, per_job: PerJobTable, rows, objective, title, s_star, robustness: bool) -> None:
+    """The figures of one scheduling run (the stretch CDF from the steps `per_job` took of each run),
+    timed as the stage `plots`; the controls of --controls are read in the value-of-prediction
+    table, not drawn: a figure of three times the series would hide the policies it is for."""
+    timings.add("plots", per_job.figure_s)
     with timings.stage("plots"):
         from benchmark import plots  # matplotlib: imported when a figure is drawn, not by every command
 
-        # the controls of --controls are read in the value-of-prediction table, not drawn: a figure of
-        # three times the series would hide the policies it is for
         rows = [r for r in rows if not is_control(r.get("predictor"))]
         plots.ratio_bars(rows, folder / "ratios.png", title=title)
         if objective != "makespan":
-            drawn = per_job[~per_job["predictor"].map(is_control)]
-            plots.stretch_cdf(drawn, folder / "stretch_cdf.png", title=title, s_star=s_star)
+            plots.stretch_cdf(per_job.series, folder / "stretch_cdf.png", title=title, s_star=s_star)
         if robustness:
             plots.robustness_curve(plots.noise_levels(rows), folder / "robustness.png", title=f"robustness: {title}")
 
@@ -391,10 +394,14 @@ def _execute_paper(config, machines: list[int], table: pd.DataFrame, source: Sou
     n_jobs = max(i["n"] for i in instances)
     dataset = {**source.card, "n_total": int(len(table)), "sample": "paper"}
     options = {**_options(config, machines), "sample_seed": sample_seed}
-    with output_folder(out, "run") as folder:
+    with output_folder(out, "run") as folder, \
+            PerJobTable(folder / "per_job.parquet", cdf=objective != "makespan") as written:
+        written.start(per_job)  # the paper's samples are small: the whole frame in one write
+        written.write(per_job)
+        written.close()
+        timings.add("write per_job.parquet", written.write_s)
         title = f"{objective} — paper protocol ({final_text(source.label)})"
-        _write_tables_and_plots(folder, timings, per_job, rows, objective, title,
-                                reference.get("s_emp"), robustness=False)
+        _write_plots(folder, timings, written, rows, objective, title, reference.get("s_emp"), robustness=False)
         doc = write_results(
             folder, task="scheduling", objective=objective, n_jobs=n_jobs, dataset=dataset, rows=rows,
             extra={"reference": _jsonable(reference), "options": options, "protocol": "paper",
