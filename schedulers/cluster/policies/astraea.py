@@ -503,29 +503,42 @@ def from_a(s, p, k, at_round, now):
     return p.e_n[k] == 0
 
 
+# where a tenant's best candidate is (head_key, take_head): tier A's head, e_h's or b_h's
+FROM_A, FROM_E, FROM_B = 0, 1, 2
+
+
 @jitable
-def head_key(s, p, k, at_round, now):
-    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
+def head_key(s, p, k, at_round, now, where):
+    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time;
+    where[k]: where that candidate is (FROM_A, ...), which its pick reads instead of finding it
+    again (the tenant's tiers do not change before its pick)."""
     if from_a(s, p, k, at_round, now):
+        where[k] = FROM_A
         return p.key[p.a_buf[k][p.a_ptr[k]]]
     if from_e(s, p, k, at_round, now):
+        where[k] = FROM_E
         return p.e_f[k][p.e_h[k][0], 0]  # the revised remaining time of a job predicted to end within a lease
+    where[k] = FROM_B
     return p.b_f[k][p.b_h[k][0], 1]  # p̂
 
 
 @jitable
-def take_head(s, p, k, at_round, now, head, chosen, charged):
+def take_head(s, p, k, at_round, now, head, chosen, charged, where):
     """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
-    placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease."""
+    placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease.
+    where: where the candidate is (head_key), or -1: found here."""
     a_ptr = p.a_ptr
     i = a_ptr[k]
     # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
-    a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
-    e = False
+    if where >= 0:
+        a = where == FROM_A
+        e = where == FROM_E
+    else:
+        a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
+        e = not a and from_e(s, p, k, at_round, now)
     if a:
         j = p.a_buf[k][i]
     else:
-        e = from_e(s, p, k, at_round, now)
         j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
     if not attempt(s, j, now, at_round, -1):
         return False
@@ -578,11 +591,12 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
     active = np.zeros(T, np.bool_)
     rho = np.zeros(T)
     key = np.zeros(T)  # the key of the tenant's best candidate
+    where = np.zeros(T, np.int64)  # where that candidate is (head_key)
     open_tenants(s, p, at_round, now, end, charged, fair_k)
     for k in range(T):
         if end[k] > 0:
             rho[k] = rho_of(charged[k], fair_k[k])
-            key[k] = head_key(s, p, k, at_round, now)
+            key[k] = head_key(s, p, k, at_round, now, where)
             active[k] = True
     while total_now(s, at_round) > 0:
         low = math.inf
@@ -597,13 +611,13 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         if best < 0:
             return
         k = best
-        if not take_head(s, p, k, at_round, now, head, chosen, charged):
+        if not take_head(s, p, k, at_round, now, head, chosen, charged, where[k]):
             skipped.append(k)
             active[k] = False
             continue
         rho[k] = rho_of(charged[k], fair_k[k])
         if head[k] < end[k]:
-            key[k] = head_key(s, p, k, at_round, now)
+            key[k] = head_key(s, p, k, at_round, now, where)
         else:
             active[k] = False
 
@@ -729,7 +743,7 @@ def decide(s, p, at_round, now, chosen):
         heapq.heapify(heap)
         while heap and total_now(s, at_round) > 0:
             _, k = heapq.heappop(heap)
-            if not take_head(s, p, k, at_round, now, head, chosen, charged):
+            if not take_head(s, p, k, at_round, now, head, chosen, charged, -1):
                 skipped.append(k)
                 continue
             if head[k] < end[k]:
