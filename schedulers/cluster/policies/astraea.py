@@ -523,10 +523,11 @@ def head_key(s, p, k, at_round, now, where):
 
 
 @jitable
-def take_head(s, p, k, at_round, now, head, chosen, charged, where):
-    """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
-    placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease.
-    where: where the candidate is (head_key), or -1: found here."""
+def take_head(s, p, k, at_round, now, where):
+    """A phase-1 pick of tenant k: place its best candidate, which then leaves the tenant's
+    candidates: the job, or -1 if it cannot be placed (the caller then `charge`s the tenant).
+    where: where the candidate is (head_key), or -1: found here. The decision's arrays stay with
+    the caller (in the compiled loop each array passed counts references at each call)."""
     a_ptr = p.a_ptr
     i = a_ptr[k]
     # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
@@ -541,7 +542,7 @@ def take_head(s, p, k, at_round, now, head, chosen, charged, where):
     else:
         j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
     if not attempt(s, j, now, at_round, -1):
-        return False
+        return -1
     if a:
         a_ptr[k] = i + 1
     elif e:
@@ -549,10 +550,15 @@ def take_head(s, p, k, at_round, now, head, chosen, charged, where):
         p.e_n[k] = n
     else:
         b_pop(p, k)
+    return j
+
+
+@jitable(inline=True)
+def charge(s, k, j, head, chosen, charged):
+    """Job j, placed by tenant k's pick (take_head), chosen; the tenant pre-charged demand × lease."""
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
-    return True
 
 
 @jitable
@@ -611,10 +617,12 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         if best < 0:
             return
         k = best
-        if not take_head(s, p, k, at_round, now, head, chosen, charged, where[k]):
+        j = take_head(s, p, k, at_round, now, where[k])
+        if j < 0:
             skipped.append(k)
             active[k] = False
             continue
+        charge(s, k, j, head, chosen, charged)
         rho[k] = rho_of(charged[k], fair_k[k])
         if head[k] < end[k]:
             key[k] = head_key(s, p, k, at_round, now, where)
@@ -743,9 +751,11 @@ def decide(s, p, at_round, now, chosen):
         heapq.heapify(heap)
         while heap and total_now(s, at_round) > 0:
             _, k = heapq.heappop(heap)
-            if not take_head(s, p, k, at_round, now, head, chosen, charged, -1):
+            j = take_head(s, p, k, at_round, now, -1)
+            if j < 0:
                 skipped.append(k)
                 continue
+            charge(s, k, j, head, chosen, charged)
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
