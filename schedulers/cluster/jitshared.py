@@ -213,8 +213,11 @@ def _mark_errors() -> None:
     llvmlite's reference-count pruning then keeps the increments a function takes of its arguments
     and of the arrays it reads, and their decrements, around any call in their range (atomic
     operations, most of the cost of ASTRAEA's picks). An error ends the run either way, and numba
-    drops no reference on that exit, marked or not. Installed once per process, on numba's CPU call
-    convention; other code compiles as before."""
+    drops no reference on that exit, marked or not. The pruning assumes, as numba's own does, that
+    a callee never drops the last reference to an array its caller still reads: the simulator
+    replaces a tenant's array in a list (queues.room, ASTRAEA's capacity and grown_rows) only after
+    its last read of the old one. Installed once per process, on numba's CPU call convention; other
+    code compiles as before."""
     from numba.core import callconv  # noqa: PLC0415
 
     plain = callconv.CPUCallConv.return_status_propagate
