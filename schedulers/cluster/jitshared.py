@@ -16,7 +16,9 @@ Compiling each kernel's whole loop instead (the hooks linked into `decide`, `all
 loop, each level optimised and turned into machine code again for every kernel) took about twice
 the CPU (docs/performance.md, "Compiling"). A hook call is copied into its caller and returns a
 hook's error as a marked raise (`_raise`), so that the call costs no reference counts: unmarked, it
-cost the kernels with the cheapest events about 0.1 µs per event.
+cost the kernels with the cheapest events about 0.1 µs per event. Every other call between the
+simulator's compiled functions returns a callee's error the same way while they are compiled
+(`_mark_errors`).
 
 May import numpy, atlas_data.errors, schedulers.jit and the simulator's modules; numba only when a
 run is compiled.
@@ -60,6 +62,7 @@ class SourceChangedError(InputError):
 
 _lock = threading.Lock()
 _ready = False
+_marking = threading.local()  # .on: this thread compiles the simulator's functions (`_compiled`)
 _KEYS: dict[str, tuple] = {}  # trampoline key -> (kernel, params numba type, size numba type)
 _made: dict = {}  # compiled functions by (kind, ...)
 
@@ -184,6 +187,7 @@ def _register() -> None:
         return types.none(index, s, p, args), codegen
 
     to_opaque, from_opaque, call_hook = to_opaque_, from_opaque_, call_hook_
+    _mark_errors()
     for i, name in enumerate(POINTER_HOOKS):
         jitglue.handle_hook(name, _pointer_impl(i, len(extra[name])))
     jitglue.handle_hook("one_event", lambda: (lambda s, p: p.one))
@@ -200,6 +204,36 @@ def _raise(context, builder, status):
     store = builder.store(status.excinfoptr, context.call_conv._get_excinfo_argument(builder.function))
     store.set_metadata("numba_exception_output", builder.module.add_metadata([ir.IntType(1)(1)]))
     builder.ret(status.code)
+
+
+def _mark_errors() -> None:
+    """While this module compiles the simulator's functions (`_compiled`), a call that returns an
+    error returns it as its caller's own as `_raise` does, marked as a raise (outside a `try`, which
+    the simulator has none of; inside one, as numba does). numba leaves such an exit unmarked:
+    llvmlite's reference-count pruning then keeps the increments a function takes of its arguments
+    and of the arrays it reads, and their decrements, around any call in their range (atomic
+    operations, most of the cost of ASTRAEA's picks). An error ends the run either way, and numba
+    drops no reference on that exit, marked or not. The pruning assumes, as numba's own does, that
+    a callee never drops the last reference to an array its caller still reads: the simulator
+    replaces a tenant's array in a list (queues.room, ASTRAEA's capacity and grown_rows) only after
+    its last read of the old one. Installed once per process, on numba's CPU call convention; other
+    code compiles as before."""
+    from numba.core import callconv  # noqa: PLC0415
+
+    plain = callconv.CPUCallConv.return_status_propagate
+
+    def return_status_propagate(self, builder, status):
+        if not getattr(_marking, "on", False):
+            return plain(self, builder, status)
+        in_try = self.check_try_status(builder).in_try
+        with builder.if_else(in_try) as (caught, raised):
+            with caught:
+                builder.store(status.excinfoptr, self._get_excinfo_argument(builder.function))
+            with raised:
+                _raise(self.context, builder, status)
+        return None
+
+    callconv.CPUCallConv.return_status_propagate = return_status_propagate
 
 
 def _pointer_impl(i: int, n: int):
@@ -270,7 +304,11 @@ def _compiled(function, signature):
     """`function`'s compiled overload for `signature`, compiled (or loaded from numba's cache) first
     when this process has not made it yet."""
     if signature not in function.overloads:
-        function.compile(signature)
+        _marking.on = True
+        try:
+            function.compile(signature)
+        finally:
+            _marking.on = False
     return function.overloads[signature]
 
 

@@ -503,32 +503,46 @@ def from_a(s, p, k, at_round, now):
     return p.e_n[k] == 0
 
 
+# where a tenant's best candidate is (head_key, take_head): tier A's head, e_h's or b_h's
+FROM_A, FROM_E, FROM_B = 0, 1, 2
+
+
 @jitable
-def head_key(s, p, k, at_round, now):
-    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time."""
+def head_key(s, p, k, at_round, now, where):
+    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time;
+    where[k]: where that candidate is (FROM_A, ...), which its pick reads instead of finding it
+    again (the tenant's tiers do not change before its pick)."""
     if from_a(s, p, k, at_round, now):
+        where[k] = FROM_A
         return p.key[p.a_buf[k][p.a_ptr[k]]]
     if from_e(s, p, k, at_round, now):
+        where[k] = FROM_E
         return p.e_f[k][p.e_h[k][0], 0]  # the revised remaining time of a job predicted to end within a lease
+    where[k] = FROM_B
     return p.b_f[k][p.b_h[k][0], 1]  # p̂
 
 
 @jitable
-def take_head(s, p, k, at_round, now, head, chosen, charged):
-    """A phase-1 pick of tenant k: place its best candidate (False if it cannot be placed); if
-    placed, it is chosen, leaves the tenant's candidates and the tenant is pre-charged demand × lease."""
+def take_head(s, p, k, at_round, now, where):
+    """A phase-1 pick of tenant k: place its best candidate, which then leaves the tenant's
+    candidates: the job, or -1 if it cannot be placed (the caller then `charge`s the tenant).
+    where: where the candidate is (head_key), or -1: found here. The decision's arrays stay with
+    the caller (in the compiled loop each array passed counts references at each call)."""
     a_ptr = p.a_ptr
     i = a_ptr[k]
     # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
-    a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
-    e = False
+    if where >= 0:
+        a = where == FROM_A
+        e = where == FROM_E
+    else:
+        a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
+        e = not a and from_e(s, p, k, at_round, now)
     if a:
         j = p.a_buf[k][i]
     else:
-        e = from_e(s, p, k, at_round, now)
         j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
     if not attempt(s, j, now, at_round, -1):
-        return False
+        return -1
     if a:
         a_ptr[k] = i + 1
     elif e:
@@ -536,10 +550,15 @@ def take_head(s, p, k, at_round, now, head, chosen, charged):
         p.e_n[k] = n
     else:
         b_pop(p, k)
+    return j
+
+
+@jitable(inline=True)
+def charge(s, k, j, head, chosen, charged):
+    """Job j, placed by tenant k's pick (take_head), chosen; the tenant pre-charged demand × lease."""
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
-    return True
 
 
 @jitable
@@ -578,11 +597,12 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
     active = np.zeros(T, np.bool_)
     rho = np.zeros(T)
     key = np.zeros(T)  # the key of the tenant's best candidate
+    where = np.zeros(T, np.int64)  # where that candidate is (head_key)
     open_tenants(s, p, at_round, now, end, charged, fair_k)
     for k in range(T):
         if end[k] > 0:
             rho[k] = rho_of(charged[k], fair_k[k])
-            key[k] = head_key(s, p, k, at_round, now)
+            key[k] = head_key(s, p, k, at_round, now, where)
             active[k] = True
     while total_now(s, at_round) > 0:
         low = math.inf
@@ -597,13 +617,15 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         if best < 0:
             return
         k = best
-        if not take_head(s, p, k, at_round, now, head, chosen, charged):
+        j = take_head(s, p, k, at_round, now, where[k])
+        if j < 0:
             skipped.append(k)
             active[k] = False
             continue
+        charge(s, k, j, head, chosen, charged)
         rho[k] = rho_of(charged[k], fair_k[k])
         if head[k] < end[k]:
-            key[k] = head_key(s, p, k, at_round, now)
+            key[k] = head_key(s, p, k, at_round, now, where)
         else:
             active[k] = False
 
@@ -729,9 +751,11 @@ def decide(s, p, at_round, now, chosen):
         heapq.heapify(heap)
         while heap and total_now(s, at_round) > 0:
             _, k = heapq.heappop(heap)
-            if not take_head(s, p, k, at_round, now, head, chosen, charged):
+            j = take_head(s, p, k, at_round, now, -1)
+            if j < 0:
                 skipped.append(k)
                 continue
+            charge(s, k, j, head, chosen, charged)
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
