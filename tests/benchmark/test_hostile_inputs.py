@@ -20,9 +20,8 @@ import yaml
 from benchmark.cli import main
 from cli_checks import exit_2_one_line, snapshot
 
-# the commands' figures are placeholders but where a test looks at them (figures_rendered;
-# tests/conftest.py); long_file: started first on the xdist workers
-pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
+# the commands' figures are placeholders but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
 
 BASE = {"job_id": ["a", "b", "c", "d"], "submit_time": [0.0, 0.0, 1.0, 2.0], "duration": [3.0, 1.0, 2.0, 1.0]}
 

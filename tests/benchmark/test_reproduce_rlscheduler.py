@@ -16,9 +16,7 @@ from schedulers.cluster.policies.hpc_queue import HPCQueue
 from schedulers.cluster.policies.hpc_queue import machine as machine_of
 from schedulers.jobs import JobSet
 
-# the commands' figures are placeholders but where a test looks at them (figures_rendered;
-# tests/conftest.py); long_file: started first on the xdist workers
-pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
 
 
 def test_every_published_cell_equal_to_two_decimals(tmp_path, capsys):
