@@ -9,8 +9,6 @@ import pytest
 
 from benchmark import cli
 
-pytestmark = pytest.mark.usefixtures("figures_unrendered")  # no test here looks at a figure its commands draw (tests/conftest.py)
-
 
 class _Connection:
     """Stands for an SQLite connection that a finalizer closes after an interrupt cut its transaction."""

@@ -3,12 +3,9 @@
 import json
 
 import pandas as pd
-import pytest
 
 from benchmark.cli import main
 from benchmark.experiments.transfer import END, START
-
-pytestmark = pytest.mark.usefixtures("figures_unrendered")  # no test here looks at a figure its commands draw (tests/conftest.py)
 
 
 def test_transfer_table_for_one_cluster_and_its_readme_block(tmp_path, capsys):
