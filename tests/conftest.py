@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(config, items):
     With `--dist loadfile` a worker takes the next file of that order when it has run its own (xdist would
     otherwise hand them out by their number of tests, and test_fault_injection.py, a dozen tests and a minute
     of CPU, started past the middle of the run): a long file taken late runs on alone while the other worker
-    has finished. Marked are the files of about 13 s of CPU or more (`--cpu-by-file`), which leaves only
+    has finished. Marked are the files of about 13 s of CPU or more in a whole run (`--cpu-by-file`), which leaves only
     files of a few seconds for the end. A run without xdist keeps pytest's order.
     """
     if not hasattr(config, "workerinput"):
