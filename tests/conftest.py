@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(config, items):
     With `--dist loadfile` a worker takes the next file of that order when it has run its own (xdist would
     otherwise hand them out by their number of tests, and test_fault_injection.py, a dozen tests and a minute
     of CPU, started past the middle of the run): a long file taken late runs on alone while the other worker
-    has finished. Marked are the files of about 13 s of CPU or more (`--cpu-by-file`), which leaves only
+    has finished. Marked are the files of about 13 s of CPU or more in a whole run (`--cpu-by-file`), which leaves only
     files of a few seconds for the end. A run without xdist keeps pytest's order.
     """
     if not hasattr(config, "workerinput"):
@@ -105,14 +105,14 @@ def pytest_runtest_setup(item):
 
 _STARTED = {}
 _CPU_BY_FILE: dict[str, float] = {}
-_LAST_CPU = [0.0]
+_FILE_CPU: dict = {"path": None, "start": 0.0, "next": None}  # the running file, its CPU when it began, the next test
 
 
 def pytest_addoption(parser):
     parser.addoption("--cpu-by-file", type=int, default=0, metavar="N",
                      help="after the run, list the N test files that took the most CPU seconds (setup, call and "
-                          "teardown; the test process and the processes it waited for): under load, pytest's "
-                          "--durations are wall-clock and say more about the machine than about the test")
+                          "teardown; the test process and every process it started, see tree_cpu_seconds): under "
+                          "load, pytest's --durations are wall-clock and say more about the machine than about the test")
 
 
 def pytest_sessionstart(session):
@@ -121,25 +121,62 @@ def pytest_sessionstart(session):
     _STARTED["wall"] = time.perf_counter()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
+def tree_cpu_seconds() -> float:
+    """User + system CPU seconds of this process, of the children it has waited for, and of every
+    descendant still alive or not yet waited for (Linux /proc; elsewhere only the first two).
+
+    getrusage alone counts a child when it is waited for, which may be long after it ran: the fork server
+    of the sweeps (benchmark.sweeps.execution) lives from the first sweep to the end of the session and
+    waits for its pool workers itself, and a `Popen` left unwaited is reaped when a later test starts
+    another. Their CPU was charged to whichever file was running then (test_notebooks read 70 s in the
+    suite, 13-18 s alone). A descendant counted here alive moves into RUSAGE_CHILDREN when reaped, so
+    the total stays the same then: each file is charged with what ran while it did.
+    """
     from benchmark.timings import cpu_seconds
 
-    _LAST_CPU[0] = cpu_seconds()
+    total = cpu_seconds()
+    if not os.path.isdir("/proc"):
+        return total
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+                stats[int(entry)] = (int(fields[1]), sum(int(f) for f in fields[11:15]))  # ppid; utime stime cutime cstime
+            except (OSError, IndexError, ValueError):
+                continue
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    ticks = 0
+    todo = list(children.get(os.getpid(), ()))
+    while todo:
+        pid = todo.pop()
+        ticks += stats[pid][1]
+        todo.extend(children.get(pid, ()))
+    return total + ticks / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if item.config.getoption("cpu_by_file") and item.path != _FILE_CPU["path"]:
+        _FILE_CPU.update(path=item.path, start=tree_cpu_seconds())
+    _FILE_CPU["next"] = nextitem
     yield
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Each phase's report carries the CPU seconds since the previous phase (an xdist worker sends it to
-    the main process with the report), when --cpu-by-file asks for them."""
+    """The teardown report of a file's last test carries the file's CPU seconds (an xdist worker sends it
+    to the main process with the report), when --cpu-by-file asks for them. Measured per file, not per
+    test: the scan of /proc costs a few milliseconds."""
     outcome = yield
-    if item.config.getoption("cpu_by_file"):
-        from benchmark.timings import cpu_seconds
-
-        now = cpu_seconds()
-        outcome.get_result().user_properties.append(("cpu_seconds", now - _LAST_CPU[0]))
-        _LAST_CPU[0] = now
+    nextitem = _FILE_CPU["next"]
+    if (item.config.getoption("cpu_by_file") and call.when == "teardown"
+            and (nextitem is None or nextitem.path != item.path)):
+        outcome.get_result().user_properties.append(("cpu_seconds", tree_cpu_seconds() - _FILE_CPU["start"]))
+        _FILE_CPU["path"] = None
 
 
 def pytest_runtest_logreport(report):

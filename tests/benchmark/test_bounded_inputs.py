@@ -24,6 +24,8 @@ import pytest
 from atlas_data.errors import InputError
 from cli_checks import exit_2_one_line
 
+pytestmark = pytest.mark.usefixtures("figures_unrendered")  # no test here looks at a figure its commands draw (tests/conftest.py)
+
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_CAP = 2 * 1024**3  # bytes of address space for a child that might blow up on a regression
 

@@ -20,7 +20,8 @@ import yaml
 from benchmark.cli import main
 from cli_checks import exit_2_one_line, snapshot
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+# the commands' figures are placeholders but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
 
 BASE = {"job_id": ["a", "b", "c", "d"], "submit_time": [0.0, 0.0, 1.0, 2.0], "duration": [3.0, 1.0, 2.0, 1.0]}
 
@@ -383,6 +384,7 @@ def test_columns_a_task_does_not_use_are_named_not_dropped_silently(tmp_path, ca
     assert "unused_columns" not in json.loads((plain / "results.json").read_text())["dataset"]
 
 
+@pytest.mark.figures_rendered  # looks at the figure
 def test_tenant_names_the_plot_font_lacks_stay_readable_and_quiet(tmp_path, capsys):
     """Chinese tenant names: matplotlib's font has no such glyphs. --quiet stays quiet (it warned once
     per glyph), and the SVG beside each PNG keeps the names as text, drawn by the viewer's fonts."""

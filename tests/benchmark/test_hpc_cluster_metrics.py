@@ -14,6 +14,9 @@ from schedulers.cluster.metrics import ideal_fairness
 from schedulers.jobs import JobSet
 from swf_logs import random_swf
 
+# the commands' figures are placeholders: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _log(submit, run, procs, users, machine=8):
     """A log as `reproduce hpc` reads it; requested times generous (nobody is killed)."""

@@ -23,6 +23,8 @@ from benchmark.cli import main
 from benchmark.results import replace_readme_block
 from cli_checks import exit_2_one_line, snapshot
 
+pytestmark = pytest.mark.usefixtures("figures_unrendered")  # no test here looks at a figure its commands draw (tests/conftest.py)
+
 
 def _strays(folder, name):
     """Temporary or set-aside siblings of folder/name (`.NAME.tmp-*`, `.NAME.old-*`)."""

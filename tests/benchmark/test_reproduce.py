@@ -11,6 +11,9 @@ import pytest
 from benchmark.cli import main
 from benchmark.experiments.atlas import END, ROWS, START
 
+# the commands' figures are placeholders but where a test looks at them (figures_rendered; tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 @pytest.fixture
 def jobs_file(tmp_path):
@@ -66,6 +69,7 @@ def test_sample_seed_moves_the_sample_not_the_noise(tmp_path, jobs_file):
     assert set(docs[0]["job_id"]) != set(docs[1]["job_id"])
 
 
+@pytest.mark.figures_rendered  # looks at the figure
 def test_reproduce_on_a_jobs_table_writes_table_figure_and_readme_block(tmp_path, jobs_file, capsys):
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{START}\nold\n{END}\n\ntail\n")

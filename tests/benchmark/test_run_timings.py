@@ -9,6 +9,8 @@ import pytest
 from benchmark.cli import main
 from benchmark.timings import Timings, peak_rss_mib, render, reset_peak_rss
 
+pytestmark = pytest.mark.usefixtures("figures_unrendered")  # no test here looks at a figure its commands draw (tests/conftest.py)
+
 
 def _jobs(tmp_path):
     path = tmp_path / "jobs.csv"

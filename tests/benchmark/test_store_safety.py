@@ -28,7 +28,9 @@ from cli_checks import exit_2_one_line
 from cli_checks import parent_statuses as _parent_statuses
 from cli_checks import sql as _sql
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+# the commands' figures are placeholders: no test here looks at one (tests/conftest.py)
+# long_file: started first on the xdist workers (tests/conftest.py)
+pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = "from benchmark.cli import entry; entry()"  # what the `benchmark` console script runs

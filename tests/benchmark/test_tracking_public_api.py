@@ -22,7 +22,8 @@ from benchmark.cli import main
 from benchmark.commands import compare
 
 # the commands' figures are not rendered: no test here looks at one (tests/conftest.py)
-pytestmark = pytest.mark.usefixtures("figures_unrendered")
+# long_file: started first on the xdist workers (tests/conftest.py)
+pytestmark = [pytest.mark.usefixtures("figures_unrendered"), pytest.mark.long_file]
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("atlas_data", "predictors", "schedulers", "benchmark", "leaderboards", "tests")

@@ -7,6 +7,9 @@ import pytest
 
 from benchmark.cli import main
 
+# the commands' figures are placeholders: no test here looks at one (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("figures_unrendered")
+
 
 def _submit(sub, ds, entries, track="prediction"):
     return main(["submit", str(sub), "--track", track, "--data", str(ds), "--entries-dir", str(entries), "--quiet"])

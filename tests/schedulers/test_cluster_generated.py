@@ -19,6 +19,8 @@ from schedulers.cluster.settings import ClusterSettings
 from schedulers.jobs import JobSet
 from schedulers.policy import get_policy
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 pytest.importorskip("numba")
 
 

@@ -26,6 +26,8 @@ from schedulers.normalisers import (
     srpt_completion_times,
 )
 
+pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+
 # ---------------------------------------------------------------- makespan
 
 
