@@ -98,8 +98,9 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
     slowdown = jct / jobs.size
     overhead_s = np.asarray(state.cold_spent, np.float64)
     preempt = np.asarray(state.preempted, np.int64)
+    job_ids = _texts(jobs.job_id)
     table = pd.DataFrame({
-        "job_id": _texts(jobs.job_id),
+        "job_id": job_ids,
         "tenant": pd.Series(np.asarray(jobs.tenant_names, dtype=object)[jobs.tenant] if n else [], dtype=str),
         "gpus": gpus,
         "submit_time": jobs.submit_time,
@@ -138,7 +139,7 @@ def simulate_fairness(jobs: JobSet, policy, *, tenant_loss_share: str = TENANT_L
         "events": int(events),
         "sim_seconds": round(wall, 3),
     }
-    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state), loop=state.loop)
+    return FairnessRun(policy.name, table, win, metrics, allocation_table(jobs, state, job_ids), loop=state.loop)
 
 
 def _ledger_metrics(jobs: JobSet, ltgf, makespan: float, tenant_loss_share: str):
@@ -223,8 +224,9 @@ def compiled_policies() -> list[str]:
     return [cls.name for cls in builtin_classes("cluster")]
 
 
-def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
+def allocation_table(jobs: JobSet, state, job_ids: pd.Series | None = None) -> pd.DataFrame:
     """The executed allocations of a finished run (a schedulers.cluster.simulator.RunState): one row per stretch a job held GPUs.
+    `job_ids`: the jobs' ids as text, when the caller made them already (the per-job table's column).
 
     `nodes` is the placement as text "node:gpus[,node:gpus]" (node = index into the cluster's node
     list), `kind` is "run" or "cold-start" (GPUs held, no progress). The text columns (`job_id`,
@@ -243,7 +245,7 @@ def allocation_table(jobs: JobSet, state) -> pd.DataFrame:
     tenant = _categorical(jobs.tenant, list(jobs.tenant_names))
     # copy=False: every array here is new, and float columns kept apart are not copied into one block
     return pd.DataFrame({
-        "job_id": _categorical(idx, _texts(jobs.job_id)),
+        "job_id": _categorical(idx, _texts(jobs.job_id) if job_ids is None else job_ids),
         "tenant": pd.Categorical.from_codes(tenant.codes[idx], dtype=tenant.dtype, validate=False),
         "start": start,
         "end": end,
