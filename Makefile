@@ -1,7 +1,8 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
 # The packages are installed at the exact versions of constraints.txt (docs/install.md); `make lock` refreshes it.
-# pip byte-compiles the ~13,000 modules it installs one after the other (about 30 s of one core):
-# --no-compile, then compileall on every core, leaving out the packages' own test suites (a quarter
+# The packages are installed by uv (from PyPI, into .venv; pip installs uv first): it fetches and
+# unpacks them in parallel, in half pip's time (about 23 s against 46 s, measured side by side).
+# uv does not byte-compile; compileall does it on every core, leaving out the packages' own test suites (a quarter
 # of the modules, never imported here). Not left to the first imports: with
 # PYTHONDONTWRITEBYTECODE set, every process would compile its imports again.
 PYTHON ?= python3
@@ -10,15 +11,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCK_VENV := .lock-venv
 EXTRAS := test,fast
+UV_VERSION := 0.13.9
 
 .PHONY: demo test install compile perf lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --upgrade pip uv==$(UV_VERSION)
 	@echo "Installing atlas-bench and $$(grep -c '==' constraints.txt) packages at the versions of constraints.txt" \
-	      "(a few minutes on a fresh machine; pip lists each one)"
-	$(BIN)/pip install --progress-bar on --no-compile -c constraints.txt -e '.[$(EXTRAS)]'
+	      "(under a minute on a fresh machine; uv lists them when done)"
+	$(BIN)/uv pip install --python $(BIN)/python -c constraints.txt -e '.[$(EXTRAS)]'
 	@echo "Byte-compiling the installed packages on every core"
 	$(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib || true  # as pip, a module that does not compile is skipped
 	$(MAKE) --no-print-directory compile
