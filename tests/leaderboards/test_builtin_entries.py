@@ -16,8 +16,6 @@ from leaderboards.schema import ENTRY_SCHEMA, TRACKS
 from leaderboards.store import default_entries_dir, load_entries
 from predictors.methods import LEADERBOARD_METHODS
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
-
 
 @pytest.fixture(scope="module")
 def fresh_default(tmp_path_factory):
