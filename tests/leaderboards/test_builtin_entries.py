@@ -16,14 +16,21 @@ from leaderboards.schema import ENTRY_SCHEMA, TRACKS
 from leaderboards.store import default_entries_dir, load_entries
 from predictors.methods import LEADERBOARD_METHODS
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
-
 
 @pytest.fixture(scope="module")
 def fresh_default(tmp_path_factory):
-    """The default dataset built here, from scratch, by this code (its own cache)."""
+    """The default dataset built here, from scratch, by this code (its own cache).
+
+    The entries below are scored with the cluster simulator compiled at any size (where numba is
+    installed; `auto` compiles it from CLUSTER_AUTO_MIN_JOBS jobs): an entry's fairness block is 16
+    runs of a few hundred jobs, which as Python took 10 of the 12 s of CPU a re-scored entry took,
+    compiled (loaded from numba's cache) 2-4 s in all (2026-12-06). The loop changes no figure: both
+    give the same runs bit for bit (tests/schedulers/test_cluster_compiled.py), and the entries rebuilt
+    either way were the same files but for their time stamps.
+    """
     patch = pytest.MonkeyPatch()
     patch.setenv("ATLAS_BENCH_CACHE", str(tmp_path_factory.mktemp("cache")))
+    patch.setattr("schedulers.jit.CLUSTER_AUTO_MIN_JOBS", 0)
     yield ensure_default_dataset()
     patch.undo()
 

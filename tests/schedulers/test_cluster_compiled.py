@@ -31,14 +31,21 @@ def _frame(n_jobs: int, days: int, seed: int, weights: bool = False) -> pd.DataF
     return frame
 
 
+# Each workload is one day of the Venus-like scenario at the jobs per day of a busy cluster: small, yet
+# the Python runs reach every line and branch of schedulers/ that the former workloads (1,500-3,000 jobs
+# over three or four days, until 2026-12-06) reached, by branch coverage (coverage.py) of the 48 runs:
+# over all of them, and for each policy over its four runs, but one path THEMIS reached only on the
+# former eq8 workload: undoing, at the same instant, the preemption of a job in its cold start
+# (events.py, stretches.py), which GANDIVA_FAIR's runs here reach. With 36 % of the former events,
+# this file took 23 s of CPU instead of 96 s.
 WORKLOADS = {
-    "busy": (lambda: _frame(2000, 3, 3), ClusterSettings.of(nodes=20, gpus_per_node=8)),
-    "heterogeneous": (lambda: _frame(3000, 4, 5), ClusterSettings.of(
+    "busy": (lambda: _frame(900, 1, 4), ClusterSettings.of(nodes=20, gpus_per_node=8)),
+    "heterogeneous": (lambda: _frame(750, 1, 5), ClusterSettings.of(
         node_capacities=[2, 4, 8, 8, 16, 16, 4, 8, 2, 8, 16, 8, 8, 4, 16, 8, 8, 8, 2, 16, 8, 8, 16, 4],
         cold_start_s=30.0, lease_s=600.0)),
-    "eq8-tick-weights": (lambda: _frame(2500, 3, 7, weights=True), ClusterSettings.of(
+    "eq8-tick-weights": (lambda: _frame(1000, 1, 7, weights=True), ClusterSettings.of(
         nodes=24, gpus_per_node=8, fair_share="eq8", rho_from="tick", interval_s=30.0)),
-    "no-cold-start": (lambda: _frame(1500, 3, 11), ClusterSettings.of(nodes=16, gpus_per_node=8, cold_start_s=0.0,
+    "no-cold-start": (lambda: _frame(1000, 1, 16), ClusterSettings.of(nodes=16, gpus_per_node=8, cold_start_s=0.0,
                                                                        lease_s=300.0)),
 }
 
@@ -254,7 +261,7 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
     cluster = WORKLOADS["no-cold-start"][1]
     jobs, full = python_runs(monkeypatch, "astraea", "no-cold-start")
     events = full.metrics["events"]
-    assert events > 5_000
+    assert events > 4_000  # a run of thousands of events (4,546)
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events - 1)
     lines = set()
     for setting in ("off", "on"):

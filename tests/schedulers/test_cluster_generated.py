@@ -3,7 +3,8 @@ generated workloads: small random clusters (nodes of 4, 8 and 16 GPUs), 5-40 job
 tenants with quota weights and jobs with weights, submit times on and off the ticks, leases that are
 and are not multiples of the tick, p̂ with noise, cold start 0 or not, eq8 / eq16 and ρ from submit /
 tick. For every built-in policy the two give identical per-job tables, tenant windows, executed
-allocations and metrics, bit for bit (test_cluster_compiled.py does it on four large workloads).
+allocations and metrics, bit for bit (test_cluster_compiled.py does it on four one-day workloads of
+750-1,000 jobs).
 
 Derandomized: CI draws the same workloads every time. The first run compiles the loop (numba
 caches it on disk).
