@@ -113,21 +113,7 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS, days: int = VENUS_DAYS) -> Sc
     names = [f"vc{k:02d}" for k in range(T)]
     # per tenant, per day activity factor
     activity = rng.choice([0.3, 1.0, 2.5], size=(T, days), p=[0.25, 0.5, 0.25])
-    # candidate arrivals by thinning a dense Poisson process on (tenant, time)
-    horizon = days * DAY
-    m = int(n_jobs * 4)
-    t = rng.uniform(0.0, horizon, m)
-    k = rng.choice(T, size=m, p=weights)
-    hour = (t % DAY) / 3600.0
-    diurnal = 1.0 + 0.6 * np.cos(2 * np.pi * (hour - 15.0) / 24.0)
-    day = np.minimum((t // DAY).astype(np.int64), days - 1)
-    accept = diurnal * activity[k, day]
-    accept = accept / accept.max()
-    keep = rng.random(m) < accept
-    idx = np.flatnonzero(keep)
-    if len(idx) < n_jobs:  # pragma: no cover - m is ample
-        raise RuntimeError("not enough candidate arrivals")
-    idx = np.sort(rng.choice(idx, size=n_jobs, replace=False))
+    t, k, idx = _arrivals(rng, n_jobs, days, weights, activity)
     t, k = t[idx], k[idx]
     order = np.argsort(t, kind="stable")
     t, k = np.round(t[order], 1), k[order]
@@ -154,6 +140,30 @@ def venus(seed: int = 0, n_jobs: int = VENUS_JOBS, days: int = VENUS_DAYS) -> Sc
         description=(f"synthetic Venus-like workload (seed {seed}): {n_jobs} jobs, {T} tenants, "
                      f"{VENUS_NODES}x{VENUS_GPUS_PER_NODE} GPUs, {days} days"),
     )
+
+
+def _arrivals(rng: np.random.Generator, n_jobs: int, days: int, weights: np.ndarray,
+              activity: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(time, tenant, chosen): candidate arrivals on (tenant, time) from a dense Poisson process, thinned
+    by the diurnal cycle and each tenant's activity of the day, and the n_jobs of them kept (sorted
+    positions). Batches of 4·n_jobs candidates are drawn until n_jobs are accepted: one is nearly always
+    enough, but on a day or two where the heaviest tenants are quiet fewer than a quarter are, and a
+    further batch (the same thinning, scaled by the first batch's largest acceptance) adds to it."""
+    m, scale, times, tenants, kept = int(n_jobs * 4), None, [], [], []
+    while sum(len(x) for x in kept) < n_jobs:
+        t = rng.uniform(0.0, days * DAY, m)
+        k = rng.choice(len(weights), size=m, p=weights)
+        hour = (t % DAY) / 3600.0
+        diurnal = 1.0 + 0.6 * np.cos(2 * np.pi * (hour - 15.0) / 24.0)
+        day = np.minimum((t // DAY).astype(np.int64), days - 1)
+        accept = diurnal * activity[k, day]
+        scale = accept.max() if scale is None else scale
+        accept = accept / scale
+        kept.append(np.flatnonzero(rng.random(m) < accept) + m * len(times))
+        times.append(t)
+        tenants.append(k)
+    idx = np.sort(rng.choice(np.concatenate(kept), size=n_jobs, replace=False))
+    return np.concatenate(times), np.concatenate(tenants), idx
 
 
 def _scenario_predictions(duration: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -190,6 +190,25 @@ def test_a_longer_venus_workload_keeps_the_day():
         venus(seed=0, n_jobs=10, days=0)
 
 
+def test_a_quiet_short_venus_workload_draws_more_candidates():
+    """On one day where the heaviest tenants are quiet, fewer than a quarter of the first batch of
+    candidate arrivals are accepted (seed 3: it raised "not enough candidate arrivals"); a second
+    batch makes up the jobs asked for, within the day."""
+    from schedulers.cluster.scenarios import _arrivals
+
+    rng = np.random.default_rng(3)
+    weights = 1.0 / np.arange(1, 17) ** 0.8
+    weights = weights / weights.sum()
+    activity = rng.choice([0.3, 1.0, 2.5], size=(16, 1), p=[0.25, 0.5, 0.25])
+    t, k, idx = _arrivals(rng, 1000, 1, weights, activity)
+    assert len(t) == 8000 and len(k) == 8000  # two batches of 4,000 candidates
+    assert len(idx) == 1000 and len(np.unique(idx)) == 1000 and (np.diff(idx) > 0).all()
+    jobs = venus(seed=3, n_jobs=1000, days=1).jobs
+    assert len(jobs) == 1000 and jobs["job_id"].is_unique
+    assert jobs["submit_time"].is_monotonic_increasing and jobs["submit_time"].max() <= DAY
+    assert jobs["tenant"].nunique() == 16
+
+
 @pytest.mark.parametrize("fast,plain", [(FIFOCluster, PlainFIFO), (YarnCS, PlainYarnCS)], ids=["fifo", "yarn-cs"])
 def test_a_preempting_subclass_writes_its_own_rule(fast, plain):
     """fifo's and yarn-cs's kernels keep jobs that wait once: a subclass that preempts is refused in
