@@ -107,7 +107,11 @@ def apply_moves(s, work, now):
     cold-starting or idle), a running job's virtual finish time into the engine's heap; a job that
     starts being served gets its start time; the wake-up it asked for. The moves are written out in
     the loop over them, on the engine's arrays read once: in the compiled loop a call, or a copied
-    function's arguments, counts references to each array it is given."""
+    function's arguments, counts references to each array it is given. The wake-up is read before
+    the moves (they do not change it) and the engine's list of wake-ups last: llvmlite's reference
+    count pruning gives up on a block's references after the first one it cannot prune (here the
+    list, which outlives the others; the engine, when it was read again after the moves), so the
+    others are read before it."""
     eng = s.eng  # each array read once for all the moves (every read through the state counts references)
     moves_j = eng.moves_j
     moves_g = eng.moves_g
@@ -121,6 +125,8 @@ def apply_moves(s, work, now):
     stamp = eng.stamp
     run_heap = work.run_heap
     size = work.size
+    wake = eng.wake_req[0]
+    wakes = eng.wakes
     for i in range(len(moves_j)):
         j = moves_j[i]
         g = moves_g[i]
@@ -139,8 +145,8 @@ def apply_moves(s, work, now):
                     heapq.heappush(run_heap, (V + size[j] - base[j], j, stamp[j]))
         if g != _IDLE and g_rate[g] > 0.0 and math.isnan(start[j]):
             start[j] = now
-    if eng.wake_req[0] < math.inf:
-        heapq.heappush(eng.wakes, eng.wake_req[0])
+    if wake < math.inf:
+        heapq.heappush(wakes, wake)
 
 
 @jitable
