@@ -19,8 +19,8 @@ moment to run a pending signal handler, so Ctrl-C and SIGTERM stop it within a s
 The check is one comparison per event, and changes nothing in the run.
 
 This module knows no loop: the loops import it (`use_compiled`, `njit`, `checkpoint`), never the
-other way round. May import atlas_data.errors, and lazily numba (`njit`) and importlib; the CLI imports it
-at start-up to check ATLAS_BENCH_JIT before any work.
+other way round. May import atlas_data.errors, and lazily numba and schedulers.jitlink (`njit`) and
+importlib; the CLI imports it at start-up to check ATLAS_BENCH_JIT before any work.
 """
 
 from __future__ import annotations
@@ -192,18 +192,24 @@ def register_jitables() -> None:
     _register_poll()
     while _JITABLE:
         _, (function, inline) = _JITABLE.popitem()
-        register_jitable(inline="always" if inline else "never")(function)
+        # no C-callable wrapper: a compiled loop calls it, never C code (numba makes one by default)
+        register_jitable(inline="always" if inline else "never", no_cfunc_wrapper=True)(function)
 
 
 def njit(function, nogil: bool = True):
     """`function` compiled by numba (lazily, on its first call; imports numba), without fast-math so
     that it performs the Python source's floating-point operations; cached on disk where numba
     finds a writable place (next to the source, else the user's cache folder), else compiled once
-    per process."""
+    per process. The functions it calls are turned into machine code once, inside it (schedulers.jitlink)."""
     import numba  # noqa: PLC0415
 
+    from schedulers import jitlink  # noqa: PLC0415
+
     register_jitables()  # `checkpoint` and `poll`, which every loop calls
+    jitlink.install()
     try:
-        return numba.njit(cache=True, nogil=nogil)(function)
+        loop = numba.njit(cache=True, nogil=nogil)(function)
     except RuntimeError:  # "cannot cache function ...: no locator available": nowhere to write
-        return numba.njit(nogil=nogil)(function)
+        loop = numba.njit(nogil=nogil)(function)
+    setattr(loop, jitlink.LOOP, True)
+    return loop
