@@ -130,48 +130,59 @@ def _sync(node, fr2, tot, held):
 
 
 @jitable
+def place_held(s, j, hold, at_round, restrict):
+    """place_job's first choice: job j (running, or preempted at this instant) onto the GPUs it
+    holds, if it holds some and they are free on the round plan (at_round: rows 1 and 2 of fr2) or
+    the real cluster (row 0); False if not. Its own function: the arrays it reads are not read on
+    place_job's other paths, so that the compiled loop's reference counts on them are pruned."""
+    plan = s.plan
+    pl_len = plan.pl_len
+    if pl_len[j] == 0:
+        return False
+    row = 1 if at_round else 0
+    nodes = s.nodes
+    fr2 = nodes.fr2
+    pl_node = plan.pl_node
+    pl_k = plan.pl_k
+    for i in range(pl_len[j]):
+        if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or nodes.owner[pl_node[j, i]] == restrict):
+            return False
+    tot = nodes.tot
+    held = nodes.held
+    for i in range(pl_len[j]):
+        node, k = pl_node[j, i], pl_k[j, i]
+        fr2[row, node] -= k
+        tot[row] -= k
+        if at_round:
+            if hold:  # RoundPlan.renew: planned and held drop together
+                held[node] -= k
+            else:
+                _sync(node, fr2, tot, held)
+    if plan.plan_len[j] == 0:
+        plan.planned.append(j)
+    plan.plan_len[j] = pl_len[j]
+    plan_node = plan.plan_node
+    plan_k = plan.plan_k
+    for i in range(pl_len[j]):
+        plan_node[j, i] = pl_node[j, i]
+        plan_k[j, i] = pl_k[j, i]
+    plan.plan_restrict[j] = restrict
+    return True
+
+
+@jitable
 def place_job(s, j, hold, preempted_now, at_round, g, restrict):
     """ClusterPolicy.try_place of job j on the round plan (at_round: rows 1 and 2 of fr2) or the real
     cluster (row 0): its held GPUs if it runs (or was preempted at this instant) and they are free
-    there, else a consolidated placement; the plan is written into plan_len/plan_node/plan_k (and
-    `restrict` into plan_restrict).
+    there (place_held), else a consolidated placement; the plan is written into
+    plan_len/plan_node/plan_k (and `restrict` into plan_restrict).
     Each array is read from the state only on the path that needs it (every read of the state in
     the compiled loop takes and drops reference counts, and most attempts fail at the first test)."""
+    if (hold or preempted_now) and place_held(s, j, hold, at_round, restrict):
+        return True
     row = 1 if at_round else 0
     nodes = s.nodes
     tot = nodes.tot
-    if (hold or preempted_now) and s.plan.pl_len[j] > 0:
-        plan = s.plan
-        fr2 = nodes.fr2
-        pl_len = plan.pl_len
-        pl_node = plan.pl_node
-        pl_k = plan.pl_k
-        ok = True
-        for i in range(pl_len[j]):
-            if fr2[row, pl_node[j, i]] < pl_k[j, i] or not (restrict < 0 or nodes.owner[pl_node[j, i]] == restrict):
-                ok = False
-                break
-        if ok:
-            held = nodes.held
-            for i in range(pl_len[j]):
-                node, k = pl_node[j, i], pl_k[j, i]
-                fr2[row, node] -= k
-                tot[row] -= k
-                if at_round:
-                    if hold:  # RoundPlan.renew: planned and held drop together
-                        held[node] -= k
-                    else:
-                        _sync(node, fr2, tot, held)
-            if plan.plan_len[j] == 0:
-                plan.planned.append(j)
-            plan.plan_len[j] = pl_len[j]
-            plan_node = plan.plan_node
-            plan_k = plan.plan_k
-            for i in range(pl_len[j]):
-                plan_node[j, i] = pl_node[j, i]
-                plan_k[j, i] = pl_k[j, i]
-            plan.plan_restrict[j] = restrict
-            return True
     if g > tot[row]:
         return False
     plan = s.plan

@@ -355,7 +355,7 @@ def grown_rows(rows, k, used, m):
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as rows (b_f)
     (ρ_job, p̂ for ASTRAEA-P or 0, j), its head found (b_h[0]) and the rest made a heap at the first
-    pop (b_pop); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
+    pop (b_heap); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
     The waiting ones' ρ_job from their rows (sw_f)."""
     sw_len = p.sw_len[k]
     hb_len = p.hb_len[k] if at_round else 0
@@ -395,7 +395,7 @@ def tier_b(s, p, k, at_round, now):
             bf[m, 1] = key[j]
             bf[m, 2] = j
             m += 1
-    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_pop)
+    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_heap)
         best = 0
         for i in range(1, m):
             if row_less(bf, i, best):
@@ -412,15 +412,6 @@ def b_heap(p, k):
     if not p.b_heaped[k]:
         heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
         p.b_heaped[k] = True
-
-
-@jitable
-def b_pop(p, k):
-    """Tenant k's best tier-B candidate taken off its heap: its job."""
-    b_heap(p, k)
-    j, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
-    p.b_n[k] = n
-    return j
 
 
 @jitable
@@ -467,20 +458,6 @@ def tier_e(s, p, k, at_round, now):
 
 
 @jitable
-def from_e(s, p, k, at_round, now):
-    """Whether tenant k's best tier-B candidate is the head of e_h (else of b_h); each heap built
-    when a decision first reads it."""
-    if revising(p):
-        if not p.e_built[k]:
-            tier_e(s, p, k, at_round, now)
-        if p.e_n[k] > 0:
-            return True
-    if not p.b_built[k]:
-        tier_b(s, p, k, at_round, now)
-    return False
-
-
-@jitable
 def p_key(by_prediction, predicted, j):
     """ASTRAEA-P's p̂ key of job j (NaN last); 0 for ASTRAEA, which has none. Not inlined: numba's
     inlining of it into on_wait compiled a loop whose tier-A writes were lost (numba 0.68.1)."""
@@ -490,72 +467,61 @@ def p_key(by_prediction, predicted, j):
     return math.inf if math.isnan(v) else v
 
 
-@jitable
-def from_a(s, p, k, at_round, now):
-    """Whether tenant k's next candidate is tier A's head (else tier B's; it has one at least): tier
-    A first, unless a job is predicted to end within a lease (ASTRAEA-P revising: e_h)."""
-    if p.a_ptr[k] >= p.a_len[k]:
-        return False
-    if not revising(p) or p.w_count[k] == p.a_len[k] and not (at_round and p.hb_len[k] > 0):
-        return True  # tier A first (and tier B is empty)
-    if not p.e_built[k]:
-        tier_e(s, p, k, at_round, now)
-    return p.e_n[k] == 0
-
-
-# where a tenant's best candidate is (head_key, take_head): tier A's head, e_h's or b_h's
+# where a tenant's best candidate is (next_head): tier A's head, e_h's or b_h's
 FROM_A, FROM_E, FROM_B = 0, 1, 2
 
 
 @jitable
-def head_key(s, p, k, at_round, now, where):
-    """ASTRAEA-P's phase-1 key of tenant k: its best candidate's p̂, or its revised remaining time;
-    where[k]: where that candidate is (FROM_A, ...), which its pick reads instead of finding it
-    again (the tenant's tiers do not change before its pick)."""
-    if from_a(s, p, k, at_round, now):
-        where[k] = FROM_A
-        return p.key[p.a_buf[k][p.a_ptr[k]]]
-    if from_e(s, p, k, at_round, now):
-        where[k] = FROM_E
-        return p.e_f[k][p.e_h[k][0], 0]  # the revised remaining time of a job predicted to end within a lease
-    where[k] = FROM_B
-    return p.b_f[k][p.b_h[k][0], 1]  # p̂
-
-
-@jitable
-def take_head(s, p, k, at_round, now, where):
-    """A phase-1 pick of tenant k: place its best candidate, which then leaves the tenant's
-    candidates: the job, or -1 if it cannot be placed (the caller then `charge`s the tenant).
-    where: where the candidate is (head_key), or -1: found here. The decision's arrays stay with
-    the caller (in the compiled loop each array passed counts references at each call)."""
-    a_ptr = p.a_ptr
-    i = a_ptr[k]
-    # tier A's head, or tier B's (from_a); attempt leaves the tiers as they are: read once
-    if where >= 0:
-        a = where == FROM_A
-        e = where == FROM_E
-    else:
-        a = i < p.a_len[k] and not revising(p) or from_a(s, p, k, at_round, now)
-        e = not a and from_e(s, p, k, at_round, now)
-    if a:
-        j = p.a_buf[k][i]
-    else:
-        j = int(p.e_f[k][p.e_h[k][0], 2]) if e else int(p.b_f[k][p.b_h[k][0], 2])
-    if not attempt(s, j, now, at_round, -1):
-        return -1
-    if a:
-        a_ptr[k] = i + 1
-    elif e:
+def next_head(s, p, k, at_round, now, taken, more):
+    """Tenant k's candidate at `taken` (FROM_A, ...; -1: none), just placed by a phase-1 pick, taken
+    off its tier; then, if `more`, (where the tenant's best candidate now is, its ASTRAEA-P phase-1
+    key: its p̂, or its revised remaining time (from e_h), the job), else (-1, 0, -1). Each heap is
+    built when a decision first reads it. Tier A first, unless ASTRAEA-P (revising) predicts a job
+    to end within a lease (e_h); then tier B. One call per pick: each call passing the state costs
+    reference counts in the compiled loop, so the pick's caller places the job itself (`attempt`)."""
+    if taken == FROM_A:
+        p.a_ptr[k] += 1
+    elif taken == FROM_E:
         _, n = heap_pop(p.e_h[k], p.e_n[k], p.e_f[k])
         p.e_n[k] = n
-    else:
-        b_pop(p, k)
-    return j
+    elif taken == FROM_B:
+        b_heap(p, k)
+        _, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
+        p.b_n[k] = n
+    if not more:
+        return -1, 0.0, -1
+    a_ptr = p.a_ptr[k]
+    a_len = p.a_len[k]
+    rev = revising(p)
+    if a_ptr < a_len:
+        a = not rev or p.w_count[k] == a_len and not (at_round and p.hb_len[k] > 0)  # else tier B may have e_h
+        if not a:
+            if not p.e_built[k]:
+                tier_e(s, p, k, at_round, now)
+            a = p.e_n[k] == 0
+        if a:
+            j = p.a_buf[k][a_ptr]
+            return FROM_A, p.key[j], j
+        ef = p.e_f[k]
+        i = p.e_h[k][0]
+        return FROM_E, ef[i, 0], int(ef[i, 2])  # the revised remaining time of a job predicted to end within a lease
+    if rev:
+        if not p.e_built[k]:
+            tier_e(s, p, k, at_round, now)
+        if p.e_n[k] > 0:
+            ef = p.e_f[k]
+            i = p.e_h[k][0]
+            return FROM_E, ef[i, 0], int(ef[i, 2])
+    if not p.b_built[k]:
+        tier_b(s, p, k, at_round, now)
+    bf = p.b_f[k]
+    i = p.b_h[k][0]
+    return FROM_B, bf[i, 1], int(bf[i, 2])  # p̂
 
 
 @jitable(inline=True)
 def charge(s, k, j, head, chosen, charged):
-    """Job j, placed by tenant k's pick (take_head), chosen; the tenant pre-charged demand × lease."""
+    """Job j, placed by tenant k's pick (next_head, attempt), chosen; the tenant pre-charged demand × lease."""
     head[k] += 1
     chosen.append(j)
     charged[k] += s.job.gpus[j] * s.cfg.lease_s
@@ -597,12 +563,13 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
     active = np.zeros(T, np.bool_)
     rho = np.zeros(T)
     key = np.zeros(T)  # the key of the tenant's best candidate
-    where = np.zeros(T, np.int64)  # where that candidate is (head_key)
+    where = np.zeros(T, np.int64)  # where that candidate is (next_head)
+    cand = np.zeros(T, np.int64)  # that candidate
     open_tenants(s, p, at_round, now, end, charged, fair_k)
     for k in range(T):
         if end[k] > 0:
             rho[k] = rho_of(charged[k], fair_k[k])
-            key[k] = head_key(s, p, k, at_round, now, where)
+            where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, -1, True)
             active[k] = True
     while total_now(s, at_round) > 0:
         low = math.inf
@@ -617,17 +584,15 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         if best < 0:
             return
         k = best
-        j = take_head(s, p, k, at_round, now, where[k])
-        if j < 0:
+        j = cand[k]
+        if not attempt(s, j, now, at_round, -1):
             skipped.append(k)
             active[k] = False
             continue
         charge(s, k, j, head, chosen, charged)
         rho[k] = rho_of(charged[k], fair_k[k])
-        if head[k] < end[k]:
-            key[k] = head_key(s, p, k, at_round, now, where)
-        else:
-            active[k] = False
+        active[k] = head[k] < end[k]
+        where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, where[k], active[k])
 
 
 @jitable
@@ -749,13 +714,23 @@ def decide(s, p, at_round, now, chosen):
             if end[k] > 0:
                 heap.append((rho_of(charged[k], fair_k[k]), k))
         heapq.heapify(heap)
+        a_ptr = p.a_ptr  # the pick of a tier A head, read once
+        a_len = p.a_len
+        a_buf = p.a_buf
         while heap and total_now(s, at_round) > 0:
             _, k = heapq.heappop(heap)
-            j = take_head(s, p, k, at_round, now, -1)
-            if j < 0:
+            if a_ptr[k] < a_len[k]:  # tier A's head: next_head's first choice for ASTRAEA, without a call
+                where, j = FROM_A, a_buf[k][a_ptr[k]]
+            else:
+                where, _, j = next_head(s, p, k, at_round, now, -1, True)
+            if not attempt(s, j, now, at_round, -1):
                 skipped.append(k)
                 continue
             charge(s, k, j, head, chosen, charged)
+            if where == FROM_A:
+                a_ptr[k] += 1
+            else:
+                next_head(s, p, k, at_round, now, where, False)
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
