@@ -24,7 +24,7 @@ PAGES = sorted(DOCS.glob("*.md")) + [DOCS.parent / "README.md"]
 
 # Options of other programs quoted in the docs, allowed only on a line that names that program.
 OTHER_TOOLS = {"--nthreads": "dask worker", "--nworkers": "dask worker", "--backend-store-uri": "mlflow ui",
-               "--durations": "pytest", "--cpu-by-file": "pytest", "--no-compile": "pip install", "--dist": "pytest"}
+               "--durations": "pytest", "--cpu-by-file": "pytest", "--python": "uv pip install", "--dist": "pytest"}
 
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 # an option followed by a literal lower-case value (or a|b|c list of them), e.g. `--sample window|random`
