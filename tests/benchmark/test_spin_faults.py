@@ -517,7 +517,10 @@ def test_a_signal_stops_a_running_compiled_loop_at_once(tmp_path, sig):
     assert child.returncode == 130, (out, err[-2000:])
     reason, at, where = out.split()
     assert reason == sig and where == "in-the-loop" and float(at) < 3.5, out
-    assert stopped < 2.0
+    # `where` and `at` say the interrupt landed inside the loop; from the signal to the process's exit
+    # (the loop's checkpoint, then the interpreter's shutdown) took well under a second on a quiet
+    # machine and 2.2 s once at load 7 on the 2 cores (the bound was 2 s)
+    assert stopped < 3.0
 
 
 @pytest.mark.slow
