@@ -315,3 +315,24 @@ def test_a_subclass_with_another_key_function_runs_on_the_engine(instance):
     by_size = simulate(jobs, Remaining()).completion_time
     assert np.array_equal(by_size, Engine(exact, _make("pspjf")).run().completion_time)
     assert not np.array_equal(by_size, Engine(jobs, _make("srpt")).run().completion_time)
+
+
+def test_the_keyed_loops_cache_key_reads_every_file_that_shapes_their_code():
+    """The keyed loops are cached under a digest of the sources they are compiled from: this module,
+    schedulers.jit, schedulers.jitlink (how a loop's callees are optimised into it) and a plug-in key
+    function's module; numba's own cache checks only the loop's file."""
+    import hashlib
+    import inspect
+    from pathlib import Path
+
+    from schedulers import jit
+
+    def plug_in(job):  # a plug-in key function: its module is this test file
+        return job
+
+    files = [Path(fastpath.__file__), Path(jit.__file__), Path(jit.__file__).with_name("jitlink.py"),
+             Path(inspect.getsourcefile(plug_in))]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    assert fastpath._sources_digest((plug_in, None)) == digest.hexdigest()[:16]
