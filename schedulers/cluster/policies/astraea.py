@@ -493,25 +493,20 @@ def next_head(s, p, k, at_round, now, taken, more):
     a_ptr = p.a_ptr[k]
     a_len = p.a_len[k]
     rev = revising(p)
-    if a_ptr < a_len:
-        a = not rev or p.w_count[k] == a_len and not (at_round and p.hb_len[k] > 0)  # else tier B may have e_h
-        if not a:
-            if not p.e_built[k]:
-                tier_e(s, p, k, at_round, now)
-            a = p.e_n[k] == 0
-        if a:
-            j = p.a_buf[k][a_ptr]
-            return FROM_A, p.key[j], j
-        ef = p.e_f[k]
-        i = p.e_h[k][0]
-        return FROM_E, ef[i, 0], int(ef[i, 2])  # the revised remaining time of a job predicted to end within a lease
+    # tier A first, without e_h's build, when tier B is empty or ASTRAEA does not revise
+    if a_ptr < a_len and (not rev or p.w_count[k] == a_len and not (at_round and p.hb_len[k] > 0)):
+        j = p.a_buf[k][a_ptr]
+        return FROM_A, p.key[j], j
     if rev:
         if not p.e_built[k]:
             tier_e(s, p, k, at_round, now)
         if p.e_n[k] > 0:
             ef = p.e_f[k]
             i = p.e_h[k][0]
-            return FROM_E, ef[i, 0], int(ef[i, 2])
+            return FROM_E, ef[i, 0], int(ef[i, 2])  # the revised remaining time of a job predicted to end within a lease
+    if a_ptr < a_len:
+        j = p.a_buf[k][a_ptr]
+        return FROM_A, p.key[j], j
     if not p.b_built[k]:
         tier_b(s, p, k, at_round, now)
     bf = p.b_f[k]
