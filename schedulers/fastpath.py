@@ -886,10 +886,10 @@ def _plug_ins(make, cls) -> tuple:
 
 
 def _sources_digest(plug_ins) -> str:
-    """A digest of the sources a keyed loop is compiled from (numba's cache checks only the loop's own file)."""
+    """A digest of the source files a keyed loop is compiled from: this module, jit.SOURCES and the
+    plug-in functions' modules (numba's cache checks only the loop's own file)."""
     digest = hashlib.sha256()
-    jitlink = jit.__file__[: -len("jit.py")] + "jitlink.py"  # how the loop's callees are optimised into it
-    paths = [__file__, jit.__file__, jitlink] + [inspect.getsourcefile(f) for f in plug_ins if callable(f)]
+    paths = [__file__, *jit.SOURCES] + [inspect.getsourcefile(f) for f in plug_ins if callable(f)]
     for path in dict.fromkeys(paths):
         with open(path, "rb") as file:
             digest.update(file.read())

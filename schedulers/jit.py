@@ -36,6 +36,9 @@ AUTO_MIN_JOBS = 100_000
 CLUSTER_AUTO_MIN_JOBS = 2_000
 ENV = "ATLAS_BENCH_JIT"
 MODES = ("auto", "on", "off")
+#: the files that shape every loop `njit` compiles, beside the loop's own sources: this module and
+#: schedulers.jitlink (how a loop's callees are optimised into it); the loops' cache keys read them
+SOURCES = (__file__, os.path.join(os.path.dirname(__file__), "jitlink.py"))
 
 
 #: a loop returns to Python (`poll`) and checks its event budget every this many events: at the

@@ -69,10 +69,8 @@ _made: dict = {}  # compiled functions by (kind, ...)
 
 #: the files every compiled function depends on, and their modification times (ns) when this module
 #: was imported (the simulator's modules just before it; schedulers.revision's file, imported lazily,
-#: is stamped here too). schedulers.jitlink's file is among them: it decides how the callees are
-#: optimised into a loop, so a change to it makes the loops compile again
-_SHARED_FILES = (*SIMULATOR_MODULES, Path(__file__), Path(jit.__file__), Path(jit.__file__).with_name("jitlink.py"),
-                 Path(jitglue.__file__))
+#: is stamped here too; jit.SOURCES: schedulers.jit and jitlink, which shape every compiled loop)
+_SHARED_FILES = (*SIMULATOR_MODULES, Path(__file__), *map(Path, jit.SOURCES), Path(jitglue.__file__))
 _REVISION_FILE = Path(jit.__file__).with_name("revision.py")
 _STAMPS = {str(path): os.stat(path).st_mtime_ns for path in (*_SHARED_FILES, _REVISION_FILE)}
 
