@@ -1,7 +1,7 @@
 # Two entry points: `make demo` and `make test`. Both create .venv on first use.
 # The packages are installed at the exact versions of constraints.txt (docs/install.md); `make lock` refreshes it.
 # The packages are installed by uv (from PyPI, into .venv; pip installs uv first): it fetches and
-# unpacks them in parallel, in half pip's time (about 23 s against 46 s, measured side by side).
+# unpacks them in parallel, in half pip's time (18.5–23 s against 46 s, measured side by side).
 # uv does not byte-compile; compileall does it on every core, leaving out the packages' own test suites (a quarter
 # of the modules, never imported here). Not left to the first imports: with
 # PYTHONDONTWRITEBYTECODE set, every process would compile its imports again.
