@@ -313,6 +313,12 @@ def heap_make(h, n, f):
     """h[:n] = 0, ..., n − 1 made a heap of the rows f[:n]: its head h[0] the smallest."""
     for i in range(n):
         h[i] = i
+    heapify(h, n, f)
+
+
+@jitable(inline=True)
+def heapify(h, n, f):
+    """h[:n], indices of rows of f, made a heap: its head h[0] the smallest."""
     for i in range(n // 2 - 1, -1, -1):
         sift_down(h, n, i, f)
 
@@ -642,17 +648,78 @@ def leftover_ending(s, p, k, at_round, now, chosen):
 
 
 @jitable
+def eligible(spec, plain, missed, total):
+    """How many jobs counted in spec (running, or preempted at this instant) and plain (the other
+    waiting ones), per gang size, attempt() may still try: a size that fits in `total`, and for a
+    plain job one that has not missed since the last choice."""
+    m = 0
+    top = total if total < len(spec) - 1 else len(spec) - 1
+    for g in range(1, top + 1):
+        m += spec[g]
+        if not missed[g]:
+            m += plain[g]
+    return m
+
+
+@jitable
+def leftover_tier_b(s, p, k, at_round, now, chosen):
+    """The leftover pass over tenant k's tier B, best first; False once no GPU is left. Only the jobs
+    that fit in the GPUs left at its start are heaped (the others attempt() refuses to the end), and
+    the pass stops once attempt() would refuse every job left (counted per gang size, `eligible`):
+    the same attempts, in the same order, as reading the tier to its end."""
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, read once
+    gpus = s.job.gpus
+    holding = s.q.holding
+    preempted_at = s.q.preempted_at
+    missed = s.plan.missed
+    h = p.b_h[k]
+    bf = p.b_f[k]
+    n = p.b_n[k]
+    heaped = p.b_heaped[k]
+    total = totals[0]
+    spec = np.zeros(s.job.maxg + 1, np.int64)
+    plain = np.zeros(s.job.maxg + 1, np.int64)
+    m = 0
+    for i in range(n):  # the rows left (a heap's, or all of an unheaped tier) that fit in `total`
+        r = h[i] if heaped else i
+        j = int(bf[r, 2])
+        g = gpus[j]
+        if g <= total:
+            h[m] = r
+            m += 1
+            if holding[j] or preempted_at[j] == now:
+                spec[g] += 1
+            else:
+                plain[g] += 1
+    heapify(h, m, bf)
+    p.b_n[k] = 0
+    left = eligible(spec, plain, missed, total)
+    while m > 0 and left > 0:
+        total = totals[0]
+        if total == 0:
+            return False
+        j, m = heap_pop(h, m, bf)
+        g = gpus[j]
+        special = holding[j] or preempted_at[j] == now
+        if special:
+            spec[g] -= 1
+        else:
+            plain[g] -= 1
+        if g > total or (missed[g] and not special):
+            continue  # attempt() would refuse it (as in place_in_order): nothing changes
+        if attempt(s, j, now, at_round, -1):
+            chosen.append(j)
+        left = eligible(spec, plain, missed, totals[0])
+    return totals[0] > 0
+
+
+@jitable
 def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
     """After phase 1: the skipped tenants' candidates in (ρ_tenant, k) order, each that fits."""
     ks = np.sort(np.array(skipped))
     r = np.empty(len(ks))
     for i in range(len(ks)):
         r[i] = rho_of(charged[ks[i]], fair_k[ks[i]])
-    gpus = s.job.gpus  # the arrays the tier-B pass reads, read once (a pass may read hundreds of jobs)
-    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
-    missed = s.plan.missed
-    holding = s.q.holding
-    preempted_at = s.q.preempted_at
     for k in ks[np.argsort(r, kind="mergesort")]:  # (ρ_tenant, k)
         if revising(p) and not leftover_ending(s, p, k, at_round, now, chosen):
             return
@@ -664,22 +731,8 @@ def leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick):
             continue
         if not p.b_built[k]:
             tier_b(s, p, k, at_round, now)
-        b_heap(p, k)
-        h = p.b_h[k]
-        bf = p.b_f[k]
-        n = p.b_n[k]
-        while n > 0:
-            total = totals[0]
-            if total == 0:
-                p.b_n[k] = n
-                return
-            j, n = heap_pop(h, n, bf)
-            g = gpus[j]
-            if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):
-                continue  # attempt() would refuse it (as in place_in_order)
-            if attempt(s, j, now, at_round, -1):
-                chosen.append(j)
-        p.b_n[k] = 0
+        if not leftover_tier_b(s, p, k, at_round, now, chosen):
+            return
 
 
 def decide(s, p, at_round, now, chosen):
