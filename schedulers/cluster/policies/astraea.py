@@ -336,13 +336,11 @@ def heap_pop(h, n, f):
 
 @jitable
 def capacity(bufs, rows, k, m):
-    """Tenant k's heap bufs[k] and its rows rows[k], made to hold m jobs first (contents not kept)."""
-    buf = bufs[k]
-    if len(buf) < m:
-        size = max(m, 2 * len(buf))
-        bufs[k] = np.empty(size, np.int64)
-        rows[k] = np.empty((size, 3))
-    return bufs[k], rows[k]
+    """Tenant k's heap bufs[k] and its rows rows[k] made to hold m jobs (contents not kept); called
+    only when they are too small (a call passing the lists costs reference counts)."""
+    size = max(m, 2 * len(bufs[k]))
+    bufs[k] = np.empty(size, np.int64)
+    rows[k] = np.empty((size, 3))
 
 
 @jitable
@@ -365,7 +363,10 @@ def tier_b(s, p, k, at_round, now):
     The waiting ones' ρ_job from their rows (sw_f)."""
     sw_len = p.sw_len[k]
     hb_len = p.hb_len[k] if at_round else 0
-    h, bf = capacity(p.b_h, p.b_f, k, sw_len + hb_len)
+    if len(p.b_h[k]) < sw_len + hb_len:
+        capacity(p.b_h, p.b_f, k, sw_len + hb_len)
+    h = p.b_h[k]
+    bf = p.b_f[k]
     by_remaining = revising(p)
     lease = s.cfg.lease_s
     led = s.led
@@ -427,7 +428,10 @@ def tier_e(s, p, k, at_round, now):
     running ones, whose r is read now (into r[j], which tier_b reads)."""
     e_len = p.e_len[k]
     hb_len = p.hb_len[k] if at_round else 0
-    h, ef = capacity(p.e_h, p.e_f, k, e_len + hb_len)
+    if len(p.e_h[k]) < e_len + hb_len:
+        capacity(p.e_h, p.e_f, k, e_len + hb_len)
+    h = p.e_h[k]
+    ef = p.e_f[k]
     r = p.r
     buf = p.e_buf[k]
     for i in range(e_len):
@@ -521,11 +525,12 @@ def next_head(s, p, k, at_round, now, taken, more):
 
 
 @jitable(inline=True)
-def charge(s, k, j, head, chosen, charged):
-    """Job j, placed by tenant k's pick (next_head, attempt), chosen; the tenant pre-charged demand × lease."""
+def charge(gpus, lease, k, j, head, chosen, charged):
+    """Job j, placed by tenant k's pick (next_head, attempt), chosen; the tenant pre-charged demand
+    (gpus[j]) × lease."""
     head[k] += 1
     chosen.append(j)
-    charged[k] += s.job.gpus[j] * s.cfg.lease_s
+    charged[k] += gpus[j] * lease
 
 
 @jitable
@@ -572,25 +577,29 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
             rho[k] = rho_of(charged[k], fair_k[k])
             where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, -1, True)
             active[k] = True
-    while total_now(s, at_round) > 0:
+    totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now, and the pick's arrays, read once
+    gpus = s.job.gpus
+    lease = s.cfg.lease_s
+    band = p.params.band
+    while totals[0] > 0:
         low = math.inf
         for k in range(T):
             if active[k] and rho[k] < low:
                 low = rho[k]
         best = -1
         for k in range(T):  # (key of the best candidate, ρ_tenant, k) over the band
-            if active[k] and rho[k] <= low + p.params.band and (
+            if active[k] and rho[k] <= low + band and (
                     best < 0 or key[k] < key[best] or (key[k] == key[best] and rho[k] < rho[best])):
                 best = k
         if best < 0:
             return
         k = best
         j = cand[k]
-        if not attempt(s, j, now, at_round, -1):
+        if gpus[j] > totals[0] or not attempt(s, j, now, at_round, -1):  # too large: attempt() would refuse it
             skipped.append(k)
             active[k] = False
             continue
-        charge(s, k, j, head, chosen, charged)
+        charge(gpus, lease, k, j, head, chosen, charged)
         rho[k] = rho_of(charged[k], fair_k[k])
         active[k] = head[k] < end[k]
         where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, where[k], active[k])
@@ -765,20 +774,30 @@ def decide(s, p, at_round, now, chosen):
         a_ptr = p.a_ptr  # the pick of a tier A head, read once
         a_len = p.a_len
         a_buf = p.a_buf
-        while heap and total_now(s, at_round) > 0:
+        totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
+        gpus = s.job.gpus
+        lease = s.cfg.lease_s
+        # a tenant's next candidate from tier B, read as its pick is taken off (one call per pick):
+        # its tiers change only by its own picks
+        where = np.full(s.job.T, -1, np.int64)
+        cand = np.zeros(s.job.T, np.int64)
+        while heap and totals[0] > 0:
             _, k = heapq.heappop(heap)
-            if a_ptr[k] < a_len[k]:  # tier A's head: next_head's first choice for ASTRAEA, without a call
-                where, j = FROM_A, a_buf[k][a_ptr[k]]
+            if where[k] >= 0:
+                w, j = where[k], cand[k]
+            elif a_ptr[k] < a_len[k]:  # tier A's head: next_head's first choice for ASTRAEA, without a call
+                w, j = FROM_A, a_buf[k][a_ptr[k]]
             else:
-                where, _, j = next_head(s, p, k, at_round, now, -1, True)
-            if not attempt(s, j, now, at_round, -1):
+                w, _, j = next_head(s, p, k, at_round, now, -1, True)
+            if gpus[j] > totals[0] or not attempt(s, j, now, at_round, -1):  # too large: attempt() would refuse it
                 skipped.append(k)
                 continue
-            charge(s, k, j, head, chosen, charged)
-            if where == FROM_A:
+            charge(gpus, lease, k, j, head, chosen, charged)
+            if w == FROM_A:
                 a_ptr[k] += 1
+                where[k] = -1
             else:
-                next_head(s, p, k, at_round, now, where, False)
+                where[k], _, cand[k] = next_head(s, p, k, at_round, now, w, head[k] < end[k])
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
