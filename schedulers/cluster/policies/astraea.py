@@ -777,6 +777,7 @@ def decide(s, p, at_round, now, chosen):
         totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
         gpus = s.job.gpus
         lease = s.cfg.lease_s
+        s_count = p.s_count
         # a tenant's next candidate from tier B, read as its pick is taken off (one call per pick):
         # its tiers change only by its own picks
         where = np.full(s.job.T, -1, np.int64)
@@ -787,6 +788,9 @@ def decide(s, p, at_round, now, chosen):
                 w, j = where[k], cand[k]
             elif a_ptr[k] < a_len[k]:  # tier A's head: next_head's first choice for ASTRAEA, without a call
                 w, j = FROM_A, a_buf[k][a_ptr[k]]
+            elif quick and not may_fit(s, s_count, k, totals[0]):
+                skipped.append(k)  # whichever job heads tier B, attempt() would refuse it: not keyed
+                continue
             else:
                 w, _, j = next_head(s, p, k, at_round, now, -1, True)
             if gpus[j] > totals[0] or not attempt(s, j, now, at_round, -1):  # too large: attempt() would refuse it
