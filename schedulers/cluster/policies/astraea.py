@@ -359,7 +359,7 @@ def grown_rows(rows, k, used, m):
 def tier_b(s, p, k, at_round, now):
     """Tenant k's tier B (its waiting jobs that ran, and its running jobs at a round) as rows (b_f)
     (ρ_job, p̂ for ASTRAEA-P or 0, j), its head found (b_h[0]) and the rest made a heap at the first
-    pop (b_heap); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
+    pop (b_pop); without the jobs of e_h (ASTRAEA-P revising: tier_e, built first, read their r).
     The waiting ones' ρ_job from their rows (sw_f)."""
     sw_len = p.sw_len[k]
     hb_len = p.hb_len[k] if at_round else 0
@@ -402,7 +402,7 @@ def tier_b(s, p, k, at_round, now):
             bf[m, 1] = key[j]
             bf[m, 2] = j
             m += 1
-    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_heap)
+    if m > 0:  # its head only: most tiers are read to their head alone, and heapified at a first pop (b_pop)
         best = 0
         for i in range(1, m):
             if row_less(bf, i, best):
@@ -413,12 +413,18 @@ def tier_b(s, p, k, at_round, now):
     p.b_built[k] = True
 
 
-@jitable
-def b_heap(p, k):
-    """Tenant k's tier B made a heap if it is not yet one (tier_b finds only its head)."""
-    if not p.b_heaped[k]:
-        heap_make(p.b_h[k], p.b_n[k], p.b_f[k])
-        p.b_heaped[k] = True
+@jitable(inline=True)
+def b_pop(b_h, b_f, b_n, b_heaped, k):
+    """Tenant k's tier B's head taken off (p.b_h, p.b_f, p.b_n, p.b_heaped); the tier made a heap
+    first if it is not yet one (tier_b finds only its head)."""
+    h = b_h[k]
+    f = b_f[k]
+    n = b_n[k]
+    if not b_heaped[k]:
+        heap_make(h, n, f)
+        b_heaped[k] = True
+    _, n = heap_pop(h, n, f)
+    b_n[k] = n
 
 
 @jitable
@@ -495,9 +501,7 @@ def next_head(s, p, k, at_round, now, taken, more):
         _, n = heap_pop(p.e_h[k], p.e_n[k], p.e_f[k])
         p.e_n[k] = n
     elif taken == FROM_B:
-        b_heap(p, k)
-        _, n = heap_pop(p.b_h[k], p.b_n[k], p.b_f[k])
-        p.b_n[k] = n
+        b_pop(p.b_h, p.b_f, p.b_n, p.b_heaped, k)
     if not more:
         return -1, 0.0, -1
     a_ptr = p.a_ptr[k]
@@ -771,37 +775,40 @@ def decide(s, p, at_round, now, chosen):
             if end[k] > 0:
                 heap.append((rho_of(charged[k], fair_k[k]), k))
         heapq.heapify(heap)
-        a_ptr = p.a_ptr  # the pick of a tier A head, read once
+        a_ptr = p.a_ptr  # the pick's arrays, read once (next_head's order for ASTRAEA: tier A, then B)
         a_len = p.a_len
         a_buf = p.a_buf
+        b_h = p.b_h
+        b_f = p.b_f
+        b_n = p.b_n
+        b_heaped = p.b_heaped
+        b_built = p.b_built
+        s_count = p.s_count
         totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
         gpus = s.job.gpus
         lease = s.cfg.lease_s
-        s_count = p.s_count
-        # a tenant's next candidate from tier B, read as its pick is taken off (one call per pick):
-        # its tiers change only by its own picks
-        where = np.full(s.job.T, -1, np.int64)
-        cand = np.zeros(s.job.T, np.int64)
+        from_b = np.zeros(s.job.T, np.bool_)  # tier A read to its end: the tenant's picks are tier B's
         while heap and totals[0] > 0:
             _, k = heapq.heappop(heap)
-            if where[k] >= 0:
-                w, j = where[k], cand[k]
-            elif a_ptr[k] < a_len[k]:  # tier A's head: next_head's first choice for ASTRAEA, without a call
-                w, j = FROM_A, a_buf[k][a_ptr[k]]
-            elif quick and not may_fit(s, s_count, k, totals[0]):
-                skipped.append(k)  # whichever job heads tier B, attempt() would refuse it: not keyed
-                continue
+            if not from_b[k] and a_ptr[k] < a_len[k]:
+                j = a_buf[k][a_ptr[k]]
             else:
-                w, _, j = next_head(s, p, k, at_round, now, -1, True)
+                if not from_b[k]:
+                    if quick and not may_fit(s, s_count, k, totals[0]):
+                        skipped.append(k)  # whichever job heads tier B, attempt() would refuse it: not keyed
+                        continue
+                    if not b_built[k]:
+                        tier_b(s, p, k, at_round, now)
+                    from_b[k] = True
+                j = int(b_f[k][b_h[k][0], 2])
             if gpus[j] > totals[0] or not attempt(s, j, now, at_round, -1):  # too large: attempt() would refuse it
                 skipped.append(k)
                 continue
             charge(gpus, lease, k, j, head, chosen, charged)
-            if w == FROM_A:
-                a_ptr[k] += 1
-                where[k] = -1
+            if from_b[k]:
+                b_pop(b_h, b_f, b_n, b_heaped, k)
             else:
-                where[k], _, cand[k] = next_head(s, p, k, at_round, now, w, head[k] < end[k])
+                a_ptr[k] += 1
             if head[k] < end[k]:
                 heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
     if len(skipped) == 0 or total_now(s, at_round) == 0:
