@@ -585,6 +585,10 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
     gpus = s.job.gpus
     lease = s.cfg.lease_s
     band = p.params.band
+    b_h = p.b_h
+    b_f = p.b_f
+    b_n = p.b_n
+    b_heaped = p.b_heaped
     while totals[0] > 0:
         low = math.inf
         for k in range(T):
@@ -606,7 +610,15 @@ def band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped
         charge(gpus, lease, k, j, head, chosen, charged)
         rho[k] = rho_of(charged[k], fair_k[k])
         active[k] = head[k] < end[k]
-        where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, where[k], active[k])
+        if where[k] == FROM_B:  # e_h and tier A are read to their ends: tier B's next head, without a call
+            b_pop(b_h, b_f, b_n, b_heaped, k)
+            if active[k]:
+                bf = b_f[k]
+                i = b_h[k][0]
+                key[k] = bf[i, 1]
+                cand[k] = int(bf[i, 2])
+        else:
+            where[k], key[k], cand[k] = next_head(s, p, k, at_round, now, where[k], active[k])
 
 
 @jitable
