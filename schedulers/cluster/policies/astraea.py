@@ -513,7 +513,11 @@ def next_head(s, p, k, at_round, now, taken, more):
         return FROM_A, p.key[j], j
     if rev:
         if not p.e_built[k]:
-            tier_e(s, p, k, at_round, now)
+            if p.e_len[k] > 0 or at_round and p.hb_len[k] > 0:
+                tier_e(s, p, k, at_round, now)
+            else:  # nothing to key (most fills): e_h empty, without the call
+                p.e_n[k] = 0
+                p.e_built[k] = True
         if p.e_n[k] > 0:
             ef = p.e_f[k]
             i = p.e_h[k][0]
