@@ -493,8 +493,10 @@ def next_head(s, p, k, at_round, now, taken, more):
     off its tier; then, if `more`, (where the tenant's best candidate now is, its ASTRAEA-P phase-1
     key: its p̂, or its revised remaining time (from e_h), the job), else (-1, 0, -1). Each heap is
     built when a decision first reads it. Tier A first, unless ASTRAEA-P (revising) predicts a job
-    to end within a lease (e_h); then tier B. One call per pick: each call passing the state costs
-    reference counts in the compiled loop, so the pick's caller places the job itself (`attempt`)."""
+    to end within a lease (e_h); then tier B. Each call passing the state costs reference counts in
+    the compiled loop, so the pick's caller places the job itself (`attempt`), and once a tenant's
+    pick came from tier B (e_h and tier A read to their ends) takes the next one off tier B itself
+    (b_pop); ASTRAEA's phase 1 (`decide`: tier A, then tier B) reads both heads itself."""
     if taken == FROM_A:
         p.a_ptr[k] += 1
     elif taken == FROM_E:
