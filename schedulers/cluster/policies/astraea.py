@@ -8,7 +8,6 @@ May import numpy, scipy, schedulers.jit, schedulers.revision, schedulers.cluster
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import namedtuple
 
@@ -121,8 +120,9 @@ class AstraeaP(Astraea):
 # it, so reading r again while the service stays put changes nothing.
 if not NEW_JOB_BONUS > 0:  # the tiers below put never-started jobs first only so
     raise ValueError("ASTRAEA's kernel needs a positive new-job bonus")
-# Phase 1 is a heap of (ρ_tenant, k) for ASTRAEA; ASTRAEA-P's band (band_phase1) scans the tenants
-# at each pick (its key moves with the band's lower edge), O(tenants) per pick.
+# Phase 1 scans the tenants at each pick, O(tenants) per pick: for ASTRAEA the smallest (ρ_tenant, k)
+# (with a few tenants cheaper than a heap of tuples), for ASTRAEA-P the band (band_phase1: its key
+# moves with the band's lower edge).
 AstraeaParams = namedtuple("AstraeaParams", "by_prediction band rule")
 # the columns of a waiting job's row in sw_f: attained GPU·s, weight, base (its ρ_job's parts), class
 # (xid), revised remaining time r (inf unless ASTRAEA-P revises), tier-B key (p̂ or 0)
@@ -786,13 +786,14 @@ def decide(s, p, at_round, now, chosen):
     if p.params.by_prediction:
         band_phase1(s, p, at_round, now, chosen, head, end, charged, fair_k, skipped)
     else:
-        heap = [(0.0, 0)]
-        heap.clear()
+        T = s.job.T
+        rho = np.zeros(T)  # the pre-charged ρ_tenant of each tenant still to pick (`left`)
+        left = np.zeros(T, np.bool_)
         open_tenants(s, p, at_round, now, end, charged, fair_k)
-        for k in range(s.job.T):
+        for k in range(T):
             if end[k] > 0:
-                heap.append((rho_of(charged[k], fair_k[k]), k))
-        heapq.heapify(heap)
+                rho[k] = rho_of(charged[k], fair_k[k])
+                left[k] = True
         a_ptr = p.a_ptr  # the pick's arrays, read once (next_head's order for ASTRAEA: tier A, then B)
         a_len = p.a_len
         a_buf = p.a_buf
@@ -805,9 +806,15 @@ def decide(s, p, at_round, now, chosen):
         totals = s.nodes.plan_total if at_round else s.nodes.free_total  # total_now
         gpus = s.job.gpus
         lease = s.cfg.lease_s
-        from_b = np.zeros(s.job.T, np.bool_)  # tier A read to its end: the tenant's picks are tier B's
-        while heap and totals[0] > 0:
-            _, k = heapq.heappop(heap)
+        from_b = np.zeros(T, np.bool_)  # tier A read to its end: the tenant's picks are tier B's
+        while totals[0] > 0:
+            k = -1
+            for t in range(T):  # the smallest (ρ_tenant, k): a scan of the few tenants, not a heap of tuples
+                if left[t] and (k < 0 or rho[t] < rho[k]):
+                    k = t
+            if k < 0:
+                break
+            left[k] = False
             if not from_b[k] and a_ptr[k] < a_len[k]:
                 j = a_buf[k][a_ptr[k]]
             else:
@@ -828,7 +835,8 @@ def decide(s, p, at_round, now, chosen):
             else:
                 a_ptr[k] += 1
             if head[k] < end[k]:
-                heapq.heappush(heap, (rho_of(charged[k], fair_k[k]), k))
+                rho[k] = rho_of(charged[k], fair_k[k])
+                left[k] = True
     if len(skipped) == 0 or total_now(s, at_round) == 0:
         return
     leftovers(s, p, at_round, now, chosen, charged, fair_k, skipped, quick)
