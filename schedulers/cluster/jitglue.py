@@ -13,7 +13,7 @@ import re
 from schedulers import jit
 from schedulers.cluster import kernels
 from schedulers.cluster.kernels import _KERNELS, HOOKS, assignment, setup
-from schedulers.cluster.state import group
+from schedulers.cluster.state import group, kept
 
 _registered = False
 
@@ -66,6 +66,8 @@ def _overloads() -> None:
     jit.register_jitables()
     fill = _fill_intrinsic()
 
+    _kept_overload(overload)
+
     @overload(group)
     def _group(record):
         return _make_reference(record.instance_class, record.types, fill)
@@ -112,9 +114,9 @@ def _make_reference(cls, field_types, fill):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
         name = "_Ref_" + re.sub(r"\W", "_", f"{cls.__module__}.{cls.__qualname__}")
-        ref_class = structref.register(type(name, (types.StructRef,),
-                                            {"preprocess_fields": preprocess_fields, "origin": cls,
-                                             "__module__": __name__, "__qualname__": name}))
+        ref_class = type(name, (types.StructRef,), {"preprocess_fields": preprocess_fields, "origin": cls,
+                                                     "__module__": __name__, "__qualname__": name})
+        _define_fields(ref_class)
         globals()[name] = ref_class  # importable: a boxed reference's type is pickled by name
         structref.define_boxing(ref_class, __getattr__("_Proxy"))
         _REFERENCE_TYPES[cls] = ref_class
@@ -130,22 +132,84 @@ def _make_reference(cls, field_types, fill):
     return impl
 
 
+def _payload(context, builder, ref_type, value):
+    """The fields of structref `value` (of `ref_type`), behind its meminfo."""
+    from numba.core import cgutils  # noqa: PLC0415
+
+    meminfo = cgutils.create_struct_proxy(ref_type)(context, builder, value=value).meminfo
+    payload = ref_type.get_data_type()
+    pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), context.get_value_type(payload).as_pointer())
+    return cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
+
+
+def _define_fields(ref_class) -> None:
+    """A group's fields read in compiled code (`record.name`), as numba's `structref.register` defines
+    them but for arrays, which are *borrowed*: the array of the field without its meminfo, so that
+    neither the read nor any copy of it counts a reference (NRT_incref / NRT_decref on a null pointer
+    do nothing, and LLVM drops them). numba's read takes a reference, an atomic operation, and
+    llvmlite's pruning leaves most of them in the simulator's branching code: they were about half
+    of ASTRAEA's compiled run (docs/performance.md). A borrowed array is valid while its group lives,
+    and a group's fields are never replaced (they are a namedtuple's in the Python run; no setattr is
+    defined here, so compiled code cannot either): every run's groups live until its end, so only
+    what outlives them, the run's Outcome handed to Python, takes its arrays with `state.kept`."""
+    from numba.core import cgutils, imputils, types  # noqa: PLC0415
+    from numba.core.datamodel import default_manager, models  # noqa: PLC0415
+    from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
+    from numba.extending import infer_getattr, lower_getattr_generic  # noqa: PLC0415
+
+    default_manager.register(ref_class, models.StructRefModel)
+
+    @infer_getattr
+    class FieldAttribute(AttributeTemplate):
+        key = ref_class
+
+        def generic_resolve(self, typ, attr):
+            return typ.field_dict.get(attr)
+
+    @lower_getattr_generic(ref_class)
+    def read_field(context, builder, typ, value, attr):
+        field = getattr(_payload(context, builder, typ, value), attr)
+        field_type = typ.field_dict[attr]
+        if not isinstance(field_type, types.Array):
+            return imputils.impl_ret_borrowed(context, builder, field_type, field)
+        array = context.make_array(field_type)(context, builder, value=field)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
+
+
+def _kept_overload(overload) -> None:
+    """`state.kept(record, name)` in compiled code: the field as numba reads it, with a reference."""
+    from numba.core import errors, imputils, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    @intrinsic(prefer_literal=True)
+    def read_kept(typingctx, record, name):
+        if not isinstance(name, types.StringLiteral) or name.literal_value not in getattr(record, "field_dict", {}):
+            raise errors.TypingError("kept: a group and the literal name of one of its fields")
+        field_type = record.field_dict[name.literal_value]
+
+        def codegen(context, builder, signature, args):
+            field = getattr(_payload(context, builder, record, args[0]), name.literal_value)
+            return imputils.impl_ret_borrowed(context, builder, field_type, field)
+        return field_type(record, name), codegen
+
+    @overload(kept, prefer_literal=True)
+    def _kept(record, name):
+        return lambda record, name: read_kept(record, name)
+
+
 def _fill_intrinsic():
     """`fill(ref, record)` in compiled code: each field of the new (zero-filled) structref `ref` set
     to the record's field of the same place, as `ref.name = record.name` does (the value cast to the
     field's type and its reference taken), for any record and structref of the same fields."""
-    from numba.core import cgutils, types  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
     from numba.extending import intrinsic  # noqa: PLC0415
 
     @intrinsic
     def fill(typingctx, ref, record):
         def codegen(context, builder, signature, args):
-            # the structref's payload (its fields), behind its meminfo
-            meminfo = cgutils.create_struct_proxy(ref)(context, builder, value=args[0]).meminfo
-            payload = ref.get_data_type()
-            pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
-                                      context.get_value_type(payload).as_pointer())
-            data = cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
+            data = _payload(context, builder, ref, args[0])
             for i, (name, field_type) in enumerate(ref.field_dict.items()):
                 value = context.cast(builder, builder.extract_value(args[1], i), record.types[i], field_type)
                 context.nrt.incref(builder, field_type, value)
