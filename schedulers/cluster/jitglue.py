@@ -24,7 +24,7 @@ def __getattr__(name):
     (`schedulers.cluster.jitglue._Ref_...`); a process that loads them from the cache finds them
     here before anything is compiled. Not made at import: they import numba, which every command
     that lists the policies would then pay for."""
-    if name in ("_Proxy", "KernelStateRef"):
+    if name in ("_Proxy", "KernelStateRef", "Borrowed"):
         _boxing_classes()
         return globals()[name]
     if name.startswith("_Ref_"):
@@ -52,9 +52,19 @@ def _boxing_classes() -> None:
     class KernelStateRef(types.StructRef):
         """A kernel's state as the compiled run's shared code sees it (no fields)."""
 
+    class Borrowed(types.Type):
+        """A group read through another one in compiled code (`_define_fields`): its meminfo pointer,
+        whose reference is not counted; its fields read as the group's own."""
+
+        def __init__(self, owned):
+            self.owned = owned
+            super().__init__(name=f"Borrowed({owned.name})")
+
     _Proxy.__qualname__ = "_Proxy"
     KernelStateRef.__qualname__ = "KernelStateRef"
-    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
+    Borrowed.__qualname__ = "Borrowed"
+    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef, Borrowed=Borrowed)
+    _define_borrowed(Borrowed)
 
 
 def _overloads() -> None:
@@ -133,10 +143,13 @@ def _make_reference(cls, field_types, fill):
 
 
 def _payload(context, builder, ref_type, value):
-    """The fields of structref `value` (of `ref_type`), behind its meminfo."""
+    """The fields of structref `value` (of `ref_type`, or a `Borrowed` one), behind its meminfo."""
     from numba.core import cgutils  # noqa: PLC0415
 
-    meminfo = cgutils.create_struct_proxy(ref_type)(context, builder, value=value).meminfo
+    if isinstance(ref_type, __getattr__("Borrowed")):
+        ref_type, meminfo = ref_type.owned, value
+    else:
+        meminfo = cgutils.create_struct_proxy(ref_type)(context, builder, value=value).meminfo
     payload = ref_type.get_data_type()
     pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), context.get_value_type(payload).as_pointer())
     return cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
@@ -144,15 +157,14 @@ def _payload(context, builder, ref_type, value):
 
 def _define_fields(ref_class) -> None:
     """A group's fields read in compiled code (`record.name`), as numba's `structref.register` defines
-    them but for arrays, which are *borrowed*: the array of the field without its meminfo, so that
-    neither the read nor any copy of it counts a reference (NRT_incref / NRT_decref on a null pointer
-    do nothing, and LLVM drops them). numba's read takes a reference, an atomic operation, and
-    llvmlite's pruning leaves most of them in the simulator's branching code: they were about half
-    of ASTRAEA's compiled run (docs/performance.md). A borrowed array is valid while its group lives,
-    and a group's fields are never replaced (they are a namedtuple's in the Python run; no setattr is
-    defined here, so compiled code cannot either): every run's groups live until its end, so only
-    what outlives them, the run's Outcome handed to Python, takes its arrays with `state.kept`."""
-    from numba.core import cgutils, imputils, types  # noqa: PLC0415
+    them but for arrays and groups, which are *borrowed*: an array without its meminfo and a group as
+    a `Borrowed` one, so that neither the read nor any copy of it counts a reference (numba's read
+    takes one, an atomic operation, and llvmlite's pruning leaves most of them in the simulator's
+    branching code: about half of ASTRAEA's compiled run, docs/performance.md). A borrowed value is
+    valid while its group lives, and a group's fields are never replaced (they are a namedtuple's in
+    the Python run; no setattr is defined here, so compiled code cannot either): every run's groups
+    live until its end, so only what outlives them, the run's Outcome handed to Python, takes its
+    arrays with `state.kept`."""
     from numba.core.datamodel import default_manager, models  # noqa: PLC0415
     from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
     from numba.extending import infer_getattr, lower_getattr_generic  # noqa: PLC0415
@@ -164,18 +176,58 @@ def _define_fields(ref_class) -> None:
         key = ref_class
 
         def generic_resolve(self, typ, attr):
-            return typ.field_dict.get(attr)
+            return _read_type(typ.field_dict.get(attr))
 
     @lower_getattr_generic(ref_class)
     def read_field(context, builder, typ, value, attr):
-        field = getattr(_payload(context, builder, typ, value), attr)
-        field_type = typ.field_dict[attr]
-        if not isinstance(field_type, types.Array):
-            return imputils.impl_ret_borrowed(context, builder, field_type, field)
-        array = context.make_array(field_type)(context, builder, value=field)
-        array.meminfo = cgutils.get_null_value(array.meminfo.type)
-        array.parent = cgutils.get_null_value(array.parent.type)
-        return array._getvalue()
+        return _read(context, builder, typ, value, attr)
+
+
+def _read_type(field_type):
+    """The type a read of a field of `field_type` gives (a group's: its `Borrowed` type)."""
+    from numba.core import types  # noqa: PLC0415
+
+    if isinstance(field_type, types.StructRef) and not isinstance(field_type, __getattr__("KernelStateRef")):
+        return __getattr__("Borrowed")(field_type)
+    return field_type
+
+
+def _read(context, builder, typ, value, attr):
+    """Field `attr` of group `value` (of type `typ`), read as `_define_fields` says."""
+    from numba.core import cgutils, imputils, types  # noqa: PLC0415
+
+    owned = typ.owned if isinstance(typ, __getattr__("Borrowed")) else typ
+    field = getattr(_payload(context, builder, typ, value), attr)
+    field_type = owned.field_dict[attr]
+    read_type = _read_type(field_type)
+    if read_type is not field_type:  # a group: its meminfo, no reference taken
+        return cgutils.create_struct_proxy(field_type)(context, builder, value=field).meminfo
+    if not isinstance(field_type, types.Array):
+        return imputils.impl_ret_borrowed(context, builder, field_type, field)
+    array = context.make_array(field_type)(context, builder, value=field)
+    array.meminfo = cgutils.get_null_value(array.meminfo.type)
+    array.parent = cgutils.get_null_value(array.parent.type)
+    return array._getvalue()
+
+
+def _define_borrowed(Borrowed) -> None:
+    """The model and field reads of `Borrowed` groups (once per process)."""
+    from numba.core.datamodel import models  # noqa: PLC0415
+    from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
+    from numba.extending import infer_getattr, lower_getattr_generic, register_model  # noqa: PLC0415
+
+    register_model(Borrowed)(models.OpaqueModel)  # the group's meminfo pointer, never counted
+
+    @infer_getattr
+    class FieldAttribute(AttributeTemplate):
+        key = Borrowed
+
+        def generic_resolve(self, typ, attr):
+            return _read_type(typ.owned.field_dict.get(attr))
+
+    @lower_getattr_generic(Borrowed)
+    def read_field(context, builder, typ, value, attr):
+        return _read(context, builder, typ, value, attr)
 
 
 def _kept_overload(overload) -> None:
@@ -185,9 +237,10 @@ def _kept_overload(overload) -> None:
 
     @intrinsic(prefer_literal=True)
     def read_kept(typingctx, record, name):
-        if not isinstance(name, types.StringLiteral) or name.literal_value not in getattr(record, "field_dict", {}):
+        owned = getattr(record, "owned", record)
+        if not isinstance(name, types.StringLiteral) or name.literal_value not in getattr(owned, "field_dict", {}):
             raise errors.TypingError("kept: a group and the literal name of one of its fields")
-        field_type = record.field_dict[name.literal_value]
+        field_type = owned.field_dict[name.literal_value]
 
         def codegen(context, builder, signature, args):
             field = getattr(_payload(context, builder, record, args[0]), name.literal_value)
