@@ -58,6 +58,7 @@ def _boxing_classes() -> None:
 
         def __init__(self, owned):
             self.owned = owned
+            self.origin = getattr(owned, "origin", None)  # a kernel state's hooks are found by it
             super().__init__(name=f"Borrowed({owned.name})")
 
     _Proxy.__qualname__ = "_Proxy"
@@ -228,6 +229,25 @@ def _define_borrowed(Borrowed) -> None:
     @lower_getattr_generic(Borrowed)
     def read_field(context, builder, typ, value, attr):
         return _read(context, builder, typ, value, attr)
+
+
+def borrowed():
+    """`borrow(group)` in compiled code: the group as a `Borrowed` one (the same meminfo, whose
+    reference its holder keeps), so that the functions it is passed to count no reference to it."""
+    from numba.core import cgutils, errors, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    Borrowed = __getattr__("Borrowed")
+
+    @intrinsic
+    def borrow(typingctx, group):
+        if not isinstance(group, types.StructRef) or isinstance(group, __getattr__("KernelStateRef")):
+            raise errors.TypingError(f"borrow: {group} is not a group")
+
+        def codegen(context, builder, signature, args):
+            return cgutils.create_struct_proxy(group)(context, builder, value=args[0]).meminfo
+        return Borrowed(group)(group), codegen
+    return borrow
 
 
 def _kept_overload(overload) -> None:
