@@ -1,4 +1,5 @@
-"""The numba glue of the cluster simulator: the state's groups as numba structrefs, the kernel hooks
+"""The numba glue of the cluster simulator: the state's groups as numba structrefs (their fields read
+borrowed, without reference counts: `_define_fields`), the kernel hooks
 dispatched on the type of the kernel's state (or, for the compiled run's KernelHandle, called through
 a pointer: schedulers.cluster.jitshared), the calls into Python (scipy's assignment) in object mode.
 
