@@ -1,4 +1,5 @@
-"""The numba glue of the cluster simulator: the state's groups as numba structrefs, the kernel hooks
+"""The numba glue of the cluster simulator: the state's groups as numba structrefs (their fields read
+borrowed, without reference counts: `_define_fields`), the kernel hooks
 dispatched on the type of the kernel's state (or, for the compiled run's KernelHandle, called through
 a pointer: schedulers.cluster.jitshared), the calls into Python (scipy's assignment) in object mode.
 
@@ -13,7 +14,7 @@ import re
 from schedulers import jit
 from schedulers.cluster import kernels
 from schedulers.cluster.kernels import _KERNELS, HOOKS, assignment, setup
-from schedulers.cluster.state import group
+from schedulers.cluster.state import group, kept
 
 _registered = False
 
@@ -24,7 +25,7 @@ def __getattr__(name):
     (`schedulers.cluster.jitglue._Ref_...`); a process that loads them from the cache finds them
     here before anything is compiled. Not made at import: they import numba, which every command
     that lists the policies would then pay for."""
-    if name in ("_Proxy", "KernelStateRef"):
+    if name in ("_Proxy", "KernelStateRef", "Borrowed"):
         _boxing_classes()
         return globals()[name]
     if name.startswith("_Ref_"):
@@ -52,9 +53,20 @@ def _boxing_classes() -> None:
     class KernelStateRef(types.StructRef):
         """A kernel's state as the compiled run's shared code sees it (no fields)."""
 
+    class Borrowed(types.Type):
+        """A group read through another one in compiled code (`_define_fields`): its meminfo pointer,
+        whose reference is not counted; its fields read as the group's own."""
+
+        def __init__(self, owned):
+            self.owned = owned
+            self.origin = getattr(owned, "origin", None)  # a kernel state's hooks are found by it
+            super().__init__(name=f"Borrowed({owned.name})")
+
     _Proxy.__qualname__ = "_Proxy"
     KernelStateRef.__qualname__ = "KernelStateRef"
-    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef)
+    Borrowed.__qualname__ = "Borrowed"
+    globals().update(_Proxy=_Proxy, KernelStateRef=KernelStateRef, Borrowed=Borrowed)
+    _define_borrowed(Borrowed)
 
 
 def _overloads() -> None:
@@ -65,6 +77,8 @@ def _overloads() -> None:
 
     jit.register_jitables()
     fill = _fill_intrinsic()
+
+    _kept_overload(overload)
 
     @overload(group)
     def _group(record):
@@ -112,9 +126,9 @@ def _make_reference(cls, field_types, fill):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
         name = "_Ref_" + re.sub(r"\W", "_", f"{cls.__module__}.{cls.__qualname__}")
-        ref_class = structref.register(type(name, (types.StructRef,),
-                                            {"preprocess_fields": preprocess_fields, "origin": cls,
-                                             "__module__": __name__, "__qualname__": name}))
+        ref_class = type(name, (types.StructRef,), {"preprocess_fields": preprocess_fields, "origin": cls,
+                                                     "__module__": __name__, "__qualname__": name})
+        _define_fields(ref_class)
         globals()[name] = ref_class  # importable: a boxed reference's type is pickled by name
         structref.define_boxing(ref_class, __getattr__("_Proxy"))
         _REFERENCE_TYPES[cls] = ref_class
@@ -130,22 +144,146 @@ def _make_reference(cls, field_types, fill):
     return impl
 
 
+def _payload(context, builder, ref_type, value):
+    """The fields of structref `value` (of `ref_type`, or a `Borrowed` one), behind its meminfo."""
+    from numba.core import cgutils  # noqa: PLC0415
+
+    if isinstance(ref_type, __getattr__("Borrowed")):
+        ref_type, meminfo = ref_type.owned, value
+    else:
+        meminfo = cgutils.create_struct_proxy(ref_type)(context, builder, value=value).meminfo
+    payload = ref_type.get_data_type()
+    pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), context.get_value_type(payload).as_pointer())
+    return cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
+
+
+def _define_fields(ref_class) -> None:
+    """A group's fields read in compiled code (`record.name`), as numba's `structref.register` defines
+    them but for arrays and groups, which are *borrowed*: an array without its meminfo and a group as
+    a `Borrowed` one, so that neither the read nor any copy of it counts a reference (numba's read
+    takes one, an atomic operation, and llvmlite's pruning leaves most of them in the simulator's
+    branching code: about half of ASTRAEA's compiled run, docs/performance.md). A borrowed value is
+    valid while its group lives, and a group's fields are never replaced (they are a namedtuple's in
+    the Python run; no setattr is defined here, so compiled code cannot either): every run's groups
+    live until its end, so only what outlives them, the run's Outcome handed to Python, takes its
+    arrays with `state.kept`."""
+    from numba.core.datamodel import default_manager, models  # noqa: PLC0415
+    from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
+    from numba.extending import infer_getattr, lower_getattr_generic  # noqa: PLC0415
+
+    default_manager.register(ref_class, models.StructRefModel)
+
+    @infer_getattr
+    class FieldAttribute(AttributeTemplate):
+        key = ref_class
+
+        def generic_resolve(self, typ, attr):
+            return _read_type(typ.field_dict.get(attr))
+
+    @lower_getattr_generic(ref_class)
+    def read_field(context, builder, typ, value, attr):
+        return _read(context, builder, typ, value, attr)
+
+
+def _read_type(field_type):
+    """The type a read of a field of `field_type` gives (a group's: its `Borrowed` type)."""
+    from numba.core import types  # noqa: PLC0415
+
+    if isinstance(field_type, types.StructRef) and not isinstance(field_type, __getattr__("KernelStateRef")):
+        return __getattr__("Borrowed")(field_type)
+    return field_type
+
+
+def _read(context, builder, typ, value, attr):
+    """Field `attr` of group `value` (of type `typ`), read as `_define_fields` says."""
+    from numba.core import cgutils, imputils, types  # noqa: PLC0415
+
+    owned = typ.owned if isinstance(typ, __getattr__("Borrowed")) else typ
+    field = getattr(_payload(context, builder, typ, value), attr)
+    field_type = owned.field_dict[attr]
+    read_type = _read_type(field_type)
+    if read_type is not field_type:  # a group: its meminfo, no reference taken
+        return cgutils.create_struct_proxy(field_type)(context, builder, value=field).meminfo
+    if not isinstance(field_type, types.Array):
+        return imputils.impl_ret_borrowed(context, builder, field_type, field)
+    array = context.make_array(field_type)(context, builder, value=field)
+    array.meminfo = cgutils.get_null_value(array.meminfo.type)
+    array.parent = cgutils.get_null_value(array.parent.type)
+    return array._getvalue()
+
+
+def _define_borrowed(Borrowed) -> None:
+    """The model and field reads of `Borrowed` groups (once per process)."""
+    from numba.core.datamodel import models  # noqa: PLC0415
+    from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
+    from numba.extending import infer_getattr, lower_getattr_generic, register_model  # noqa: PLC0415
+
+    register_model(Borrowed)(models.OpaqueModel)  # the group's meminfo pointer, never counted
+
+    @infer_getattr
+    class FieldAttribute(AttributeTemplate):
+        key = Borrowed
+
+        def generic_resolve(self, typ, attr):
+            return _read_type(typ.owned.field_dict.get(attr))
+
+    @lower_getattr_generic(Borrowed)
+    def read_field(context, builder, typ, value, attr):
+        return _read(context, builder, typ, value, attr)
+
+
+def borrowed():
+    """`borrow(group)` in compiled code: the group as a `Borrowed` one (the same meminfo, whose
+    reference its holder keeps), so that the functions it is passed to count no reference to it."""
+    from numba.core import cgutils, errors, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    Borrowed = __getattr__("Borrowed")
+
+    @intrinsic
+    def borrow(typingctx, group):
+        if not isinstance(group, types.StructRef) or isinstance(group, __getattr__("KernelStateRef")):
+            raise errors.TypingError(f"borrow: {group} is not a group")
+
+        def codegen(context, builder, signature, args):
+            return cgutils.create_struct_proxy(group)(context, builder, value=args[0]).meminfo
+        return Borrowed(group)(group), codegen
+    return borrow
+
+
+def _kept_overload(overload) -> None:
+    """`state.kept(record, name)` in compiled code: the field as numba reads it, with a reference."""
+    from numba.core import errors, imputils, types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    @intrinsic(prefer_literal=True)
+    def read_kept(typingctx, record, name):
+        owned = getattr(record, "owned", record)
+        if not isinstance(name, types.StringLiteral) or name.literal_value not in getattr(owned, "field_dict", {}):
+            raise errors.TypingError("kept: a group and the literal name of one of its fields")
+        field_type = owned.field_dict[name.literal_value]
+
+        def codegen(context, builder, signature, args):
+            field = getattr(_payload(context, builder, record, args[0]), name.literal_value)
+            return imputils.impl_ret_borrowed(context, builder, field_type, field)
+        return field_type(record, name), codegen
+
+    @overload(kept, prefer_literal=True)
+    def _kept(record, name):
+        return lambda record, name: read_kept(record, name)
+
+
 def _fill_intrinsic():
     """`fill(ref, record)` in compiled code: each field of the new (zero-filled) structref `ref` set
     to the record's field of the same place, as `ref.name = record.name` does (the value cast to the
     field's type and its reference taken), for any record and structref of the same fields."""
-    from numba.core import cgutils, types  # noqa: PLC0415
+    from numba.core import types  # noqa: PLC0415
     from numba.extending import intrinsic  # noqa: PLC0415
 
     @intrinsic
     def fill(typingctx, ref, record):
         def codegen(context, builder, signature, args):
-            # the structref's payload (its fields), behind its meminfo
-            meminfo = cgutils.create_struct_proxy(ref)(context, builder, value=args[0]).meminfo
-            payload = ref.get_data_type()
-            pointer = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
-                                      context.get_value_type(payload).as_pointer())
-            data = cgutils.create_struct_proxy(payload)(context, builder, ref=pointer)
+            data = _payload(context, builder, ref, args[0])
             for i, (name, field_type) in enumerate(ref.field_dict.items()):
                 value = context.cast(builder, builder.extract_value(args[1], i), record.types[i], field_type)
                 context.nrt.incref(builder, field_type, value)

@@ -110,10 +110,11 @@ def _extra_types():
 def _register() -> None:
     """The opaque kernel state type, its casts, the pointer calls and the hooks' overloads for a
     KernelHandle (once per process; after jitglue's overloads)."""
-    global _ready, KS, to_opaque, from_opaque, call_hook
+    global _ready, KS, to_opaque, from_opaque, call_hook, borrow
     if _ready:
         return
     jitglue.register()
+    borrow = jitglue.borrowed()
     from numba.core import cgutils, errors, types  # noqa: PLC0415
     from numba.extending import intrinsic  # noqa: PLC0415
 
@@ -257,10 +258,12 @@ def _pointer_impl(i: int, n: int):
 def _trampoline(hook, key: str, sources: str):
     """The compiled `hook(s, q, ...)` of one kernel: its opaque state q turned back into its own.
     Compiled for (s, q, the hook's arguments as one StarArgTuple): numba passes a tuple's members
-    as arguments of their own, so that its machine code takes the arguments `call_hook` passes."""
+    as arguments of their own, so that its machine code takes the arguments `call_hook` passes.
+    The hook is given both states borrowed (`borrow`: the caller holds them), so that it and its
+    callees count no reference to them."""
     def trampoline(s, q, *args):
         sources  # noqa: B018 (the cache key)
-        hook(s, from_opaque(s, q, key), *args)
+        hook(borrow(s), borrow(from_opaque(s, q, key)), *args)
     return trampoline
 
 
@@ -281,8 +284,8 @@ def _make_begin(sources: str):
 
 def _make_events(sources: str):
     def events(s, work, ks, hooks, one, max_events):
-        sources  # noqa: B018
-        return run_events(s, work, KernelHandle(ks, hooks, one), max_events)
+        sources  # noqa: B018 (the run's state, held by the caller, passed on borrowed, as in _trampoline)
+        return run_events(borrow(s), borrow(work), KernelHandle(ks, hooks, one), max_events)
     return events
 
 

@@ -24,8 +24,8 @@ import numpy as np
 from schedulers.cluster.events import allocate, violation
 from schedulers.cluster.kernels import one_event, setup
 from schedulers.cluster.ledgers import advance
-from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, new_state,
-                                      new_work)
+from schedulers.cluster.state import (_COLD, _IDLE, _REL_TOL, _RUN, BUDGET, EVENTS, STUCK_AFTER, VIOLATION, kept,
+                                      new_state, new_work)
 from schedulers.cluster.stretches import OFFSETS_MAX, STORED, RecordLimitError, chunk_entries
 from schedulers.jit import checkpoint, jitable
 
@@ -167,8 +167,8 @@ def close_ledgers(s):
 def stretches(s):
     """The executed stretches in their chunks (StretchChunks; `collect` makes them arrays)."""
     seg = s.seg
-    return StretchChunks(n=seg.n, job=seg.job, start=seg.start, end=seg.end, kind=seg.kind, pl=seg.pl, pn=seg.pn,
-                         flat_n=seg.flat_n, flat_node=seg.flat_node, flat_k=seg.flat_k)
+    return StretchChunks(n=kept(seg, "n"), job=seg.job, start=seg.start, end=seg.end, kind=seg.kind, pl=seg.pl,
+                         pn=seg.pn, flat_n=kept(seg, "flat_n"), flat_node=seg.flat_node, flat_k=seg.flat_k)
 
 
 def collect(chunks: StretchChunks) -> Stretches:
@@ -233,10 +233,12 @@ def outcome(s, finished):
         for w in range(len(led.win_att[k])):
             w_att[k, w] = led.win_att[k][w]
             w_fair8[k, w] = led.win_fair8[k][w]
-    return Outcome(completion=s.eng.completion, start=s.eng.start, counters=s.counters, preempted=s.q.preempted,
-                   migrations=s.q.migrations, cold_spent=s.q.cold_spent, job_att=led.job_att, job_fair=led.job_fair,
-                   w_att=w_att, w_fair8=w_fair8, stretches=stretches(s), violation_at=s.q.violation_at[0],
-                   finished=finished)
+    eng = s.eng
+    q = s.q  # the arrays handed to Python with a reference of their own (`kept`): they outlive the state
+    return Outcome(completion=kept(eng, "completion"), start=kept(eng, "start"), counters=kept(s, "counters"),
+                   preempted=kept(q, "preempted"), migrations=kept(q, "migrations"), cold_spent=kept(q, "cold_spent"),
+                   job_att=kept(led, "job_att"), job_fair=kept(led, "job_fair"), w_att=w_att, w_fair8=w_fair8,
+                   stretches=stretches(s), violation_at=q.violation_at[0], finished=finished)
 
 
 @jitable

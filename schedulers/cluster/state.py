@@ -102,6 +102,13 @@ def group(record):
     return record
 
 
+def kept(record, name):
+    """`record.name` for a value that outlives the run's state (its Outcome, handed to Python). In a
+    compiled run a group's arrays are read borrowed, without a reference (schedulers.cluster.jitglue:
+    references are atomic counts); this read takes one, as Python does."""
+    return getattr(record, name)
+
+
 def int_list():
     """An empty list of int64 (typed for numba)."""
     out = [0]

@@ -272,3 +272,27 @@ def test_the_compiled_loop_stops_at_its_event_budget_as_the_python_one_does(monk
                                f"{events - 1:,} events at t = " in lines.pop()
     monkeypatch.setattr(simulator, "event_budget", lambda jobs, policy: events)
     assert _run(monkeypatch, "on", "astraea", jobs, cluster).metrics["events"] == events
+
+
+def test_the_compiled_outcome_holds_its_arrays_after_the_state_is_freed(monkeypatch, python_runs):
+    """The compiled run reads its groups' arrays borrowed, without a reference of their own
+    (schedulers.cluster.jitglue); the Outcome it hands to Python takes one for each of its arrays
+    (`state.kept`), so they outlive the run's state, freed as `jitshared.run` returns: each is
+    backed by numba's memory record (a borrowed one has no base), and holds the Python run's values
+    once the memory the state held has been handed out again."""
+    import gc
+
+    from schedulers.cluster import jitshared, simulator
+
+    jobs, python = python_runs(monkeypatch, "astraea", "busy")
+    args, _ = simulator.arguments(jobs, get_policy("astraea", "cluster")(), None, WORKLOADS["busy"][1])
+    out = jitshared.run(args)
+    gc.collect()
+    reused = [np.full(jobs.n, -7.0) for _ in range(64)]  # noqa: F841 (the freed memory, written over)
+    arrays = {name: getattr(out, name) for name in ("completion", "start", "counters", "preempted", "migrations",
+                                                       "cold_spent", "job_att", "job_fair")}
+    arrays.update(n=out.stretches.n, flat_n=out.stretches.flat_n)
+    for name, array in arrays.items():
+        assert array.base is not None and type(array.base).__name__ == "_MemInfo", name
+    assert np.array_equal(out.completion, python.jobs["completion_time"].to_numpy())
+    assert np.array_equal(out.preempted, python.jobs["preemptions"].to_numpy())
