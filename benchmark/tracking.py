@@ -173,7 +173,7 @@ def reads_true_sizes(doc: dict, row: dict) -> bool:
     """A row that read true sizes: a clairvoyant policy (srpt, sjf, edf, lpt, srtf-oracle, …), p̂ of a
     reference method (`oracle`, p̂ = p) or a noise model's p̂ (`noise:σ`, p̂ = p·exp(σZ): made from the true
     sizes, `noise:0` is p itself). Such a row is a reference, so `compare` ranks the others first."""
-    from predictors.methods import REFERENCE_METHODS
+    from predictors.references import REFERENCE_METHODS  # not predictors.methods: it imports scikit-learn
 
     if any(row.get(key) in REFERENCE_METHODS for key in ("method", "predictor", "p_hat_source")):
         return True

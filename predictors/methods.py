@@ -51,6 +51,7 @@ from atlas_data.plugins import load_entry_points, user_code
 from predictors.data import SplitData
 from predictors.framework import Prediction, ThreeStage
 from predictors.plugins import check_plugin, looks_like_import_path, plugin_method
+from predictors.references import REFERENCE_METHODS
 from predictors.stage1 import (
     ConstantLearner,
     FeatureLearner,
@@ -70,7 +71,6 @@ from predictors.stage2 import (
     SpreadMatched,
 )
 
-REFERENCE_METHODS = ("oracle",)
 
 _TOKENS = {
     "signature": ("sig", "recur", "prior_", "shrunk", "target"),

@@ -5,6 +5,7 @@ import atlas_data.blas  # noqa: F401 -- first: OpenBLAS kernels pinned before an
 import os
 
 import pytest
+from figure_placeholders import RENDERED  # the running test is marked figures_rendered
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -41,7 +42,25 @@ def sigint_as_in_a_terminal():
 
 
 @pytest.fixture(scope="module")
-def figures_unrendered():
+def cell_figures_unrendered():
+    """The figures drawn in the worker processes of sweeps, reproductions and `benchmark demo` are written as
+    placeholders (tests/figure_placeholders.py); the figures of the test's own process are drawn.
+
+    For a file whose commands run their cells or steps in workers and whose tests look at no figure of a
+    cell: each cell of a sweep draws its run's figures (3 for a fairness run), and in `reproduce astraea`
+    they were 14 of its 20 s of CPU. Workers are forked by multiprocessing's fork server, which a patch
+    of this process does not reach: the pool's initializer installs the placeholder in each worker.
+    """
+    from benchmark.sweeps import execution
+    from figure_placeholders import WorkerInit
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(execution, "_worker_init", WorkerInit())
+        yield
+
+
+@pytest.fixture(scope="module")
+def figures_unrendered(cell_figures_unrendered):
     """Every figure a command builds is written as a placeholder PNG and SVG instead of being rendered.
 
     Rendering is most of a small run's time: a 40-job `run --task fairness` took 3.5 s of CPU with its three
@@ -50,28 +69,22 @@ def figures_unrendered():
     tested where they are looked at (tests/benchmark/test_plots.py and the tests reading .png/.svg files),
     which render them for real. The figures are still built, so an error in building one still fails.
     Module-scoped, so that the module's shared runs (module fixtures) are made without rendering too; a test
-    of such a module that looks at its figures is marked `figures_rendered` and gets them drawn.
+    of such a module that looks at its figures is marked `figures_rendered` and gets them drawn. The worker
+    processes of sweeps and of `benchmark demo` write placeholders too (`cell_figures_unrendered`).
     """
-    from pathlib import Path
-
     from atlas_data import outputs
+    from figure_placeholders import write_placeholder
 
     real = outputs.write_figure
 
     def placeholder(fig, path, *, dpi=120, command=None):
-        if _RENDERED[0]:
+        if RENDERED[0]:
             return real(fig, path, dpi=dpi, command=command)
-        path = Path(path)
-        path.write_bytes(b"\x89PNG\r\n\x1a\n")  # the PNG signature
-        path.with_suffix(".svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>\n', encoding="utf-8")
-        return path
+        return write_placeholder(fig, path, dpi=dpi, command=command)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(outputs, "write_figure", placeholder)
         yield
-
-
-_RENDERED = [False]  # the running test is marked figures_rendered
 
 
 def pytest_configure(config):
@@ -100,7 +113,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_runtest_setup(item):
-    _RENDERED[0] = item.get_closest_marker("figures_rendered") is not None
+    RENDERED[0] = item.get_closest_marker("figures_rendered") is not None
 
 
 _STARTED = {}

@@ -18,7 +18,8 @@ from benchmark.cli import main
 from benchmark.experiments import astraea as ra
 from benchmark.sweeps import cells, load_config
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+# the cells' figures are placeholders (looked at by no test here); the command's own are drawn (tests/conftest.py)
+pytestmark = [pytest.mark.usefixtures("cell_figures_unrendered"), pytest.mark.long_file]
 
 PAPER_VENUS = ra.PAPER_VENUS  # the one source of the paper's Venus figures, as the experiment imports it
 

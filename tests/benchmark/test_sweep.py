@@ -13,7 +13,8 @@ import pytest
 from benchmark.cli import main
 from benchmark.sweeps import cell_count, cells, load_config
 
-pytestmark = pytest.mark.long_file  # started first on the xdist workers (tests/conftest.py)
+# the cells' figures are placeholders (looked at by no test here); the command's own are drawn (tests/conftest.py)
+pytestmark = [pytest.mark.usefixtures("cell_figures_unrendered"), pytest.mark.long_file]
 
 JOBS = {"job_id": ["a", "b", "c", "d"], "submit_time": [0, 0, 1, 2], "duration": [3, 1, 2, 1]}
 
