@@ -56,10 +56,72 @@ class EventBudgetExceeded(InputError):
     (derived from the jobs and settings by the loop's owner), and was stopped instead of spinning."""
 
 
+#: the signals whose Python handlers a compiled call defers (`deferred_signals`): those a user or a
+#: time limit sends to stop a run
+DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGALRM")
+_deferred: dict = {}  # while a compiled call runs in the main thread: {signal number: its own handler}
+_pending: list = []  # the signals that came meanwhile, in order, not yet handed to their handlers
+
+
+def _defer(signum, frame) -> None:
+    _pending.append(signum)
+
+
+def _deliver() -> None:
+    """Hand each pending signal to its own handler (deferred while a compiled call ran), in order:
+    its exception, if it raises one, comes out here."""
+    while _pending:
+        signum = _pending.pop(0)
+        handler = _deferred.get(signum)
+        if callable(handler):
+            handler(signum, None)
+
+
+@contextmanager
+def deferred_signals():
+    """While compiled code runs, the Python handlers of the signals of DEFERRED only note a signal,
+    and `poll` or the end of the block hands it to its own handler.
+
+    A compiled function runs Python code when it hands its results to Python (numba's boxing of a
+    structref or a typed list calls Python functions), and Python runs a pending signal's handler at
+    any such call: an exception raised there (KeyboardInterrupt, the perf timer's) leaves numba's
+    boxing half done, and the process crashes (a segmentation fault in numba's MemInfo) or the call
+    fails with a SystemError. Deferred, the handler runs in `poll` (inside the loop, where numba
+    passes the exception on) or once the call has returned. In the main thread only (where Python
+    runs signal handlers, and may set them); a signal whose handler is not Python's own is left alone.
+    """
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    if _deferred or threading.current_thread() is not threading.main_thread():
+        yield  # nested, or not where handlers run
+        return
+    for name in DEFERRED:
+        number = getattr(signal, name, None)
+        handler = None if number is None else signal.getsignal(number)
+        if callable(handler):
+            _deferred[number] = handler
+            signal.signal(number, _defer)
+    try:
+        yield
+    finally:
+        handlers = dict(_deferred)
+        _deferred.clear()
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        pending = list(_pending)
+        _pending.clear()
+        for number in pending:  # in order, as they came
+            handlers[number](number, None)
+
+
 def poll() -> None:
     """Called by a loop every POLL_EVERY events (through `checkpoint`): a compiled loop gives Python
-    the chance to run a pending signal handler here (Ctrl-C, SIGTERM, the `--fairness-limit` timer),
-    whose exception ends the loop (`call` unwraps it); a Python loop's handlers run by themselves."""
+    the chance to run a pending signal handler here (Ctrl-C, SIGTERM, the `--fairness-limit` timer;
+    deferred while it runs, `deferred_signals`), whose exception ends the loop (`call` unwraps it);
+    a Python loop's handlers run by themselves."""
+    if _pending:
+        _deliver()
 
 
 def checkpoint(events, budget):
@@ -74,10 +136,12 @@ def checkpoint(events, budget):
 
 
 def call(loop, *args):
-    """`loop(*args)` for a compiled loop: an exception a signal handler raised inside its `poll`
-    (KeyboardInterrupt, the perf timer's) comes out as itself, not wrapped by numba."""
+    """`loop(*args)` for a compiled loop (or any compiled function whose results hold structrefs or
+    typed lists), its signals deferred (`deferred_signals`): an exception a signal handler raised
+    inside its `poll` (KeyboardInterrupt, the perf timer's) comes out as itself, not wrapped by numba."""
     try:
-        return loop(*args)
+        with deferred_signals():
+            return loop(*args)
     except SystemError as exc:  # numba wraps an exception raised in object mode
         if isinstance(exc.__cause__, BaseException):
             raise exc.__cause__ from None

@@ -322,7 +322,7 @@ def _begin(args):
         _register()
         begin = _shared("begin")
         _compiled(begin, tuple(numba.typeof(a) for a in (args.jobs, args.cluster, args.cfg)))
-    return begin(args.jobs, args.cluster, args.cfg)
+    return jit.call(begin, args.jobs, args.cluster, args.cfg)  # its signals deferred while it boxes the state
 
 
 def _kernel(args, s):
@@ -357,7 +357,7 @@ def _kernel(args, s):
                                                                 f"{kind}_{name}"))
             result = _compiled(trampoline, (s_type, KS, types.StarArgTuple.from_types(extra[name])))
             addresses[i] = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
-    return setup(s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
+    return jit.call(setup, s, args.params, size), tuple(addresses), bool(made.one_event is kernels._one_event)
 
 
 def _events(s, work, args):

@@ -174,6 +174,46 @@ def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.parametrize("nth", [1, 2, 3])
+def test_a_signal_while_a_compiled_call_hands_its_results_to_python_is_delivered_after_it(monkeypatch, nth):
+    """A compiled call runs Python code as it hands back a structref (numba's boxing): a signal whose
+    handler raised there left the boxing half done and crashed the process (a segmentation fault in
+    numba's MemInfo) or failed with a SystemError. Its handler is deferred (jit.deferred_signals)
+    and its own exception comes out once the call has returned. The signal is raised at the nth
+    boxing of the run (`begin`'s state and work, the kernel's state), from a profile hook."""
+    import signal
+    import sys
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop()
+
+    monkeypatch.setenv("ATLAS_BENCH_JIT", "on")
+    jobs = JobSet.from_frame(_frame(300, 4, 13))
+    cluster = ClusterSettings.of(nodes=4, gpus_per_node=8)
+    simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)  # compiled or loaded first
+    left = [nth]
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "_numba_box_":
+            left[0] -= 1
+            if left[0] == 0:
+                signal.raise_signal(signal.SIGALRM)
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    sys.setprofile(hook)
+    try:
+        with pytest.raises(Stop):
+            simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)
+    finally:
+        sys.setprofile(None)
+        signal.signal(signal.SIGALRM, previous)
+    assert left[0] <= 0  # the signal came while a structref was boxed
+    assert signal.getsignal(signal.SIGALRM) is previous
+
+
 def test_an_unknown_fair_share_is_refused_as_in_python(monkeypatch):
     jobs = JobSet.from_frame(_frame(1500, 3, 11))
     for setting in ("off", "on"):
