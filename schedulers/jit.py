@@ -142,7 +142,7 @@ def call(loop, *args):
     try:
         with deferred_signals():
             return loop(*args)
-    except SystemError as exc:  # numba wraps an exception raised in object mode
+    except SystemError as exc:  # numba wraps an exception a handler raised in object mode, not deferred
         if isinstance(exc.__cause__, BaseException):
             raise exc.__cause__ from None
         raise

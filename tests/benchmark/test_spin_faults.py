@@ -488,9 +488,10 @@ _LONG_RUN = """
         with terminate_as_interrupt():
             run = simulate(jobs, get_policy("prr")())
     except KeyboardInterrupt as exc:
-        # raised inside the compiled loop (its poll): numba wrapped it in a SystemError, which
-        # schedulers.jit.call unwrapped; else it was raised once the loop had returned
-        inside = isinstance(exc.__context__, SystemError)
+        # raised inside the compiled loop (its poll hands the deferred signal to its handler), or
+        # else once the loop had returned (schedulers.jit.deferred_signals)
+        import traceback
+        inside = any(frame.name == "poll" for frame in traceback.extract_tb(exc.__traceback__))
         print(f"{exc} {time.perf_counter() - started:.3f} {'in-the-loop' if inside else 'after'}", flush=True)
         sys.exit(130)
     print(f"finished {time.perf_counter() - started:.3f}", flush=True)
