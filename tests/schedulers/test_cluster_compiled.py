@@ -174,13 +174,13 @@ def test_a_signal_ends_the_compiled_loop_with_its_own_exception(monkeypatch):
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize("nth", [1, 2, 3])
-def test_a_signal_while_a_compiled_call_hands_its_results_to_python_is_delivered_after_it(monkeypatch, nth):
-    """A compiled call runs Python code as it hands back a structref (numba's boxing): a signal whose
-    handler raised there left the boxing half done and crashed the process (a segmentation fault in
-    numba's MemInfo) or failed with a SystemError. Its handler is deferred (jit.deferred_signals)
-    and its own exception comes out once the call has returned. The signal is raised at the nth
-    boxing of the run (`begin`'s state and work, the kernel's state), from a profile hook."""
+def test_a_signal_while_a_compiled_call_hands_its_results_to_python_is_delivered_after_it(monkeypatch):
+    """A compiled call runs Python code as it hands back structrefs and typed lists (numba's boxing:
+    `_numba_unpickle`, `_numba_box_`): a signal whose handler raised there left the boxing half done
+    and crashed the process (a segmentation fault in numba's MemInfo) or failed with a SystemError.
+    Its handler is deferred (jit.deferred_signals), and its own exception comes out once the call has
+    returned. The signal is raised from a profile hook at the first, middle and last such call of a
+    run (the first `begin`'s, the last the loop's Outcome), and at each boxing of a structref."""
     import signal
     import sys
 
@@ -194,23 +194,38 @@ def test_a_signal_while_a_compiled_call_hands_its_results_to_python_is_delivered
     jobs = JobSet.from_frame(_frame(300, 4, 13))
     cluster = ClusterSettings.of(nodes=4, gpus_per_node=8)
     simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)  # compiled or loaded first
-    left = [nth]
 
-    def hook(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "_numba_box_":
-            left[0] -= 1
-            if left[0] == 0:
-                signal.raise_signal(signal.SIGALRM)
+    def run(name: str, nth: int) -> int:
+        """Run with SIGALRM raised at the nth call of `name` (0: none); how many calls there were."""
+        calls = [0]
+
+        def hook(frame, event, arg):
+            if event == "call" and frame.f_code.co_name == name:
+                calls[0] += 1
+                if calls[0] == nth:
+                    signal.raise_signal(signal.SIGALRM)
+
+        sys.setprofile(hook)
+        try:
+            if nth:
+                with pytest.raises(Stop):
+                    simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)
+            else:
+                simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)
+        finally:
+            sys.setprofile(None)
+        return calls[0]
 
     previous = signal.signal(signal.SIGALRM, handler)
-    sys.setprofile(hook)
     try:
-        with pytest.raises(Stop):
-            simulate_fairness(jobs, get_policy("themis", "cluster")(), cluster=cluster)
+        unpickles = run("_numba_unpickle", 0)
+        boxes = run("_numba_box_", 0)
+        assert unpickles >= 10 and boxes == 3  # begin's state and work, the kernel's state
+        for name, nth in [("_numba_unpickle", 1), ("_numba_unpickle", unpickles // 2), ("_numba_unpickle", unpickles),
+                          ("_numba_box_", 1), ("_numba_box_", 2), ("_numba_box_", 3)]:
+            assert run(name, nth) >= nth
     finally:
-        sys.setprofile(None)
         signal.signal(signal.SIGALRM, previous)
-    assert left[0] <= 0  # the signal came while a structref was boxed
     assert signal.getsignal(signal.SIGALRM) is previous
 
 
