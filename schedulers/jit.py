@@ -72,9 +72,7 @@ def _deliver() -> None:
     its exception, if it raises one, comes out here."""
     while _pending:
         signum = _pending.pop(0)
-        handler = _deferred.get(signum)
-        if callable(handler):
-            handler(signum, None)
+        _deferred[signum](signum, None)
 
 
 @contextmanager
@@ -105,14 +103,13 @@ def deferred_signals():
     try:
         yield
     finally:
-        handlers = dict(_deferred)
-        _deferred.clear()
-        for number, handler in handlers.items():
+        for number, handler in _deferred.items():
             signal.signal(number, handler)
-        pending = list(_pending)
-        _pending.clear()
-        for number in pending:  # in order, as they came
-            handlers[number](number, None)
+        try:
+            _deliver()  # what came since the last poll, in order
+        finally:
+            _deferred.clear()
+            _pending.clear()
 
 
 def poll() -> None:

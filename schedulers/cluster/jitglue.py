@@ -148,7 +148,7 @@ def _payload(context, builder, ref_type, value):
     """The fields of structref `value` (of `ref_type`, or a `Borrowed` one), behind its meminfo."""
     from numba.core import cgutils  # noqa: PLC0415
 
-    if isinstance(ref_type, __getattr__("Borrowed")):
+    if isinstance(ref_type, __getattr__("Borrowed")):  # its value is the group's meminfo
         ref_type, meminfo = ref_type.owned, value
     else:
         meminfo = cgutils.create_struct_proxy(ref_type)(context, builder, value=value).meminfo
@@ -168,21 +168,32 @@ def _define_fields(ref_class) -> None:
     live until its end, so only what outlives them, the run's Outcome handed to Python, takes its
     arrays with `state.kept`."""
     from numba.core.datamodel import default_manager, models  # noqa: PLC0415
+
+    default_manager.register(ref_class, models.StructRefModel)
+    _define_reads(ref_class)
+
+
+def _define_reads(type_class) -> None:
+    """The field reads (`record.name`, `_read`) of the groups of numba type class `type_class` (a
+    group's own class, or `Borrowed`)."""
     from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
     from numba.extending import infer_getattr, lower_getattr_generic  # noqa: PLC0415
 
-    default_manager.register(ref_class, models.StructRefModel)
-
     @infer_getattr
     class FieldAttribute(AttributeTemplate):
-        key = ref_class
+        key = type_class
 
         def generic_resolve(self, typ, attr):
-            return _read_type(typ.field_dict.get(attr))
+            return _read_type(_owned(typ).field_dict.get(attr))
 
-    @lower_getattr_generic(ref_class)
+    @lower_getattr_generic(type_class)
     def read_field(context, builder, typ, value, attr):
         return _read(context, builder, typ, value, attr)
+
+
+def _owned(typ):
+    """The group type whose fields `typ` reads: itself, or the group a `Borrowed` one stands for."""
+    return typ.owned if isinstance(typ, __getattr__("Borrowed")) else typ
 
 
 def _read_type(field_type):
@@ -198,9 +209,8 @@ def _read(context, builder, typ, value, attr):
     """Field `attr` of group `value` (of type `typ`), read as `_define_fields` says."""
     from numba.core import cgutils, imputils, types  # noqa: PLC0415
 
-    owned = typ.owned if isinstance(typ, __getattr__("Borrowed")) else typ
     field = getattr(_payload(context, builder, typ, value), attr)
-    field_type = owned.field_dict[attr]
+    field_type = _owned(typ).field_dict[attr]
     read_type = _read_type(field_type)
     if read_type is not field_type:  # a group: its meminfo, no reference taken
         return cgutils.create_struct_proxy(field_type)(context, builder, value=field).meminfo
@@ -215,21 +225,10 @@ def _read(context, builder, typ, value, attr):
 def _define_borrowed(Borrowed) -> None:
     """The model and field reads of `Borrowed` groups (once per process)."""
     from numba.core.datamodel import models  # noqa: PLC0415
-    from numba.core.typing.templates import AttributeTemplate  # noqa: PLC0415
-    from numba.extending import infer_getattr, lower_getattr_generic, register_model  # noqa: PLC0415
+    from numba.extending import register_model  # noqa: PLC0415
 
     register_model(Borrowed)(models.OpaqueModel)  # the group's meminfo pointer, never counted
-
-    @infer_getattr
-    class FieldAttribute(AttributeTemplate):
-        key = Borrowed
-
-        def generic_resolve(self, typ, attr):
-            return _read_type(typ.owned.field_dict.get(attr))
-
-    @lower_getattr_generic(Borrowed)
-    def read_field(context, builder, typ, value, attr):
-        return _read(context, builder, typ, value, attr)
+    _define_reads(Borrowed)
 
 
 def borrowed():
@@ -258,7 +257,7 @@ def _kept_overload(overload) -> None:
 
     @intrinsic(prefer_literal=True)
     def read_kept(typingctx, record, name):
-        owned = getattr(record, "owned", record)
+        owned = _owned(record)
         if not isinstance(name, types.StringLiteral) or name.literal_value not in getattr(owned, "field_dict", {}):
             raise errors.TypingError("kept: a group and the literal name of one of its fields")
         field_type = owned.field_dict[name.literal_value]
