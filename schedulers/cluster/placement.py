@@ -255,6 +255,14 @@ def attempt(s, j, now, at_round, restrict):
     return False
 
 
+@jitable(inline=True)
+def refused(g, total, missed, special):
+    """Whether attempt() refuses a job of g GPUs at once, with `total` GPUs free: it is too large, or
+    it is a plain waiting job (not `special`: running, or preempted at this instant) of a gang size
+    that missed since the last placement. A pass over many jobs tests this on arrays read once."""
+    return g > total or (missed[g] and not special)
+
+
 @jitable
 def place_in_order(s, order, count, now, at_round, chosen):
     """place_leftovers: each job of order[:count] that fits, in order."""
@@ -273,7 +281,7 @@ def place_in_order(s, order, count, now, at_round, chosen):
             break
         j = order[i]
         g = gpus[j]
-        if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):  # attempt() would refuse it
+        if refused(g, total, missed, holding[j] or preempted_at[j] == now):
             continue
         if attempt(s, j, now, at_round, -1):
             chosen.append(j)

@@ -17,7 +17,7 @@ from schedulers.cluster.base import DEFAULT_REVISION, NEW_JOB_BONUS, ClusterPoli
 from schedulers.cluster.events import attained_at
 from schedulers.cluster.kernels import kernel
 from schedulers.cluster.ledgers import advance, rho_job_at, rho_of, rho_parts
-from schedulers.cluster.placement import attempt, total_now
+from schedulers.cluster.placement import attempt, refused, total_now
 from schedulers.cluster.queues import bag_add, bag_remove, count_decision, may_fit, room
 from schedulers.cluster.state import group
 from schedulers.jit import jitable
@@ -736,8 +736,8 @@ def leftover_tier_b(s, p, k, at_round, now, chosen):
             spec[g] -= 1
         else:
             plain[g] -= 1
-        if g > total or (missed[g] and not special):
-            continue  # attempt() would refuse it (as in place_in_order): nothing changes
+        if refused(g, total, missed, special):
+            continue
         if attempt(s, j, now, at_round, -1):
             chosen.append(j)
         left = eligible(spec, plain, missed, totals[0])

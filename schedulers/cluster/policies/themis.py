@@ -16,7 +16,7 @@ import numpy as np
 from schedulers.cluster.base import ClusterPolicy, _EPS, revision_code
 from schedulers.cluster.events import attained_at
 from schedulers.cluster.kernels import kernel
-from schedulers.cluster.placement import attempt
+from schedulers.cluster.placement import attempt, refused
 from schedulers.cluster.queues import candidates, job_order_add
 from schedulers.cluster.state import group
 from schedulers.jit import jitable
@@ -184,7 +184,7 @@ def decide(s, p, at_round, now, chosen):
                 continue
             j = cand[i]
             g = gpus[j]
-            if g > total or (missed[g] and not holding[j] and preempted_at[j] != now):  # attempt() would refuse it
+            if refused(g, total, missed, holding[j] or preempted_at[j] == now):
                 continue
             if attempt(s, j, now, at_round, -1):
                 chosen.append(j)
